@@ -1,0 +1,49 @@
+// atraced's configuration: command line and configuration file (Boost.Program_options).
+//
+// Precedence, highest first: flags, the environment (ASCEND_WORK_PATH,
+// ASCEND_TRACE_RECORD_NUM, with CANN's soft fallback), the configuration file, defaults.
+// A flag or configuration value is an explicit setting: a bad one is refused with a message
+// naming the key and what is allowed (exit code 2), never replaced by a default.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "atraced/core/log.h"
+
+namespace atraced {
+
+struct Config {
+  std::optional<std::string> config_file;
+  std::optional<std::string> root;             // --root (explicit)
+  std::optional<std::string> configured_root;  // `root` in the configuration file
+  std::optional<std::string> socket_path;      // --socket / `socket`; unset: DefaultSocketPath()
+  std::optional<uint32_t> record_num;          // --record-num (explicit)
+  std::optional<uint32_t> configured_record_num;  // `record-num` in the configuration file
+  LogLevel log_level = LogLevel::kInfo;
+  std::optional<std::string> socket_group;     // group owning the socket (mode 0660)
+  std::optional<std::string> forwarder_group;  // members may write on behalf of other pids
+  uint32_t idle_timeout_s = 60;                // a silent connection is dropped after this
+  uint32_t max_clients = 1024;
+  uint32_t max_events_per_client = 64;
+  uint32_t max_files_per_client = 256;
+};
+
+struct ParsedCommandLine {
+  enum class Outcome { kRun, kExitSuccess, kUsageError } outcome = Outcome::kRun;
+  Config config;
+  std::string output;  // help/version text, or the error message
+};
+
+// Parses argv and, if --config is given, that file. Never throws.
+ParsedCommandLine ParseCommandLine(int argc, const char* const* argv);
+
+// Parses configuration text (the file format of conf/atraced.conf) over `config`.
+// Returns an error message naming the key, or "" on success. Never throws.
+std::string ParseConfigText(const std::string& text, const std::string& origin, Config* config);
+
+std::string UsageText();
+
+}  // namespace atraced

@@ -1,0 +1,159 @@
+#include "atraced/app/config.h"
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "atraced/core/record_num.h"
+
+namespace po = boost::program_options;
+
+namespace atraced {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+// Options shared by the command line and the configuration file; each key mirrors a flag.
+po::options_description SettingOptions() {
+  po::options_description d("Settings (also keys of the configuration file)");
+  d.add_options()
+      ("root", po::value<std::string>(), "trace root; data goes to ROOT/atrace (default: $ASCEND_WORK_PATH, else $HOME/ascend)")
+      ("socket", po::value<std::string>(), "listening socket path (default: /run/atraced/atraced.sock as root, else $XDG_RUNTIME_DIR/atraced.sock)")
+      ("record-num", po::value<std::string>(), "event dirs kept per class (host, device), 10-1000 (default: $ASCEND_TRACE_RECORD_NUM, else 10)")
+      ("log-level", po::value<std::string>(), "error, warning, notice, info or debug (default: info)")
+      ("socket-group", po::value<std::string>(), "group that owns the socket, mode 0660 (default: the daemon's group)")
+      ("forwarder-group", po::value<std::string>(), "members may write device events for other pids (default: none; root and the daemon's uid always may)")
+      ("idle-timeout", po::value<std::string>(), "seconds before a silent connection is dropped, 1-86400 (default: 60)")
+      ("max-clients", po::value<std::string>(), "connections served at once, 1-65536 (default: 1024)")
+      ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")
+      ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)");
+  return d;
+}
+
+po::options_description CommandOptions() {
+  po::options_description d("Options");
+  d.add_options()
+      ("help,h", "show this help and exit")
+      ("version", "show the version and exit")
+      ("config", po::value<std::string>(), "read settings from FILE (flags override it)");
+  return d;
+}
+
+bool ParseBounded(const std::string& text, uint32_t lo, uint32_t hi, uint32_t* out) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size() && *out >= lo && *out <= hi;
+}
+
+// Applies the values of `vm` to `config`. `from_file` decides where root/record-num go.
+std::string Apply(const po::variables_map& vm, const std::string& origin, bool from_file, Config* config) {
+  auto str = [&](const char* key) { return vm[key].as<std::string>(); };
+  auto bounded = [&](const char* key, uint32_t lo, uint32_t hi, uint32_t* out) -> std::string {
+    if (!vm.count(key)) return "";
+    if (ParseBounded(str(key), lo, hi, out)) return "";
+    return origin + ": invalid value [" + str(key) + "] for " + key + ": expected an integer in [" +
+           std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  };
+  if (vm.count("root")) {
+    if (str("root").empty()) return origin + ": invalid value [] for root: expected a directory path";
+    (from_file ? config->configured_root : config->root) = str("root");
+  }
+  if (vm.count("socket")) {
+    if (str("socket").empty() || str("socket").size() >= 108) {
+      return origin + ": invalid value [" + str("socket") + "] for socket: expected a path of 1-107 bytes";
+    }
+    config->socket_path = str("socket");
+  }
+  if (vm.count("record-num")) {
+    auto n = ParseRecordNum(str("record-num"));
+    if (!n) {
+      return origin + ": invalid value [" + str("record-num") + "] for record-num: expected an integer in [" +
+             std::to_string(kRecordNumMin) + ", " + std::to_string(kRecordNumMax) + "]";
+    }
+    (from_file ? config->configured_record_num : config->record_num) = *n;
+  }
+  if (vm.count("log-level") && !ParseLogLevel(str("log-level"), &config->log_level)) {
+    return origin + ": invalid value [" + str("log-level") +
+           "] for log-level: expected one of error, warning, notice, info, debug";
+  }
+  if (vm.count("socket-group")) config->socket_group = str("socket-group");
+  if (vm.count("forwarder-group")) config->forwarder_group = str("forwarder-group");
+  for (auto* e : {&config->socket_group, &config->forwarder_group}) {
+    if (*e && e->value().empty()) return origin + ": a group name must not be empty";
+  }
+  if (auto m = bounded("idle-timeout", 1, 86400, &config->idle_timeout_s); !m.empty()) return m;
+  if (auto m = bounded("max-clients", 1, 65536, &config->max_clients); !m.empty()) return m;
+  if (auto m = bounded("max-events-per-client", 1, 4096, &config->max_events_per_client); !m.empty()) return m;
+  if (auto m = bounded("max-files-per-client", 1, 4096, &config->max_files_per_client); !m.empty()) return m;
+  return "";
+}
+
+}  // namespace
+
+std::string UsageText() {
+  std::ostringstream out;
+  out << "Usage: atraced [--config FILE] [--root DIR] [--socket PATH] [--record-num N]\n"
+         "               [--log-level LEVEL] [--help] [--version]\n\n"
+         "The trace spool daemon for Ascend hosts: owns ROOT/atrace, creates CANN-layout\n"
+         "event directories for its clients and ages them against one counter per class.\n\n"
+      << CommandOptions() << "\n"
+      << SettingOptions();
+  return out.str();
+}
+
+std::string ParseConfigText(const std::string& text, const std::string& origin, Config* config) {
+  try {
+    std::istringstream in(text);
+    po::variables_map vm;
+    po::store(po::parse_config_file(in, SettingOptions(), /*allow_unregistered=*/false), vm);
+    po::notify(vm);
+    return Apply(vm, origin, /*from_file=*/true, config);
+  } catch (const po::error& e) {
+    return origin + ": " + e.what();
+  }
+}
+
+ParsedCommandLine ParseCommandLine(int argc, const char* const* argv) {
+  ParsedCommandLine out;
+  po::options_description all;
+  all.add(CommandOptions()).add(SettingOptions());
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    out.outcome = ParsedCommandLine::Outcome::kUsageError;
+    out.output = std::string("atraced: ") + e.what() + "\nTry 'atraced --help'.";
+    return out;
+  }
+  if (vm.count("help")) {
+    out.outcome = ParsedCommandLine::Outcome::kExitSuccess;
+    out.output = UsageText();
+    return out;
+  }
+  if (vm.count("version")) {
+    out.outcome = ParsedCommandLine::Outcome::kExitSuccess;
+    out.output = std::string("atraced ") + kVersion + " (protocol 1.0)";
+    return out;
+  }
+  auto fail = [&](std::string message) {
+    out.outcome = ParsedCommandLine::Outcome::kUsageError;
+    out.output = "atraced: " + std::move(message);
+    return out;
+  };
+  if (vm.count("config")) {
+    const std::string path = vm["config"].as<std::string>();
+    std::ifstream in(path);
+    if (!in) return fail("cannot read configuration file " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    out.config.config_file = path;
+    if (auto err = ParseConfigText(text.str(), path, &out.config); !err.empty()) return fail(err);
+  }
+  // Flags last, so they override the file.
+  if (auto err = Apply(vm, "command line", /*from_file=*/false, &out.config); !err.empty()) return fail(err);
+  return out;
+}
+
+}  // namespace atraced

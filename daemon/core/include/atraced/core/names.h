@@ -1,0 +1,95 @@
+// The on-disk schema. Every name atraced writes or reads is formatted and parsed here, by
+// pure function pairs, so the CANN layout has one definition:
+//
+//   <root>/atrace/trace_{pgid}_{pid}_{time}/{event}_event_{pid}_{time}/{file}
+//   {file} = {tracer}_tracer_{object}.txt|.bin
+//          | schedule_tracer_ts_{device}.txt
+//          | stackcore_tracer_{signo}_{tid}_{program}_{time}.txt
+//
+// plus two names of atraced's own, both hidden (leading '.') so CANN tools skip them:
+//   - the marker file inside every event directory atraced created,
+//     .atraced_{seq}_{host|device}_{device}_{uid}_{created_us}: it carries the creation
+//     sequence (aging order), the class and the creator's uid across restarts;
+//   - the staging directory .atraced_staging_{seq} in which an event directory is built
+//     before it is renamed into place, so a crash never leaves a half-made event dir.
+// A name that does not parse is not atraced's: it is never counted and never deleted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace atraced {
+
+enum class EventKind : uint8_t { kSchedule = 1, kStackcore = 2, kExit = 3 };
+enum class Side : uint8_t { kHost = 0, kDevice = 1 };
+
+std::string_view EventKindName(EventKind kind);  // "schedule", "stackcore", "exit"
+std::optional<EventKind> ParseEventKind(std::string_view name);
+std::string_view SideName(Side side);             // "host", "device"
+
+// Object and program names: [A-Za-z0-9_.-]+, not "." or "..". `why` names the offence.
+bool IsSafeComponent(std::string_view name, std::string* why = nullptr);
+
+inline constexpr size_t kMaxObjectName = 31;   // CANN: object names are < 32 bytes
+inline constexpr size_t kMaxProgramName = 63;  // CANN: MAX_FILENAME_LEN 64
+
+struct ProcessDirName {
+  int32_t pgid = 0;
+  int32_t pid = 0;
+  std::string time;  // 20 digits
+  bool operator==(const ProcessDirName&) const = default;
+};
+std::string FormatProcessDirName(const ProcessDirName& name);
+std::optional<ProcessDirName> ParseProcessDirName(std::string_view text);
+
+struct EventDirName {
+  EventKind kind = EventKind::kSchedule;
+  int32_t pid = 0;
+  std::string time;  // 20 digits
+  bool operator==(const EventDirName&) const = default;
+};
+std::string FormatEventDirName(const EventDirName& name);
+std::optional<EventDirName> ParseEventDirName(std::string_view text);
+
+// {tracer}_tracer_{object}{.txt|.bin}; the tracer is "schedule", the only one CANN implements.
+struct ObjectFileName {
+  std::string tracer = "schedule";
+  std::string object;
+  bool binary = false;
+  bool operator==(const ObjectFileName&) const = default;
+};
+std::string FormatObjectFileName(const ObjectFileName& name);
+std::optional<ObjectFileName> ParseObjectFileName(std::string_view text);
+// schedule_tracer_ts_{device}.txt, the Task Schedule dump of one device.
+std::string FormatTsFileName(uint32_t device_id);
+
+struct StackcoreFileName {
+  int32_t signo = 0;
+  int32_t tid = 0;
+  std::string program;
+  std::string time;  // 20 digits
+  bool operator==(const StackcoreFileName&) const = default;
+};
+std::string FormatStackcoreFileName(const StackcoreFileName& name);
+std::optional<StackcoreFileName> ParseStackcoreFileName(std::string_view text);
+
+// True if `text` is a file name one of the three file forms above parses.
+bool IsTraceFileName(std::string_view text);
+
+struct EventMarker {
+  uint64_t seq = 0;
+  Side side = Side::kHost;
+  uint32_t device_id = 0;
+  uint32_t uid = 0;
+  int64_t created_us = 0;  // daemon wall clock, microseconds since the epoch; display only
+  bool operator==(const EventMarker&) const = default;
+};
+std::string FormatMarkerName(const EventMarker& marker);
+std::optional<EventMarker> ParseMarkerName(std::string_view text);
+
+std::string FormatStagingName(uint64_t seq);
+std::optional<uint64_t> ParseStagingName(std::string_view text);
+
+}  // namespace atraced

@@ -1,0 +1,49 @@
+#include "atraced/core/trace_time.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace atraced {
+
+std::string FormatTraceTime(std::chrono::system_clock::time_point when) {
+  using namespace std::chrono;
+  auto us_total = duration_cast<microseconds>(when.time_since_epoch()).count();
+  time_t secs = static_cast<time_t>(us_total / 1000000);
+  long long frac = us_total % 1000000;
+  if (frac < 0) {  // before the epoch: keep the fraction positive
+    frac += 1000000;
+    secs -= 1;
+  }
+  struct tm tm {};
+  localtime_r(&secs, &tm);
+  char buf[96];  // room for any int the compiler imagines; the real output is 20 bytes
+  std::snprintf(buf, sizeof buf, "%04d%02d%02d%02d%02d%02d%03lld%03lld", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac / 1000,
+                frac % 1000);
+  return std::string(buf, kTraceTimeLength);
+}
+
+bool IsValidTraceTime(std::string_view t, std::string* why) {
+  auto fail = [why](const char* reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (t.size() != kTraceTimeLength) return fail("must be exactly 20 digits");
+  for (char c : t) {
+    if (c < '0' || c > '9') return fail("must be exactly 20 digits");
+  }
+  auto num = [&](size_t pos, size_t len) {
+    int v = 0;
+    for (size_t i = pos; i < pos + len; ++i) v = v * 10 + (t[i] - '0');
+    return v;
+  };
+  int month = num(4, 2), day = num(6, 2), hour = num(8, 2), minute = num(10, 2), sec = num(12, 2);
+  if (month < 1 || month > 12) return fail("month must be 01-12");
+  if (day < 1 || day > 31) return fail("day must be 01-31");
+  if (hour > 23) return fail("hour must be 00-23");
+  if (minute > 59) return fail("minute must be 00-59");
+  if (sec > 60) return fail("second must be 00-60");
+  return true;
+}
+
+}  // namespace atraced

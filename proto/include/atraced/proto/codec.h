@@ -1,0 +1,205 @@
+// Encoders and decoders for atraced frames and message payloads (see proto/PROTOCOL.md).
+//
+// Socket-free and exception-free. Decoders check syntax only: sizes, reserved fields, enum
+// ranges, name and time formats. Whether a peer may do what it asks (permissions, known
+// ids) is the daemon's business. Decoded spans view into the payload passed in and live
+// as long as it does; decoded strings are copies.
+#ifndef ATRACED_PROTO_CODEC_H_
+#define ATRACED_PROTO_CODEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "atraced/proto/wire.h"
+
+namespace atraced::proto {
+
+// LIST max_entries upper bound (wire.h states it only in a comment).
+inline constexpr uint32_t kMaxListEntries = 1024;
+
+struct FrameHeader {  // magic implied
+  uint32_t length = 0;
+  uint16_t opcode = 0;
+  uint16_t flags = 0;
+  uint32_t request_id = 0;
+};
+
+// Appends one whole frame (header + payload) to `out`.
+// Precondition: payload.size() <= ATR_MAX_PAYLOAD.
+void AppendFrame(std::vector<uint8_t>& out, uint16_t opcode, uint16_t flags, uint32_t request_id,
+                 std::span<const uint8_t> payload);
+
+// Decoding outcome for request/reply payloads.
+struct DecodeError {
+  int32_t status = 0;   // an atr_status: ATR_EBADMSG, ATR_EINVAL, ATR_ENAMETOOLONG, ...
+  std::string message;  // names the field, e.g. "object name: character 0x2f '/' not allowed"
+};
+using DecodeResult = std::optional<DecodeError>;  // nullopt = success
+
+// True when `name` may become part of a file name: 1+ bytes of [A-Za-z0-9_.-], not "." or
+// "..". Length limits are separate (they differ per field). On false, *why (if non-null)
+// says what is wrong, without a field prefix: "empty", "character 0x2f '/' not allowed".
+bool IsSafeName(std::string_view name, std::string* why);
+
+// ---- Requests -------------------------------------------------------------------------
+
+struct Hello {
+  uint16_t major = ATR_VERSION_MAJOR;
+  uint16_t minor = ATR_VERSION_MINOR;
+  uint64_t features = 0;
+};
+
+struct EventBegin {
+  uint32_t event_id = 0;
+  uint8_t kind = 0;
+  uint8_t side = 0;
+  uint32_t device_id = 0;
+  int32_t host_pid = 0;
+  std::string time;  // "" (daemon clock) or exactly ATR_TIME_LEN digits
+};
+
+struct FileOpen {
+  uint32_t event_id = 0;
+  uint32_t file_id = 0;
+  uint8_t form = 0;
+  uint8_t suffix = 0;
+  uint32_t device_id = 0;
+  int32_t signo = 0;
+  int32_t tid = 0;
+  std::string time;  // "" or exactly ATR_TIME_LEN digits
+  std::string name;  // object name (OBJECT), program name (STACKCORE), "" (TS)
+};
+
+struct FileAppend {
+  uint32_t file_id = 0;
+  std::span<const uint8_t> data;  // views into the payload
+};
+
+struct IdRequest {  // FILE_GET_FD, FILE_CLOSE, EVENT_END
+  uint32_t id = 0;
+};
+
+struct StatusRequest {};  // STATUS: empty payload
+
+struct ListRequest {
+  uint64_t after_seq = 0;
+  uint32_t max_entries = 0;
+};
+
+struct VacuumRequest {
+  bool dry_run = false;
+};
+
+// ---- Reply bodies (after atr_reply_head) ----------------------------------------------
+
+struct HelloReply {
+  uint16_t major = 0;
+  uint16_t minor = 0;
+  uint32_t max_payload = 0;
+  uint64_t features = 0;
+  uint32_t peer_pid = 0;
+  uint32_t peer_uid = 0;
+};
+
+struct PathReply {  // EVENT_BEGIN, FILE_OPEN: absolute path
+  std::string path;
+};
+
+struct SizeReply {  // FILE_APPEND, FILE_CLOSE, EVENT_END
+  uint64_t size = 0;
+};
+
+struct StatusReply {
+  uint32_t record_num = 0, host_dirs = 0, device_dirs = 0, exit_dirs = 0, clients = 0;
+  uint64_t events_begun = 0, dirs_aged = 0, bytes_written = 0, removal_failures = 0,
+           requests_refused = 0;
+  std::string root;
+};
+
+struct ListEntry {
+  uint64_t seq = 0;
+  uint8_t kind = 0, side = 0;
+  uint32_t device_id = 0;
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  uint64_t bytes = 0;
+  uint64_t created_unix_us = 0;
+  std::string path;  // relative to <root>/atrace
+};
+
+struct ListReply {
+  std::vector<ListEntry> entries;
+};
+
+struct VacuumReply {
+  std::vector<std::string> paths;  // relative to <root>/atrace
+};
+
+// ---- Encoding: append the payload bytes (not the frame header) to `out` ----------------
+// Encoders do not validate; the caller passes values the decoder would accept. Strings
+// longer than their u16 length field are cut (they cannot be represented).
+
+void Encode(const Hello& m, std::vector<uint8_t>& out);
+void Encode(const EventBegin& m, std::vector<uint8_t>& out);
+void Encode(const FileOpen& m, std::vector<uint8_t>& out);
+void Encode(const FileAppend& m, std::vector<uint8_t>& out);
+void Encode(const IdRequest& m, std::vector<uint8_t>& out);
+void Encode(const StatusRequest& m, std::vector<uint8_t>& out);
+void Encode(const ListRequest& m, std::vector<uint8_t>& out);
+void Encode(const VacuumRequest& m, std::vector<uint8_t>& out);
+
+// A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
+void EncodeReplyOk(std::vector<uint8_t>& out);
+// status < 0. Cuts `message` to ATR_MAX_MESSAGE bytes without splitting a UTF-8 sequence.
+void EncodeReplyError(int32_t status, std::string_view message, std::vector<uint8_t>& out);
+
+void Encode(const HelloReply& m, std::vector<uint8_t>& out);
+void Encode(const PathReply& m, std::vector<uint8_t>& out);
+void Encode(const SizeReply& m, std::vector<uint8_t>& out);
+void Encode(const StatusReply& m, std::vector<uint8_t>& out);
+void Encode(const ListReply& m, std::vector<uint8_t>& out);
+void Encode(const VacuumReply& m, std::vector<uint8_t>& out);
+
+// ---- Decoding: `payload` is the bytes after the frame header ----------------------------
+// On error the output struct is left in an unspecified (but valid) state.
+
+DecodeResult Decode(std::span<const uint8_t> payload, Hello* m);
+DecodeResult Decode(std::span<const uint8_t> payload, EventBegin* m);
+DecodeResult Decode(std::span<const uint8_t> payload, FileOpen* m);
+DecodeResult Decode(std::span<const uint8_t> payload, FileAppend* m);
+DecodeResult Decode(std::span<const uint8_t> payload, IdRequest* m);
+DecodeResult Decode(std::span<const uint8_t> payload, StatusRequest* m);
+DecodeResult Decode(std::span<const uint8_t> payload, ListRequest* m);
+DecodeResult Decode(std::span<const uint8_t> payload, VacuumRequest* m);
+
+struct ReplyHead {
+  int32_t status = 0;
+  std::string message;             // status < 0 only
+  // status == 0: the body to Decode(). status < 0: whatever follows the message (empty in
+  // 1.0; ignored for forward compatibility). Views into the payload.
+  std::span<const uint8_t> body;
+};
+DecodeResult DecodeReply(std::span<const uint8_t> payload, ReplyHead* m);
+
+// Reply bodies. Trailing bytes are ignored: later minor versions may append fields.
+DecodeResult Decode(std::span<const uint8_t> body, HelloReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, PathReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, SizeReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, ListReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m);
+
+// ---- Names for logs ----------------------------------------------------------------------
+
+// "HELLO", "FILE_APPEND", ...; "UNKNOWN" for an opcode not in wire.h.
+std::string_view OpcodeName(uint16_t opcode);
+// "OK", "EINVAL", ...; "UNKNOWN" for a value not in wire.h.
+std::string_view StatusName(int32_t status);
+
+}  // namespace atraced::proto
+
+#endif  // ATRACED_PROTO_CODEC_H_

@@ -1,0 +1,233 @@
+/* atraced wire protocol, version 1.
+ *
+ * This header and proto/PROTOCOL.md are one contract: change both in the same commit.
+ * PROTOCOL.md is normative; this header gives the same numbers to C99 and C++ code.
+ *
+ * Protocol changelog:
+ *   1.0  HELLO, EVENT_BEGIN, FILE_OPEN, FILE_APPEND, FILE_GET_FD, FILE_CLOSE, EVENT_END,
+ *        STATUS, LIST, VACUUM; feature ATR_FEATURE_FD_PASSING.
+ *
+ * Rules that keep this header compatible:
+ *   - All integers are little-endian on the wire, whatever the host's byte order.
+ *   - The structs below document byte layouts; code encodes and decodes field by field and
+ *     never copies a struct to or from the wire.
+ *   - Reserved fields are sent as zero and refused when non-zero, so they can gain a meaning.
+ *   - Opcodes and status values are never reused. New operations are advertised by feature
+ *     bits in HELLO; a request the server does not know gets -ENOSYS, not a hang-up.
+ *   - Same major version: both sides use the smaller minor. Different major: the server
+ *     replies -EPROTONOSUPPORT to HELLO and closes.
+ */
+#ifndef ATRACED_PROTO_WIRE_H_
+#define ATRACED_PROTO_WIRE_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define ATR_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+/* C99 has no _Static_assert; a negative array size fails the build just as well. */
+#define ATR_CONCAT_(a, b) a##b
+#define ATR_CONCAT(a, b) ATR_CONCAT_(a, b)
+#define ATR_STATIC_ASSERT(cond, msg) typedef char ATR_CONCAT(atr_static_assert_, __LINE__)[(cond) ? 1 : -1]
+#endif
+
+#define ATR_MAGIC 0x43525441u /* the bytes "ATRC" */
+#define ATR_VERSION_MAJOR 1u
+#define ATR_VERSION_MINOR 0u
+
+/* Limits. A frame whose length field exceeds ATR_MAX_PAYLOAD closes the connection. */
+#define ATR_FRAME_HEADER_SIZE 16u
+#define ATR_MAX_PAYLOAD (1u << 20)          /* 1 MiB of payload after the header */
+#define ATR_MAX_APPEND (ATR_MAX_PAYLOAD - 8u) /* FILE_APPEND data bytes per frame */
+#define ATR_TIME_LEN 20u                    /* YYYYMMDDhhmmss + ms(3) + us(3) */
+#define ATR_MAX_OBJECT_NAME 31u             /* CANN: object names are < 32 bytes */
+#define ATR_MAX_PROGRAM_NAME 63u            /* CANN: MAX_FILENAME_LEN 64 */
+#define ATR_MAX_MESSAGE 255u                /* error text in a reply */
+#define ATR_MAX_DEVICE_ID 1023u             /* CANN: HOST_MAX_DEV_NUM 1024 */
+
+/* Frame header flags. */
+#define ATR_FLAG_REPLY 0x0001u
+
+/* Feature bits (HELLO). The server answers with the subset it grants. */
+#define ATR_FEATURE_FD_PASSING (1ull << 0) /* FILE_GET_FD hands out the file's descriptor */
+#define ATR_FEATURE_MEMFD (1ull << 1)      /* reserved: payload passed as a sealed memfd */
+
+enum atr_opcode {
+  ATR_OP_HELLO = 1,
+  ATR_OP_EVENT_BEGIN = 2,
+  ATR_OP_FILE_OPEN = 3,
+  ATR_OP_FILE_APPEND = 4,
+  ATR_OP_FILE_GET_FD = 5,
+  ATR_OP_FILE_CLOSE = 6,
+  ATR_OP_EVENT_END = 7,
+  ATR_OP_STATUS = 8,
+  ATR_OP_LIST = 9,
+  ATR_OP_VACUUM = 10
+};
+
+enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
+enum atr_side { ATR_SIDE_HOST = 0, ATR_SIDE_DEVICE = 1 };
+enum atr_file_form {
+  ATR_FILE_OBJECT = 1,   /* schedule_tracer_{name}{.txt|.bin} */
+  ATR_FILE_TS = 2,       /* schedule_tracer_ts_{device_id}.txt */
+  ATR_FILE_STACKCORE = 3 /* stackcore_tracer_{signo}_{tid}_{name}_{time}.txt */
+};
+enum atr_suffix { ATR_SUFFIX_TXT = 0, ATR_SUFFIX_BIN = 1 };
+
+/* Status values in replies: 0 or a negative Linux (asm-generic) errno, written out here so a
+ * forwarder on another system does not depend on its own <errno.h>. */
+enum atr_status {
+  ATR_OK = 0,
+  ATR_EPERM = -1,            /* forwarder claim by a peer that is not allowed to make it */
+  ATR_ENOENT = -2,           /* unknown event or file id */
+  ATR_ESRCH = -3,            /* the named host pid does not exist */
+  ATR_EIO = -5,              /* the disk failed */
+  ATR_EBADF = -9,            /* file id refers to a closed file */
+  ATR_EACCES = -13,          /* the filesystem refused */
+  ATR_EBUSY = -16,           /* a per-client bound (events, files, bytes) is reached */
+  ATR_EEXIST = -17,          /* the event or file id is already in use on this connection */
+  ATR_EINVAL = -22,          /* a field is out of range or malformed; the message names it */
+  ATR_EMFILE = -24,          /* the daemon is out of descriptors */
+  ATR_ENOSPC = -28,          /* the disk is full */
+  ATR_ENAMETOOLONG = -36,    /* a name is longer than its limit */
+  ATR_ENOSYS = -38,          /* unknown opcode */
+  ATR_EPROTO = -71,          /* request before HELLO, or HELLO twice */
+  ATR_EBADMSG = -74,         /* payload does not decode for its opcode */
+  ATR_EMSGSIZE = -90,        /* append larger than ATR_MAX_APPEND */
+  ATR_EPROTONOSUPPORT = -93, /* major version mismatch */
+  ATR_ENOTSUP = -95          /* feature not granted in HELLO */
+};
+
+/* Every frame starts with this header (16 bytes). `length` counts the payload after it. */
+struct atr_frame_header {
+  uint32_t magic;      /* ATR_MAGIC */
+  uint32_t length;     /* payload bytes, <= ATR_MAX_PAYLOAD */
+  uint16_t opcode;     /* enum atr_opcode; a reply repeats the request's opcode */
+  uint16_t flags;      /* ATR_FLAG_REPLY on replies; other bits zero */
+  uint32_t request_id; /* chosen by the client, echoed in the reply */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_frame_header) == 16, "atr_frame_header is 16 bytes");
+
+/* Every reply payload starts with this (8 bytes). On status < 0 it is followed by
+ * u16 message length and that many bytes of UTF-8 text naming the field and the reason. */
+struct atr_reply_head {
+  int32_t status;
+  uint32_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_reply_head) == 8, "atr_reply_head is 8 bytes");
+
+/* HELLO request (16 bytes). */
+struct atr_hello {
+  uint16_t version_major;
+  uint16_t version_minor;
+  uint32_t reserved;
+  uint64_t features; /* requested feature bits */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_hello) == 16, "atr_hello is 16 bytes");
+
+/* HELLO reply body after atr_reply_head (24 bytes). */
+struct atr_hello_reply {
+  uint16_t version_major;
+  uint16_t version_minor;
+  uint32_t max_payload;
+  uint64_t features; /* granted feature bits */
+  uint32_t peer_pid; /* what the kernel says the client is */
+  uint32_t peer_uid;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_hello_reply) == 24, "atr_hello_reply is 24 bytes");
+
+/* EVENT_BEGIN request (36 bytes). Reply body: u16 length + absolute event directory path. */
+struct atr_event_begin {
+  uint32_t event_id;  /* chosen by the client, non-zero, unique among its open events */
+  uint8_t kind;       /* enum atr_event_kind */
+  uint8_t side;       /* enum atr_side */
+  uint16_t reserved;
+  uint32_t device_id; /* side == DEVICE: 0..ATR_MAX_DEVICE_ID; side == HOST: 0 */
+  int32_t host_pid;   /* 0: the peer itself; otherwise a forwarder's claim */
+  char time[20];      /* all NUL: the daemon's clock; else a device event's own time */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_event_begin) == 36, "atr_event_begin is 36 bytes");
+
+/* FILE_OPEN request (44 bytes), followed by name_len bytes of name (object or program).
+ * Reply body: u16 length + absolute file path. */
+struct atr_file_open {
+  uint32_t event_id;
+  uint32_t file_id;   /* chosen by the client, non-zero, unique among its open files */
+  uint8_t form;       /* enum atr_file_form */
+  uint8_t suffix;     /* enum atr_suffix; ATR_FILE_OBJECT only, else 0 */
+  uint16_t name_len;  /* OBJECT: object name; STACKCORE: program name; TS: 0 */
+  uint32_t device_id; /* ATR_FILE_TS only */
+  int32_t signo;      /* ATR_FILE_STACKCORE only */
+  int32_t tid;        /* ATR_FILE_STACKCORE only */
+  char time[20];      /* ATR_FILE_STACKCORE: all NUL for now, or 20 digits */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_file_open) == 44, "atr_file_open is 44 bytes");
+
+/* FILE_APPEND request: this 8-byte head, then the data (the rest of the payload).
+ * Reply body: u64 file size after the append. */
+struct atr_file_append {
+  uint32_t file_id;
+  uint32_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_file_append) == 8, "atr_file_append is 8 bytes");
+
+/* FILE_GET_FD, FILE_CLOSE and EVENT_END requests (8 bytes).
+ * FILE_GET_FD reply: empty body; on success the reply frame carries one descriptor as
+ * SCM_RIGHTS ancillary data, opened O_WRONLY|O_APPEND.
+ * FILE_CLOSE reply body: u64 final file size. EVENT_END reply body: u64 event bytes. */
+struct atr_id_request {
+  uint32_t id;
+  uint32_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_id_request) == 8, "atr_id_request is 8 bytes");
+
+/* STATUS request: empty payload. Reply body (64 bytes), then u16 length + root path.
+ * Fields may be appended in later minor versions; readers ignore trailing bytes. */
+struct atr_status_reply {
+  uint32_t record_num;
+  uint32_t host_dirs;
+  uint32_t device_dirs;
+  uint32_t exit_dirs;
+  uint32_t clients;
+  uint32_t reserved;
+  uint64_t events_begun;
+  uint64_t dirs_aged;
+  uint64_t bytes_written;
+  uint64_t removal_failures;
+  uint64_t requests_refused;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_status_reply) == 64, "atr_status_reply is 64 bytes");
+
+/* LIST request (16 bytes): entries with seq > after_seq, at most max_entries (<= 1024).
+ * Reply body: u32 count, u32 reserved, then count entries, each an atr_list_entry followed by
+ * u16 length + path relative to the trace directory (<root>/atrace). */
+struct atr_list_request {
+  uint64_t after_seq;
+  uint32_t max_entries;
+  uint32_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_list_request) == 16, "atr_list_request is 16 bytes");
+
+struct atr_list_entry {
+  uint64_t seq;       /* creation order across the whole root */
+  uint8_t kind;       /* enum atr_event_kind */
+  uint8_t side;       /* enum atr_side */
+  uint16_t reserved;
+  uint32_t device_id;
+  int32_t pid;
+  uint32_t uid;       /* of the peer that created the event */
+  uint64_t bytes;     /* bytes in the directory's files */
+  uint64_t created_unix_us; /* daemon clock at creation, for display only */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_list_entry) == 40, "atr_list_entry is 40 bytes");
+
+/* VACUUM request (8 bytes): apply the limits now; dry_run only reports.
+ * Reply body: u32 count, u32 reserved, then count times (u16 length + relative path) of
+ * the directories removed (or that would be removed). */
+struct atr_vacuum_request {
+  uint8_t dry_run;
+  uint8_t reserved[7];
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_vacuum_request) == 8, "atr_vacuum_request is 8 bytes");
+
+#endif /* ATRACED_PROTO_WIRE_H_ */

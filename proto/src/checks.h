@@ -1,0 +1,65 @@
+// Field checks shared by the request and reply decoders. Internal to atraced_proto.
+//
+// Every failure becomes a DecodeError whose message starts with the field name, so a
+// client developer reading the reply knows which byte range to look at.
+#ifndef ATRACED_PROTO_SRC_CHECKS_H_
+#define ATRACED_PROTO_SRC_CHECKS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "atraced/proto/byte_io.h"
+#include "atraced/proto/codec.h"
+
+// Returns the DecodeResult of `expr` if it is an error.
+#define PROTO_TRY(expr)                                \
+  do {                                                 \
+    if (::atraced::proto::DecodeResult proto_r_ = (expr)) return proto_r_; \
+  } while (0)
+
+// Decoders check sizes before reading fields, so a failed Read* means that size check
+// is wrong; fail as a malformed payload rather than read garbage.
+#define PROTO_READ(expr, message)                                                   \
+  do {                                                                              \
+    if (!(expr)) return ::atraced::proto::internal::Error(ATR_EBADMSG, message, "truncated"); \
+  } while (0)
+
+namespace atraced::proto::internal {
+
+DecodeError Error(int32_t status, std::string_view field, std::string_view what);
+
+// ATR_EBADMSG unless size == want ("HELLO: payload is 3 bytes, expected 16").
+DecodeResult CheckExactSize(std::string_view message, size_t size, size_t want);
+// ATR_EBADMSG unless size >= want ("STATUS reply: body is 3 bytes, expected at least 64").
+DecodeResult CheckMinSize(std::string_view message, size_t size, size_t want);
+// ATR_EINVAL unless value == 0.
+DecodeResult CheckReserved(std::string_view field, uint64_t value);
+// ATR_EINVAL unless value != 0.
+DecodeResult CheckNonZero(std::string_view field, uint64_t value);
+// ATR_EINVAL unless lo <= value <= hi.
+DecodeResult CheckRange(std::string_view field, int64_t value, int64_t lo, int64_t hi);
+
+// Reads the 20-byte time field: all NUL -> "", 20 ASCII digits -> the digits, else
+// ATR_EINVAL. The reader must hold at least ATR_TIME_LEN bytes.
+DecodeResult ReadTime(ByteReader& in, std::string* time);
+
+// ATR_ENAMETOOLONG beyond max_len, ATR_EINVAL when !IsSafeName.
+DecodeResult CheckName(std::string_view field, std::string_view name, size_t max_len);
+
+// Reads u16 length + bytes. ATR_EBADMSG when the length runs past the end.
+DecodeResult ReadString16(ByteReader& in, std::string_view field, std::string* s);
+
+// A path the daemon hands out: no NUL (clients pass it to open()), and absolute or relative
+// as the field requires. ATR_EINVAL otherwise.
+DecodeResult CheckPath(std::string_view field, std::string_view path, bool absolute);
+
+// Writes `s` as u16 length + bytes, cut to what the length can express.
+void PutString16(std::vector<uint8_t>& out, std::string_view s);
+// Writes a time field: "" as 20 NULs, else the first 20 bytes, NUL-padded.
+void PutTime(std::vector<uint8_t>& out, std::string_view time);
+
+}  // namespace atraced::proto::internal
+
+#endif  // ATRACED_PROTO_SRC_CHECKS_H_

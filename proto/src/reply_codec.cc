@@ -1,0 +1,229 @@
+// Reply payloads: atr_reply_head, then a per-opcode body.
+//
+// Body decoders ignore trailing bytes: a server may append fields in a later minor version
+// (wire.h, STATUS). Reserved fields are still refused, because the server sends only what
+// the negotiated (smaller) minor version defines.
+#include <cassert>
+#include <string>
+
+#include "atraced/proto/byte_io.h"
+#include "atraced/proto/codec.h"
+#include "checks.h"
+
+namespace atraced::proto {
+
+using internal::CheckMinSize;
+using internal::CheckPath;
+using internal::CheckRange;
+using internal::CheckReserved;
+using internal::Error;
+using internal::PutString16;
+using internal::ReadString16;
+
+// ---- reply head ----
+
+void EncodeReplyOk(std::vector<uint8_t>& out) {
+  PutI32(out, ATR_OK);
+  PutU32(out, 0);  // reserved
+}
+
+void EncodeReplyError(int32_t status, std::string_view message, std::vector<uint8_t>& out) {
+  assert(status < 0);
+  if (message.size() > ATR_MAX_MESSAGE) {
+    // Back off so the cut does not split a UTF-8 sequence: the byte after the cut must not
+    // be a continuation byte (10xxxxxx).
+    size_t cut = ATR_MAX_MESSAGE;
+    while (cut > 0 && (static_cast<uint8_t>(message[cut]) & 0xC0) == 0x80) --cut;
+    message = message.substr(0, cut);
+  }
+  PutI32(out, status);
+  PutU32(out, 0);  // reserved
+  PutString16(out, message);
+}
+
+DecodeResult DecodeReply(std::span<const uint8_t> payload, ReplyHead* m) {
+  PROTO_TRY(CheckMinSize("reply", payload.size(), sizeof(atr_reply_head)));
+  ByteReader in(payload);
+  uint32_t reserved = 0;
+  PROTO_READ(in.ReadI32(&m->status) && in.ReadU32(&reserved), "reply");
+  PROTO_TRY(CheckReserved("reply reserved", reserved));
+  m->message.clear();
+  if (m->status > 0) {
+    return Error(ATR_EINVAL, "status", std::to_string(m->status) + " is positive");
+  }
+  if (m->status < 0) {
+    PROTO_TRY(ReadString16(in, "message", &m->message));
+    if (m->message.size() > ATR_MAX_MESSAGE) {
+      return Error(ATR_EBADMSG, "message",
+                   std::to_string(m->message.size()) + " bytes, limit " +
+                       std::to_string(ATR_MAX_MESSAGE));
+    }
+  }
+  m->body = in.rest();
+  return std::nullopt;
+}
+
+// ---- HELLO ----
+
+void Encode(const HelloReply& m, std::vector<uint8_t>& out) {
+  PutU16(out, m.major);
+  PutU16(out, m.minor);
+  PutU32(out, m.max_payload);
+  PutU64(out, m.features);
+  PutU32(out, m.peer_pid);
+  PutU32(out, m.peer_uid);
+}
+
+DecodeResult Decode(std::span<const uint8_t> body, HelloReply* m) {
+  PROTO_TRY(CheckMinSize("HELLO reply", body.size(), sizeof(atr_hello_reply)));
+  ByteReader in(body);
+  PROTO_READ(in.ReadU16(&m->major) && in.ReadU16(&m->minor) && in.ReadU32(&m->max_payload) &&
+                 in.ReadU64(&m->features) && in.ReadU32(&m->peer_pid) &&
+                 in.ReadU32(&m->peer_uid),
+             "HELLO reply");
+  return std::nullopt;
+}
+
+// ---- EVENT_BEGIN, FILE_OPEN ----
+
+void Encode(const PathReply& m, std::vector<uint8_t>& out) { PutString16(out, m.path); }
+
+DecodeResult Decode(std::span<const uint8_t> body, PathReply* m) {
+  ByteReader in(body);
+  PROTO_TRY(ReadString16(in, "path", &m->path));
+  return CheckPath("path", m->path, /*absolute=*/true);
+}
+
+// ---- FILE_APPEND, FILE_CLOSE, EVENT_END ----
+
+void Encode(const SizeReply& m, std::vector<uint8_t>& out) { PutU64(out, m.size); }
+
+DecodeResult Decode(std::span<const uint8_t> body, SizeReply* m) {
+  PROTO_TRY(CheckMinSize("size reply", body.size(), sizeof(uint64_t)));
+  ByteReader in(body);
+  PROTO_READ(in.ReadU64(&m->size), "size reply");
+  return std::nullopt;
+}
+
+// ---- STATUS ----
+
+void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
+  PutU32(out, m.record_num);
+  PutU32(out, m.host_dirs);
+  PutU32(out, m.device_dirs);
+  PutU32(out, m.exit_dirs);
+  PutU32(out, m.clients);
+  PutU32(out, 0);  // reserved
+  PutU64(out, m.events_begun);
+  PutU64(out, m.dirs_aged);
+  PutU64(out, m.bytes_written);
+  PutU64(out, m.removal_failures);
+  PutU64(out, m.requests_refused);
+  PutString16(out, m.root);
+}
+
+DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
+  PROTO_TRY(CheckMinSize("STATUS reply", body.size(), sizeof(atr_status_reply)));
+  ByteReader in(body);
+  uint32_t reserved = 0;
+  PROTO_READ(in.ReadU32(&m->record_num) && in.ReadU32(&m->host_dirs) &&
+                 in.ReadU32(&m->device_dirs) && in.ReadU32(&m->exit_dirs) &&
+                 in.ReadU32(&m->clients) && in.ReadU32(&reserved) &&
+                 in.ReadU64(&m->events_begun) && in.ReadU64(&m->dirs_aged) &&
+                 in.ReadU64(&m->bytes_written) && in.ReadU64(&m->removal_failures) &&
+                 in.ReadU64(&m->requests_refused),
+             "STATUS reply");
+  PROTO_TRY(CheckReserved("reserved", reserved));
+  PROTO_TRY(ReadString16(in, "root", &m->root));
+  return CheckPath("root", m->root, /*absolute=*/true);
+}
+
+// ---- LIST ----
+
+void Encode(const ListReply& m, std::vector<uint8_t>& out) {
+  PutU32(out, static_cast<uint32_t>(m.entries.size()));
+  PutU32(out, 0);  // reserved
+  for (const ListEntry& e : m.entries) {
+    PutU64(out, e.seq);
+    PutU8(out, e.kind);
+    PutU8(out, e.side);
+    PutU16(out, 0);  // reserved
+    PutU32(out, e.device_id);
+    PutI32(out, e.pid);
+    PutU32(out, e.uid);
+    PutU64(out, e.bytes);
+    PutU64(out, e.created_unix_us);
+    PutString16(out, e.path);
+  }
+}
+
+namespace {
+
+DecodeResult DecodeListEntry(ByteReader& in, const std::string& field, ListEntry* e) {
+  uint16_t reserved = 0;
+  if (!(in.ReadU64(&e->seq) && in.ReadU8(&e->kind) && in.ReadU8(&e->side) &&
+        in.ReadU16(&reserved) && in.ReadU32(&e->device_id) && in.ReadI32(&e->pid) &&
+        in.ReadU32(&e->uid) && in.ReadU64(&e->bytes) && in.ReadU64(&e->created_unix_us))) {
+    return Error(ATR_EBADMSG, field, "truncated");
+  }
+  PROTO_TRY(CheckRange(field + ".kind", e->kind, ATR_EVENT_SCHEDULE, ATR_EVENT_EXIT));
+  PROTO_TRY(CheckRange(field + ".side", e->side, ATR_SIDE_HOST, ATR_SIDE_DEVICE));
+  PROTO_TRY(CheckReserved(field + ".reserved", reserved));
+  PROTO_TRY(ReadString16(in, field + ".path", &e->path));
+  return CheckPath(field + ".path", e->path, /*absolute=*/false);
+}
+
+// u32 count + u32 reserved, shared by LIST and VACUUM replies.
+DecodeResult ReadCount(ByteReader& in, std::string_view message, uint32_t* count) {
+  uint32_t reserved = 0;
+  if (!(in.ReadU32(count) && in.ReadU32(&reserved))) {
+    return Error(ATR_EBADMSG, message, "truncated");
+  }
+  return CheckReserved("reserved", reserved);
+}
+
+}  // namespace
+
+DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
+  ByteReader in(body);
+  uint32_t count = 0;
+  PROTO_TRY(ReadCount(in, "LIST reply", &count));
+  PROTO_TRY(CheckRange("count", count, 0, kMaxListEntries));
+  m->entries.clear();
+  m->entries.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    PROTO_TRY(DecodeListEntry(in, "entries[" + std::to_string(i) + "]", &m->entries[i]));
+  }
+  return std::nullopt;
+}
+
+// ---- VACUUM ----
+
+void Encode(const VacuumReply& m, std::vector<uint8_t>& out) {
+  PutU32(out, static_cast<uint32_t>(m.paths.size()));
+  PutU32(out, 0);  // reserved
+  for (const std::string& p : m.paths) PutString16(out, p);
+}
+
+DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m) {
+  ByteReader in(body);
+  uint32_t count = 0;
+  PROTO_TRY(ReadCount(in, "VACUUM reply", &count));
+  // Each path takes at least its 2-byte length; refusing a count the body cannot hold
+  // keeps a hostile count from reserving gigabytes.
+  if (count > in.remaining() / 2) {
+    return Error(ATR_EBADMSG, "count",
+                 std::to_string(count) + " paths cannot fit in " +
+                     std::to_string(in.remaining()) + " bytes");
+  }
+  m->paths.clear();
+  m->paths.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string field = "paths[" + std::to_string(i) + "]";
+    PROTO_TRY(ReadString16(in, field, &m->paths[i]));
+    PROTO_TRY(CheckPath(field, m->paths[i], /*absolute=*/false));
+  }
+  return std::nullopt;
+}
+
+}  // namespace atraced::proto

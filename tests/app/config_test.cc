@@ -1,0 +1,107 @@
+// Command line and configuration file: keys mirror flags, flags win, bad values are
+// refused with the key and the allowed range (exit code 2 in the daemon).
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "atraced/app/config.h"
+#include "support/temp_dir.h"
+
+using namespace atraced;
+using Outcome = ParsedCommandLine::Outcome;
+
+namespace {
+ParsedCommandLine Parse(std::vector<std::string> args) {
+  std::vector<const char*> argv{"atraced"};
+  for (auto& a : args) argv.push_back(a.c_str());
+  return ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+}
+}  // namespace
+
+TEST_CASE("no arguments run on the embedded defaults", "[config]") {
+  auto p = Parse({});
+  REQUIRE(p.outcome == Outcome::kRun);
+  CHECK_FALSE(p.config.root);
+  CHECK_FALSE(p.config.socket_path);
+  CHECK_FALSE(p.config.record_num);
+  CHECK(p.config.idle_timeout_s == 60);
+}
+
+TEST_CASE("help and version exit successfully", "[config]") {
+  auto h = Parse({"--help"});
+  CHECK(h.outcome == Outcome::kExitSuccess);
+  CHECK(h.output.find("--record-num") != std::string::npos);
+  auto v = Parse({"--version"});
+  CHECK(v.outcome == Outcome::kExitSuccess);
+  CHECK(v.output.find("atraced 0.1.0") != std::string::npos);
+}
+
+TEST_CASE("flags are parsed", "[config]") {
+  auto p = Parse({"--root", "/r", "--socket", "/s.sock", "--record-num", "15", "--log-level", "debug"});
+  REQUIRE(p.outcome == Outcome::kRun);
+  CHECK(p.config.root == "/r");
+  CHECK(p.config.socket_path == "/s.sock");
+  CHECK(p.config.record_num == 15u);
+  CHECK(p.config.log_level == LogLevel::kDebug);
+}
+
+TEST_CASE("bad flag values name the key and the range", "[config]") {
+  auto [args, needle] = GENERATE(table<std::vector<std::string>, std::string>({
+      {{"--record-num", "9"}, "invalid value [9] for record-num: expected an integer in [10, 1000]"},
+      {{"--record-num", "abc"}, "for record-num: expected an integer in [10, 1000]"},
+      {{"--record-num", "1001"}, "for record-num"},
+      {{"--log-level", "loud"}, "invalid value [loud] for log-level: expected one of error, warning"},
+      {{"--idle-timeout", "0"}, "for idle-timeout: expected an integer in [1, 86400]"},
+      {{"--max-clients", "-1"}, "for max-clients"},
+      {{"--socket", std::string(120, 's')}, "for socket: expected a path of 1-107 bytes"},
+      {{"--root", ""}, "for root"},
+      {{"--bogus"}, "unrecognised option '--bogus'"},
+      {{"--record-num"}, "record-num"},
+      {{"--config", "/nonexistent/atraced.conf"}, "cannot read configuration file /nonexistent/atraced.conf"},
+  }));
+  auto p = Parse(args);
+  CAPTURE(args, p.output);
+  CHECK(p.outcome == Outcome::kUsageError);
+  CHECK(p.output.find(needle) != std::string::npos);
+}
+
+TEST_CASE("the configuration file sets keys and flags override it", "[config]") {
+  atraced::testing::TempDir tmp;
+  atraced::testing::WriteFile(tmp / "a.conf", "# comment\nroot = /from/file\nrecord-num = 50\nsocket = /file.sock\nidle-timeout = 5\n");
+  auto p = Parse({"--config", tmp / "a.conf", "--socket", "/flag.sock"});
+  REQUIRE(p.outcome == Outcome::kRun);
+  CHECK(p.config.configured_root == "/from/file");
+  CHECK_FALSE(p.config.root);  // a file root ranks below ASCEND_WORK_PATH, so it is kept apart
+  CHECK(p.config.configured_record_num == 50u);
+  CHECK_FALSE(p.config.record_num);
+  CHECK(p.config.socket_path == "/flag.sock");
+  CHECK(p.config.idle_timeout_s == 5);
+}
+
+TEST_CASE("bad configuration file values name the file and key", "[config]") {
+  atraced::testing::TempDir tmp;
+  auto [text, needle] = GENERATE(table<std::string, std::string>({
+      {"record-num = 5\n", "invalid value [5] for record-num"},
+      {"colour = blue\n", "unrecognised option 'colour'"},
+      {"max-events-per-client = 5000\n", "for max-events-per-client: expected an integer in [1, 4096]"},
+      {"forwarder-group =\n", "a group name must not be empty"},
+  }));
+  atraced::testing::WriteFile(tmp / "bad.conf", text);
+  auto p = Parse({"--config", tmp / "bad.conf"});
+  CAPTURE(text, p.output);
+  CHECK(p.outcome == Outcome::kUsageError);
+  CHECK(p.output.find(tmp / "bad.conf") != std::string::npos);
+  CHECK(p.output.find(needle) != std::string::npos);
+}
+
+TEST_CASE("the shipped conf/atraced.conf parses and documents every key", "[config]") {
+  std::string text = atraced::testing::ReadFile(std::string(ATRACED_SOURCE_DIR) + "/conf/atraced.conf");
+  REQUIRE_FALSE(text.empty());
+  Config c;
+  CHECK(ParseConfigText(text, "conf/atraced.conf", &c) == "");
+  for (const char* key : {"root", "socket", "record-num", "log-level", "socket-group", "forwarder-group",
+                          "idle-timeout", "max-clients", "max-events-per-client", "max-files-per-client"}) {
+    CAPTURE(key);
+    CHECK(text.find(std::string("# ") + key + " =") != std::string::npos);
+  }
+}

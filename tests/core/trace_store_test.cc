@@ -1,0 +1,485 @@
+// The trace store against a real temporary tree, with a fault-injecting wrapper where a
+// case needs the disk to fail.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "atraced/core/posix_file_system.h"
+#include "atraced/core/trace_store.h"
+#include "atraced/core/trace_time.h"
+#include "support/capture_log.h"
+#include "support/fake_clock.h"
+#include "support/fault_file_system.h"
+#include "support/temp_dir.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kProcTime = "20260101000000000000";
+
+class StoreFixture {
+ public:
+  explicit StoreFixture(uint32_t record_num = 10) : posix_(Open(tmp_.path())), fault_(*posix_), store_(Make(record_num)) {
+    REQUIRE(store_->Recover().ok());
+  }
+
+  static std::unique_ptr<PosixFileSystem> Open(const std::string& root) {
+    auto fs = PosixFileSystem::Open(root);
+    REQUIRE(fs.ok());
+    return std::move(*fs);
+  }
+  std::unique_ptr<TraceStore> Make(uint32_t record_num) {
+    return std::make_unique<TraceStore>(fault_, clock_, log_.logger(), record_num);
+  }
+  // Simulates a daemon restart: a new store over the same tree.
+  void Restart(uint32_t record_num) {
+    store_ = Make(record_num);
+    REQUIRE(store_->Recover().ok());
+  }
+
+  // Begins an event one millisecond after the previous one and returns its sequence.
+  uint64_t Begin(EventKind kind = EventKind::kSchedule, Side side = Side::kHost, int32_t pid = 100,
+                 bool end = true, std::string time = "") {
+    clock_.Advance(1ms);
+    EventSpec spec{{pid, pid, kProcTime}, kind, pid, std::move(time), side, side == Side::kDevice ? 1u : 0u, 1000};
+    auto r = store_->BeginEvent(spec);
+    REQUIRE(r.ok());
+    paths_[r->seq] = r->rel_path;
+    if (end) store_->EndEvent(r->seq);
+    return r->seq;
+  }
+  std::string AbsOf(uint64_t seq) { return trace_dir() + "/" + paths_.at(seq); }
+  bool OnDisk(uint64_t seq) { return IsDir(AbsOf(seq)); }
+  std::string trace_dir() const { return tmp_.path() + "/atrace"; }
+  // Counts event dirs on disk whose marker says `side` (kinds other than exit).
+  size_t DiskCount(EventKind kind) {
+    size_t n = 0;
+    for (auto& proc : ListNames(trace_dir())) {
+      for (auto& ev : ListNames(trace_dir() + "/" + proc)) {
+        auto name = ParseEventDirName(ev);
+        if (name && name->kind == kind) ++n;
+      }
+    }
+    return n;
+  }
+
+  TempDir tmp_;
+  FakeClock clock_;
+  CaptureLog log_;
+  std::unique_ptr<PosixFileSystem> posix_;
+  FaultFileSystem fault_;
+  std::unique_ptr<TraceStore> store_;
+  std::map<uint64_t, std::string> paths_;
+};
+
+}  // namespace
+
+TEST_CASE("event dirs follow the CANN layout with fixed modes", "[store]") {
+  mode_t old = ::umask(077);  // the modes must not depend on the umask
+  StoreFixture f;
+  f.clock_.Set(std::chrono::system_clock::time_point(1779460215s + 123456us));
+  EventSpec spec{{4242, 4343, kProcTime}, EventKind::kSchedule, 4343, "", Side::kHost, 0, 1000};
+  auto r = f.store_->BeginEvent(spec);
+  REQUIRE(r.ok());
+  std::string time = FormatTraceTime(f.clock_.Now());
+  CHECK(r->rel_path == "trace_4242_4343_" + kProcTime + "/schedule_event_4343_" + time);
+  std::string dir = f.trace_dir() + "/" + r->rel_path;
+  CHECK(IsDir(dir));
+  CHECK(Mode(f.trace_dir()) == 0750);
+  CHECK(Mode(f.trace_dir() + "/trace_4242_4343_" + kProcTime) == 0750);
+  CHECK(Mode(dir) == 0750);
+
+  auto fd = f.store_->OpenFile(r->seq, "schedule_tracer_RUNTIME.txt");
+  REQUIRE(fd.ok());
+  const std::string a = "line one\n";
+  REQUIRE(f.posix_->Write(fd->get(), {reinterpret_cast<const uint8_t*>(a.data()), a.size()}).ok());
+  fd->reset();
+  // Reopening appends; nothing is ever truncated.
+  auto again = f.store_->OpenFile(r->seq, "schedule_tracer_RUNTIME.txt");
+  REQUIRE(again.ok());
+  REQUIRE(f.posix_->Write(again->get(), {reinterpret_cast<const uint8_t*>(a.data()), a.size()}).ok());
+  again->reset();
+  CHECK(ReadFile(dir + "/schedule_tracer_RUNTIME.txt") == a + a);
+  CHECK(Mode(dir + "/schedule_tracer_RUNTIME.txt") == 0640);
+  // Only the marker is hidden beside the trace files; no staging dir is left behind.
+  auto names = ListNames(dir);
+  REQUIRE(names.size() == 2);
+  CHECK(ParseMarkerName(names[0]));
+  CHECK(ListNames(f.trace_dir() + "/trace_4242_4343_" + kProcTime).size() == 1);
+  ::umask(old);
+}
+
+TEST_CASE("only trace file names can be opened", "[store]") {
+  StoreFixture f;
+  uint64_t seq = f.Begin(EventKind::kSchedule, Side::kHost, 100, false);
+  for (const char* bad : {"../x.txt", "schedule_tracer_a/b.txt", ".atraced_1_host_0_0_0", "notes.txt", ""}) {
+    auto r = f.store_->OpenFile(seq, bad);
+    CHECK_FALSE(r.ok());
+    CHECK(r.status().err() == EINVAL);
+  }
+  CHECK(f.store_->OpenFile(999, "schedule_tracer_x.txt").status().err() == ENOENT);
+}
+
+TEST_CASE("host dirs age root-wide across processes, oldest first", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 12; ++i) seqs.push_back(f.Begin(EventKind::kSchedule, Side::kHost, 100 + i % 3));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK(f.DiskCount(EventKind::kSchedule) == 10);
+  CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK_FALSE(f.OnDisk(seqs[1]));
+  for (size_t i = 2; i < 12; ++i) CHECK(f.OnDisk(seqs[i]));
+  CHECK(f.log_.Has(LogLevel::kInfo, "aged event dir " + f.AbsOf(seqs[0])));
+  CHECK(f.store_->counters().dirs_aged == 2);
+}
+
+TEST_CASE("host and device are counted separately", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> host, dev;
+  for (int i = 0; i < 10; ++i) host.push_back(f.Begin(EventKind::kSchedule, Side::kHost));
+  for (int i = 0; i < 10; ++i) dev.push_back(f.Begin(EventKind::kSchedule, Side::kDevice));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK(f.store_->count(AgeClass::kDevice) == 10);
+  uint64_t extra = f.Begin(EventKind::kSchedule, Side::kDevice);
+  CHECK_FALSE(f.OnDisk(dev[0]));
+  CHECK(f.OnDisk(extra));
+  for (auto s : host) CHECK(f.OnDisk(s));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK(f.store_->count(AgeClass::kDevice) == 10);
+}
+
+TEST_CASE("exit dirs are never aged and do not count", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> exits;
+  for (int i = 0; i < 25; ++i) exits.push_back(f.Begin(EventKind::kExit));
+  for (int i = 0; i < 10; ++i) f.Begin(EventKind::kSchedule);
+  CHECK(f.store_->count(AgeClass::kExit) == 25);
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  for (auto s : exits) CHECK(f.OnDisk(s));
+  f.Begin(EventKind::kSchedule);
+  for (auto s : exits) CHECK(f.OnDisk(s));
+}
+
+TEST_CASE("stackcore dirs count in their class", "[store]") {
+  StoreFixture f(10);
+  uint64_t first = f.Begin(EventKind::kStackcore);
+  for (int i = 0; i < 10; ++i) f.Begin(EventKind::kSchedule);
+  CHECK_FALSE(f.OnDisk(first));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+}
+
+TEST_CASE("the same path again is the same dir, counted once, in its first place", "[store]") {
+  StoreFixture f(10);
+  std::string time = "20260101000000000001";
+  uint64_t first = f.Begin(EventKind::kSchedule, Side::kHost, 100, true, time);
+  for (int i = 0; i < 9; ++i) f.Begin();
+  // Reuse the oldest (CANN: FIFO by first creation, not LRU).
+  uint64_t again = f.Begin(EventKind::kSchedule, Side::kHost, 100, true, time);
+  CHECK(again == first);
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK(f.OnDisk(first));
+  f.Begin();
+  CHECK_FALSE(f.OnDisk(first));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+}
+
+TEST_CASE("a pinned dir is never removed; the next oldest goes instead", "[store]") {
+  StoreFixture f(10);
+  uint64_t pinned = f.Begin(EventKind::kSchedule, Side::kHost, 100, /*end=*/false);
+  uint64_t second = f.Begin();
+  for (int i = 0; i < 9; ++i) f.Begin();
+  CHECK(f.OnDisk(pinned));
+  CHECK_FALSE(f.OnDisk(second));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  // Writing into the pinned dir still works after others aged around it.
+  auto fd = f.store_->OpenFile(pinned, "schedule_tracer_x.txt");
+  CHECK(fd.ok());
+}
+
+TEST_CASE("with every candidate pinned the limit waits for a release", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 12; ++i) seqs.push_back(f.Begin(EventKind::kSchedule, Side::kHost, 100, /*end=*/false));
+  CHECK(f.store_->count(AgeClass::kHost) == 12);
+  for (auto s : seqs) CHECK(f.OnDisk(s));
+  f.store_->EndEvent(seqs[5]);  // releasing one pin enforces the limit with what is free
+  CHECK(f.store_->count(AgeClass::kHost) == 11);
+  CHECK_FALSE(f.OnDisk(seqs[5]));
+  f.store_->EndEvent(seqs[0]);
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK_FALSE(f.OnDisk(seqs[0]));
+}
+
+TEST_CASE("a failed removal is logged, keeps counting and is retried", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin());
+  std::string stuck = f.paths_.at(seqs[0]);
+  f.fault_.Fail(FsOp::kRemoveTree, stuck, EACCES, 1);
+  uint64_t eleventh = f.Begin();
+  // The oldest could not go: it stays on disk and counted; the next oldest went instead.
+  CHECK(f.OnDisk(seqs[0]));
+  CHECK_FALSE(f.OnDisk(seqs[1]));
+  CHECK(f.OnDisk(eleventh));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK(f.log_.Has(LogLevel::kWarning, "can not remove dir " + f.AbsOf(seqs[0]) + ", errno=13"));
+  CHECK(f.store_->counters().removal_failures == 1);
+  // Next pass: the stuck one is first in line again, and now it goes.
+  f.Begin();
+  CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK(f.OnDisk(seqs[2]));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+}
+
+TEST_CASE("a removal that keeps failing is never forgotten", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin());
+  f.fault_.Fail(FsOp::kRemoveTree, f.paths_.at(seqs[0]), EACCES);  // always
+  for (int i = 0; i < 5; ++i) f.Begin();
+  CHECK(f.OnDisk(seqs[0]));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  f.fault_.Clear();
+  auto report = f.store_->Vacuum(false);
+  CHECK(report.removed.empty());  // at the limit: nothing to do, the stuck one still counts
+  f.store_->SetRecordNum(10);
+  f.Begin();
+  CHECK_FALSE(f.OnDisk(seqs[0]));
+}
+
+TEST_CASE("a dir that vanishes mid-delete counts as removed", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin());
+  std::string victim = f.AbsOf(seqs[0]);
+  f.fault_.Before(FsOp::kRemoveTree, f.paths_.at(seqs[0]), [victim] { std::filesystem::remove_all(victim); });
+  f.Begin();
+  CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK(f.store_->counters().removal_failures == 0);
+  CHECK_FALSE(f.log_.Has(LogLevel::kWarning, "can not remove dir"));
+}
+
+TEST_CASE("a failed creation leaves nothing half-made and counts nothing", "[store]") {
+  StoreFixture f(10);
+  auto op = GENERATE(FsOp::kMakeDir, FsOp::kCreateEmptyFile, FsOp::kRename);
+  auto err = GENERATE(ENOSPC, EIO);
+  f.fault_.Fail(op, ".atraced_staging_", err, 1);
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  auto r = f.store_->BeginEvent(spec);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().err() == err);
+  CHECK(f.store_->count(AgeClass::kHost) == 0);
+  for (auto& proc : ListNames(f.trace_dir())) CHECK(ListNames(f.trace_dir() + "/" + proc).empty());
+  // The store is still consistent: the next creation works.
+  f.clock_.Advance(1ms);
+  CHECK(f.store_->BeginEvent(spec).ok());
+  CHECK(f.store_->count(AgeClass::kHost) == 1);
+}
+
+TEST_CASE("ENOSPC on write is reported to the writer", "[store]") {
+  StoreFixture f(10);
+  uint64_t seq = f.Begin(EventKind::kSchedule, Side::kHost, 100, false);
+  auto fd = f.store_->OpenFile(seq, "schedule_tracer_x.txt");
+  REQUIRE(fd.ok());
+  f.fault_.Fail(FsOp::kWrite, "", ENOSPC, 1);
+  const uint8_t byte = 'x';
+  Status st = f.fault_.Write(fd->get(), {&byte, 1});
+  CHECK(st.err() == ENOSPC);
+  CHECK(f.fault_.Write(fd->get(), {&byte, 1}).ok());
+}
+
+TEST_CASE("recovery restores order from markers, not names or clocks", "[store][recovery]") {
+  StoreFixture f(20);
+  std::vector<uint64_t> seqs;
+  // The clock runs backwards: each name's time is earlier than the previous one's.
+  f.clock_.Set(std::chrono::system_clock::time_point(1'790'000'000s));
+  for (int i = 0; i < 12; ++i) {
+    f.clock_.Advance(-2s);
+    seqs.push_back(f.Begin());
+  }
+  CHECK(f.store_->count(AgeClass::kHost) == 12);
+  f.Restart(10);  // a lower record num after a restart: exactly the newest 10 remain
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK_FALSE(f.OnDisk(seqs[1]));
+  for (size_t i = 2; i < seqs.size(); ++i) CHECK(f.OnDisk(seqs[i]));
+  // New events continue the sequence and age the oldest by creation.
+  uint64_t next = f.Begin();
+  CHECK(next > seqs.back());
+  CHECK_FALSE(f.OnDisk(seqs[2]));
+}
+
+TEST_CASE("the clock jumping backwards between events keeps creation order", "[store]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 5; ++i) seqs.push_back(f.Begin());
+  f.clock_.Advance(-std::chrono::hours(24 * 365));
+  for (int i = 0; i < 5; ++i) seqs.push_back(f.Begin());
+  f.Begin();
+  CHECK_FALSE(f.OnDisk(seqs[0]));  // the first created goes, though its name is the newest
+  for (size_t i = 1; i < seqs.size(); ++i) CHECK(f.OnDisk(seqs[i]));
+}
+
+TEST_CASE("recovery sweeps half-made dirs and leaves foreign ones alone", "[store][recovery]") {
+  TempDir tmp;
+  std::string proc = tmp / "atrace/trace_5_5_20260101000000000000";
+  std::filesystem::create_directories(proc + "/.atraced_staging_77");
+  WriteFile(proc + "/.atraced_staging_77/.atraced_77_host_0_0_0", "");
+  // A CANN in-process dir: right name, no marker. Not ours: never counted, never deleted.
+  std::filesystem::create_directories(proc + "/schedule_event_5_20260101000000000001");
+  WriteFile(proc + "/schedule_event_5_20260101000000000001/schedule_tracer_x.txt", "cann");
+  std::filesystem::create_directories(tmp / "atrace/not_a_trace_dir/schedule_event_5_20260101000000000002");
+  auto fs = PosixFileSystem::Open(tmp.path());
+  REQUIRE(fs.ok());
+  FakeClock clock;
+  CaptureLog log;
+  TraceStore store(**fs, clock, log.logger(), 10);
+  REQUIRE(store.Recover().ok());
+  CHECK_FALSE(Exists(proc + "/.atraced_staging_77"));
+  CHECK(log.Has(LogLevel::kNotice, "removed half-made event dir"));
+  CHECK(store.count(AgeClass::kHost) == 0);
+  CHECK(ReadFile(proc + "/schedule_event_5_20260101000000000001/schedule_tracer_x.txt") == "cann");
+  CHECK(IsDir(tmp / "atrace/not_a_trace_dir/schedule_event_5_20260101000000000002"));
+  // Sequences continue after the swept one, so a marker number is never reused.
+  EventSpec spec{{5, 5, kProcTime}, EventKind::kSchedule, 5, "", Side::kHost, 0, 0};
+  auto r = store.BeginEvent(spec);
+  REQUIRE(r.ok());
+  CHECK(r->seq == 78);
+}
+
+TEST_CASE("recovery keeps host and device classes from the markers", "[store][recovery]") {
+  StoreFixture f(10);
+  for (int i = 0; i < 3; ++i) f.Begin(EventKind::kSchedule, Side::kHost);
+  for (int i = 0; i < 4; ++i) f.Begin(EventKind::kSchedule, Side::kDevice);
+  for (int i = 0; i < 2; ++i) f.Begin(EventKind::kExit);
+  f.Restart(10);
+  CHECK(f.store_->count(AgeClass::kHost) == 3);
+  CHECK(f.store_->count(AgeClass::kDevice) == 4);
+  CHECK(f.store_->count(AgeClass::kExit) == 2);
+}
+
+TEST_CASE("a symlink planted in an event dir never leads the delete outside", "[store][security]") {
+  StoreFixture f(10);
+  TempDir outside;
+  WriteFile(outside / "precious", "keep me");
+  std::filesystem::create_directories(outside / "dir");
+  WriteFile(outside / "dir/inner", "keep me too");
+  uint64_t first = f.Begin();
+  REQUIRE(::symlink((outside / "precious").c_str(), (f.AbsOf(first) + "/link_file").c_str()) == 0);
+  REQUIRE(::symlink((outside / "dir").c_str(), (f.AbsOf(first) + "/link_dir").c_str()) == 0);
+  uint64_t second = f.Begin();
+  // The whole event dir replaced by a symlink to the outside.
+  std::filesystem::remove_all(f.AbsOf(second));
+  REQUIRE(::symlink(outside.path().c_str(), f.AbsOf(second).c_str()) == 0);
+  for (int i = 0; i < 10; ++i) f.Begin();
+  CHECK_FALSE(Exists(f.AbsOf(first)));
+  CHECK_FALSE(Exists(f.AbsOf(second)));
+  CHECK(ReadFile(outside / "precious") == "keep me");
+  CHECK(ReadFile(outside / "dir/inner") == "keep me too");
+}
+
+TEST_CASE("a planted hard link or symlink file is never opened for writing", "[store][security]") {
+  StoreFixture f(10);
+  TempDir outside;
+  WriteFile(outside / "target", "original");
+  uint64_t seq = f.Begin(EventKind::kSchedule, Side::kHost, 100, false);
+  REQUIRE(::symlink((outside / "target").c_str(), (f.AbsOf(seq) + "/schedule_tracer_sym.txt").c_str()) == 0);
+  CHECK_FALSE(f.store_->OpenFile(seq, "schedule_tracer_sym.txt").ok());
+  WriteFile(f.tmp_ / "inside_target", "original");
+  REQUIRE(::link((f.tmp_ / "inside_target").c_str(), (f.AbsOf(seq) + "/schedule_tracer_hard.txt").c_str()) == 0);
+  auto r = f.store_->OpenFile(seq, "schedule_tracer_hard.txt");
+  CHECK_FALSE(r.ok());
+  CHECK(r.status().err() == EACCES);
+  CHECK(ReadFile(outside / "target") == "original");
+}
+
+TEST_CASE("process dirs emptied by aging are removed unless held", "[store]") {
+  StoreFixture f(10);
+  uint64_t a = f.Begin(EventKind::kSchedule, Side::kHost, 201);
+  uint64_t b = f.Begin(EventKind::kSchedule, Side::kHost, 202);
+  f.store_->HoldProcessDir("trace_202_202_" + kProcTime);
+  for (int i = 0; i < 10; ++i) f.Begin(EventKind::kSchedule, Side::kHost, 300);
+  CHECK_FALSE(f.OnDisk(a));
+  CHECK_FALSE(f.OnDisk(b));
+  CHECK_FALSE(Exists(f.trace_dir() + "/trace_201_201_" + kProcTime));
+  CHECK(IsDir(f.trace_dir() + "/trace_202_202_" + kProcTime));  // its process is still connected
+  f.store_->ReleaseProcessDir("trace_202_202_" + kProcTime);
+  CHECK_FALSE(Exists(f.trace_dir() + "/trace_202_202_" + kProcTime));
+}
+
+TEST_CASE("a process dir with an exit dir survives aging of its other dirs", "[store]") {
+  StoreFixture f(10);
+  uint64_t sched = f.Begin(EventKind::kSchedule, Side::kHost, 201);
+  uint64_t exit_dir = f.Begin(EventKind::kExit, Side::kHost, 201);
+  for (int i = 0; i < 10; ++i) f.Begin(EventKind::kSchedule, Side::kHost, 300);
+  CHECK_FALSE(f.OnDisk(sched));
+  CHECK(f.OnDisk(exit_dir));
+}
+
+TEST_CASE("lowering the record number ages at once", "[store]") {
+  StoreFixture f(20);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 15; ++i) seqs.push_back(f.Begin());
+  f.store_->SetRecordNum(10);
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  for (int i = 0; i < 5; ++i) CHECK_FALSE(f.OnDisk(seqs[i]));
+}
+
+TEST_CASE("vacuum dry run reports without removing", "[store]") {
+  StoreFixture f(20);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 15; ++i) seqs.push_back(f.Begin(EventKind::kSchedule, Side::kHost, 100, false));
+  for (auto s : seqs) f.store_->EndEvent(s);  // each release finds the class under its limit
+  f.fault_.Fail(FsOp::kRemoveTree, "", EACCES, -1);
+  f.store_->SetRecordNum(12);  // fails: all three stay
+  f.fault_.Clear();
+  auto dry = f.store_->Vacuum(true);
+  CHECK(dry.removed.size() == 3);
+  CHECK(f.store_->count(AgeClass::kHost) == 15);
+  auto wet = f.store_->Vacuum(false);
+  CHECK(wet.removed == dry.removed);
+  CHECK(f.store_->count(AgeClass::kHost) == 12);
+}
+
+TEST_CASE("the trace directory is re-created if it is deleted", "[store]") {
+  StoreFixture f(10);
+  f.Begin();
+  std::filesystem::remove_all(f.trace_dir());
+  uint64_t seq = f.Begin();
+  CHECK(f.OnDisk(seq));
+}
+
+TEST_CASE("listing reports class, pid, uid and bytes in creation order", "[store]") {
+  StoreFixture f(10);
+  uint64_t a = f.Begin(EventKind::kSchedule, Side::kHost, 100, false);
+  uint64_t b = f.Begin(EventKind::kSchedule, Side::kDevice, 101);
+  uint64_t c = f.Begin(EventKind::kExit, Side::kHost, 102);
+  auto fd = f.store_->OpenFile(a, "schedule_tracer_x.txt");
+  REQUIRE(fd.ok());
+  REQUIRE(f.posix_->Write(fd->get(), {reinterpret_cast<const uint8_t*>("12345"), 5}).ok());
+  f.store_->AddBytes(a, 5);
+  auto list = f.store_->List(0, 100);
+  REQUIRE(list.size() == 3);
+  CHECK(list[0].seq == a);
+  CHECK(list[0].bytes == 5);
+  CHECK(list[0].pins == 1);
+  CHECK(list[1].seq == b);
+  CHECK(list[1].side == Side::kDevice);
+  CHECK(list[1].pid == 101);
+  CHECK(list[1].uid == 1000);
+  CHECK(list[2].kind == EventKind::kExit);
+  CHECK(f.store_->List(b, 100).size() == 1);
+  CHECK(f.store_->List(0, 2).size() == 2);
+  f.Restart(10);  // bytes of recovered dirs come from the disk
+  auto after = f.store_->List(0, 100);
+  REQUIRE(after.size() == 3);
+  CHECK(after[0].bytes == 5);
+  (void)c;
+}

@@ -1,0 +1,31 @@
+// A fresh directory under /tmp, removed with everything in it at scope exit. Paths stay
+// short so a socket inside fits sun_path (108 bytes).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace atraced::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+// Small file helpers for assertions on real trees.
+bool Exists(const std::string& path);          // lstat succeeds
+bool IsDir(const std::string& path);           // a directory, not through a symlink
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& content);
+unsigned Mode(const std::string& path);        // permission bits
+std::vector<std::string> ListNames(const std::string& dir);  // sorted, without . and ..
+
+}  // namespace atraced::testing
