@@ -1,57 +1,191 @@
 #include "atraced/app/daemon_main.h"
 
+#include <grp.h>
 #include <signal.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 
 #include "atraced/app/config.h"
+#include "atraced/app/listen_socket.h"
+#include "atraced/app/notify.h"
 #include "atraced/core/posix_file_system.h"
+#include "atraced/core/process_table.h"
 #include "atraced/core/record_num.h"
 #include "atraced/core/root.h"
+#include "atraced/core/trace_service.h"
 #include "atraced/core/trace_store.h"
+#include "atraced/ipc/asio.h"
+#include "atraced/ipc/listener.h"
 #include "atraced/proto/socket_path.h"
 
 namespace atraced {
 namespace {
 
-int Run(const Config& config) {
-  Logger log(StderrSink(), config.log_level);
-  auto root = ResolveRoot(RootSourcesFromEnvironment(config.root, config.configured_root), log);
-  if (!root.ok()) {
-    log.Error(root.status().message());
-    return 1;
+constexpr auto kShutdownGrace = std::chrono::seconds(3);
+constexpr auto kStatusInterval = std::chrono::seconds(2);
+
+// Flags, then the environment, then the configuration file, then the default.
+uint32_t EffectiveRecordNum(const Config& config, Logger& log) {
+  if (config.record_num) {
+    log.Info("set dir num=", *config.record_num, " by --record-num.");
+    return *config.record_num;
   }
-  uint32_t record_num = config.record_num ? *config.record_num
-                                          : RecordNumFromEnv(std::getenv("ASCEND_TRACE_RECORD_NUM"),
-                                                             config.configured_record_num, log);
-  if (config.record_num) log.Info("set dir num=", record_num, " by --record-num.");
-  auto fs = PosixFileSystem::Open(root->path);
-  if (!fs.ok()) {
-    log.Error("cannot open trace directory: ", fs.status().message());
-    return 1;
-  }
-  SystemClock clock;
-  TraceStore store(**fs, clock, log, record_num);
-  if (Status st = store.Recover(); !st.ok()) {
-    log.Error("recovery failed: ", st.message());
-    return 1;
-  }
-  std::string socket_path = config.socket_path.value_or(proto::DefaultDaemonSocketPath());
-  log.Notice("atraced: trace root ", root->path, " (from ", root->source, "), trace dir ", (*fs)->trace_dir(),
-             ", record num ", record_num, ", would listen on ", socket_path,
-             " (the socket server is not built yet; waiting for SIGINT/SIGTERM)");
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  int sig = 0;
-  sigwait(&set, &sig);
-  log.Notice("atraced: stopping on signal ", sig);
-  return 0;
+  return RecordNumFromEnv(std::getenv("ASCEND_TRACE_RECORD_NUM"), config.configured_record_num, log);
 }
+
+class Daemon {
+ public:
+  Daemon(Config config, std::vector<std::string> args) : config_(std::move(config)), args_(std::move(args)) {}
+
+  int Run() {
+    Logger& log = log_;
+    log.set_max_level(config_.log_level);
+    auto root = ResolveRoot(RootSourcesFromEnvironment(config_.root, config_.configured_root), log);
+    if (!root.ok()) return Fail(1, root.status().message());
+    const uint32_t record_num = EffectiveRecordNum(config_, log);
+    std::optional<gid_t> forwarder_gid;
+    if (config_.forwarder_group) {
+      const struct group* g = ::getgrnam(config_.forwarder_group->c_str());
+      if (g == nullptr) return Fail(2, "forwarder-group: no group named [" + *config_.forwarder_group + "]");
+      forwarder_gid = g->gr_gid;
+    }
+    auto fs = PosixFileSystem::Open(root->path);
+    if (!fs.ok()) return Fail(1, "cannot open the trace directory: " + fs.status().message());
+
+    SystemClock clock;
+    ProcProcessTable processes;
+    TraceStore store(**fs, clock, log, record_num);
+    // Recovery and the first aging pass finish before anything is accepted.
+    if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
+    TraceService service(store, **fs, processes, clock, log,
+                         {config_.max_events_per_client, config_.max_files_per_client, ::geteuid(), forwarder_gid,
+                          root->path});
+
+    asio::io_context io(1);
+    auto socket = OpenListenSocket(
+        io, {config_.socket_path.value_or(proto::DefaultDaemonSocketPath()), config_.socket_group}, log);
+    if (!socket.ok()) return Fail(socket.status().err() == EINVAL ? 2 : 1, socket.status().message());
+
+    // The storage executor: one thread that owns the store and the service.
+    asio::io_context storage(1);
+    auto storage_work = asio::make_work_guard(storage);
+    std::thread storage_thread([&storage] { storage.run(); });
+    storage_executor_ = storage.get_executor();
+    service_ = &service;
+
+    Listener listener(io, std::move(socket->acceptor), {storage.get_executor(), &service}, log,
+                      {config_.max_clients, std::chrono::seconds(config_.idle_timeout_s)});
+    listener.Start();
+    log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
+               socket->description, ", record num ", record_num);
+    Notify("READY=1\nSTATUS=" + service.StatusLine());
+
+    asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+    asio::steady_timer ticker(io);
+    std::function<void()> wait_signal = [&] {
+      signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (sig == SIGHUP) {
+          Reload();
+          wait_signal();
+          return;
+        }
+        log.Notice("stopping on signal ", sig);
+        Notify("STOPPING=1\nSTATUS=Stopping");
+        listener.Stop();
+        StopWhenDrained(io, listener, ticker, std::chrono::steady_clock::now() + kShutdownGrace);
+      });
+    };
+    wait_signal();
+    StartTicker(io);
+
+    io.run();
+
+    // Sessions are closed; the storage executor ends their events and closes their files.
+    storage_work.reset();
+    storage_thread.join();
+    log.Notice("atraced stopped");
+    return 0;
+  }
+
+ private:
+  int Fail(int code, const std::string& message) {
+    log_.Error(message);
+    Notify("STATUS=Failed to start up: " + message);
+    return code;
+  }
+
+  // SIGHUP: re-read the configuration file and apply the record number at once.
+  void Reload() {
+    Notify("RELOADING=1");
+    std::vector<const char*> argv;
+    for (auto& a : args_) argv.push_back(a.c_str());
+    ParsedCommandLine cl = ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+    if (cl.outcome != ParsedCommandLine::Outcome::kRun) {
+      log_.Error("reload refused, keeping the running configuration: ", cl.output);
+      Notify("READY=1");
+      return;
+    }
+    log_.set_max_level(cl.config.log_level);
+    uint32_t record_num = EffectiveRecordNum(cl.config, log_);
+    log_.Notice("reloaded configuration; record num ", record_num);
+    TraceService* service = service_;
+    asio::post(storage_executor_, [service, record_num] { service->store().SetRecordNum(record_num); });
+    Notify("READY=1");
+  }
+
+  // WATCHDOG=1 at half of WATCHDOG_USEC, and STATUS= updates. Each tick makes a round trip
+  // through the storage executor, so a stuck storage thread stops the pings as surely as
+  // a stuck I/O loop does, and systemd restarts the daemon.
+  void StartTicker(asio::io_context& io) {
+    uint64_t usec = 0;
+    if (::sd_watchdog_enabled(0, &usec) > 0 && usec > 0) watchdog_ = std::chrono::microseconds(usec / 2);
+    tick_timer_.emplace(io);
+    Tick(io);
+  }
+  void Tick(asio::io_context& io) {
+    auto interval = watchdog_ ? std::min<std::chrono::microseconds>(*watchdog_, kStatusInterval) :
+                                std::chrono::microseconds(kStatusInterval);
+    tick_timer_->expires_after(interval);
+    tick_timer_->async_wait([this, &io](const boost::system::error_code& ec) {
+      if (ec) return;
+      TraceService* service = service_;
+      bool watchdog = watchdog_.has_value();
+      asio::post(storage_executor_, [service, watchdog, &io] {
+        std::string status = service->StatusLine();
+        asio::post(io, [status, watchdog] { Notify((watchdog ? "WATCHDOG=1\n" : "") + std::string("STATUS=") + status); });
+      });
+      Tick(io);
+    });
+  }
+
+  void StopWhenDrained(asio::io_context& io, Listener& listener, asio::steady_timer& timer,
+                       std::chrono::steady_clock::time_point deadline) {
+    if (listener.sessions() == 0 || std::chrono::steady_clock::now() >= deadline) {
+      if (listener.sessions() != 0) log_.Warning("stopping with ", listener.sessions(), " session(s) still busy");
+      if (tick_timer_) tick_timer_->cancel();
+      io.stop();
+      return;
+    }
+    timer.expires_after(std::chrono::milliseconds(10));
+    timer.async_wait([this, &io, &listener, &timer, deadline](const boost::system::error_code& ec) {
+      if (!ec) StopWhenDrained(io, listener, timer, deadline);
+    });
+  }
+
+  Config config_;
+  std::vector<std::string> args_;
+  Logger log_{StderrSink()};
+  asio::any_io_executor storage_executor_;
+  TraceService* service_ = nullptr;
+  std::optional<std::chrono::microseconds> watchdog_;
+  std::optional<asio::steady_timer> tick_timer_;
+};
 
 }  // namespace
 
@@ -68,8 +202,12 @@ int DaemonMain(int argc, const char* const* argv) {
       case ParsedCommandLine::Outcome::kRun:
         break;
     }
-    return Run(cl.config);
-  } catch (const std::exception& e) {  // the one top-level catch: report, never crash silently
+    // A client that disconnects mid-reply must not kill the daemon.
+    ::signal(SIGPIPE, SIG_IGN);
+    std::vector<std::string> args(argv, argv + argc);
+    Daemon daemon(std::move(cl.config), std::move(args));
+    return daemon.Run();
+  } catch (const std::exception& e) {  // the one top-level catch: report, never die silently
     std::fprintf(stderr, "<2>atraced: fatal: %s\n", e.what());
     return 1;
   }

@@ -1,0 +1,109 @@
+#include "atraced/app/listen_socket.h"
+
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "atraced/core/unique_fd.h"
+
+namespace atraced {
+namespace {
+
+Status Errno(const std::string& what, int err) { return Status::Error(err, ErrnoMessage(what, err)); }
+
+std::string ParentOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Status MakeParents(const std::string& dir) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return Errno("mkdir " + prefix, errno);
+  }
+  return Status::Ok();
+}
+
+// True if something accepts connections on `path` right now.
+bool SomeoneListens(const sockaddr_un& addr) {
+  UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe.valid()) return false;
+  return ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+}
+
+}  // namespace
+
+Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOptions& options, Logger& log) {
+  const auto protocol = asio::local::stream_protocol();
+  int passed = ::sd_listen_fds(1);
+  if (passed > 0) {
+    if (passed > 1) log.Warning("systemd passed ", passed, " sockets; using the first");
+    int fd = SD_LISTEN_FDS_START;
+    if (::sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) <= 0) {
+      return Status::Error(EINVAL, "the socket passed by systemd is not a listening AF_UNIX stream socket");
+    }
+    boost::system::error_code ec;
+    LocalAcceptor acceptor(io);
+    acceptor.assign(protocol, fd, ec);
+    if (ec) return Status::Error(ec.value(), "cannot adopt the socket passed by systemd: " + ec.message());
+    sockaddr_un addr{};
+    socklen_t len = sizeof addr;
+    std::string where = "fd 3";
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0 && addr.sun_path[0] != '\0') where = addr.sun_path;
+    return ListenSocket{std::move(acceptor), where + " (socket activation)"};
+  }
+
+  const std::string& path = options.path;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof addr.sun_path) {
+    return Status::Error(ENAMETOOLONG, "socket path [" + path + "] must be 1-107 bytes");
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+
+  std::optional<gid_t> gid;
+  if (options.group) {
+    const struct group* g = ::getgrnam(options.group->c_str());
+    if (g == nullptr) return Status::Error(EINVAL, "socket-group: no group named [" + *options.group + "]");
+    gid = g->gr_gid;
+  }
+  if (Status st = MakeParents(ParentOf(path)); !st.ok()) return st;
+
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) return Status::Error(EEXIST, path + " exists and is not a socket; not replacing it");
+    if (SomeoneListens(addr)) {
+      return Status::Error(EADDRINUSE, "another daemon is already listening on " + path + "; not starting a second one");
+    }
+    log.Notice("replacing stale socket ", path);
+    if (::unlink(path.c_str()) != 0) return Errno("unlink stale socket " + path, errno);
+  }
+
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Errno("socket", errno);
+  // Bind with a restrictive umask so the socket is never briefly open to everyone.
+  mode_t old = ::umask(0177);
+  int rc = ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  int bind_err = errno;
+  ::umask(old);
+  if (rc != 0) return Errno("bind " + path, bind_err);
+  if (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) return Errno("chgrp " + path, errno);
+  if (::chmod(path.c_str(), 0660) != 0) return Errno("chmod " + path, errno);
+  if (::listen(fd.get(), SOMAXCONN) != 0) return Errno("listen " + path, errno);
+
+  boost::system::error_code ec;
+  LocalAcceptor acceptor(io);
+  acceptor.assign(protocol, fd.get(), ec);
+  if (ec) return Status::Error(ec.value(), "cannot use socket " + path + ": " + ec.message());
+  fd.release();
+  return ListenSocket{std::move(acceptor), path};
+}
+
+}  // namespace atraced

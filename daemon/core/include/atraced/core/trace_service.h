@@ -1,0 +1,136 @@
+// The daemon's request handling, with no socket in it: decoded frames in, reply frames out.
+// A session (daemon/ipc) feeds it bytes from a connection; tests drive it directly.
+//
+// Threading: like the store it drives, a TraceService has a single owner, the storage
+// executor. Every call for every client runs there, in order.
+//
+// Identity: a client is what SO_PEERCRED and /proc say it is (PeerCredentials +
+// ProcessTable). The only identity a payload may carry is EVENT_BEGIN's host_pid, a
+// forwarder's claim, which only root, the daemon's uid or the forwarder group may make, and
+// which is logged each time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "atraced/core/clock.h"
+#include "atraced/core/file_system.h"
+#include "atraced/core/log.h"
+#include "atraced/core/process_table.h"
+#include "atraced/core/trace_store.h"
+#include "atraced/core/unique_fd.h"
+#include "atraced/proto/codec.h"
+
+namespace atraced {
+
+struct PeerCredentials {
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+struct ServiceOptions {
+  uint32_t max_events_per_client = 64;
+  uint32_t max_files_per_client = 256;
+  uint32_t daemon_uid = 0;              // may always forward
+  std::optional<gid_t> forwarder_gid;   // members may forward
+  std::string root;                     // for STATUS
+};
+
+// Replies to one batch of requests, in request order.
+struct ReplyBatch {
+  struct PassedFd {
+    size_t offset = 0;  // the descriptor travels with the reply frame starting here
+    UniqueFd fd;
+  };
+  std::vector<uint8_t> bytes;
+  std::vector<PassedFd> fds;
+  bool close_after = false;  // the connection ends once these replies are sent
+};
+
+struct ServiceCounters {
+  uint64_t requests = 0;
+  uint64_t requests_refused = 0;
+  uint64_t forwarder_claims = 0;
+};
+
+class TraceService {
+ public:
+  using ClientId = uint64_t;
+
+  TraceService(TraceStore& store, FileSystem& fs, ProcessTable& processes, Clock& clock, Logger& log,
+               ServiceOptions options);
+  ~TraceService();
+
+  ClientId Connect(const PeerCredentials& peer);
+  // Ends the client's open files and events, keeping everything written.
+  void Disconnect(ClientId id);
+  // Handles one request frame and appends its reply to `out`.
+  void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out);
+
+  size_t clients() const { return clients_.size(); }
+  const ServiceCounters& counters() const { return counters_; }
+  TraceStore& store() { return store_; }
+  // One line for sd_notify STATUS=: counts per class and clients.
+  std::string StatusLine() const;
+
+ private:
+  struct OpenFile {
+    uint64_t seq = 0;
+    uint32_t event_id = 0;
+    UniqueFd fd;
+    uint64_t size = 0;  // bytes accounted so far
+  };
+  struct Client {
+    PeerCredentials peer;
+    std::string process_dir;
+    bool hello_done = false;
+    uint64_t features = 0;
+    bool may_forward = false;
+    std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
+    std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
+  };
+  struct ProcessRecord {
+    uint64_t start_ticks = 0;
+    ProcessDirName name;
+    uint32_t connections = 0;
+  };
+  // A failed request: the status (negative errno) and the message the client sees.
+  struct Refusal {
+    int32_t status;
+    std::string message;
+  };
+  using Reply = std::optional<Refusal>;
+
+  ProcessRecord* RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts);
+  void CloseFile(OpenFile& f);
+  Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
+  Reply OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed);
+  Reply OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+
+  TraceStore& store_;
+  FileSystem& fs_;
+  ProcessTable& processes_;
+  Clock& clock_;
+  Logger& log_;
+  ServiceOptions options_;
+  ClientId next_client_ = 1;
+  std::unordered_map<ClientId, Client> clients_;
+  std::unordered_map<int32_t, ProcessRecord> process_records_;
+  ServiceCounters counters_;
+};
+
+}  // namespace atraced

@@ -1,0 +1,371 @@
+#include "atraced/core/trace_service.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "atraced/core/trace_time.h"
+#include "atraced/proto/wire.h"
+
+namespace atraced {
+namespace {
+
+constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING;
+constexpr size_t kMaxProcessRecords = 4096;  // beyond this, records of gone processes are pruned
+
+int32_t Neg(int err) { return -err; }
+
+std::optional<uint64_t> FileSize(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+}  // namespace
+
+TraceService::TraceService(TraceStore& store, FileSystem& fs, ProcessTable& processes, Clock& clock, Logger& log,
+                           ServiceOptions options)
+    : store_(store), fs_(fs), processes_(processes), clock_(clock), log_(log), options_(std::move(options)) {}
+
+TraceService::~TraceService() {
+  std::vector<ClientId> ids;
+  for (auto& [id, c] : clients_) ids.push_back(id);
+  for (ClientId id : ids) Disconnect(id);
+}
+
+TraceService::ProcessRecord* TraceService::RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts) {
+  const uint64_t start = facts ? facts->start_ticks : 0;
+  auto it = process_records_.find(pid);
+  if (it != process_records_.end() && it->second.start_ticks == start) return &it->second;
+  if (it != process_records_.end() && it->second.connections > 0) {
+    // The same pid with a new start time while the old one is connected cannot happen for a
+    // live process; keep the record that is in use.
+    return &it->second;
+  }
+  if (process_records_.size() >= kMaxProcessRecords) {
+    for (auto r = process_records_.begin(); r != process_records_.end();) {
+      r = (r->second.connections == 0 && !processes_.Lookup(r->first)) ? process_records_.erase(r) : std::next(r);
+    }
+  }
+  // A process directory carries the time of the pid's first connection.
+  ProcessRecord rec{start, {facts ? facts->pgid : pid, pid, FormatTraceTime(clock_.Now())}, 0};
+  if (rec.name.pgid <= 0) rec.name.pgid = pid;
+  auto [pos, inserted] = process_records_.insert_or_assign(pid, rec);
+  (void)inserted;
+  return &pos->second;
+}
+
+TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
+  auto facts = processes_.Lookup(peer.pid);
+  ProcessRecord* rec = RecordFor(peer.pid, facts);
+  ++rec->connections;
+  Client c;
+  c.peer = peer;
+  c.process_dir = FormatProcessDirName(rec->name);
+  bool in_group = false;
+  if (options_.forwarder_gid) {
+    in_group = peer.gid == *options_.forwarder_gid ||
+               (facts && std::count(facts->groups.begin(), facts->groups.end(), *options_.forwarder_gid) > 0);
+  }
+  c.may_forward = peer.uid == 0 || peer.uid == options_.daemon_uid || in_group;
+  store_.HoldProcessDir(c.process_dir);
+  ClientId id = next_client_++;
+  clients_.emplace(id, std::move(c));
+  log_.Debug("client ", id, " connected: pid ", peer.pid, " uid ", peer.uid, " gid ", peer.gid);
+  return id;
+}
+
+void TraceService::CloseFile(OpenFile& f) {
+  if (auto size = FileSize(f.fd.get()); size && *size > f.size) {
+    store_.AddBytes(f.seq, *size - f.size);  // what a client wrote through a passed descriptor
+    f.size = *size;
+  }
+  f.fd.reset();
+}
+
+void TraceService::Disconnect(ClientId id) {
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  Client& c = it->second;
+  for (auto& [fid, f] : c.files) CloseFile(f);
+  if (!c.events.empty()) {
+    log_.Info("client pid ", c.peer.pid, " disconnected with ", c.events.size(),
+              " open event(s); ended them, keeping what was written");
+  }
+  for (auto& [eid, seq] : c.events) store_.EndEvent(seq);
+  if (auto rec = process_records_.find(c.peer.pid);
+      rec != process_records_.end() && FormatProcessDirName(rec->second.name) == c.process_dir &&
+      rec->second.connections > 0) {
+    --rec->second.connections;
+  }
+  store_.ReleaseProcessDir(c.process_dir);
+  clients_.erase(it);
+}
+
+void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload, ReplyBatch& out) {
+  ++counters_.requests;
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  Client& c = it->second;
+  std::vector<uint8_t> body;
+  UniqueFd passed;
+  Reply refusal;
+  if (h.flags & ATR_FLAG_REPLY) {
+    refusal = Refusal{ATR_EPROTO, "flags: a request must not carry the reply flag"};
+  } else if (!c.hello_done && h.opcode != ATR_OP_HELLO) {
+    refusal = Refusal{ATR_EPROTO, "opcode: send HELLO first"};
+  } else {
+    switch (h.opcode) {
+      case ATR_OP_HELLO: refusal = OnHello(c, payload, body, &out.close_after); break;
+      case ATR_OP_EVENT_BEGIN: refusal = OnEventBegin(c, payload, body); break;
+      case ATR_OP_FILE_OPEN: refusal = OnFileOpen(c, payload, body); break;
+      case ATR_OP_FILE_APPEND: refusal = OnFileAppend(c, payload, body); break;
+      case ATR_OP_FILE_GET_FD: refusal = OnFileGetFd(c, payload, &passed); break;
+      case ATR_OP_FILE_CLOSE: refusal = OnFileClose(c, payload, body); break;
+      case ATR_OP_EVENT_END: refusal = OnEventEnd(c, payload, body); break;
+      case ATR_OP_STATUS: refusal = OnStatus(payload, body); break;
+      case ATR_OP_LIST: refusal = OnList(payload, body); break;
+      case ATR_OP_VACUUM: refusal = OnVacuum(payload, body); break;
+      default: refusal = Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
+    }
+  }
+  std::vector<uint8_t> reply;
+  if (refusal) {
+    ++counters_.requests_refused;
+    log_.Notice("refused ", proto::OpcodeName(h.opcode), " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ",
+                proto::StatusName(refusal->status), " ", refusal->message);
+    proto::EncodeReplyError(refusal->status, refusal->message, reply);
+  } else {
+    proto::EncodeReplyOk(reply);
+    reply.insert(reply.end(), body.begin(), body.end());
+  }
+  if (passed.valid()) out.fds.push_back({out.bytes.size(), std::move(passed)});
+  proto::AppendFrame(out.bytes, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);
+}
+
+TraceService::Reply TraceService::OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body,
+                                          bool* close_after) {
+  proto::Hello m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (c.hello_done) return Refusal{ATR_EPROTO, "HELLO: already done on this connection"};
+  if (m.major != ATR_VERSION_MAJOR) {
+    *close_after = true;
+    return Refusal{ATR_EPROTONOSUPPORT, "version: major " + std::to_string(m.major) + " is not supported; this daemon speaks " +
+                                            std::to_string(ATR_VERSION_MAJOR) + "." + std::to_string(ATR_VERSION_MINOR)};
+  }
+  c.hello_done = true;
+  c.features = m.features & kSupportedFeatures;
+  proto::HelloReply r;
+  r.major = ATR_VERSION_MAJOR;
+  r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
+  r.max_payload = ATR_MAX_PAYLOAD;
+  r.features = c.features;
+  r.peer_pid = static_cast<uint32_t>(c.peer.pid);
+  r.peer_uid = c.peer.uid;
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::EventBegin m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (c.events.count(m.event_id)) return Refusal{ATR_EEXIST, "event_id: " + std::to_string(m.event_id) + " is already open"};
+  if (c.events.size() >= options_.max_events_per_client) {
+    return Refusal{ATR_EBUSY, "events: this connection already has " + std::to_string(c.events.size()) +
+                                  " open events, the limit"};
+  }
+  const Side side = m.side == ATR_SIDE_DEVICE ? Side::kDevice : Side::kHost;
+  if (side == Side::kHost && m.device_id != 0) return Refusal{ATR_EINVAL, "device_id: must be 0 for a host event"};
+  if (side == Side::kHost && !m.time.empty()) return Refusal{ATR_EINVAL, "time: only device events carry their own time"};
+  std::string why;
+  if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Refusal{ATR_EINVAL, "time: " + why};
+
+  int32_t pid = c.peer.pid;
+  std::string process_dir = c.process_dir;
+  std::optional<ProcessDirName> process = ParseProcessDirName(c.process_dir);
+  if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
+    if (!c.may_forward) {
+      log_.Warning("forwarder claim refused: pid ", c.peer.pid, " uid ", c.peer.uid, " may not write for host pid ",
+                   m.host_pid, " (not root, not the daemon's uid, not in the forwarder group)");
+      return Refusal{ATR_EPERM, "host_pid: only root, the daemon's uid or the forwarder group may write for another process"};
+    }
+    if (side != Side::kDevice) return Refusal{ATR_EINVAL, "host_pid: only device events may be written for another process"};
+    if (m.host_pid < 0) return Refusal{ATR_EINVAL, "host_pid: must be positive"};
+    auto facts = processes_.Lookup(m.host_pid);
+    auto known = process_records_.find(m.host_pid);
+    if (!facts && (known == process_records_.end() || known->second.connections == 0)) {
+      return Refusal{ATR_ESRCH, "host_pid: no process " + std::to_string(m.host_pid)};
+    }
+    ProcessRecord* rec = RecordFor(m.host_pid, facts);
+    process = rec->name;
+    pid = m.host_pid;
+    ++counters_.forwarder_claims;
+    log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
+  }
+  if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + process_dir};
+  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid};
+  auto r = store_.BeginEvent(spec);
+  if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message()};
+  c.events.emplace(m.event_id, r->seq);
+  proto::Encode(proto::PathReply{fs_.trace_dir() + "/" + r->rel_path}, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::FileOpen m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  auto ev = c.events.find(m.event_id);
+  if (ev == c.events.end()) return Refusal{ATR_ENOENT, "event_id: " + std::to_string(m.event_id) + " is not open"};
+  if (c.files.count(m.file_id)) return Refusal{ATR_EEXIST, "file_id: " + std::to_string(m.file_id) + " is already open"};
+  if (c.files.size() >= options_.max_files_per_client) {
+    return Refusal{ATR_EBUSY, "files: this connection already has " + std::to_string(c.files.size()) + " open files, the limit"};
+  }
+  std::string name;
+  std::string why;
+  switch (m.form) {
+    case ATR_FILE_OBJECT:
+      if (!IsSafeComponent(m.name, &why)) return Refusal{ATR_EINVAL, "object name: " + why};
+      name = FormatObjectFileName({"schedule", m.name, m.suffix == ATR_SUFFIX_BIN});
+      break;
+    case ATR_FILE_TS:
+      name = FormatTsFileName(m.device_id);
+      break;
+    case ATR_FILE_STACKCORE: {
+      std::string program = m.name;
+      if (program.empty()) {  // the kernel's name for the process
+        auto facts = processes_.Lookup(c.peer.pid);
+        program = facts ? facts->program : "unknown";
+      }
+      if (!IsSafeComponent(program, &why)) return Refusal{ATR_EINVAL, "program name: " + why};
+      if (m.signo <= 0 || m.tid <= 0) return Refusal{ATR_EINVAL, "signo/tid: must be positive"};
+      if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Refusal{ATR_EINVAL, "time: " + why};
+      std::string time = m.time.empty() ? FormatTraceTime(clock_.Now()) : m.time;
+      name = FormatStackcoreFileName({m.signo, m.tid, program, time});
+      break;
+    }
+    default:
+      return Refusal{ATR_EINVAL, "form: unknown file form " + std::to_string(m.form)};
+  }
+  auto fd = store_.OpenFile(ev->second, name);
+  if (!fd.ok()) return Refusal{Neg(fd.status().err()), fd.status().message()};
+  uint64_t size = FileSize(fd->get()).value_or(0);
+  auto info = store_.Find(ev->second);
+  c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*fd), size});
+  proto::Encode(proto::PathReply{fs_.trace_dir() + "/" + (info ? info->rel_path : "") + "/" + name}, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::FileAppend m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  auto f = c.files.find(m.file_id);
+  if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.file_id) + " is not open"};
+  if (Status st = fs_.Write(f->second.fd.get(), m.data); !st.ok()) return Refusal{Neg(st.err()), st.message()};
+  f->second.size += m.data.size();
+  store_.AddBytes(f->second.seq, m.data.size());
+  proto::Encode(proto::SizeReply{f->second.size}, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed) {
+  proto::IdRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (!(c.features & ATR_FEATURE_FD_PASSING)) return Refusal{ATR_ENOTSUP, "FILE_GET_FD: fd passing was not negotiated in HELLO"};
+  auto f = c.files.find(m.id);
+  if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
+  UniqueFd dup(::fcntl(f->second.fd.get(), F_DUPFD_CLOEXEC, 0));
+  if (!dup.valid()) return Refusal{Neg(errno), ErrnoMessage("dup", errno)};
+  *passed = std::move(dup);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::IdRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  auto f = c.files.find(m.id);
+  if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
+  CloseFile(f->second);
+  uint64_t size = f->second.size;
+  c.files.erase(f);
+  proto::Encode(proto::SizeReply{size}, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::IdRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  auto ev = c.events.find(m.id);
+  if (ev == c.events.end()) return Refusal{ATR_ENOENT, "event_id: " + std::to_string(m.id) + " is not open"};
+  const uint64_t seq = ev->second;
+  for (auto f = c.files.begin(); f != c.files.end();) {  // files still open in the event end with it
+    if (f->second.event_id == m.id) {
+      CloseFile(f->second);
+      f = c.files.erase(f);
+    } else {
+      ++f;
+    }
+  }
+  auto info = store_.Find(seq);
+  c.events.erase(ev);
+  store_.EndEvent(seq);
+  proto::Encode(proto::SizeReply{info ? info->bytes : 0}, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::StatusRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  const StoreCounters& sc = store_.counters();
+  proto::StatusReply r;
+  r.record_num = store_.record_num();
+  r.host_dirs = static_cast<uint32_t>(store_.count(AgeClass::kHost));
+  r.device_dirs = static_cast<uint32_t>(store_.count(AgeClass::kDevice));
+  r.exit_dirs = static_cast<uint32_t>(store_.count(AgeClass::kExit));
+  r.clients = static_cast<uint32_t>(clients_.size());
+  r.events_begun = sc.events_created;
+  r.dirs_aged = sc.dirs_aged;
+  r.bytes_written = sc.bytes_written;
+  r.removal_failures = sc.removal_failures;
+  r.requests_refused = counters_.requests_refused;
+  r.root = options_.root;
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::ListRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  proto::ListReply r;
+  for (const EventInfo& e : store_.List(m.after_seq, m.max_entries)) {
+    proto::ListEntry le;
+    le.seq = e.seq;
+    le.kind = static_cast<uint8_t>(e.kind);
+    le.side = static_cast<uint8_t>(e.side);
+    le.device_id = e.device_id;
+    le.pid = e.pid;
+    le.uid = e.uid;
+    le.bytes = e.bytes;
+    le.created_unix_us = static_cast<uint64_t>(std::max<int64_t>(0, e.created_us));
+    le.path = e.rel_path;
+    r.entries.push_back(std::move(le));
+  }
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+TraceService::Reply TraceService::OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::VacuumRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  AgingReport report = store_.Vacuum(m.dry_run);
+  proto::Encode(proto::VacuumReply{report.removed}, body);
+  return std::nullopt;
+}
+
+std::string TraceService::StatusLine() const {
+  return "host " + std::to_string(store_.count(AgeClass::kHost)) + "/" + std::to_string(store_.record_num()) +
+         ", device " + std::to_string(store_.count(AgeClass::kDevice)) + "/" + std::to_string(store_.record_num()) +
+         ", exit " + std::to_string(store_.count(AgeClass::kExit)) + ", clients " + std::to_string(clients_.size());
+}
+
+}  // namespace atraced

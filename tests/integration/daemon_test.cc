@@ -1,0 +1,486 @@
+// The built atraced binary on a temporary root and socket, driven through the real socket.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <random>
+#include <thread>
+
+#include "atraced/core/names.h"
+#include "support/daemon_process.h"
+#include "support/raw_client.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+RawClient Connected(const DaemonProcess& d) {
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  return std::move(*c);
+}
+
+// Runs `body` in a child process (its own pid, so its own trace_ dir) and returns its exit code.
+template <class F>
+int InChild(F body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int rc = 1;
+    try {
+      rc = body();
+    } catch (...) {
+    }
+    ::_exit(rc);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+proto::StatusReply Status(RawClient& c) {
+  auto r = c.Call(ATR_OP_STATUS, {});
+  REQUIRE(r);
+  REQUIRE(r->status == 0);
+  proto::StatusReply s;
+  REQUIRE_FALSE(proto::Decode(r->body, &s));
+  return s;
+}
+
+std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+}  // namespace
+
+TEST_CASE("an emitted event lands in the CANN layout with CANN's modes", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  std::string path = c.Emit(ATR_EVENT_SCHEDULE, "RUNTIME_ATRACE_DEV0_TS0", "hello\n", &err);
+  REQUIRE(err.empty());
+  CHECK(ReadFile(path) == "hello\n");
+  CHECK(Mode(path) == 0640);
+  std::string event_dir = Parent(path);
+  std::string proc_dir = Parent(event_dir);
+  CHECK(Parent(proc_dir) == d.trace_dir());
+  CHECK(Mode(event_dir) == 0750);
+  CHECK(Mode(proc_dir) == 0750);
+  auto proc = ParseProcessDirName(proc_dir.substr(proc_dir.rfind('/') + 1));
+  REQUIRE(proc);
+  CHECK(proc->pid == ::getpid());
+  CHECK(proc->pgid == ::getpgid(0));
+  auto ev = ParseEventDirName(event_dir.substr(event_dir.rfind('/') + 1));
+  REQUIRE(ev);
+  CHECK(ev->kind == EventKind::kSchedule);
+  CHECK(ev->pid == ::getpid());
+  CHECK(path.substr(path.rfind('/') + 1) == "schedule_tracer_RUNTIME_ATRACE_DEV0_TS0.txt");
+  // A second event from the same connection goes into the same process dir.
+  std::string second = c.Emit(ATR_EVENT_SCHEDULE, "x", "y", &err);
+  CHECK(Parent(Parent(second)) == proc_dir);
+}
+
+TEST_CASE("aging is root-wide across client processes", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  for (int i = 0; i < 4; ++i) {
+    int rc = InChild([&] {
+      auto c = RawClient::Connect(d.socket());
+      if (!c || !c->Hello()) return 2;
+      std::string err;
+      for (int k = 0; k < 4; ++k) {
+        c->Emit(ATR_EVENT_SCHEDULE, "obj", "data", &err);
+        if (!err.empty()) return 3;
+      }
+      return 0;
+    });
+    REQUIRE(rc == 0);
+  }
+  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 10);
+  auto c = Connected(d);
+  CHECK(Status(c).host_dirs == 10);
+  CHECK(Status(c).dirs_aged == 6);
+  CHECK(d.LogHas("aged event dir " + d.trace_dir() + "/trace_"));
+}
+
+TEST_CASE("host and device dirs are counted separately; exit dirs are exempt", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  for (int i = 0; i < 12; ++i) c.Emit(ATR_EVENT_SCHEDULE, "host", "h", &err);
+  for (int i = 0; i < 14; ++i) c.Emit(ATR_EVENT_SCHEDULE, "dev", "d", &err, ATR_SIDE_DEVICE, 3);
+  for (int i = 0; i < 15; ++i) c.Emit(ATR_EVENT_EXIT, "exit", "e", &err);
+  REQUIRE(err.empty());
+  auto s = Status(c);
+  CHECK(s.host_dirs == 10);
+  CHECK(s.device_dirs == 10);
+  CHECK(s.exit_dirs == 15);
+  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 20);
+  CHECK(CountEventDirs(d.trace_dir(), "exit") == 15);
+}
+
+TEST_CASE("the environment picks the root and the record number", "[integration]") {
+  SECTION("valid values") {
+    TempDir work;
+    DaemonProcess d({{}, {{"ASCEND_WORK_PATH", work / "w"}, {"ASCEND_TRACE_RECORD_NUM", "15"}}, false, std::nullopt});
+    REQUIRE(d.Start());
+    CHECK(d.LogHas("set dir num=15 by env ASCEND_TRACE_RECORD_NUM."));
+    auto c = Connected(d);
+    auto s = Status(c);
+    CHECK(s.record_num == 15);
+    CHECK(s.root == work / "w");
+    std::string err;
+    std::string path = c.Emit(ATR_EVENT_SCHEDULE, "o", "x", &err);
+    CHECK(path.rfind(work / "w/atrace/trace_", 0) == 0);
+  }
+  SECTION("invalid record number falls back with CANN's warning") {
+    DaemonProcess d({{}, {{"ASCEND_TRACE_RECORD_NUM", "1001"}}, true, std::nullopt});
+    REQUIRE(d.Start());
+    CHECK(d.LogHas("<4>invalid value [1001] for ASCEND_TRACE_RECORD_NUM, expected range: [10, 1000]. Use default dir num=10."));
+    auto c = Connected(d);
+    CHECK(Status(c).record_num == 10);
+  }
+  SECTION("unset") {
+    DaemonProcess d({{}, {}, true, std::nullopt});
+    REQUIRE(d.Start());
+    CHECK(d.LogHas("<6>doesn't set env ASCEND_TRACE_RECORD_NUM, use default dir num=10."));
+  }
+  SECTION("the flag wins over the environment") {
+    DaemonProcess d({{}, {{"ASCEND_TRACE_RECORD_NUM", "15"}}, true, 20});
+    REQUIRE(d.Start());
+    auto c = Connected(d);
+    CHECK(Status(c).record_num == 20);
+  }
+}
+
+TEST_CASE("bad flags exit 2 with a message naming the key", "[integration]") {
+  DaemonProcess d({{"--max-clients", "0"}, {}, true, 10});
+  CHECK_FALSE(d.Start(5s));
+  CHECK(d.LogHas("invalid value [0] for max-clients: expected an integer in [1, 65536]"));
+}
+
+TEST_CASE("kill -9 and restart: the limit holds and nothing half-made stays", "[integration]") {
+  DaemonProcess d({{}, {}, true, 20});
+  REQUIRE(d.Start());
+  {
+    auto c = Connected(d);
+    std::string err;
+    for (int i = 0; i < 18; ++i) c.Emit(ATR_EVENT_SCHEDULE, "o", "x", &err);
+    REQUIRE(err.empty());
+    // A burst in flight when the daemon dies.
+    for (int i = 0; i < 50; ++i) {
+      proto::EventBegin b;
+      b.event_id = 1000 + i;
+      b.kind = ATR_EVENT_SCHEDULE;
+      c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
+    }
+    c.Flush();
+    std::this_thread::sleep_for(5ms);
+    CHECK(d.Stop(SIGKILL) == 128 + SIGKILL);
+  }
+  DaemonProcess again({{}, {}, false, 10});
+  // Same root as before.
+  DaemonProcess::Options o{{"--root", d.root()}, {}, false, 10};
+  DaemonProcess restarted(o);
+  REQUIRE(restarted.Start());
+  auto c = Connected(restarted);
+  CHECK(Status(c).host_dirs == 10);
+  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 10);
+  for (auto& proc : ListNames(d.trace_dir())) {
+    for (auto& ev : ListNames(d.trace_dir() + "/" + proc)) CHECK(ev.find("staging") == std::string::npos);
+  }
+}
+
+TEST_CASE("fd passing: the client writes at native speed into the daemon's file", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  proto::FileOpen o;
+  o.event_id = 1;
+  o.file_id = 2;
+  o.form = ATR_FILE_OBJECT;
+  o.suffix = ATR_SUFFIX_BIN;
+  o.name = "aicpu";
+  c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
+  c.Queue(ATR_OP_FILE_OPEN, Payload(o));
+  c.Queue(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{2}));
+  REQUIRE(c.Flush());
+  REQUIRE(c.Read()->status == 0);
+  auto opened = c.Read();
+  REQUIRE(opened->status == 0);
+  proto::PathReply path;
+  REQUIRE_FALSE(proto::Decode(opened->body, &path));
+  auto got = c.Read();
+  REQUIRE(got);
+  REQUIRE(got->status == 0);
+  REQUIRE(c.fds().size() == 1);
+  UniqueFd fd = std::move(c.fds().front());
+  std::string data(100000, 'z');
+  REQUIRE(::write(fd.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size()));
+  fd.reset();
+  auto closed = c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{2}));
+  REQUIRE(closed->status == 0);
+  proto::SizeReply size;
+  REQUIRE_FALSE(proto::Decode(closed->body, &size));
+  CHECK(size.size == data.size());
+  CHECK(ReadFile(path.path) == data);
+  CHECK(path.path.substr(path.path.rfind('/') + 1) == "schedule_tracer_aicpu.bin");
+  CHECK(c.Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{1}))->status == 0);
+  CHECK(Status(c).bytes_written == data.size());
+}
+
+TEST_CASE("fd passing must be negotiated", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c->Hello(0));
+  std::string err;
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  proto::FileOpen o;
+  o.event_id = 1;
+  o.file_id = 2;
+  o.form = ATR_FILE_OBJECT;
+  o.name = "x";
+  REQUIRE(c->Call(ATR_OP_EVENT_BEGIN, Payload(b))->status == 0);
+  REQUIRE(c->Call(ATR_OP_FILE_OPEN, Payload(o))->status == 0);
+  auto r = c->Call(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{2}));
+  CHECK(r->status == ATR_ENOTSUP);
+  CHECK(c->fds().empty());
+}
+
+TEST_CASE("a client that disconnects mid-event keeps what it wrote", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  std::string path;
+  {
+    auto c = Connected(d);
+    proto::EventBegin b;
+    b.event_id = 1;
+    b.kind = ATR_EVENT_SCHEDULE;
+    proto::FileOpen o;
+    o.event_id = 1;
+    o.file_id = 2;
+    o.form = ATR_FILE_OBJECT;
+    o.name = "partial";
+    std::string part = "written before the crash\n";
+    proto::FileAppend a{2, {reinterpret_cast<const uint8_t*>(part.data()), part.size()}};
+    REQUIRE(c.Call(ATR_OP_EVENT_BEGIN, Payload(b))->status == 0);
+    auto opened = c.Call(ATR_OP_FILE_OPEN, Payload(o));
+    proto::PathReply p;
+    REQUIRE_FALSE(proto::Decode(opened->body, &p));
+    path = p.path;
+    REQUIRE(c.Call(ATR_OP_FILE_APPEND, Payload(a))->status == 0);
+  }  // hang up with the event and the file open
+  REQUIRE(d.WaitForLog("disconnected with 1 open event(s)"));
+  CHECK(ReadFile(path) == "written before the crash\n");
+  // The event is no longer pinned: it ages like any other.
+  auto c = Connected(d);
+  std::string err;
+  for (int i = 0; i < 10; ++i) c.Emit(ATR_EVENT_SCHEDULE, "o", "x", &err);
+  CHECK_FALSE(Exists(path));
+}
+
+TEST_CASE("bad input closes only the offending connection", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  SECTION("random bytes") {
+    auto bad = RawClient::Connect(d.socket());
+    std::mt19937 rng(42);
+    std::vector<uint8_t> junk(4096);
+    for (auto& b : junk) b = static_cast<uint8_t>(rng());
+    bad->SendRaw(junk);
+    CHECK(bad->SeesHangUp());
+    CHECK(d.WaitForLog("protocol violation: bad magic"));
+  }
+  SECTION("a 4 GiB length prefix") {
+    auto bad = RawClient::Connect(d.socket());
+    std::vector<uint8_t> frame;
+    proto::AppendFrame(frame, ATR_OP_HELLO, 0, 1, {});
+    frame[4] = frame[5] = frame[6] = frame[7] = 0xff;
+    bad->SendRaw(frame);
+    CHECK(bad->SeesHangUp());
+    CHECK(d.WaitForLog("exceeds limit"));
+  }
+  SECTION("half a frame, then a hang-up") {
+    auto bad = RawClient::Connect(d.socket());
+    std::vector<uint8_t> frame;
+    proto::AppendFrame(frame, ATR_OP_HELLO, 0, 1, Payload(proto::Hello{}));
+    frame.resize(frame.size() / 2);
+    bad->SendRaw(frame);
+  }
+  SECTION("a request before HELLO gets -EPROTO") {
+    auto c = RawClient::Connect(d.socket());
+    auto r = c->Call(ATR_OP_STATUS, {});
+    REQUIRE(r);
+    CHECK(r->status == ATR_EPROTO);
+    CHECK(r->message.find("HELLO") != std::string::npos);
+  }
+  SECTION("an unknown opcode gets -ENOSYS and the connection stays") {
+    auto c = Connected(d);
+    auto r = c.Call(77, {});
+    REQUIRE(r);
+    CHECK(r->status == ATR_ENOSYS);
+    CHECK(Status(c).record_num == 10);
+  }
+  SECTION("another major version is refused and closed") {
+    auto c = RawClient::Connect(d.socket());
+    proto::Hello h;
+    h.major = 2;
+    auto r = c->Call(ATR_OP_HELLO, Payload(h));
+    REQUIRE(r);
+    CHECK(r->status == ATR_EPROTONOSUPPORT);
+    CHECK(c->SeesHangUp());
+  }
+  // Whatever happened above, a well-behaved client is still served.
+  auto good = Connected(d);
+  std::string err;
+  CHECK_FALSE(good.Emit(ATR_EVENT_SCHEDULE, "fine", "ok", &err).empty());
+  CHECK(err.empty());
+}
+
+TEST_CASE("each name rule is refused with the field and the reason", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  auto [name, needle] = GENERATE(table<std::string, std::string>({
+      {"", "object name"},
+      {".", "object name"},
+      {"..", "object name"},
+      {"a/b", "object name"},
+      {std::string("a\0b", 3), "object name"},
+      {"sp ace", "object name"},
+      {std::string(32, 'n'), "object name"},
+  }));
+  CAPTURE(name);
+  std::string err;
+  std::string path = c.Emit(ATR_EVENT_SCHEDULE, name, "x", &err);
+  CHECK(path.empty());
+  CHECK(err.find(needle) != std::string::npos);
+  // Nothing outside the event dir was created.
+  CHECK_FALSE(Exists(d.trace_dir() + "/b"));
+}
+
+TEST_CASE("a host event cannot carry its own time; a device event's time is validated", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  b.time = "20260101000000000000";
+  auto host = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
+  CHECK(host->status == ATR_EINVAL);
+  CHECK(host->message.find("time") != std::string::npos);
+  b.side = ATR_SIDE_DEVICE;
+  b.time = "20261301000000000000";
+  auto bad = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
+  CHECK(bad->status == ATR_EINVAL);
+  CHECK(bad->message.find("month") != std::string::npos);
+  b.time = "20260101000000000000";
+  auto ok = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
+  REQUIRE(ok->status == 0);
+  proto::PathReply p;
+  REQUIRE_FALSE(proto::Decode(ok->body, &p));
+  CHECK(p.path.substr(p.path.size() - 20) == "20260101000000000000");
+}
+
+TEST_CASE("200 concurrent clients are all served and the limit stays exact", "[integration][load]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  std::vector<RawClient> clients;
+  for (int i = 0; i < 200; ++i) {
+    auto c = RawClient::Connect(d.socket());
+    REQUIRE(c);
+    clients.push_back(std::move(*c));
+  }
+  // Every client sends HELLO plus a whole event in one write before anyone reads a reply.
+  for (auto& c : clients) {
+    proto::Hello h;
+    c.Queue(ATR_OP_HELLO, Payload(h));
+    proto::EventBegin b;
+    b.event_id = 1;
+    b.kind = ATR_EVENT_SCHEDULE;
+    proto::FileOpen o;
+    o.event_id = 1;
+    o.file_id = 1;
+    o.form = ATR_FILE_OBJECT;
+    o.name = "load";
+    c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
+    c.Queue(ATR_OP_FILE_OPEN, Payload(o));
+    c.Queue(ATR_OP_EVENT_END, Payload(proto::IdRequest{1}));
+    REQUIRE(c.Flush());
+  }
+  size_t ok = 0;
+  for (auto& c : clients) {
+    bool all = true;
+    for (int k = 0; k < 4; ++k) {
+      auto r = c.Read();
+      all = all && r && r->status == 0;
+    }
+    ok += all;
+  }
+  CHECK(ok == 200);
+  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 10);
+  auto c = Connected(d);
+  CHECK(Status(c).host_dirs == 10);
+}
+
+TEST_CASE("an idle client is dropped after the timeout", "[integration]") {
+  DaemonProcess d({{"--idle-timeout", "1"}, {}, true, 10});
+  REQUIRE(d.Start());
+  auto silent = RawClient::Connect(d.socket());
+  REQUIRE(silent);
+  CHECK(silent->SeesHangUp(5s));
+  CHECK(d.LogHas("dropping idle connection"));
+}
+
+TEST_CASE("SIGTERM exits 0; the socket of a dead daemon is replaced; a live one is not", "[integration]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  CHECK(d.Stop(SIGTERM, 5s) == 0);
+  CHECK(d.LogHas("atraced stopped"));
+  // The socket file stays behind: a restart replaces it.
+  CHECK(Exists(d.socket()));
+  DaemonProcess::Options o{{"--root", d.root()}, {}, false, 10};
+  // Same socket path: reuse `d`'s by starting it again.
+  REQUIRE(d.Start());
+  CHECK(d.LogHas("replacing stale socket"));
+  // A second daemon on a live socket refuses to start.
+  DaemonProcess::Options second{{"--socket", d.socket()}, {}, true, 10};
+  DaemonProcess other(second);
+  CHECK_FALSE(other.Start(5s));
+  (void)o;
+}
+
+TEST_CASE("SIGHUP re-reads the configuration and ages at once", "[integration]") {
+  TempDir conf;
+  WriteFile(conf / "a.conf", "record-num = 20\n");
+  DaemonProcess d({{"--config", conf / "a.conf"}, {}, true, std::nullopt});
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  for (int i = 0; i < 20; ++i) c.Emit(ATR_EVENT_SCHEDULE, "o", "x", &err);
+  CHECK(Status(c).host_dirs == 20);
+  WriteFile(conf / "a.conf", "record-num = 12\n");
+  d.Signal(SIGHUP);
+  REQUIRE(d.WaitForLog("reloaded configuration; record num 12"));
+  for (int i = 0; i < 100 && Status(c).host_dirs != 12; ++i) std::this_thread::sleep_for(10ms);
+  CHECK(Status(c).host_dirs == 12);
+  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 12);
+}
+
+TEST_CASE("the socket is mode 0660", "[integration][security]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  CHECK(Mode(d.socket()) == 0660);
+}

@@ -1,0 +1,59 @@
+// Runs the built atraced binary for integration tests: a temporary root and socket, a
+// chosen environment, stderr captured to a file, and a clean or brutal stop.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+namespace atraced::testing {
+
+class DaemonProcess {
+ public:
+  struct Options {
+    std::vector<std::string> args;               // extra arguments
+    std::map<std::string, std::string> env;      // set in the child
+    bool use_default_root_flag = true;           // pass --root <tmp>/root
+    std::optional<uint32_t> record_num = 10;     // pass --record-num
+  };
+
+  explicit DaemonProcess(Options options);
+  DaemonProcess() : DaemonProcess(Options{}) {}
+  ~DaemonProcess();
+
+  // Starts the binary and waits until its socket accepts; false if it exited first.
+  bool Start(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  // Sends `sig` and waits for the exit; returns the exit code (128+signal if killed),
+  // or nullopt if it did not exit within `timeout`.
+  std::optional<int> Stop(int sig = 15, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Waits for the process to exit on its own.
+  std::optional<int> Wait(std::chrono::milliseconds timeout);
+  void Signal(int sig);
+
+  pid_t pid() const { return pid_; }
+  const std::string& socket() const { return socket_; }
+  std::string root() const { return tmp_ / "root"; }
+  std::string trace_dir() const { return tmp_ / "root/atrace"; }
+  const TempDir& tmp() const { return tmp_; }
+  std::string log() const;  // what it wrote to stderr so far
+  bool LogHas(const std::string& needle) const { return log().find(needle) != std::string::npos; }
+  // Waits until the log contains `needle`.
+  bool WaitForLog(const std::string& needle, std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
+
+ private:
+  Options options_;
+  TempDir tmp_;
+  std::string socket_;
+  pid_t pid_ = -1;
+};
+
+// Counts event dirs of `kind` ("schedule", ...) under a trace dir, across process dirs.
+size_t CountEventDirs(const std::string& trace_dir, const std::string& kind);
+
+}  // namespace atraced::testing

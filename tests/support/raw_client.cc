@@ -1,0 +1,158 @@
+#include "support/raw_client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstring>
+
+namespace atraced::testing {
+
+std::optional<RawClient> RawClient::Connect(const std::string& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return std::nullopt;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
+  return RawClient(std::move(fd));
+}
+
+bool RawClient::SendRaw(const std::vector<uint8_t>& bytes) {
+  size_t off = 0;
+  while (off < bytes.size()) {
+    ssize_t n = ::send(fd_.get(), bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void RawClient::Queue(uint16_t opcode, const std::vector<uint8_t>& payload) {
+  proto::AppendFrame(pending_, opcode, 0, next_id_++, payload);
+}
+
+bool RawClient::Flush() {
+  bool ok = SendRaw(pending_);
+  pending_.clear();
+  return ok;
+}
+
+bool RawClient::ReadMore(std::chrono::milliseconds timeout) {
+  pollfd p{fd_.get(), POLLIN, 0};
+  int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  if (r <= 0) return false;
+  auto space = decoder_->WritableSpace();
+  iovec iov{space.data(), space.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
+  if (n <= 0) return false;
+  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+      fds_.emplace_back(fd);
+    }
+  }
+  decoder_->Commit(static_cast<size_t>(n));
+  return true;
+}
+
+std::optional<RawReply> RawClient::Read(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    proto::FrameHeader h;
+    std::span<const uint8_t> payload;
+    auto r = decoder_->Next(&h, &payload);
+    if (r == proto::FrameDecoder::Result::kError) return std::nullopt;
+    if (r == proto::FrameDecoder::Result::kFrame) {
+      proto::ReplyHead head;
+      if (proto::DecodeReply(payload, &head)) return std::nullopt;
+      RawReply out{h, head.status, head.message, std::vector<uint8_t>(head.body.begin(), head.body.end())};
+      return out;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || !ReadMore(left)) return std::nullopt;
+  }
+}
+
+std::optional<RawReply> RawClient::Call(uint16_t opcode, const std::vector<uint8_t>& payload) {
+  if (!Send(opcode, payload)) return std::nullopt;
+  return Read();
+}
+
+bool RawClient::Hello(uint64_t features) {
+  proto::Hello h;
+  h.features = features;
+  auto r = Call(ATR_OP_HELLO, Payload(h));
+  return r && r->status == 0;
+}
+
+bool RawClient::SeesHangUp(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    pollfd p{fd_.get(), POLLIN, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    char buf[4096];
+    ssize_t n = ::recv(fd_.get(), buf, sizeof buf, 0);
+    if (n == 0) return true;
+    if (n < 0) return errno == ECONNRESET;
+  }
+}
+
+std::string RawClient::Emit(uint8_t kind, const std::string& object, const std::string& content, std::string* error,
+                            uint8_t side, uint32_t device_id, int32_t host_pid) {
+  uint32_t eid = next_object_id_++;
+  uint32_t fid = next_object_id_++;
+  proto::EventBegin b;
+  b.event_id = eid;
+  b.kind = kind;
+  b.side = side;
+  b.device_id = device_id;
+  b.host_pid = host_pid;
+  proto::FileOpen o;
+  o.event_id = eid;
+  o.file_id = fid;
+  o.form = ATR_FILE_OBJECT;
+  o.name = object;
+  proto::FileAppend a;
+  a.file_id = fid;
+  a.data = {reinterpret_cast<const uint8_t*>(content.data()), content.size()};
+  Queue(ATR_OP_EVENT_BEGIN, Payload(b));
+  Queue(ATR_OP_FILE_OPEN, Payload(o));
+  Queue(ATR_OP_FILE_APPEND, Payload(a));
+  Queue(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{fid}));
+  Queue(ATR_OP_EVENT_END, Payload(proto::IdRequest{eid}));
+  if (!Flush()) {
+    if (error) *error = "send failed";
+    return "";
+  }
+  std::string path;
+  for (int i = 0; i < 5; ++i) {
+    auto r = Read();
+    if (!r) {
+      if (error) *error = "no reply";
+      return "";
+    }
+    if (r->status != 0) {
+      if (error && error->empty()) *error = std::string(proto::StatusName(r->status)) + " " + r->message;
+      continue;
+    }
+    if (r->header.opcode == ATR_OP_FILE_OPEN) {
+      proto::PathReply p;
+      if (!proto::Decode(r->body, &p)) path = p.path;
+    }
+  }
+  return path;
+}
+
+}  // namespace atraced::testing
