@@ -483,3 +483,24 @@ TEST_CASE("listing reports class, pid, uid and bytes in creation order", "[store
   CHECK(after[0].bytes == 5);
   (void)c;
 }
+
+TEST_CASE("created and aged dirs are reported as structured events", "[store]") {
+  struct Recorder : StoreEventSink {
+    std::vector<StoreEvent> events;
+    void OnStoreEvent(const StoreEvent& e) override { events.push_back(e); }
+  } rec;
+  StoreFixture f(10);
+  f.store_->set_event_sink(&rec);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 11; ++i) seqs.push_back(f.Begin(EventKind::kSchedule, Side::kDevice, 321));
+  REQUIRE(rec.events.size() == 12);
+  CHECK(rec.events[0].kind == StoreEvent::Kind::kCreated);
+  CHECK(rec.events[0].path == f.AbsOf(seqs[0]));
+  CHECK(rec.events[0].pid == 321);
+  CHECK(rec.events[0].uid == 1000);
+  CHECK(rec.events[0].cls == "device");
+  const StoreEvent& aged = rec.events[11];
+  CHECK(aged.kind == StoreEvent::Kind::kAged);
+  CHECK(aged.path == f.AbsOf(seqs[0]));
+  CHECK(aged.seq == seqs[0]);
+}

@@ -145,6 +145,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   by_path_[rel] = seq;
   ++counters_.events_created;
   log_.Info("created event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
+  if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
   AgingReport report;
   Enforce(c, false, &report);  // the new directory is pinned, so it is never the victim
   return BeginResult{seq, rel, true};
@@ -222,6 +223,9 @@ void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
       const uint64_t seq = it->first;
       const std::string rel = it->second.rel_path;
       const std::string proc = it->second.process_dir;
+      const int32_t pid = it->second.pid;
+      const uint32_t uid = it->second.marker.uid;
+      const uint64_t bytes = it->second.bytes.value_or(0);
       if (Status st = fs_.RemoveTree(rel); !st.ok()) {
         // Still on disk, so it keeps counting; it stays first in line for the next pass.
         failed.insert(seq);
@@ -236,6 +240,7 @@ void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
       ++counters_.dirs_aged;
       report->removed.push_back(rel);
       log_.Info("aged event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ")");
+      if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(rel), pid, uid, AgeClassName(c), seq, bytes});
       RemoveProcessDirIfUnused(proc);
     }
   }

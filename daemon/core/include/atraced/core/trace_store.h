@@ -27,6 +27,7 @@
 #include "atraced/core/log.h"
 #include "atraced/core/names.h"
 #include "atraced/core/status.h"
+#include "atraced/core/store_events.h"
 
 namespace atraced {
 
@@ -100,6 +101,9 @@ class TraceStore {
   // Applies the limits now, retrying earlier failed removals; dry_run only reports.
   AgingReport Vacuum(bool dry_run);
 
+  // Receives a structured event for every directory created or aged (optional).
+  void set_event_sink(StoreEventSink* sink) { sink_ = sink; }
+
   uint32_t record_num() const { return record_num_; }
   size_t count(AgeClass c) const { return classes_[static_cast<size_t>(c)].size(); }
   const StoreCounters& counters() const { return counters_; }
@@ -136,6 +140,7 @@ class TraceStore {
   std::unordered_map<std::string, uint64_t> by_path_;
   std::unordered_map<std::string, uint32_t> process_holds_;
   StoreCounters counters_;
+  StoreEventSink* sink_ = nullptr;
 };
 
 }  // namespace atraced

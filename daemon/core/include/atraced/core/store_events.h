@@ -1,0 +1,27 @@
+// Structured notices of what the store did to the disk, beside the text log: the daemon
+// forwards them to the journal (MESSAGE_ID plus path, pid, class, bytes fields) so log
+// shippers can collect them without parsing text. Called on the storage executor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace atraced {
+
+struct StoreEvent {
+  enum class Kind { kCreated, kAged } kind = Kind::kCreated;
+  std::string path;   // absolute event directory path
+  int32_t pid = 0;    // the pid in the event directory's name
+  uint32_t uid = 0;   // the client that created it
+  std::string cls;    // "host", "device" or "exit"
+  uint64_t seq = 0;
+  uint64_t bytes = 0; // for kAged: bytes freed, when known
+};
+
+class StoreEventSink {
+ public:
+  virtual ~StoreEventSink() = default;
+  virtual void OnStoreEvent(const StoreEvent& event) = 0;
+};
+
+}  // namespace atraced
