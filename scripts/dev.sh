@@ -35,17 +35,53 @@ install_deps() {
 }
 
 # build <dir> [cmake args...]
+# build <dir> [cmake -D args...] [--target t...]
 build() {
   local dir="$1"
   shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  local defs=() targets=()
+  while (($#)); do
+    if [[ "$1" == --target ]]; then
+      shift
+      targets=("$@")
+      break
+    fi
+    defs+=("$1")
+    shift
+  done
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${defs[@]}" >/dev/null
+  if ((${#targets[@]})); then
+    cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+  else
+    cmake --build "$dir" -j "$jobs"
+  fi
 }
 
 run_tests() {
   local dir="$1"
   shift
   (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" "$@")
+}
+
+# Every libFuzzer target for a bounded time from its seed corpus; any crash, leak or
+# sanitizer report fails the stage. New inputs go to a scratch dir, not the checkout.
+fuzz_all() {
+  local seconds="${ATRACED_FUZZ_SECONDS:-30}"
+  CC=clang CXX=clang++ build build/fuzz -DATRACED_FUZZ=ON -DATRACED_BUILD_TESTS=OFF -DATRACED_WERROR=ON
+  local scratch
+  scratch="$(mktemp -d /tmp/atraced-corpus.XXXXXX)"
+  for target in frame_decoder names config session; do
+    echo "== fuzz $target for ${seconds} s"
+    mkdir -p "$scratch/$target"
+    build/fuzz/tests/fuzz/${target}_fuzzer -max_total_time="$seconds" -print_final_stats=1 \
+      "$scratch/$target" "tests/fuzz/corpus/$target" >"$scratch/$target.log" 2>&1 || {
+      tail -n 60 "$scratch/$target.log"
+      echo "fuzz target $target failed; log above, crash input in $(pwd)" >&2
+      return 1
+    }
+    grep -E '^stat::number_of_executed_units' "$scratch/$target.log" || true
+  done
+  rm -rf "$scratch" /tmp/atraced-fuzz.*
 }
 
 case "${1:-}" in
@@ -65,6 +101,11 @@ case "${1:-}" in
     build build/asan -DATRACED_SANITIZE=ON -DATRACED_WERROR=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_tests build/asan
+    echo "== ThreadSanitizer: the concurrent parts (sessions, the daemon binary)"
+    build build/tsan -DATRACED_TSAN=ON -DATRACED_WERROR=ON --target ipc_tests integration_tests atraced
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_tests build/tsan -R '^(ipc_tests|integration_tests)[.]'
+    echo "== fuzzing"
+    fuzz_all
     echo "== release build, warnings as errors"
     build build/release -DATRACED_WERROR=ON
     run_tests build/release

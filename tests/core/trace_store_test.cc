@@ -189,7 +189,7 @@ TEST_CASE("the same path again is the same dir, counted once, in its first place
   CHECK(f.store_->count(AgeClass::kHost) == 10);
 }
 
-TEST_CASE("a pinned dir is never removed; the next oldest goes instead", "[store]") {
+TEST_CASE("a pinned dir is never removed and the next oldest goes instead", "[store]") {
   StoreFixture f(10);
   uint64_t pinned = f.Begin(EventKind::kSchedule, Side::kHost, 100, /*end=*/false);
   uint64_t second = f.Begin();

@@ -106,7 +106,7 @@ TEST_CASE("aging is root-wide across client processes", "[integration]") {
   CHECK(d.LogHas("aged event dir " + d.trace_dir() + "/trace_"));
 }
 
-TEST_CASE("host and device dirs are counted separately; exit dirs are exempt", "[integration]") {
+TEST_CASE("host and device dirs are counted separately and exit dirs are exempt", "[integration]") {
   DaemonProcess d;
   REQUIRE(d.Start());
   auto c = Connected(d);
@@ -369,7 +369,7 @@ TEST_CASE("each name rule is refused with the field and the reason", "[integrati
   CHECK_FALSE(Exists(d.trace_dir() + "/b"));
 }
 
-TEST_CASE("a host event cannot carry its own time; a device event's time is validated", "[integration]") {
+TEST_CASE("a host event cannot carry its own time and a device event time is validated", "[integration]") {
   DaemonProcess d;
   REQUIRE(d.Start());
   auto c = Connected(d);
@@ -443,7 +443,7 @@ TEST_CASE("an idle client is dropped after the timeout", "[integration]") {
   CHECK(d.LogHas("dropping idle connection"));
 }
 
-TEST_CASE("SIGTERM exits 0; the socket of a dead daemon is replaced; a live one is not", "[integration]") {
+TEST_CASE("SIGTERM exits 0 and a dead daemon socket is replaced but a live one is not", "[integration]") {
   DaemonProcess d;
   REQUIRE(d.Start());
   auto c = Connected(d);

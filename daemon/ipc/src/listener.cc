@@ -6,7 +6,7 @@ namespace atraced {
 
 Listener::Listener(asio::io_context& io, LocalAcceptor acceptor, ServiceHandle service, Logger& log,
                    ListenerOptions options)
-    : io_(io), acceptor_(std::move(acceptor)), service_(service), log_(log), options_(options), retry_timer_(io) {}
+    : acceptor_(std::move(acceptor)), service_(service), log_(log), options_(options), retry_timer_(io) {}
 
 void Listener::Start() { DoAccept(); }
 

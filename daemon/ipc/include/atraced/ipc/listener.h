@@ -29,7 +29,6 @@ class Listener {
  private:
   void DoAccept();
 
-  asio::io_context& io_;
   LocalAcceptor acceptor_;
   ServiceHandle service_;
   Logger& log_;

@@ -1,0 +1,204 @@
+// Session over an in-process socket pair: no path, no daemon binary, real Asio and a real
+// storage thread.
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "atraced/core/posix_file_system.h"
+#include "atraced/ipc/session.h"
+#include "support/capture_log.h"
+#include "support/fake_clock.h"
+#include "support/fake_process_table.h"
+#include "support/raw_client.h"
+#include "support/temp_dir.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Thread-safe log capture: sessions log from the I/O thread, the store from the storage thread.
+class SharedLog {
+ public:
+  SharedLog()
+      : logger_([this](LogLevel, std::string_view t) {
+          std::lock_guard<std::mutex> g(mu_);
+          text_ += std::string(t) + "\n";
+        }, LogLevel::kDebug) {}
+  Logger& logger() { return logger_; }
+  bool Has(const std::string& needle) {
+    std::lock_guard<std::mutex> g(mu_);
+    return text_.find(needle) != std::string::npos;
+  }
+  bool WaitFor(const std::string& needle) {
+    for (int i = 0; i < 500; ++i) {
+      if (Has(needle)) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string text_;
+  Logger logger_;
+};
+
+class SessionFixture {
+ public:
+  explicit SessionFixture(std::chrono::seconds idle = 30s) {
+    auto fs = PosixFileSystem::Open(tmp.path());
+    REQUIRE(fs.ok());
+    fs_ = std::move(*fs);
+    store_ = std::make_unique<TraceStore>(*fs_, clock, log.logger(), 10);
+    REQUIRE(store_->Recover().ok());
+    processes.processes[::getpid()] = {::getpgid(0), 1, "self", {}};
+    ServiceOptions o;
+    o.root = tmp.path();
+    service_ = std::make_unique<TraceService>(*store_, *fs_, processes, clock, log.logger(), o);
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    LocalSocket server(io);
+    server.assign(asio::local::stream_protocol(), sv[0]);
+    client.emplace(UniqueFd(sv[1]));
+    session_ = std::make_shared<Session>(std::move(server), ServiceHandle{storage.get_executor(), service_.get()},
+                                         log.logger(), idle, [this](Session*) { closed = true; });
+    session_->Start();
+    session_.reset();  // the session keeps itself alive while it has work
+    io_thread = std::thread([this] { io.run(); });
+    storage_thread = std::thread([this] { storage.run(); });
+  }
+  ~SessionFixture() {
+    io_work.reset();
+    storage_work.reset();
+    io.stop();
+    io_thread.join();
+    storage.stop();
+    storage_thread.join();
+  }
+
+  TempDir tmp;
+  FakeClock clock;
+  SharedLog log;
+  FakeProcessTable processes;
+  std::unique_ptr<PosixFileSystem> fs_;
+  std::unique_ptr<TraceStore> store_;
+  std::unique_ptr<TraceService> service_;
+  asio::io_context io;
+  asio::io_context storage;
+  asio::executor_work_guard<asio::io_context::executor_type> io_work = asio::make_work_guard(io);
+  asio::executor_work_guard<asio::io_context::executor_type> storage_work = asio::make_work_guard(storage);
+  std::shared_ptr<Session> session_;
+  std::optional<RawClient> client;
+  std::atomic<bool> closed{false};
+  std::thread io_thread, storage_thread;
+};
+
+}  // namespace
+
+TEST_CASE("a whole event pipelined in one write gets its replies in order", "[session]") {
+  SessionFixture f;
+  RawClient& c = *f.client;
+  proto::Hello h;
+  h.features = ATR_FEATURE_FD_PASSING;
+  c.Queue(ATR_OP_HELLO, Payload(h));
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
+  proto::FileOpen o;
+  o.event_id = 1;
+  o.file_id = 1;
+  o.form = ATR_FILE_OBJECT;
+  o.name = "pipe";
+  c.Queue(ATR_OP_FILE_OPEN, Payload(o));
+  std::string data = "one round trip\n";
+  c.Queue(ATR_OP_FILE_APPEND, Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}}));
+  c.Queue(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}));
+  c.Queue(ATR_OP_EVENT_END, Payload(proto::IdRequest{1}));
+  REQUIRE(c.Flush());
+  const uint16_t ops[] = {ATR_OP_HELLO, ATR_OP_EVENT_BEGIN, ATR_OP_FILE_OPEN, ATR_OP_FILE_APPEND, ATR_OP_FILE_CLOSE, ATR_OP_EVENT_END};
+  std::string path;
+  for (uint32_t i = 0; i < 6; ++i) {
+    auto r = c.Read();
+    REQUIRE(r);
+    CHECK(r->status == 0);
+    CHECK(r->header.request_id == i + 1);
+    CHECK(r->header.opcode == ops[i]);
+    if (r->header.opcode == ATR_OP_FILE_OPEN) {
+      proto::PathReply p;
+      REQUIRE_FALSE(proto::Decode(r->body, &p));
+      path = p.path;
+    }
+  }
+  CHECK(ReadFile(path) == data);
+}
+
+TEST_CASE("a descriptor crosses the socket pair with its reply", "[session]") {
+  SessionFixture f;
+  RawClient& c = *f.client;
+  REQUIRE(c.Hello());
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  proto::FileOpen o;
+  o.event_id = 1;
+  o.file_id = 1;
+  o.form = ATR_FILE_OBJECT;
+  o.name = "fd";
+  c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
+  c.Queue(ATR_OP_FILE_OPEN, Payload(o));
+  c.Queue(ATR_OP_STATUS, {});
+  c.Queue(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{1}));
+  REQUIRE(c.Flush());
+  for (int i = 0; i < 3; ++i) REQUIRE(c.Read()->status == 0);
+  auto r = c.Read();
+  REQUIRE(r);
+  REQUIRE(r->status == 0);
+  REQUIRE(c.fds().size() == 1);
+  CHECK(::write(c.fds().front().get(), "x", 1) == 1);
+}
+
+TEST_CASE("garbage closes the connection and names the peer", "[session]") {
+  SessionFixture f;
+  std::vector<uint8_t> junk(64, 0x5a);
+  REQUIRE(f.client->SendRaw(junk));
+  CHECK(f.client->SeesHangUp());
+  CHECK(f.log.WaitFor("closing connection of pid " + std::to_string(::getpid())));
+  CHECK(f.log.Has("protocol violation: bad magic"));
+}
+
+TEST_CASE("a frame split into single bytes is still one request", "[session]") {
+  SessionFixture f;
+  std::vector<uint8_t> frame;
+  proto::AppendFrame(frame, ATR_OP_HELLO, 0, 9, Payload(proto::Hello{}));
+  for (uint8_t byte : frame) {
+    REQUIRE(f.client->SendRaw({byte}));
+    std::this_thread::sleep_for(1ms);
+  }
+  auto r = f.client->Read();
+  REQUIRE(r);
+  CHECK(r->status == 0);
+  CHECK(r->header.request_id == 9);
+}
+
+TEST_CASE("a silent client is dropped at the idle deadline", "[session]") {
+  SessionFixture f(1s);
+  CHECK(f.client->SeesHangUp(5s));
+  CHECK(f.log.WaitFor("dropping idle connection"));
+}
+
+TEST_CASE("a hang-up mid-event ends the event in the service", "[session]") {
+  SessionFixture f;
+  REQUIRE(f.client->Hello());
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  REQUIRE(f.client->Call(ATR_OP_EVENT_BEGIN, Payload(b))->status == 0);
+  f.client.reset();
+  CHECK(f.log.WaitFor("disconnected with 1 open event(s)"));
+}
