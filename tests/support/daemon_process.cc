@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +50,10 @@ bool DaemonProcess::Start(std::chrono::milliseconds timeout) {
     ::unsetenv("LISTEN_PID");
     ::unsetenv("WATCHDOG_USEC");
     for (auto& [k, v] : options_.env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (options_.nofile) {
+      struct rlimit rl {*options_.nofile, *options_.nofile};
+      ::setrlimit(RLIMIT_NOFILE, &rl);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -102,6 +107,8 @@ bool DaemonProcess::WaitForLog(const std::string& needle, std::chrono::milliseco
   }
   return false;
 }
+
+size_t DaemonProcess::OpenFds() const { return pid_ > 0 ? ListNames("/proc/" + std::to_string(pid_) + "/fd").size() : 0; }
 
 size_t CountEventDirs(const std::string& trace_dir, const std::string& kind) {
   size_t n = 0;

@@ -17,10 +17,18 @@ namespace atraced::testing {
 class DaemonProcess {
  public:
   struct Options {
+    // Positional, so tests can write {args, env, use_root_flag, record_num, ...}.
+    Options(std::vector<std::string> a = {}, std::map<std::string, std::string> e = {}, bool root_flag = true,
+            std::optional<uint32_t> rn = 10, std::optional<unsigned long> nofile_limit = std::nullopt,
+            std::optional<std::string> root_dir = std::nullopt)
+        : args(std::move(a)), env(std::move(e)), use_default_root_flag(root_flag), record_num(rn),
+          nofile(nofile_limit), root(std::move(root_dir)) {}
     std::vector<std::string> args;               // extra arguments
     std::map<std::string, std::string> env;      // set in the child
-    bool use_default_root_flag = true;           // pass --root <tmp>/root
+    bool use_default_root_flag = true;           // pass --root <root()>
     std::optional<uint32_t> record_num = 10;     // pass --record-num
+    std::optional<unsigned long> nofile;         // RLIMIT_NOFILE for the daemon
+    std::optional<std::string> root;             // --root this instead of <tmp>/root
   };
 
   explicit DaemonProcess(Options options);
@@ -37,9 +45,11 @@ class DaemonProcess {
   void Signal(int sig);
 
   pid_t pid() const { return pid_; }
+  // Number of descriptors the daemon has open (/proc/<pid>/fd).
+  size_t OpenFds() const;
   const std::string& socket() const { return socket_; }
-  std::string root() const { return tmp_ / "root"; }
-  std::string trace_dir() const { return tmp_ / "root/atrace"; }
+  std::string root() const { return options_.root.value_or(tmp_ / "root"); }
+  std::string trace_dir() const { return root() + "/atrace"; }
   const TempDir& tmp() const { return tmp_; }
   std::string log() const;  // what it wrote to stderr so far
   bool LogHas(const std::string& needle) const { return log().find(needle) != std::string::npos; }

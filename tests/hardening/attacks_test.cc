@@ -1,0 +1,200 @@
+// The root under attack while the daemon runs, and clients that are not who they say.
+// Nothing outside the root is read, written or deleted, and the daemon re-creates what it
+// needs.
+#include <catch2/catch.hpp>
+
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "support/daemon_process.h"
+#include "support/raw_client.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+RawClient Connected(const DaemonProcess& d) {
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  return std::move(*c);
+}
+
+std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// Runs `body` in a child that dropped to uid/gid `id` (root only). Returns its exit code.
+template <class F>
+int AsUser(uid_t id, F body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(id) != 0 || ::setuid(id) != 0) ::_exit(90);
+    int rc = 91;
+    try {
+      rc = body();
+    } catch (...) {
+    }
+    ::_exit(rc);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+}  // namespace
+
+TEST_CASE("a process dir swapped for a symlink is not followed", "[hardening][security]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  TempDir outside;
+  auto c = Connected(d);
+  std::string err;
+  std::string first = c.Emit(ATR_EVENT_SCHEDULE, "a", "x", &err);
+  REQUIRE(err.empty());
+  std::string proc = Parent(Parent(first));
+  std::filesystem::remove_all(proc);
+  REQUIRE(::symlink(outside.path().c_str(), proc.c_str()) == 0);
+  std::string second = c.Emit(ATR_EVENT_SCHEDULE, "b", "y", &err);
+  CHECK_FALSE(err.empty());  // refused: the daemon would have to follow the link
+  CHECK(ListNames(outside.path()).empty());
+}
+
+TEST_CASE("an event dir swapped for a symlink ages without touching its target", "[hardening][security]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  TempDir outside;
+  WriteFile(outside / "precious", "keep");
+  auto c = Connected(d);
+  std::string err;
+  std::string first = Parent(c.Emit(ATR_EVENT_SCHEDULE, "a", "x", &err));
+  std::filesystem::remove_all(first);
+  REQUIRE(::symlink(outside.path().c_str(), first.c_str()) == 0);
+  for (int i = 0; i < 10; ++i) c.Emit(ATR_EVENT_SCHEDULE, "n", "x", &err);
+  CHECK_FALSE(Exists(first));
+  CHECK(ReadFile(outside / "precious") == "keep");
+}
+
+TEST_CASE("a planted symlink in atrace/ survives recovery untouched", "[hardening][security]") {
+  TempDir outside;
+  WriteFile(outside / "precious", "keep");
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  std::string link = d.trace_dir() + "/trace_1_1_20260101000000000000";
+  REQUIRE(::symlink(outside.path().c_str(), link.c_str()) == 0);
+  REQUIRE(d.Stop() == 0);
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  for (int i = 0; i < 12; ++i) c.Emit(ATR_EVENT_SCHEDULE, "n", "x", &err);
+  CHECK(ReadFile(outside / "precious") == "keep");
+}
+
+TEST_CASE("atrace/ deleted while running is re-created", "[hardening]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  c.Emit(ATR_EVENT_SCHEDULE, "a", "x", &err);
+  std::filesystem::remove_all(d.trace_dir());
+  std::string path = c.Emit(ATR_EVENT_SCHEDULE, "b", "y", &err);
+  CHECK(err.empty());
+  CHECK(ReadFile(path) == "y");
+  CHECK(Mode(d.trace_dir()) == 0750);
+}
+
+TEST_CASE("a planted hard link is refused, not written through", "[hardening][security]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  TempDir outside;
+  WriteFile(outside / "target", "original");
+  auto c = Connected(d);
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  auto begun = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
+  proto::PathReply dir;
+  REQUIRE_FALSE(proto::Decode(begun->body, &dir));
+  if (::link((outside / "target").c_str(), (dir.path + "/schedule_tracer_victim.txt").c_str()) != 0) {
+    WARN("skipped: cannot hard-link across these directories");
+    return;
+  }
+  proto::FileOpen o;
+  o.event_id = 1;
+  o.file_id = 1;
+  o.form = ATR_FILE_OBJECT;
+  o.name = "victim";
+  auto r = c.Call(ATR_OP_FILE_OPEN, Payload(o));
+  CHECK(r->status == ATR_EACCES);
+  CHECK(ReadFile(outside / "target") == "original");
+}
+
+TEST_CASE("an unprivileged client cannot claim other processes or reach other dirs", "[hardening][security]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root to run a second, unprivileged client");
+    return;
+  }
+  const gid_t nogroup = 65534;
+  const uid_t nobody = 65534;
+  const struct group* g = ::getgrgid(nogroup);
+  REQUIRE(g != nullptr);
+  DaemonProcess d({{"--socket-group", g->gr_name}, {}, true, 10});
+  REQUIRE(d.Start());
+  struct stat st {};
+  REQUIRE(::stat(d.socket().c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0660);
+  CHECK(st.st_gid == nogroup);
+  // The socket's directory must be reachable by the test user.
+  ::chmod(d.tmp().path().c_str(), 0755);
+
+  SECTION("a forwarder claim is refused and logged") {
+    int rc = AsUser(nobody, [&] {
+      auto c = RawClient::Connect(d.socket());
+      if (!c || !c->Hello()) return 2;
+      proto::EventBegin b;
+      b.event_id = 1;
+      b.kind = ATR_EVENT_SCHEDULE;
+      b.side = ATR_SIDE_DEVICE;
+      b.host_pid = static_cast<int32_t>(::getppid());
+      auto r = c->Call(ATR_OP_EVENT_BEGIN, Payload(b));
+      return r && r->status == ATR_EPERM ? 0 : 3;
+    });
+    CHECK(rc == 0);
+    CHECK(d.WaitForLog("forwarder claim refused"));
+    CHECK(d.LogHas("uid 65534"));
+  }
+  SECTION("its own events land in its own process dir, owned by uid in the listing") {
+    std::string parent_dir;
+    {
+      auto c = Connected(d);
+      std::string err;
+      parent_dir = Parent(Parent(c.Emit(ATR_EVENT_SCHEDULE, "mine", "x", &err)));
+    }
+    int rc = AsUser(nobody, [&] {
+      auto c = RawClient::Connect(d.socket());
+      if (!c || !c->Hello()) return 2;
+      std::string err;
+      std::string path = c->Emit(ATR_EVENT_SCHEDULE, "theirs", "y", &err);
+      if (!err.empty()) return 3;
+      if (Parent(Parent(path)) == parent_dir) return 4;
+      std::string bad = c->Emit(ATR_EVENT_SCHEDULE, "../../etc/x", "z", &err);
+      return bad.empty() && err.find("object name") != std::string::npos ? 0 : 5;
+    });
+    CHECK(rc == 0);
+    auto c = Connected(d);
+    auto r = c.Call(ATR_OP_LIST, Payload(proto::ListRequest{0, 100}));
+    proto::ListReply list;
+    REQUIRE_FALSE(proto::Decode(r->body, &list));
+    bool saw_nobody = false;
+    for (auto& e : list.entries) saw_nobody = saw_nobody || e.uid == nobody;
+    CHECK(saw_nobody);
+  }
+  SECTION("a user outside the socket's group cannot connect") {
+    int rc = AsUser(65533, [&] { return RawClient::Connect(d.socket()) ? 1 : 0; });
+    CHECK(rc == 0);
+  }
+}
