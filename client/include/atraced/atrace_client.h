@@ -1,0 +1,209 @@
+/* libatrace_client: the C ABI for writing trace events to atraced.
+ *
+ * Compiles as C99 and C++. Every handle is opaque. Every function that can fail returns 0 or
+ * a negative errno value; atrace_client_strerror() turns it into text, and
+ * atrace_client_last_message() gives the daemon's own explanation of the last refused
+ * request. No function raises SIGPIPE, calls exit() or abort(), or blocks longer than the
+ * timeouts in atrace_client_options (a call that has to (re)connect first may take the
+ * connect timeout plus the I/O timeout).
+ *
+ * Threads: a client handle may be shared between threads. Calls on one handle (and on the
+ * events and files it created) are serialized by a mutex inside the handle, so they are safe
+ * but never run in parallel; use one handle per thread for parallel writers.
+ *
+ * fork(): a child that uses a handle it inherited gets its own connection on its first call
+ * (the handle notices the pid change). Events and files the parent opened are not usable in
+ * the child (-ECONNRESET). The parent's connection is never disturbed. Do not fork while
+ * another thread is inside a call on the same handle.
+ *
+ * Daemon restarts: when the connection is found dead at the start of a call, the call
+ * reconnects (HELLO again) and proceeds. Events and files opened on the old connection are
+ * lost: calls on them return -ECONNRESET (atrace_event_end and atrace_file_close still free
+ * them). A call during which the daemon disappears or times out returns the error and drops
+ * the connection; nothing is retried behind the application's back.
+ *
+ * See docs/CLIENT.md for the full contract.
+ */
+#ifndef ATRACED_ATRACE_CLIENT_H_
+#define ATRACED_ATRACE_CLIENT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(ATRACE_CLIENT_BUILDING)
+#define ATRACE_EXPORT __attribute__((visibility("default")))
+#else
+#define ATRACE_EXPORT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Event kinds, sides and file forms: the same numbers as the wire protocol. */
+enum atrace_event_kind { ATRACE_EVENT_SCHEDULE = 1, ATRACE_EVENT_STACKCORE = 2, ATRACE_EVENT_EXIT = 3 };
+enum atrace_side { ATRACE_SIDE_HOST = 0, ATRACE_SIDE_DEVICE = 1 };
+enum atrace_file_form { ATRACE_FILE_OBJECT = 1, ATRACE_FILE_TS = 2, ATRACE_FILE_STACKCORE = 3 };
+
+/* Default timeouts, in milliseconds. */
+#define ATRACE_DEFAULT_CONNECT_TIMEOUT_MS 1000
+#define ATRACE_DEFAULT_IO_TIMEOUT_MS 1000
+/* Default bound on asynchronous events in flight. */
+#define ATRACE_DEFAULT_MAX_IN_FLIGHT 64
+/* A buffer this large always holds a path the daemon reports. */
+#define ATRACE_PATH_MAX 4096
+
+/* Option flags. */
+#define ATRACE_OPT_NO_FD_PASSING 0x1u /* do not ask for descriptor passing in HELLO */
+
+/* atrace_emit flags. */
+#define ATRACE_EMIT_VIA_FD 0x1u /* write the data through FILE_GET_FD (two round trips) */
+
+typedef struct atrace_client atrace_client;
+typedef struct atrace_event atrace_event;
+typedef struct atrace_file atrace_file;
+
+typedef struct atrace_client_options {
+  /* NULL: $ATRACED_SOCKET if set, else /run/atraced/atraced.sock, then
+   * $XDG_RUNTIME_DIR/atraced.sock (tried in that order). */
+  const char *socket_path;
+  int connect_timeout_ms; /* connect + HELLO; <= 0: ATRACE_DEFAULT_CONNECT_TIMEOUT_MS */
+  int io_timeout_ms;      /* each call's requests and replies; <= 0: the default */
+  unsigned max_in_flight; /* atrace_emit_async bound; 0: ATRACE_DEFAULT_MAX_IN_FLIGHT */
+  unsigned flags;         /* ATRACE_OPT_* */
+} atrace_client_options;
+
+/* What to begin. */
+typedef struct atrace_event_spec {
+  int kind;           /* enum atrace_event_kind */
+  int side;           /* enum atrace_side */
+  uint32_t device_id; /* ATRACE_SIDE_DEVICE: 0..1023; host: 0 */
+  const char *time;   /* NULL: the daemon's clock; device events: 20 digits YYYYMMDDhhmmssmmmuuu */
+} atrace_event_spec;
+
+/* What file to create in an event. */
+typedef struct atrace_file_spec {
+  int form;           /* enum atrace_file_form */
+  const char *name;   /* OBJECT: object name (1..31 of [A-Za-z0-9_.-]); STACKCORE: program
+                       * name, or NULL for the caller's own (the daemon asks the kernel) */
+  int binary;         /* OBJECT: non-zero for .bin instead of .txt */
+  uint32_t device_id; /* TS: the device */
+  int signo;          /* STACKCORE */
+  int tid;            /* STACKCORE */
+  const char *time;   /* STACKCORE: NULL (daemon's clock) or 20 digits */
+} atrace_file_spec;
+
+typedef struct atrace_status {
+  uint32_t record_num; /* directories kept per class */
+  uint32_t host_dirs;
+  uint32_t device_dirs;
+  uint32_t exit_dirs;
+  uint32_t clients;
+  uint64_t events_begun;
+  uint64_t dirs_aged;
+  uint64_t bytes_written;
+  uint64_t removal_failures;
+  uint64_t requests_refused;
+  char root[ATRACE_PATH_MAX]; /* the spool root, NUL-terminated */
+} atrace_status;
+
+typedef struct atrace_list_entry {
+  uint64_t seq;
+  int kind;
+  int side;
+  uint32_t device_id;
+  int32_t pid;
+  uint32_t uid;
+  uint64_t bytes;
+  uint64_t created_unix_us;
+  const char *path; /* relative to <root>/atrace; valid during the callback only */
+} atrace_list_entry;
+
+/* Counters of one handle, for the application and for tests. */
+typedef struct atrace_client_stats {
+  uint64_t connects;      /* successful connects (HELLO done), including reconnects */
+  uint64_t round_trips;   /* times a call wrote requests and then waited for replies */
+  uint64_t async_ok;      /* asynchronous events that completed */
+  uint64_t async_failed;  /* asynchronous events with at least one refused request */
+  uint32_t in_flight;     /* asynchronous events sent whose replies are not all in */
+} atrace_client_stats;
+
+/* Return non-zero to stop the iteration; that value is then returned by the call. */
+typedef int (*atrace_list_fn)(const atrace_list_entry *entry, void *user);
+typedef int (*atrace_path_fn)(const char *path, void *user);
+
+/* ---- Handles --------------------------------------------------------------------------- */
+
+ATRACE_EXPORT void atrace_client_options_init(atrace_client_options *options);
+/* Connects and says HELLO. options may be NULL (all defaults). On failure *out is NULL and
+ * the error says why: -ENOENT (no socket), -ECONNREFUSED (nobody listens), -ETIMEDOUT, ... */
+ATRACE_EXPORT int atrace_client_open(const atrace_client_options *options, atrace_client **out);
+/* Closes the connection (the daemon ends open events, keeping what was written) and frees
+ * the handle. Events and files of this handle must not be used afterwards. NULL is a no-op. */
+ATRACE_EXPORT void atrace_client_close(atrace_client *client);
+/* Static text for 0 or a negative errno returned by this library. Never NULL. */
+ATRACE_EXPORT const char *atrace_client_strerror(int error);
+/* The daemon's message for the last refused request on this handle ("" if none). Valid
+ * until the next call on the handle. */
+ATRACE_EXPORT const char *atrace_client_last_message(atrace_client *client);
+ATRACE_EXPORT int atrace_client_get_stats(atrace_client *client, atrace_client_stats *out);
+
+/* ---- One event with one file ------------------------------------------------------------ */
+
+/* Writes a whole event with one file: BEGIN, OPEN, APPEND(s), CLOSE and END are sent in one
+ * write and cost one round trip (two with ATRACE_EMIT_VIA_FD). The created file's absolute
+ * path is copied to path (if not NULL, truncated to path_size - 1 bytes). Returns the first
+ * refused request's status. */
+ATRACE_EXPORT int atrace_emit(atrace_client *client, const atrace_event_spec *event,
+                              const atrace_file_spec *file, const void *data, size_t len,
+                              unsigned flags, char *path, size_t path_size);
+
+/* Queues the same requests without waiting for the replies: for event churn. At most
+ * max_in_flight events are in flight; beyond that the call first waits (up to the I/O
+ * timeout) for the oldest to complete. A refused request is counted (stats.async_failed)
+ * and remembered; atrace_client_flush() reports it. data is copied. */
+ATRACE_EXPORT int atrace_emit_async(atrace_client *client, const atrace_event_spec *event,
+                                    const atrace_file_spec *file, const void *data, size_t len);
+/* Waits until every asynchronous event is answered; returns the first error since the last
+ * flush (a refused request or a lost connection) and forgets it. */
+ATRACE_EXPORT int atrace_client_flush(atrace_client *client);
+
+/* ---- Events and files, step by step ----------------------------------------------------- */
+
+ATRACE_EXPORT int atrace_event_begin(atrace_client *client, const atrace_event_spec *spec,
+                                     atrace_event **out);
+/* Ends the event (closing its files still open) and frees the handle, also on error.
+ * bytes (may be NULL) receives the bytes in the event's files. */
+ATRACE_EXPORT int atrace_event_end(atrace_event *event, uint64_t *bytes);
+/* The event directory's absolute path; valid while the event handle lives. */
+ATRACE_EXPORT const char *atrace_event_path(const atrace_event *event);
+
+ATRACE_EXPORT int atrace_file_open(atrace_event *event, const atrace_file_spec *spec,
+                                   atrace_file **out);
+/* Appends len bytes: through the descriptor if atrace_file_get_fd() fetched one, else as
+ * FILE_APPEND requests of up to 1 MiB each (one round trip). */
+ATRACE_EXPORT int atrace_file_write(atrace_file *file, const void *data, size_t len);
+/* Fetches the file's descriptor (O_WRONLY|O_APPEND) from the daemon: the fast path. The
+ * descriptor stays owned by the file handle and is closed by atrace_file_close(); do not
+ * close it yourself. Returns -ENOTSUP if the daemon did not grant descriptor passing. */
+ATRACE_EXPORT int atrace_file_get_fd(atrace_file *file, int *fd);
+/* Closes the file and frees the handle, also on error. size (may be NULL): final size. */
+ATRACE_EXPORT int atrace_file_close(atrace_file *file, uint64_t *size);
+/* The file's absolute path; valid while the file handle lives. */
+ATRACE_EXPORT const char *atrace_file_path(const atrace_file *file);
+
+/* ---- Queries ---------------------------------------------------------------------------- */
+
+ATRACE_EXPORT int atrace_client_status(atrace_client *client, atrace_status *out);
+/* Calls fn for every event directory in creation order (paging through LIST). */
+ATRACE_EXPORT int atrace_client_list(atrace_client *client, atrace_list_fn fn, void *user);
+/* Applies the aging limits now (or only reports, dry_run != 0); fn (may be NULL) gets each
+ * directory removed, relative to <root>/atrace. */
+ATRACE_EXPORT int atrace_client_vacuum(atrace_client *client, int dry_run, atrace_path_fn fn,
+                                       void *user);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATRACED_ATRACE_CLIENT_H_ */

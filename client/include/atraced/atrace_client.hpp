@@ -1,0 +1,218 @@
+// Header-only C++ wrapper over the C ABI in atrace_client.h: RAII handles and
+// std::error_code (generic_category, so `ec == std::errc::timed_out` works). It adds no
+// behaviour; the C header documents timeouts, reconnects, fork and threads. C++17.
+#ifndef ATRACED_ATRACE_CLIENT_HPP_
+#define ATRACED_ATRACE_CLIENT_HPP_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "atraced/atrace_client.h"
+
+namespace atrace {
+
+inline std::error_code MakeError(int rc) {
+  return rc < 0 ? std::error_code(-rc, std::generic_category()) : std::error_code();
+}
+
+struct EventSpec {
+  int kind = ATRACE_EVENT_SCHEDULE;
+  int side = ATRACE_SIDE_HOST;
+  uint32_t device_id = 0;
+  std::string time;  // "" = the daemon's clock
+
+  // The C view borrows `time`; keep this object alive while it is used.
+  atrace_event_spec c() const { return {kind, side, device_id, time.empty() ? nullptr : time.c_str()}; }
+};
+
+struct FileSpec {
+  int form = ATRACE_FILE_OBJECT;
+  std::string name;
+  bool binary = false;
+  uint32_t device_id = 0;
+  int signo = 0;
+  int tid = 0;
+  std::string time;
+
+  static FileSpec Object(std::string object, bool bin = false) {
+    FileSpec f;
+    f.name = std::move(object);
+    f.binary = bin;
+    return f;
+  }
+  atrace_file_spec c() const {
+    return {form, name.c_str(), binary ? 1 : 0, device_id, signo, tid, time.empty() ? nullptr : time.c_str()};
+  }
+};
+
+struct ListEntry {
+  uint64_t seq = 0;
+  int kind = 0;
+  int side = 0;
+  uint32_t device_id = 0;
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  uint64_t bytes = 0;
+  uint64_t created_unix_us = 0;
+  std::string path;  // relative to <root>/atrace
+};
+
+class File {
+ public:
+  File() = default;
+  explicit File(atrace_file* f) : f_(f) {}
+  File(File&& o) noexcept : f_(std::exchange(o.f_, nullptr)) {}
+  File& operator=(File&& o) noexcept {
+    if (this != &o) {
+      Close();
+      f_ = std::exchange(o.f_, nullptr);
+    }
+    return *this;
+  }
+  ~File() { Close(); }
+
+  explicit operator bool() const { return f_ != nullptr; }
+  std::string path() const { return atrace_file_path(f_); }
+  std::error_code Write(std::string_view data) { return MakeError(atrace_file_write(f_, data.data(), data.size())); }
+  // The descriptor stays owned by this File.
+  std::error_code GetFd(int* fd) { return MakeError(atrace_file_get_fd(f_, fd)); }
+  std::error_code Close(uint64_t* size = nullptr) {
+    if (f_ == nullptr) return {};
+    return MakeError(atrace_file_close(std::exchange(f_, nullptr), size));
+  }
+
+ private:
+  atrace_file* f_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() = default;
+  explicit Event(atrace_event* e) : e_(e) {}
+  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  Event& operator=(Event&& o) noexcept {
+    if (this != &o) {
+      End();
+      e_ = std::exchange(o.e_, nullptr);
+    }
+    return *this;
+  }
+  ~Event() { End(); }
+
+  explicit operator bool() const { return e_ != nullptr; }
+  std::string path() const { return atrace_event_path(e_); }
+  File Open(const FileSpec& spec, std::error_code& ec) {
+    atrace_file* f = nullptr;
+    atrace_file_spec s = spec.c();
+    ec = MakeError(atrace_file_open(e_, &s, &f));
+    return File(f);
+  }
+  std::error_code End(uint64_t* bytes = nullptr) {
+    if (e_ == nullptr) return {};
+    return MakeError(atrace_event_end(std::exchange(e_, nullptr), bytes));
+  }
+
+ private:
+  atrace_event* e_ = nullptr;
+};
+
+class Client {
+ public:
+  struct Options {
+    std::string socket_path;  // "" = $ATRACED_SOCKET, then the default paths
+    int connect_timeout_ms = ATRACE_DEFAULT_CONNECT_TIMEOUT_MS;
+    int io_timeout_ms = ATRACE_DEFAULT_IO_TIMEOUT_MS;
+    unsigned max_in_flight = ATRACE_DEFAULT_MAX_IN_FLIGHT;
+    unsigned flags = 0;
+  };
+
+  Client() = default;
+  static Client Open(const Options& options, std::error_code& ec) {
+    atrace_client_options o;
+    atrace_client_options_init(&o);
+    o.socket_path = options.socket_path.empty() ? nullptr : options.socket_path.c_str();
+    o.connect_timeout_ms = options.connect_timeout_ms;
+    o.io_timeout_ms = options.io_timeout_ms;
+    o.max_in_flight = options.max_in_flight;
+    o.flags = options.flags;
+    atrace_client* c = nullptr;
+    ec = MakeError(atrace_client_open(&o, &c));
+    return Client(c);
+  }
+
+  explicit operator bool() const { return c_ != nullptr; }
+  atrace_client* get() const { return c_.get(); }
+  // The daemon's explanation of the last refused request.
+  std::string last_message() const { return atrace_client_last_message(c_.get()); }
+
+  std::error_code Emit(const EventSpec& event, const FileSpec& file, std::string_view data,
+                       std::string* path = nullptr, unsigned flags = 0) {
+    atrace_event_spec e = event.c();
+    atrace_file_spec f = file.c();
+    std::string buf(ATRACE_PATH_MAX, '\0');
+    int rc = atrace_emit(c_.get(), &e, &f, data.data(), data.size(), flags, &buf[0], buf.size());
+    if (path != nullptr) *path = buf.c_str();
+    return MakeError(rc);
+  }
+  std::error_code EmitAsync(const EventSpec& event, const FileSpec& file, std::string_view data) {
+    atrace_event_spec e = event.c();
+    atrace_file_spec f = file.c();
+    return MakeError(atrace_emit_async(c_.get(), &e, &f, data.data(), data.size()));
+  }
+  std::error_code Flush() { return MakeError(atrace_client_flush(c_.get())); }
+
+  Event Begin(const EventSpec& spec, std::error_code& ec) {
+    atrace_event* e = nullptr;
+    atrace_event_spec s = spec.c();
+    ec = MakeError(atrace_event_begin(c_.get(), &s, &e));
+    return Event(e);
+  }
+
+  std::error_code Status(atrace_status* out) { return MakeError(atrace_client_status(c_.get(), out)); }
+
+  std::error_code List(std::vector<ListEntry>* out) {
+    out->clear();
+    return MakeError(atrace_client_list(
+        c_.get(),
+        [](const atrace_list_entry* e, void* user) {
+          auto* v = static_cast<std::vector<ListEntry>*>(user);
+          v->push_back(ListEntry{e->seq, e->kind, e->side, e->device_id, e->pid, e->uid, e->bytes,
+                                 e->created_unix_us, e->path});
+          return 0;
+        },
+        out));
+  }
+
+  std::error_code Vacuum(bool dry_run, std::vector<std::string>* removed) {
+    removed->clear();
+    return MakeError(atrace_client_vacuum(
+        c_.get(), dry_run ? 1 : 0,
+        [](const char* path, void* user) {
+          static_cast<std::vector<std::string>*>(user)->emplace_back(path);
+          return 0;
+        },
+        removed));
+  }
+
+  atrace_client_stats Stats() const {
+    atrace_client_stats s{};
+    atrace_client_get_stats(c_.get(), &s);
+    return s;
+  }
+
+ private:
+  struct Closer {
+    void operator()(atrace_client* c) const { atrace_client_close(c); }
+  };
+  explicit Client(atrace_client* c) : c_(c) {}
+  std::unique_ptr<atrace_client, Closer> c_;
+};
+
+}  // namespace atrace
+
+#endif  // ATRACED_ATRACE_CLIENT_HPP_

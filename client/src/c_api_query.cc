@@ -1,0 +1,107 @@
+// STATUS, LIST (paged until exhausted) and VACUUM.
+#include <errno.h>
+
+#include <cstring>
+
+#include "atraced/atrace_client.h"
+#include "atraced/proto/codec.h"
+#include "client.h"
+#include "guard.h"
+
+using namespace atrace_client_internal;
+namespace proto = atraced::proto;
+
+namespace {
+
+// Sends one query and decodes its reply body into *out; the handle's lock must be held.
+template <class Request, class Body>
+int Query(atrace_client& c, uint16_t opcode, const Request& request, Body* out) {
+  int rc = Ready(c);
+  if (rc != 0) return rc;
+  std::vector<uint8_t> payload;
+  proto::Encode(request, payload);
+  c.conn->Queue(opcode, payload, 0);
+  std::vector<Reply> replies;
+  rc = Transact(c, &replies);
+  if (rc != 0) return rc;
+  rc = FirstError(c, replies);
+  if (rc != 0) return rc;
+  return proto::Decode(replies.front().body, out) ? -EPROTO : 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int atrace_client_status(atrace_client* client, atrace_status* out) {
+  if (client == nullptr || out == nullptr) return -EINVAL;
+  return Guarded([&] {
+    std::lock_guard<std::mutex> lock(client->mu);
+    proto::StatusReply s;
+    int rc = Query(*client, ATR_OP_STATUS, proto::StatusRequest{}, &s);
+    if (rc != 0) return rc;
+    *out = atrace_status{};
+    out->record_num = s.record_num;
+    out->host_dirs = s.host_dirs;
+    out->device_dirs = s.device_dirs;
+    out->exit_dirs = s.exit_dirs;
+    out->clients = s.clients;
+    out->events_begun = s.events_begun;
+    out->dirs_aged = s.dirs_aged;
+    out->bytes_written = s.bytes_written;
+    out->removal_failures = s.removal_failures;
+    out->requests_refused = s.requests_refused;
+    size_t n = std::min(s.root.size(), sizeof out->root - 1);
+    std::memcpy(out->root, s.root.data(), n);
+    out->root[n] = '\0';
+    return 0;
+  });
+}
+
+int atrace_client_list(atrace_client* client, atrace_list_fn fn, void* user) {
+  if (client == nullptr || fn == nullptr) return -EINVAL;
+  return Guarded([&] {
+    proto::ListRequest request;
+    request.max_entries = proto::kMaxListEntries;
+    for (;;) {
+      proto::ListReply page;
+      {
+        std::lock_guard<std::mutex> lock(client->mu);
+        int rc = Query(*client, ATR_OP_LIST, request, &page);
+        if (rc != 0) return rc;
+      }
+      // The callback runs without the lock, so it may call into this handle.
+      for (const auto& e : page.entries) {
+        atrace_list_entry entry{e.seq, e.kind, e.side, e.device_id, e.pid, e.uid, e.bytes, e.created_unix_us,
+                                e.path.c_str()};
+        int stop = fn(&entry, user);
+        if (stop != 0) return stop;
+        request.after_seq = e.seq;
+      }
+      if (page.entries.size() < request.max_entries) return 0;  // fewer than asked: the end
+    }
+  });
+}
+
+int atrace_client_vacuum(atrace_client* client, int dry_run, atrace_path_fn fn, void* user) {
+  if (client == nullptr) return -EINVAL;
+  return Guarded([&] {
+    proto::VacuumReply removed;
+    {
+      std::lock_guard<std::mutex> lock(client->mu);
+      proto::VacuumRequest request;
+      request.dry_run = dry_run != 0;
+      int rc = Query(*client, ATR_OP_VACUUM, request, &removed);
+      if (rc != 0) return rc;
+    }
+    if (fn != nullptr) {
+      for (const auto& path : removed.paths) {
+        int stop = fn(path.c_str(), user);
+        if (stop != 0) return stop;
+      }
+    }
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,208 @@
+// atracectl, run as a program against a real daemon: every command, --json, exit codes,
+// --help at every level.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <regex>
+
+#include "client_test_util.h"
+#include "support/daemon_process.h"
+
+using namespace atraced::testing;
+using atrace_test::Run;
+using atrace_test::RunResult;
+
+namespace {
+
+RunResult Ctl(const std::vector<std::string>& args, const std::string& input = "",
+              const std::map<std::string, std::string>& env = {}) {
+  std::vector<std::string> argv{ATRACECTL_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv, input, env);
+}
+
+RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, const std::string& input = "") {
+  args.insert(args.begin(), {"--socket", d.socket()});
+  return Ctl(args, input);
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+bool Has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+
+// The value of `"key":<number>` in a JSON text, or -1.
+long long JsonNumber(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\":([0-9]+)"))) return -1;
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("atracectl --help works at every level", "[atracectl]") {
+  auto top = Ctl({"--help"});
+  CHECK(top.exit_code == 0);
+  CHECK(Has(top.out, "Usage: atracectl"));
+  for (const char* cmd : {"emit", "status", "list", "du", "vacuum"}) {
+    INFO(cmd);
+    CHECK(Has(top.out, cmd));
+    auto sub = Ctl({cmd, "--help"});
+    CHECK(sub.exit_code == 0);
+    CHECK(Has(sub.out, std::string("atracectl [--socket PATH] ") + cmd));
+  }
+  auto emit = Ctl({"emit", "--help"});
+  CHECK(Has(emit.out, "--object"));
+  CHECK(Has(emit.out, "--device"));
+  CHECK(Has(Ctl({"vacuum", "-h"}).out, "--dry-run"));
+}
+
+TEST_CASE("atracectl usage errors exit 2 and say what is wrong", "[atracectl]") {
+  TempDir tmp;
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{}, "no command"},
+      {{"frobnicate"}, "unknown command"},
+      {{"--bogus", "status"}, "bogus"},
+      {{"status", "--verbose"}, "verbose"},
+      {{"emit", "--object", "o"}, "event"},
+      {{"emit", "--event", "schedule"}, "object"},
+      {{"emit", "--event", "panic", "--object", "o"}, "--event"},
+      {{"emit", "--event", "schedule", "--object", "o", "--time", "20260101000000000000"}, "--device"},
+      {{"emit", "--event", "schedule", "--object", "o", "--device", "1", "--time", "2026"}, "20 digits"},
+      {{"emit", "--event", "schedule", "--object", "o", "--device", "x"}, "device"},
+      {{"emit", "--event", "schedule", "--object", "o", tmp / "missing.txt"}, "cannot read"},
+      {{"list", "extra"}, "unexpected argument (this command takes no arguments)"},
+      {{"emit", "--event", "exit", "--object", "o", "a", "b"}, "takes one FILE"},
+  };
+  for (const auto& c : cases) {
+    auto r = Ctl(c.args);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(Has(r.err, c.says));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("atracectl exits 1 when the daemon is absent or refuses", "[atracectl]") {
+  TempDir tmp;
+  auto absent = Ctl({"--socket", tmp / "none.sock", "status"});
+  CHECK(absent.exit_code == 1);
+  CHECK(Has(absent.err, "cannot reach the daemon"));
+
+  // No explicit socket: ATRACED_SOCKET is honoured.
+  auto env = Ctl({"status"}, "", {{"ATRACED_SOCKET", tmp / "env.sock"}});
+  CHECK(env.exit_code == 1);
+  CHECK(Has(env.err, "not found"));
+
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto refused = Ctl(d, {"emit", "--event", "schedule", "--object", "bad/name"}, "x");
+  CHECK(refused.exit_code == 1);
+  CHECK(Has(refused.err, "object name"));  // the daemon's own message
+  CHECK(refused.out.empty());
+  auto bad_device = Ctl(d, {"emit", "--event", "schedule", "--object", "o", "--device", "4096"}, "x");
+  CHECK(bad_device.exit_code == 1);
+  CHECK(Has(bad_device.err, "device"));
+}
+
+TEST_CASE("atracectl emit from stdin and from a file, each in its own trace dir", "[atracectl]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto from_stdin = Ctl(d, {"emit", "--event", "schedule", "--object", "stdin_obj"}, "piped\n");
+  INFO(from_stdin.err);
+  REQUIRE(from_stdin.exit_code == 0);
+  std::string p1 = Trim(from_stdin.out);
+  CHECK(ReadFile(p1) == "piped\n");
+  CHECK(p1.substr(p1.rfind('/') + 1) == "schedule_tracer_stdin_obj.txt");
+
+  TempDir tmp;
+  std::string binary("\x00\x01\xff payload", 11);
+  WriteFile(tmp / "in.bin", binary);
+  auto from_file = Ctl(d, {"emit", "--event", "exit", "--object", "file_obj", "--bin", tmp / "in.bin"});
+  INFO(from_file.err);
+  REQUIRE(from_file.exit_code == 0);
+  std::string p2 = Trim(from_file.out);
+  CHECK(ReadFile(p2) == binary);
+  CHECK(p2.substr(p2.rfind('/') + 1) == "schedule_tracer_file_obj.bin");
+  CHECK(Has(p2, "/exit_event_"));
+
+  // Two processes, two trace_{pgid}_{pid}_{time} directories.
+  auto proc_dir = [](const std::string& p) {
+    std::string ev = p.substr(0, p.rfind('/'));
+    return ev.substr(0, ev.rfind('/'));
+  };
+  CHECK(proc_dir(p1) != proc_dir(p2));
+  CHECK(ListNames(d.trace_dir()).size() == 2);
+
+  auto device = Ctl(d, {"emit", "--event", "stackcore", "--object", "dev", "--device", "7", "--time",
+                        "20260102030405006007"}, "d");
+  INFO(device.err);
+  REQUIRE(device.exit_code == 0);
+  CHECK(Has(device.out, "/stackcore_event_"));
+  CHECK(Has(device.out, "_20260102030405006007/"));
+}
+
+TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "h"}, "12345").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "d", "--device", "1"}, "123").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "e"}, "1").exit_code == 0);
+
+  auto status = Ctl(d, {"status"});
+  REQUIRE(status.exit_code == 0);
+  CHECK(Has(status.out, "root:              " + d.root() + "\n"));
+  CHECK(Has(status.out, "host dirs:         1 / 10\n"));
+  CHECK(Has(status.out, "device dirs:       1 / 10\n"));
+  CHECK(Has(status.out, "exit dirs:         1 (not aged)\n"));
+  CHECK(Has(status.out, "bytes used:        9 (9 B)\n"));
+
+  auto sj = Ctl(d, {"status", "--json"});
+  REQUIRE(sj.exit_code == 0);
+  CHECK(sj.out.front() == '{');
+  CHECK(Trim(sj.out).back() == '}');
+  CHECK(Has(sj.out, "\"root\":\"" + d.root() + "\""));
+  CHECK(JsonNumber(sj.out, "record_num") == 10);
+  CHECK(Has(sj.out, "\"host\":{\"dirs\":1,\"limit\":10,\"bytes\":5}"));
+  CHECK(Has(sj.out, "\"device\":{\"dirs\":1,\"limit\":10,\"bytes\":3}"));
+  CHECK(Has(sj.out, "\"exit\":{\"dirs\":1,\"limit\":null,\"bytes\":1}"));
+  CHECK(JsonNumber(sj.out, "bytes_used") == 9);
+  CHECK(JsonNumber(sj.out, "clients") == 1);  // this very atracectl
+  CHECK(JsonNumber(sj.out, "events_begun") == 3);
+  CHECK(JsonNumber(sj.out, "bytes_written") == 9);
+
+  auto list = Ctl(d, {"list"});
+  REQUIRE(list.exit_code == 0);
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tPID\tUID\tSIZE\tAGE\tPATH\n"));
+  CHECK(Has(list.out, "\tdevice\tschedule\t"));
+  CHECK(Has(list.out, "\texit\texit\t"));
+  auto lj = Ctl(d, {"list", "--json"});
+  REQUIRE(lj.exit_code == 0);
+  CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
+  std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
+                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
+                   "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\"\\}");
+  auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
+  CHECK(std::distance(begin, std::sregex_iterator()) == 3);
+  CHECK(Has(lj.out, "\"class\":\"device\",\"kind\":\"schedule\",\"device_id\":1,"));
+  CHECK(Has(lj.out, "\"uid\":" + std::to_string(::getuid()) + ","));
+
+  auto du = Ctl(d, {"du"});
+  REQUIRE(du.exit_code == 0);
+  CHECK(du.out == "5\thost\n3\tdevice\n1\texit\n9\ttotal\n");
+  auto duj = Ctl(d, {"du", "--json"});
+  CHECK(Trim(duj.out) == "{\"host\":5,\"device\":3,\"exit\":1,\"total\":9}");
+
+  auto dry = Ctl(d, {"vacuum", "--dry-run"});
+  REQUIRE(dry.exit_code == 0);
+  CHECK(dry.out == "would remove 0 directories\n");
+  auto vac = Ctl(d, {"vacuum", "--json"});
+  REQUIRE(vac.exit_code == 0);
+  CHECK(Trim(vac.out) == "{\"dry_run\":false,\"removed\":[]}");
+}
