@@ -105,6 +105,7 @@ class Daemon {
     StartTicker(io);
 
     io.run();
+    tick_timer_.reset();  // it lives in `io`, which ends with this scope
 
     // Sessions are closed; the storage executor ends their events and closes their files.
     storage_work.reset();
