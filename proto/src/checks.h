@@ -14,16 +14,18 @@
 #include "atraced/proto/codec.h"
 
 // Returns the DecodeResult of `expr` if it is an error.
-#define PROTO_TRY(expr)                                \
-  do {                                                 \
+#define PROTO_TRY(expr)                                                    \
+  do {                                                                     \
     if (::atraced::proto::DecodeResult proto_r_ = (expr)) return proto_r_; \
   } while (0)
 
-// Decoders check sizes before reading fields, so a failed Read* means that size check
-// is wrong; fail as a malformed payload rather than read garbage.
-#define PROTO_READ(expr, message)                                                   \
-  do {                                                                              \
-    if (!(expr)) return ::atraced::proto::internal::Error(ATR_EBADMSG, message, "truncated"); \
+// Decoders check sizes before reading fields, so a failed Read* means that size check is
+// wrong; fail as a malformed payload rather than read garbage.
+#define PROTO_READ(expr, message)                                                 \
+  do {                                                                            \
+    if (!(expr)) {                                                                \
+      return ::atraced::proto::internal::Error(ATR_EBADMSG, message, "truncated"); \
+    }                                                                             \
   } while (0)
 
 namespace atraced::proto::internal {
@@ -32,7 +34,7 @@ DecodeError Error(int32_t status, std::string_view field, std::string_view what)
 
 // ATR_EBADMSG unless size == want ("HELLO: payload is 3 bytes, expected 16").
 DecodeResult CheckExactSize(std::string_view message, size_t size, size_t want);
-// ATR_EBADMSG unless size >= want ("STATUS reply: body is 3 bytes, expected at least 64").
+// ATR_EBADMSG unless size >= want ("STATUS reply: payload is 3 bytes, expected at least 64").
 DecodeResult CheckMinSize(std::string_view message, size_t size, size_t want);
 // ATR_EINVAL unless value == 0.
 DecodeResult CheckReserved(std::string_view field, uint64_t value);

@@ -1,4 +1,5 @@
 // Frame header and request payloads. Reply payloads live in reply_codec.cc.
+#include <algorithm>
 #include <cassert>
 
 #include "atraced/proto/byte_io.h"
@@ -20,7 +21,10 @@ using internal::ReadTime;
 void AppendFrame(std::vector<uint8_t>& out, uint16_t opcode, uint16_t flags, uint32_t request_id,
                  std::span<const uint8_t> payload) {
   assert(payload.size() <= ATR_MAX_PAYLOAD);
-  out.reserve(out.size() + ATR_FRAME_HEADER_SIZE + payload.size());
+  // One allocation for the whole frame, but keep growth geometric: `out` is often a batch
+  // of many frames, and reserving exactly each time would copy it once per frame.
+  const size_t needed = out.size() + ATR_FRAME_HEADER_SIZE + payload.size();
+  if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
   PutU32(out, ATR_MAGIC);
   PutU32(out, static_cast<uint32_t>(payload.size()));
   PutU16(out, opcode);
@@ -146,6 +150,9 @@ DecodeResult Decode(std::span<const uint8_t> payload, FileOpen* m) {
     case ATR_FILE_OBJECT:
       return CheckName("object name", m->name, ATR_MAX_OBJECT_NAME);
     case ATR_FILE_STACKCORE:
+      // Empty means "the peer's own program": the daemon takes it from the kernel, which is
+      // what an application reporting its own crash wants and cannot get wrong.
+      if (m->name.empty()) return std::nullopt;
       return CheckName("program name", m->name, ATR_MAX_PROGRAM_NAME);
     default:  // ATR_FILE_TS: the file is named by device_id alone.
       if (!m->name.empty()) return Error(ATR_EINVAL, "name_len", "must be 0 for form TS");

@@ -47,7 +47,7 @@ void FrameDecoder::Commit(size_t n) {
 }
 
 void FrameDecoder::Feed(std::span<const uint8_t> bytes) {
-  if (bytes.empty()) return;
+  if (bytes.empty() || !error_.empty()) return;  // after an error the bytes are dropped anyway
   std::span<uint8_t> space = WritableSpace(bytes.size());
   std::memcpy(space.data(), bytes.data(), bytes.size());
   Commit(bytes.size());

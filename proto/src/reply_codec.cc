@@ -189,6 +189,13 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   uint32_t count = 0;
   PROTO_TRY(ReadCount(in, "LIST reply", &count));
   PROTO_TRY(CheckRange("count", count, 0, kMaxListEntries));
+  // Refuse a count the body cannot hold before allocating entries for it.
+  constexpr size_t kMinEntry = sizeof(atr_list_entry) + 2;
+  if (count > in.remaining() / kMinEntry) {
+    return Error(ATR_EBADMSG, "count",
+                 std::to_string(count) + " entries cannot fit in " +
+                     std::to_string(in.remaining()) + " bytes");
+  }
   m->entries.clear();
   m->entries.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -201,14 +208,15 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
 
 void Encode(const VacuumReply& m, std::vector<uint8_t>& out) {
   PutU32(out, static_cast<uint32_t>(m.paths.size()));
-  PutU32(out, 0);  // reserved
+  PutU32(out, m.omitted);
   for (const std::string& p : m.paths) PutString16(out, p);
 }
 
 DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m) {
   ByteReader in(body);
   uint32_t count = 0;
-  PROTO_TRY(ReadCount(in, "VACUUM reply", &count));
+  if (!(in.ReadU32(&count) && in.ReadU32(&m->omitted))) return Error(ATR_EBADMSG, "VACUUM reply", "truncated");
+  PROTO_TRY(CheckRange("count", count, 0, ATR_MAX_VACUUM_PATHS));
   // Each path takes at least its 2-byte length; refusing a count the body cannot hold
   // keeps a hostile count from reserving gigabytes.
   if (count > in.remaining() / 2) {

@@ -358,7 +358,15 @@ TraceService::Reply TraceService::OnVacuum(std::span<const uint8_t> payload, std
   proto::VacuumRequest m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   AgingReport report = store_.Vacuum(m.dry_run);
-  proto::Encode(proto::VacuumReply{report.removed}, body);
+  proto::VacuumReply r;
+  for (auto& path : report.removed) {
+    if (r.paths.size() < ATR_MAX_VACUUM_PATHS) {
+      r.paths.push_back(std::move(path));
+    } else {
+      ++r.omitted;  // a reply must fit in one frame
+    }
+  }
+  proto::Encode(r, body);
   return std::nullopt;
 }
 

@@ -18,8 +18,7 @@
 
 namespace atraced::proto {
 
-// LIST max_entries upper bound (wire.h states it only in a comment).
-inline constexpr uint32_t kMaxListEntries = 1024;
+inline constexpr uint32_t kMaxListEntries = ATR_MAX_LIST_ENTRIES;
 
 struct FrameHeader {  // magic implied
   uint32_t length = 0;
@@ -71,7 +70,9 @@ struct FileOpen {
   int32_t signo = 0;
   int32_t tid = 0;
   std::string time;  // "" or exactly ATR_TIME_LEN digits
-  std::string name;  // object name (OBJECT), program name (STACKCORE), "" (TS)
+  // OBJECT: object name. STACKCORE: program name, or "" for the peer's own (the daemon
+  // asks the kernel). TS: "".
+  std::string name;
 };
 
 struct FileAppend {
@@ -136,7 +137,8 @@ struct ListReply {
 };
 
 struct VacuumReply {
-  std::vector<std::string> paths;  // relative to <root>/atrace
+  std::vector<std::string> paths;  // relative to <root>/atrace; at most ATR_MAX_VACUUM_PATHS
+  uint32_t omitted = 0;            // removed (or to be removed) but not listed
 };
 
 // ---- Encoding: append the payload bytes (not the frame header) to `out` ----------------

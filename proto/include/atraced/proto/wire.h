@@ -6,6 +6,7 @@
  * Protocol changelog:
  *   1.0  HELLO, EVENT_BEGIN, FILE_OPEN, FILE_APPEND, FILE_GET_FD, FILE_CLOSE, EVENT_END,
  *        STATUS, LIST, VACUUM; feature ATR_FEATURE_FD_PASSING.
+ *        (ATR_EBADF is reserved and not sent: a closed id is unknown, -ENOENT.)
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -22,13 +23,17 @@
 
 #include <stdint.h>
 
+/* Internal to this header. C++ and C11 have a static assertion; strict C99 does not, and a
+ * negative array size fails the build just as well there. The C99 typedef is named after
+ * the line, so do not use this macro in your own files. */
 #ifdef __cplusplus
 #define ATR_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define ATR_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #else
-/* C99 has no _Static_assert; a negative array size fails the build just as well. */
 #define ATR_CONCAT_(a, b) a##b
 #define ATR_CONCAT(a, b) ATR_CONCAT_(a, b)
-#define ATR_STATIC_ASSERT(cond, msg) typedef char ATR_CONCAT(atr_static_assert_, __LINE__)[(cond) ? 1 : -1]
+#define ATR_STATIC_ASSERT(cond, msg) typedef char ATR_CONCAT(atr_wire_h_static_assert_, __LINE__)[(cond) ? 1 : -1]
 #endif
 
 #define ATR_MAGIC 0x43525441u /* the bytes "ATRC" */
@@ -44,6 +49,8 @@
 #define ATR_MAX_PROGRAM_NAME 63u            /* CANN: MAX_FILENAME_LEN 64 */
 #define ATR_MAX_MESSAGE 255u                /* error text in a reply */
 #define ATR_MAX_DEVICE_ID 1023u             /* CANN: HOST_MAX_DEV_NUM 1024 */
+#define ATR_MAX_LIST_ENTRIES 1024u          /* LIST max_entries */
+#define ATR_MAX_VACUUM_PATHS 1024u          /* paths listed in one VACUUM reply */
 
 /* Frame header flags. */
 #define ATR_FLAG_REPLY 0x0001u
@@ -182,7 +189,8 @@ struct atr_id_request {
 ATR_STATIC_ASSERT(sizeof(struct atr_id_request) == 8, "atr_id_request is 8 bytes");
 
 /* STATUS request: empty payload. Reply body (64 bytes), then u16 length + root path.
- * Fields may be appended in later minor versions; readers ignore trailing bytes. */
+ * Later minor versions may append fields after the root path (not inside this struct, which
+ * would move the path); readers ignore trailing bytes. */
 struct atr_status_reply {
   uint32_t record_num;
   uint32_t host_dirs;
@@ -222,8 +230,9 @@ struct atr_list_entry {
 ATR_STATIC_ASSERT(sizeof(struct atr_list_entry) == 40, "atr_list_entry is 40 bytes");
 
 /* VACUUM request (8 bytes): apply the limits now; dry_run only reports.
- * Reply body: u32 count, u32 reserved, then count times (u16 length + relative path) of
- * the directories removed (or that would be removed). */
+ * Reply body: u32 count (<= ATR_MAX_VACUUM_PATHS), u32 omitted, then count times
+ * (u16 length + relative path) of the directories removed (or that would be removed);
+ * `omitted` counts further ones that did not fit, so the reply stays under ATR_MAX_PAYLOAD. */
 struct atr_vacuum_request {
   uint8_t dry_run;
   uint8_t reserved[7];

@@ -1,0 +1,412 @@
+// The request handler without a socket: decoded frames in, reply frames out.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atraced/core/posix_file_system.h"
+#include "atraced/core/trace_service.h"
+#include "atraced/proto/frame_decoder.h"
+#include "support/capture_log.h"
+#include "support/fake_clock.h"
+#include "support/fake_process_table.h"
+#include "support/raw_client.h"
+#include "support/temp_dir.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+
+namespace {
+
+struct Reply {
+  proto::FrameHeader header;
+  int32_t status;
+  std::string message;
+  std::vector<uint8_t> body;
+};
+
+class ServiceFixture {
+ public:
+  explicit ServiceFixture(ServiceOptions options = {}) {
+    auto fs = PosixFileSystem::Open(tmp.path());
+    REQUIRE(fs.ok());
+    fs_ = std::move(*fs);
+    store_ = std::make_unique<TraceStore>(*fs_, clock, log.logger(), 10);
+    REQUIRE(store_->Recover().ok());
+    options.root = tmp.path();
+    if (options.daemon_uid == 0) options.daemon_uid = 4242;
+    processes.processes[100] = {100, 1111, "app", {}};
+    processes.processes[200] = {200, 2222, "other", {}};
+    processes.processes[300] = {300, 3333, "fwd", {777}};
+    service = std::make_unique<TraceService>(*store_, *fs_, processes, clock, log.logger(), options);
+  }
+
+  // Sends one request and returns its reply (and any passed fd).
+  Reply Call(TraceService::ClientId id, uint16_t op, const std::vector<uint8_t>& payload, UniqueFd* fd = nullptr,
+             bool* close_after = nullptr) {
+    ReplyBatch batch;
+    proto::FrameHeader h{static_cast<uint32_t>(payload.size()), op, 0, ++request_id};
+    service->Handle(id, h, payload, batch);
+    auto replies = Decode(batch);
+    REQUIRE(replies.size() == 1);
+    CHECK(replies[0].header.request_id == request_id);
+    CHECK(replies[0].header.opcode == op);
+    CHECK(replies[0].header.flags == ATR_FLAG_REPLY);
+    if (fd && !batch.fds.empty()) *fd = std::move(batch.fds[0].fd);
+    if (close_after) *close_after = batch.close_after;
+    return replies[0];
+  }
+
+  static std::vector<Reply> Decode(const ReplyBatch& batch) {
+    proto::FrameDecoder d;
+    d.Feed(batch.bytes);
+    std::vector<Reply> out;
+    proto::FrameHeader h;
+    std::span<const uint8_t> payload;
+    while (d.Next(&h, &payload) == proto::FrameDecoder::Result::kFrame) {
+      proto::ReplyHead head;
+      REQUIRE_FALSE(proto::DecodeReply(payload, &head));
+      out.push_back({h, head.status, head.message, {head.body.begin(), head.body.end()}});
+    }
+    return out;
+  }
+
+  TraceService::ClientId Client(int32_t pid, uint32_t uid = 1000, uint32_t gid = 1000, bool hello = true) {
+    auto id = service->Connect({pid, uid, gid});
+    if (hello) {
+      proto::Hello h;
+      h.features = ATR_FEATURE_FD_PASSING;
+      REQUIRE(Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+    }
+    return id;
+  }
+
+  std::string Begin(TraceService::ClientId id, uint32_t event_id, uint8_t side = ATR_SIDE_HOST, int32_t host_pid = 0,
+                    int32_t* status = nullptr, std::string* message = nullptr) {
+    proto::EventBegin b;
+    b.event_id = event_id;
+    b.kind = ATR_EVENT_SCHEDULE;
+    b.side = side;
+    b.host_pid = host_pid;
+    clock.Advance(std::chrono::milliseconds(1));
+    auto r = Call(id, ATR_OP_EVENT_BEGIN, Payload(b));
+    if (status) *status = r.status;
+    if (message) *message = r.message;
+    if (r.status != 0) return "";
+    proto::PathReply p;
+    REQUIRE_FALSE(proto::Decode(r.body, &p));
+    return p.path;
+  }
+
+  TempDir tmp;
+  FakeClock clock;
+  CaptureLog log;
+  FakeProcessTable processes;
+  std::unique_ptr<PosixFileSystem> fs_;
+  std::unique_ptr<TraceStore> store_;
+  std::unique_ptr<TraceService> service;
+  uint32_t request_id = 0;
+};
+
+std::string DirName(const std::string& path) { return path.substr(0, path.rfind('/')); }
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+}  // namespace
+
+TEST_CASE("HELLO comes first, once, with a known major version", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100, 1000, 1000, /*hello=*/false);
+  auto early = f.Call(id, ATR_OP_STATUS, {});
+  CHECK(early.status == ATR_EPROTO);
+  CHECK(early.message == "opcode: send HELLO first");
+  proto::Hello h;
+  h.features = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | (1ull << 40);
+  auto ok = f.Call(id, ATR_OP_HELLO, Payload(h));
+  REQUIRE(ok.status == 0);
+  proto::HelloReply hr;
+  REQUIRE_FALSE(proto::Decode(ok.body, &hr));
+  CHECK(hr.features == ATR_FEATURE_FD_PASSING);  // only what the daemon has
+  CHECK(hr.peer_pid == 100);
+  CHECK(hr.peer_uid == 1000);
+  CHECK(hr.max_payload == ATR_MAX_PAYLOAD);
+  CHECK(f.Call(id, ATR_OP_HELLO, Payload(h)).status == ATR_EPROTO);
+
+  auto other = f.Client(200, 1000, 1000, false);
+  proto::Hello v2;
+  v2.major = 2;
+  bool close_after = false;
+  auto refused = f.Call(other, ATR_OP_HELLO, Payload(v2), nullptr, &close_after);
+  CHECK(refused.status == ATR_EPROTONOSUPPORT);
+  CHECK(close_after);
+}
+
+TEST_CASE("unknown opcodes and reply-flagged requests are refused, not fatal", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100);
+  CHECK(f.Call(id, 99, {}).status == ATR_ENOSYS);
+  ReplyBatch batch;
+  proto::FrameHeader h{0, ATR_OP_STATUS, ATR_FLAG_REPLY, 5};
+  f.service->Handle(id, h, {}, batch);
+  CHECK(ServiceFixture::Decode(batch)[0].status == ATR_EPROTO);
+  CHECK(f.Call(id, ATR_OP_STATUS, {}).status == 0);
+  CHECK(f.service->counters().requests_refused == 2);
+}
+
+TEST_CASE("identity comes from the peer credentials and /proc", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100, 1000);
+  std::string path = f.Begin(id, 1);
+  REQUIRE_FALSE(path.empty());
+  auto proc = ParseProcessDirName(BaseName(DirName(path)));
+  REQUIRE(proc);
+  CHECK(proc->pid == 100);
+  CHECK(proc->pgid == 100);
+  auto ev = ParseEventDirName(BaseName(path));
+  REQUIRE(ev);
+  CHECK(ev->pid == 100);
+  // host_pid equal to the peer's own pid is no claim at all.
+  std::string own = f.Begin(id, 2, ATR_SIDE_HOST, 100);
+  CHECK(DirName(own) == DirName(path));
+}
+
+TEST_CASE("a process dir keeps the time of the pid's first connection", "[service]") {
+  ServiceFixture f;
+  auto first = f.Client(100);
+  std::string a = f.Begin(first, 1);
+  f.clock.Advance(std::chrono::seconds(5));
+  auto second = f.Client(100);  // same process, another connection
+  std::string b = f.Begin(second, 1);
+  CHECK(DirName(a) == DirName(b));
+  // The pid is reused by a new process (new start time): a new process dir.
+  f.service->Disconnect(first);
+  f.service->Disconnect(second);
+  f.processes.processes[100].start_ticks = 9999;
+  f.clock.Advance(std::chrono::seconds(5));
+  auto reused = f.Client(100);
+  std::string c = f.Begin(reused, 1);
+  CHECK(DirName(c) != DirName(a));
+}
+
+TEST_CASE("a full event: open, append, close, end", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100);
+  std::string dir = f.Begin(id, 7);
+  proto::FileOpen o;
+  o.event_id = 7;
+  o.file_id = 8;
+  o.form = ATR_FILE_OBJECT;
+  o.name = "RUNTIME";
+  auto opened = f.Call(id, ATR_OP_FILE_OPEN, Payload(o));
+  REQUIRE(opened.status == 0);
+  proto::PathReply p;
+  REQUIRE_FALSE(proto::Decode(opened.body, &p));
+  CHECK(p.path == dir + "/schedule_tracer_RUNTIME.txt");
+  std::string data = "abc\n";
+  auto appended = f.Call(id, ATR_OP_FILE_APPEND, Payload(proto::FileAppend{8, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}}));
+  REQUIRE(appended.status == 0);
+  proto::SizeReply size;
+  REQUIRE_FALSE(proto::Decode(appended.body, &size));
+  CHECK(size.size == 4);
+  CHECK(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{8})).status == 0);
+  CHECK(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{8})).status == ATR_ENOENT);
+  auto ended = f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{7}));
+  REQUIRE(ended.status == 0);
+  REQUIRE_FALSE(proto::Decode(ended.body, &size));
+  CHECK(size.size == 4);
+  CHECK(ReadFile(p.path) == data);
+  CHECK(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{7})).status == ATR_ENOENT);
+}
+
+TEST_CASE("ts and stackcore file forms", "[service]") {
+  ServiceFixture f;
+  f.clock.Set(std::chrono::system_clock::time_point(std::chrono::seconds(1779460215)));
+  auto id = f.Client(100);
+  std::string dir = f.Begin(id, 1, ATR_SIDE_DEVICE);
+  proto::FileOpen ts;
+  ts.event_id = 1;
+  ts.file_id = 1;
+  ts.form = ATR_FILE_TS;
+  ts.device_id = 5;
+  auto r = f.Call(id, ATR_OP_FILE_OPEN, Payload(ts));
+  REQUIRE(r.status == 0);
+  CHECK(Exists(dir + "/schedule_tracer_ts_5.txt"));
+  proto::FileOpen sc;
+  sc.event_id = 1;
+  sc.file_id = 2;
+  sc.form = ATR_FILE_STACKCORE;
+  sc.signo = 11;
+  sc.tid = 123;
+  sc.time = "20260101000000000000";
+  REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(sc)).status == 0);
+  CHECK(Exists(dir + "/stackcore_tracer_11_123_app_20260101000000000000.txt"));  // program from /proc
+  sc.file_id = 3;
+  sc.name = "my_prog";
+  REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(sc)).status == 0);
+  CHECK(Exists(dir + "/stackcore_tracer_11_123_my_prog_20260101000000000000.txt"));
+}
+
+TEST_CASE("ids are checked and per-client bounds hold", "[service]") {
+  ServiceOptions o;
+  o.max_events_per_client = 2;
+  o.max_files_per_client = 1;
+  ServiceFixture f(o);
+  auto id = f.Client(100);
+  int32_t status = 0;
+  std::string msg;
+  f.Begin(id, 1);
+  f.Begin(id, 1, ATR_SIDE_HOST, 0, &status, &msg);
+  CHECK(status == ATR_EEXIST);
+  CHECK(msg.find("event_id") != std::string::npos);
+  f.Begin(id, 2);
+  f.Begin(id, 3, ATR_SIDE_HOST, 0, &status, &msg);
+  CHECK(status == ATR_EBUSY);
+  proto::FileOpen fo;
+  fo.event_id = 9;
+  fo.file_id = 1;
+  fo.form = ATR_FILE_OBJECT;
+  fo.name = "x";
+  CHECK(f.Call(id, ATR_OP_FILE_OPEN, Payload(fo)).status == ATR_ENOENT);
+  fo.event_id = 1;
+  CHECK(f.Call(id, ATR_OP_FILE_OPEN, Payload(fo)).status == 0);
+  fo.file_id = 2;
+  CHECK(f.Call(id, ATR_OP_FILE_OPEN, Payload(fo)).status == ATR_EBUSY);
+  CHECK(f.Call(id, ATR_OP_FILE_APPEND, Payload(proto::FileAppend{5, {}})).status == ATR_ENOENT);
+}
+
+TEST_CASE("forwarder claims are allowed for root, the daemon uid and the group, and logged", "[service][security]") {
+  ServiceOptions o;
+  o.forwarder_gid = 777;
+  ServiceFixture f(o);
+  int32_t status = 0;
+  std::string msg;
+  SECTION("an ordinary uid is refused and the refusal logged") {
+    auto id = f.Client(100, 1000, 1000);
+    f.Begin(id, 1, ATR_SIDE_DEVICE, 200, &status, &msg);
+    CHECK(status == ATR_EPERM);
+    CHECK(msg.find("host_pid") != std::string::npos);
+    CHECK(f.log.Has(LogLevel::kWarning, "forwarder claim refused: pid 100 uid 1000 may not write for host pid 200"));
+    CHECK(f.store_->count(AgeClass::kDevice) == 0);
+  }
+  SECTION("root may, into the target's process dir, and it is logged") {
+    auto target = f.Client(200);
+    std::string target_dir = DirName(f.Begin(target, 1));
+    auto fwd = f.Client(100, 0, 0);
+    std::string path = f.Begin(fwd, 1, ATR_SIDE_DEVICE, 200, &status);
+    REQUIRE(status == 0);
+    CHECK(DirName(path) == target_dir);
+    CHECK(ParseEventDirName(BaseName(path))->pid == 200);
+    CHECK(f.log.Has(LogLevel::kNotice, "forwarder pid 100 uid 0 writes a device event for host pid 200"));
+    CHECK(f.store_->count(AgeClass::kDevice) == 1);
+  }
+  SECTION("the daemon's own uid may") {
+    auto fwd = f.Client(100, 4242, 1000);
+    f.Begin(fwd, 1, ATR_SIDE_DEVICE, 200, &status);
+    CHECK(status == 0);
+  }
+  SECTION("a member of the forwarder group (supplementary) may") {
+    auto fwd = f.Client(300, 1000, 1000);
+    f.Begin(fwd, 1, ATR_SIDE_DEVICE, 200, &status);
+    CHECK(status == 0);
+  }
+  SECTION("only device events, only for live processes") {
+    auto fwd = f.Client(100, 0, 0);
+    f.Begin(fwd, 1, ATR_SIDE_HOST, 200, &status);
+    CHECK(status == ATR_EINVAL);
+    f.Begin(fwd, 2, ATR_SIDE_DEVICE, 5555, &status, &msg);
+    CHECK(status == ATR_ESRCH);
+  }
+}
+
+TEST_CASE("an application may send device events for itself", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100, 1000);
+  int32_t status = -1;
+  std::string path = f.Begin(id, 1, ATR_SIDE_DEVICE, 0, &status);
+  CHECK(status == 0);
+  CHECK(f.store_->count(AgeClass::kDevice) == 1);
+  CHECK(ParseProcessDirName(BaseName(DirName(path)))->pid == 100);
+}
+
+TEST_CASE("disconnect ends events, keeps data and unpins", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100);
+  std::string dir = f.Begin(id, 1);
+  proto::FileOpen o;
+  o.event_id = 1;
+  o.file_id = 1;
+  o.form = ATR_FILE_OBJECT;
+  o.name = "x";
+  REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(o)).status == 0);
+  std::string data = "kept";
+  REQUIRE(f.Call(id, ATR_OP_FILE_APPEND, Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), 4}})).status == 0);
+  CHECK(f.service->clients() == 1);
+  f.service->Disconnect(id);
+  CHECK(f.service->clients() == 0);
+  CHECK(ReadFile(dir + "/schedule_tracer_x.txt") == "kept");
+  auto other = f.Client(200);
+  for (uint32_t i = 1; i <= 10; ++i) f.Begin(other, i);
+  CHECK_FALSE(Exists(dir));  // unpinned, so it aged
+}
+
+TEST_CASE("FILE_GET_FD passes a descriptor with its reply frame", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100);
+  std::string dir = f.Begin(id, 1);
+  proto::FileOpen o;
+  o.event_id = 1;
+  o.file_id = 1;
+  o.form = ATR_FILE_OBJECT;
+  o.name = "fd";
+  REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(o)).status == 0);
+  // Two requests in one batch: the descriptor belongs to the second reply frame.
+  ReplyBatch batch;
+  auto st = Payload(proto::StatusRequest{});
+  f.service->Handle(id, {0, ATR_OP_STATUS, 0, 50}, st, batch);
+  auto req = Payload(proto::IdRequest{1});
+  f.service->Handle(id, {static_cast<uint32_t>(req.size()), ATR_OP_FILE_GET_FD, 0, 51}, req, batch);
+  auto replies = ServiceFixture::Decode(batch);
+  REQUIRE(replies.size() == 2);
+  REQUIRE(batch.fds.size() == 1);
+  size_t first_len = ATR_FRAME_HEADER_SIZE + replies[0].header.length;
+  CHECK(batch.fds[0].offset == first_len);
+  REQUIRE(::write(batch.fds[0].fd.get(), "via-fd", 6) == 6);
+  batch.fds.clear();
+  auto closed = f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}));
+  proto::SizeReply size;
+  REQUIRE_FALSE(proto::Decode(closed.body, &size));
+  CHECK(size.size == 6);  // bytes written through the descriptor are accounted at close
+  CHECK(ReadFile(dir + "/schedule_tracer_fd.bin").empty());
+  CHECK(ReadFile(dir + "/schedule_tracer_fd.txt") == "via-fd");
+}
+
+TEST_CASE("status, list and vacuum", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100);
+  for (uint32_t i = 1; i <= 3; ++i) {
+    f.Begin(id, i);
+    REQUIRE(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{i})).status == 0);
+  }
+  auto st = f.Call(id, ATR_OP_STATUS, {});
+  proto::StatusReply s;
+  REQUIRE_FALSE(proto::Decode(st.body, &s));
+  CHECK(s.record_num == 10);
+  CHECK(s.host_dirs == 3);
+  CHECK(s.clients == 1);
+  CHECK(s.events_begun == 3);
+  CHECK(s.root == f.tmp.path());
+  auto l = f.Call(id, ATR_OP_LIST, Payload(proto::ListRequest{0, 2}));
+  proto::ListReply list;
+  REQUIRE_FALSE(proto::Decode(l.body, &list));
+  REQUIRE(list.entries.size() == 2);
+  CHECK(list.entries[0].seq < list.entries[1].seq);
+  CHECK(list.entries[0].pid == 100);
+  CHECK(list.entries[0].uid == 1000);
+  auto rest = f.Call(id, ATR_OP_LIST, Payload(proto::ListRequest{list.entries[1].seq, 100}));
+  proto::ListReply tail;
+  REQUIRE_FALSE(proto::Decode(rest.body, &tail));
+  CHECK(tail.entries.size() == 1);
+  auto v = f.Call(id, ATR_OP_VACUUM, Payload(proto::VacuumRequest{true}));
+  proto::VacuumReply vr;
+  REQUIRE_FALSE(proto::Decode(v.body, &vr));
+  CHECK(vr.paths.empty());
+}

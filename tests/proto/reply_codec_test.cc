@@ -1,0 +1,283 @@
+// Replies: reply head, every body, and their rejection rules.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "atraced/proto/codec.h"
+#include "proto_test_util.h"
+
+namespace atraced::proto {
+namespace {
+
+using testing::Bytes;
+using testing::EncodeToVector;
+using testing::RequireDecoded;
+using testing::RequireRejected;
+
+ReplyHead RequireHead(std::span<const uint8_t> payload) {
+  ReplyHead head;
+  DecodeResult r = DecodeReply(payload, &head);
+  if (r) FAIL_CHECK("DecodeReply failed: " << r->message);
+  REQUIRE_FALSE(r.has_value());
+  return head;
+}
+
+void RequireHeadRejected(std::span<const uint8_t> payload, int32_t status,
+                         const std::string& needle) {
+  ReplyHead head;
+  DecodeResult r = DecodeReply(payload, &head);
+  REQUIRE(r.has_value());
+  INFO(r->message);
+  CHECK(r->status == status);
+  CHECK(r->message.find(needle) != std::string::npos);
+}
+
+TEST_CASE("reply head: OK with a body", "[codec][reply]") {
+  std::vector<uint8_t> payload;
+  EncodeReplyOk(payload);
+  Encode(SizeReply{0x1122334455667788ull}, payload);
+  CHECK(payload == Bytes({0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}));
+  const ReplyHead head = RequireHead(payload);
+  CHECK(head.status == ATR_OK);
+  CHECK(head.message.empty());
+  REQUIRE(head.body.size() == 8);
+  CHECK(head.body.data() == payload.data() + 8);
+  CHECK(RequireDecoded<SizeReply>(head.body).size == 0x1122334455667788ull);
+}
+
+TEST_CASE("reply head: error with a message", "[codec][reply]") {
+  std::vector<uint8_t> payload;
+  EncodeReplyError(ATR_EINVAL, "kind: 9 out of range", payload);
+  REQUIRE(payload.size() == 8 + 2 + 20);
+  CHECK(std::vector<uint8_t>(payload.begin(), payload.begin() + 10) ==
+        Bytes({0xEA, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 20, 0}));  // -22
+  const ReplyHead head = RequireHead(payload);
+  CHECK(head.status == ATR_EINVAL);
+  CHECK(head.message == "kind: 9 out of range");
+  CHECK(head.body.empty());
+}
+
+TEST_CASE("reply head: long messages are cut on a UTF-8 boundary", "[codec][reply]") {
+  std::vector<uint8_t> payload;
+  SECTION("ASCII") {
+    EncodeReplyError(ATR_EIO, std::string(1000, 'm'), payload);
+    CHECK(RequireHead(payload).message == std::string(ATR_MAX_MESSAGE, 'm'));
+  }
+  SECTION("a two-byte sequence straddling the limit") {
+    std::string text(ATR_MAX_MESSAGE - 1, 'm');
+    text += "\xc3\xa9tail";  // é at bytes 254..255
+    EncodeReplyError(ATR_EIO, text, payload);
+    CHECK(RequireHead(payload).message == std::string(ATR_MAX_MESSAGE - 1, 'm'));
+  }
+  SECTION("exactly the limit is kept") {
+    EncodeReplyError(ATR_EIO, std::string(ATR_MAX_MESSAGE, 'm'), payload);
+    CHECK(RequireHead(payload).message.size() == ATR_MAX_MESSAGE);
+  }
+}
+
+TEST_CASE("reply head: rejections", "[codec][reply]") {
+  RequireHeadRejected(Bytes({0, 0, 0, 0, 0, 0, 0}), ATR_EBADMSG, "reply: payload is 7 bytes");
+  RequireHeadRejected(Bytes({0, 0, 0, 0, 1, 0, 0, 0}), ATR_EINVAL, "reply reserved");
+  RequireHeadRejected(Bytes({5, 0, 0, 0, 0, 0, 0, 0}), ATR_EINVAL, "status: 5 is positive");
+  // An error without its message length.
+  RequireHeadRejected(Bytes({0xFE, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}), ATR_EBADMSG, "message");
+  // A message length past the end.
+  RequireHeadRejected(Bytes({0xFE, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 3, 0, 'a', 'b'}), ATR_EBADMSG,
+                      "message: length 3 exceeds the 2 bytes left");
+  // A message over ATR_MAX_MESSAGE.
+  std::vector<uint8_t> payload = Bytes({0xFE, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0x00, 0x01});
+  payload.resize(payload.size() + 256, 'x');
+  RequireHeadRejected(payload, ATR_EBADMSG, "message: 256 bytes, limit 255");
+}
+
+TEST_CASE("HELLO reply: layout and round trip", "[codec][reply][hello]") {
+  const HelloReply in{1, 0, ATR_MAX_PAYLOAD, ATR_FEATURE_FD_PASSING, 1234, 1000};
+  const auto body = EncodeToVector(in);
+  CHECK(body == Bytes({1, 0, 0, 0, 0x00, 0x00, 0x10, 0x00, 1, 0, 0, 0, 0, 0, 0, 0,  //
+                       0xD2, 0x04, 0, 0, 0xE8, 0x03, 0, 0}));
+  const HelloReply out = RequireDecoded<HelloReply>(body);
+  CHECK(out.major == 1);
+  CHECK(out.minor == 0);
+  CHECK(out.max_payload == ATR_MAX_PAYLOAD);
+  CHECK(out.features == ATR_FEATURE_FD_PASSING);
+  CHECK(out.peer_pid == 1234);
+  CHECK(out.peer_uid == 1000);
+
+  auto longer = body;
+  longer.push_back(0x77);  // a field from a later minor version
+  CHECK(RequireDecoded<HelloReply>(longer).peer_uid == 1000);
+  RequireRejected<HelloReply>(std::span(body).first(23), ATR_EBADMSG,
+                              "HELLO reply: payload is 23 bytes, expected at least 24");
+}
+
+TEST_CASE("path reply: round trip and rejections", "[codec][reply]") {
+  const std::string path = "/var/log/atrace/trace_1_2_20240131235959123456/1_event_2_x";
+  const auto body = EncodeToVector(PathReply{path});
+  REQUIRE(body.size() == 2 + path.size());
+  CHECK(body[0] == path.size());
+  CHECK(body[1] == 0);
+  CHECK(RequireDecoded<PathReply>(body).path == path);
+
+  RequireRejected<PathReply>(EncodeToVector(PathReply{"relative/x"}), ATR_EINVAL,
+                             "path: not absolute");
+  RequireRejected<PathReply>(EncodeToVector(PathReply{""}), ATR_EINVAL, "path: empty");
+  RequireRejected<PathReply>(EncodeToVector(PathReply{std::string("/a\0b", 4)}), ATR_EINVAL,
+                             "path: contains NUL");
+  RequireRejected<PathReply>(Bytes({5, 0, '/', 'a'}), ATR_EBADMSG, "path: length 5");
+  RequireRejected<PathReply>(Bytes({5}), ATR_EBADMSG, "path: length truncated");
+}
+
+TEST_CASE("size reply: round trip and rejections", "[codec][reply]") {
+  CHECK(EncodeToVector(SizeReply{258}) == Bytes({2, 1, 0, 0, 0, 0, 0, 0}));
+  CHECK(RequireDecoded<SizeReply>(Bytes({2, 1, 0, 0, 0, 0, 0, 0, 9})).size == 258);
+  RequireRejected<SizeReply>(Bytes({2, 1, 0, 0, 0, 0, 0}), ATR_EBADMSG, "size reply");
+}
+
+StatusReply SampleStatus() {
+  StatusReply s;
+  s.record_num = 1;
+  s.host_dirs = 2;
+  s.device_dirs = 3;
+  s.exit_dirs = 4;
+  s.clients = 5;
+  s.events_begun = 6;
+  s.dirs_aged = 7;
+  s.bytes_written = 0x0102030405060708ull;
+  s.removal_failures = 9;
+  s.requests_refused = 10;
+  s.root = "/var/log";
+  return s;
+}
+
+TEST_CASE("STATUS reply: layout, round trip, rejections", "[codec][reply][status]") {
+  const auto body = EncodeToVector(SampleStatus());
+  REQUIRE(body.size() == 64 + 2 + 8);
+  CHECK(std::vector<uint8_t>(body.begin(), body.begin() + 24) ==
+        Bytes({1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0}));
+  CHECK(body[40] == 8);  // bytes_written, low byte first
+  CHECK(body[47] == 1);
+  CHECK(body[64] == 8);  // root length
+  const StatusReply out = RequireDecoded<StatusReply>(body);
+  CHECK(out.record_num == 1);
+  CHECK(out.clients == 5);
+  CHECK(out.events_begun == 6);
+  CHECK(out.bytes_written == 0x0102030405060708ull);
+  CHECK(out.requests_refused == 10);
+  CHECK(out.root == "/var/log");
+
+  auto extended = body;
+  extended.push_back(1);  // later minor versions append after the root path
+  CHECK(RequireDecoded<StatusReply>(extended).root == "/var/log");
+
+  auto reserved = body;
+  reserved[20] = 1;
+  RequireRejected<StatusReply>(reserved, ATR_EINVAL, "reserved");
+  RequireRejected<StatusReply>(std::span(body).first(63), ATR_EBADMSG, "STATUS reply");
+  RequireRejected<StatusReply>(std::span(body).first(64), ATR_EBADMSG, "root: length truncated");
+}
+
+ListEntry SampleEntry(uint64_t seq, std::string path) {
+  ListEntry e;
+  e.seq = seq;
+  e.kind = ATR_EVENT_SCHEDULE;
+  e.side = ATR_SIDE_DEVICE;
+  e.device_id = 3;
+  e.pid = 4321;
+  e.uid = 1000;
+  e.bytes = 1 << 20;
+  e.created_unix_us = 1700000000000000ull;
+  e.path = std::move(path);
+  return e;
+}
+
+TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") {
+  ListReply in;
+  in.entries.push_back(SampleEntry(1, "trace_1_2_20240131235959123456/1_event_2_x"));
+  in.entries.push_back(SampleEntry(2, "trace_1_2_20240131235959123456/2_event_2_y"));
+  const auto body = EncodeToVector(in);
+  const size_t entry_size = 40 + 2 + in.entries[0].path.size();
+  REQUIRE(body.size() == 8 + 2 * entry_size);
+  CHECK(std::vector<uint8_t>(body.begin(), body.begin() + 18) ==
+        Bytes({2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1}));
+  const ListReply out = RequireDecoded<ListReply>(body);
+  REQUIRE(out.entries.size() == 2);
+  CHECK(out.entries[1].seq == 2);
+  CHECK(out.entries[1].kind == ATR_EVENT_SCHEDULE);
+  CHECK(out.entries[1].side == ATR_SIDE_DEVICE);
+  CHECK(out.entries[1].device_id == 3);
+  CHECK(out.entries[1].pid == 4321);
+  CHECK(out.entries[1].uid == 1000);
+  CHECK(out.entries[1].bytes == 1 << 20);
+  CHECK(out.entries[1].created_unix_us == 1700000000000000ull);
+  CHECK(out.entries[1].path == in.entries[1].path);
+
+  CHECK(RequireDecoded<ListReply>(EncodeToVector(ListReply{})).entries.empty());
+
+  SECTION("truncated entry") {
+    RequireRejected<ListReply>(std::span(body).first(body.size() - 1), ATR_EBADMSG,
+                               "entries[1].path");
+    RequireRejected<ListReply>(std::span(body).first(8 + entry_size + 39), ATR_EBADMSG,
+                               "entries[1]: truncated");
+  }
+  SECTION("count over the limit") {
+    auto bad = body;
+    bad[0] = 0x01;
+    bad[1] = 0x04;  // 1025
+    RequireRejected<ListReply>(bad, ATR_EINVAL, "count: 1025 out of range 0..1024");
+  }
+  SECTION("count larger than the body") {
+    auto bad = body;
+    bad[0] = 5;  // each entry takes at least 42 bytes; 5 * 42 > 168
+    RequireRejected<ListReply>(bad, ATR_EBADMSG, "count: 5 entries cannot fit in 168 bytes");
+  }
+  SECTION("bad kind in the second entry") {
+    auto bad = body;
+    bad[8 + entry_size + 8] = 7;
+    RequireRejected<ListReply>(bad, ATR_EINVAL, "entries[1].kind: 7 out of range");
+  }
+  SECTION("reserved") {
+    auto bad = body;
+    bad[4] = 1;
+    RequireRejected<ListReply>(bad, ATR_EINVAL, "reserved");
+    bad = body;
+    bad[8 + 11] = 1;
+    RequireRejected<ListReply>(bad, ATR_EINVAL, "entries[0].reserved");
+  }
+  SECTION("absolute path") {
+    ListReply abs;
+    abs.entries.push_back(SampleEntry(1, "/etc"));
+    RequireRejected<ListReply>(EncodeToVector(abs), ATR_EINVAL, "entries[0].path: not relative");
+  }
+}
+
+TEST_CASE("VACUUM reply: layout, round trip, rejections", "[codec][reply][vacuum]") {
+  const VacuumReply in{{"a/b", "c"}, 7};
+  const auto body = EncodeToVector(in);
+  CHECK(body == Bytes({2, 0, 0, 0, 7, 0, 0, 0, 3, 0, 'a', '/', 'b', 1, 0, 'c'}));
+  const VacuumReply out = RequireDecoded<VacuumReply>(body);
+  CHECK(out.paths == std::vector<std::string>{"a/b", "c"});
+  CHECK(out.omitted == 7);
+
+  RequireRejected<VacuumReply>(Bytes({0x01, 0x04, 0, 0, 0, 0, 0, 0}), ATR_EINVAL, "count");  // 1025 > the cap
+  RequireRejected<VacuumReply>(Bytes({0x00, 0x04, 0, 0, 0, 0, 0, 0}), ATR_EBADMSG,
+                               "count: 1024 paths cannot fit in 0 bytes");
+  RequireRejected<VacuumReply>(std::span(body).first(15), ATR_EBADMSG, "paths[1]: length 1");
+  RequireRejected<VacuumReply>(Bytes({1, 0, 0, 0, 0, 0, 0, 0, 1, 0, '/'}), ATR_EINVAL,
+                               "paths[0]: not relative");
+  RequireRejected<VacuumReply>(Bytes({0, 0, 0}), ATR_EBADMSG, "VACUUM reply: truncated");
+}
+
+TEST_CASE("names of opcodes and statuses", "[codec]") {
+  CHECK(OpcodeName(ATR_OP_HELLO) == "HELLO");
+  CHECK(OpcodeName(ATR_OP_VACUUM) == "VACUUM");
+  CHECK(OpcodeName(0) == "UNKNOWN");
+  CHECK(OpcodeName(11) == "UNKNOWN");
+  CHECK(StatusName(ATR_EBADMSG) == "EBADMSG");
+  CHECK(StatusName(-74) == "EBADMSG");
+  CHECK(StatusName(0) == "OK");
+  CHECK(StatusName(-4) == "UNKNOWN");
+}
+
+}  // namespace
+}  // namespace atraced::proto

@@ -1,0 +1,159 @@
+// Canonical sample streams: the PROTOCOL.md examples and the fuzz seed corpus.
+#ifndef ATRACED_TESTS_PROTO_SAMPLE_FRAMES_H_
+#define ATRACED_TESTS_PROTO_SAMPLE_FRAMES_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "atraced/proto/codec.h"
+
+namespace atraced::proto::testing {
+
+// The HELLO request in PROTOCOL.md: version 1.0, asking for FD passing, request id 1.
+inline std::vector<uint8_t> SampleHelloFrame() {
+  std::vector<uint8_t> payload;
+  Encode(Hello{ATR_VERSION_MAJOR, ATR_VERSION_MINOR, ATR_FEATURE_FD_PASSING}, payload);
+  std::vector<uint8_t> frame;
+  AppendFrame(frame, ATR_OP_HELLO, 0, 1, payload);
+  return frame;
+}
+
+// The HELLO reply in PROTOCOL.md: granted FD passing to pid 4242, uid 1000.
+inline std::vector<uint8_t> SampleHelloReplyFrame() {
+  std::vector<uint8_t> payload;
+  EncodeReplyOk(payload);
+  Encode(HelloReply{ATR_VERSION_MAJOR, ATR_VERSION_MINOR, ATR_MAX_PAYLOAD,
+                    ATR_FEATURE_FD_PASSING, 4242, 1000},
+         payload);
+  std::vector<uint8_t> frame;
+  AppendFrame(frame, ATR_OP_HELLO, ATR_FLAG_REPLY, 1, payload);
+  return frame;
+}
+
+// The pipelined session in PROTOCOL.md: BEGIN + OPEN + APPEND + CLOSE + END in one write.
+inline std::vector<uint8_t> SamplePipelinedEvent() {
+  std::vector<uint8_t> stream;
+  std::vector<uint8_t> payload;
+  auto frame = [&](uint16_t opcode, uint32_t request_id) {
+    AppendFrame(stream, opcode, 0, request_id, payload);
+    payload.clear();
+  };
+  Encode(EventBegin{1, ATR_EVENT_SCHEDULE, ATR_SIDE_HOST, 0, 0, ""}, payload);
+  frame(ATR_OP_EVENT_BEGIN, 2);
+  FileOpen open;
+  open.event_id = 1;
+  open.file_id = 1;
+  open.form = ATR_FILE_OBJECT;
+  open.suffix = ATR_SUFFIX_TXT;
+  open.name = "hccl";
+  Encode(open, payload);
+  frame(ATR_OP_FILE_OPEN, 3);
+  const std::string text = "op=allreduce\n";
+  Encode(FileAppend{1, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())},
+         payload);
+  frame(ATR_OP_FILE_APPEND, 4);
+  Encode(IdRequest{1}, payload);
+  frame(ATR_OP_FILE_CLOSE, 5);
+  Encode(IdRequest{1}, payload);
+  frame(ATR_OP_EVENT_END, 6);
+  return stream;
+}
+
+inline std::vector<uint8_t> SampleDeviceStackcore() {
+  std::vector<uint8_t> stream;
+  std::vector<uint8_t> payload;
+  Encode(EventBegin{9, ATR_EVENT_STACKCORE, ATR_SIDE_DEVICE, 3, 4242, "20240131235959123456"},
+         payload);
+  AppendFrame(stream, ATR_OP_EVENT_BEGIN, 0, 10, payload);
+  payload.clear();
+  FileOpen core;
+  core.event_id = 9;
+  core.file_id = 2;
+  core.form = ATR_FILE_STACKCORE;
+  core.signo = 11;
+  core.tid = 4243;
+  core.name = "python3";
+  Encode(core, payload);
+  AppendFrame(stream, ATR_OP_FILE_OPEN, 0, 11, payload);
+  payload.clear();
+  FileOpen ts;
+  ts.event_id = 9;
+  ts.file_id = 3;
+  ts.form = ATR_FILE_TS;
+  ts.device_id = 3;
+  Encode(ts, payload);
+  AppendFrame(stream, ATR_OP_FILE_OPEN, 0, 12, payload);
+  payload.clear();
+  Encode(IdRequest{3}, payload);
+  AppendFrame(stream, ATR_OP_FILE_GET_FD, 0, 13, payload);
+  return stream;
+}
+
+inline std::vector<uint8_t> SampleAdminRequests() {
+  std::vector<uint8_t> stream;
+  std::vector<uint8_t> payload;
+  AppendFrame(stream, ATR_OP_STATUS, 0, 20, payload);
+  Encode(ListRequest{0, 100}, payload);
+  AppendFrame(stream, ATR_OP_LIST, 0, 21, payload);
+  payload.clear();
+  Encode(VacuumRequest{true}, payload);
+  AppendFrame(stream, ATR_OP_VACUUM, 0, 22, payload);
+  return stream;
+}
+
+inline std::vector<uint8_t> SampleReplies() {
+  std::vector<uint8_t> stream = SampleHelloReplyFrame();
+  std::vector<uint8_t> payload;
+  auto reply = [&](uint16_t opcode, uint32_t request_id) {
+    AppendFrame(stream, opcode, ATR_FLAG_REPLY, request_id, payload);
+    payload.clear();
+  };
+  EncodeReplyOk(payload);
+  Encode(PathReply{"/var/log/atrace/trace_7_7_20240131235959123456/1_event_7_20240131235959123456"},
+         payload);
+  reply(ATR_OP_EVENT_BEGIN, 2);
+  EncodeReplyError(ATR_EINVAL, "object name: character 0x2f '/' not allowed", payload);
+  reply(ATR_OP_FILE_OPEN, 3);
+  EncodeReplyOk(payload);
+  Encode(SizeReply{13}, payload);
+  reply(ATR_OP_FILE_APPEND, 4);
+  EncodeReplyOk(payload);
+  StatusReply status;
+  status.record_num = 10;
+  status.clients = 1;
+  status.root = "/var/log";
+  Encode(status, payload);
+  reply(ATR_OP_STATUS, 20);
+  EncodeReplyOk(payload);
+  ListEntry entry;
+  entry.seq = 1;
+  entry.kind = ATR_EVENT_SCHEDULE;
+  entry.pid = 7;
+  entry.path = "trace_7_7_20240131235959123456/1_event_7_20240131235959123456";
+  Encode(ListReply{{entry}}, payload);
+  reply(ATR_OP_LIST, 21);
+  EncodeReplyOk(payload);
+  Encode(VacuumReply{{"trace_7_7_20240131235959123456"}}, payload);
+  reply(ATR_OP_VACUUM, 22);
+  return stream;
+}
+
+// File name in tests/fuzz/corpus/frame_decoder/ -> contents.
+inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
+  std::vector<uint8_t> hello_and_event = SampleHelloFrame();
+  const auto event = SamplePipelinedEvent();
+  hello_and_event.insert(hello_and_event.end(), event.begin(), event.end());
+  return {
+      {"hello.bin", SampleHelloFrame()},
+      {"pipelined_event.bin", hello_and_event},
+      {"device_stackcore.bin", SampleDeviceStackcore()},
+      {"admin.bin", SampleAdminRequests()},
+      {"replies.bin", SampleReplies()},
+  };
+}
+
+}  // namespace atraced::proto::testing
+
+#endif  // ATRACED_TESTS_PROTO_SAMPLE_FRAMES_H_
