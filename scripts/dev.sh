@@ -15,6 +15,7 @@ packages=(
   cmake g++ make pkg-config
   libboost-dev libboost-program-options-dev libsystemd-dev catch2
   clang libclang-rt-14-dev
+  systemd dpkg-dev file
 )
 
 install_deps() {

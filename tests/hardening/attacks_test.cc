@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "support/daemon_process.h"
+#include "support/daemon_helpers.h"
 #include "support/raw_client.h"
 
 using namespace atraced;
@@ -18,15 +19,6 @@ using namespace atraced::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-RawClient Connected(const DaemonProcess& d) {
-  auto c = RawClient::Connect(d.socket());
-  REQUIRE(c);
-  REQUIRE(c->Hello());
-  return std::move(*c);
-}
-
-std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 // Runs `body` in a child that dropped to uid/gid `id` (root only). Returns its exit code.
 template <class F>

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "support/daemon_process.h"
+#include "support/daemon_helpers.h"
 #include "support/raw_client.h"
 
 using namespace atraced;
@@ -24,22 +25,6 @@ using namespace atraced::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-RawClient Connected(const DaemonProcess& d) {
-  auto c = RawClient::Connect(d.socket());
-  REQUIRE(c);
-  REQUIRE(c->Hello());
-  return std::move(*c);
-}
-
-proto::StatusReply Status(RawClient& c) {
-  auto r = c.Call(ATR_OP_STATUS, {});
-  REQUIRE(r);
-  REQUIRE(r->status == 0);
-  proto::StatusReply s;
-  REQUIRE_FALSE(proto::Decode(r->body, &s));
-  return s;
-}
 
 // The daemon's descriptor count once connections that just hung up have been reaped
 // (the readiness probe of DaemonProcess::Start is one of them).

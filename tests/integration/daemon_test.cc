@@ -10,6 +10,7 @@
 
 #include "atraced/core/names.h"
 #include "support/daemon_process.h"
+#include "support/daemon_helpers.h"
 #include "support/raw_client.h"
 
 using namespace atraced;
@@ -17,13 +18,6 @@ using namespace atraced::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-RawClient Connected(const DaemonProcess& d) {
-  auto c = RawClient::Connect(d.socket());
-  REQUIRE(c);
-  REQUIRE(c->Hello());
-  return std::move(*c);
-}
 
 // Runs `body` in a child process (its own pid, so its own trace_ dir) and returns its exit code.
 template <class F>
@@ -41,17 +35,6 @@ int InChild(F body) {
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
-
-proto::StatusReply Status(RawClient& c) {
-  auto r = c.Call(ATR_OP_STATUS, {});
-  REQUIRE(r);
-  REQUIRE(r->status == 0);
-  proto::StatusReply s;
-  REQUIRE_FALSE(proto::Decode(r->body, &s));
-  return s;
-}
-
-std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 }  // namespace
 

@@ -8,9 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "atraced/app/config.h"
+#include "atraced/app/journal_events.h"
 #include "atraced/app/listen_socket.h"
 #include "atraced/app/notify.h"
 #include "atraced/core/posix_file_system.h"
@@ -28,6 +31,9 @@ namespace {
 
 constexpr auto kShutdownGrace = std::chrono::seconds(3);
 constexpr auto kStatusInterval = std::chrono::seconds(2);
+
+// STATUS= must stay one line.
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // Flags, then the environment, then the configuration file, then the default.
 uint32_t EffectiveRecordNum(const Config& config, Logger& log) {
@@ -59,7 +65,15 @@ class Daemon {
 
     SystemClock clock;
     ProcProcessTable processes;
+    // Structured journal entries only when stderr really is the journal (never on a
+    // terminal or in tests); set before Recover so start-up aging is reported too.
+    std::optional<JournalEventSink> journal_sink;
     TraceStore store(**fs, clock, log, record_num);
+    if (StderrIsJournal()) {
+      journal_sink.emplace();
+      store.set_event_sink(&*journal_sink);
+      log.Info("stderr is the journal: sending structured entries for created and aged event dirs");
+    }
     // Recovery and the first aging pass finish before anything is accepted.
     if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
     TraceService service(store, **fs, processes, clock, log,
@@ -67,6 +81,11 @@ class Daemon {
                           root->path});
 
     asio::io_context io(1);
+    // tick_timer_ lives on `io`: it must go before `io` does, on every way out of Run.
+    struct ResetTimer {
+      std::optional<asio::steady_timer>& timer;
+      ~ResetTimer() { timer.reset(); }
+    } reset_tick_timer{tick_timer_};
     auto socket = OpenListenSocket(
         io, {config_.socket_path.value_or(proto::DefaultDaemonSocketPath()), config_.socket_group}, log);
     if (!socket.ok()) return Fail(socket.status().err() == EINVAL ? 2 : 1, socket.status().message());
@@ -96,6 +115,7 @@ class Daemon {
           return;
         }
         log.Notice("stopping on signal ", sig);
+        stopping_ = true;
         Notify("STOPPING=1\nSTATUS=Stopping");
         listener.Stop();
         StopWhenDrained(io, listener, ticker, std::chrono::steady_clock::now() + kShutdownGrace);
@@ -117,19 +137,19 @@ class Daemon {
  private:
   int Fail(int code, const std::string& message) {
     log_.Error(message);
-    Notify("STATUS=Failed to start up: " + message);
+    Notify("STATUS=Failed to start up: " + FirstLine(message));
     return code;
   }
 
   // SIGHUP: re-read the configuration file and apply the record number at once.
   void Reload() {
-    Notify("RELOADING=1");
+    Notify(ReloadingMessage(MonotonicUsec()) + "\nSTATUS=Reloading configuration");
     std::vector<const char*> argv;
     for (auto& a : args_) argv.push_back(a.c_str());
     ParsedCommandLine cl = ParseCommandLine(static_cast<int>(argv.size()), argv.data());
     if (cl.outcome != ParsedCommandLine::Outcome::kRun) {
       log_.Error("reload refused, keeping the running configuration: ", cl.output);
-      Notify("READY=1");
+      Notify("READY=1\nSTATUS=Reload refused, running configuration kept: " + FirstLine(cl.output));
       return;
     }
     log_.set_max_level(cl.config.log_level);
@@ -137,7 +157,7 @@ class Daemon {
     log_.Notice("reloaded configuration; record num ", record_num);
     TraceService* service = service_;
     asio::post(storage_executor_, [service, record_num] { service->store().SetRecordNum(record_num); });
-    Notify("READY=1");
+    Notify("READY=1\nSTATUS=Reloaded; record num " + std::to_string(record_num));
   }
 
   // WATCHDOG=1 at half of WATCHDOG_USEC, and STATUS= updates. Each tick makes a round trip
@@ -157,9 +177,14 @@ class Daemon {
       if (ec) return;
       TraceService* service = service_;
       bool watchdog = watchdog_.has_value();
-      asio::post(storage_executor_, [service, watchdog, &io] {
+      asio::post(storage_executor_, [this, service, watchdog, &io] {
         std::string status = service->StatusLine();
-        asio::post(io, [status, watchdog] { Notify((watchdog ? "WATCHDOG=1\n" : "") + std::string("STATUS=") + status); });
+        asio::post(io, [this, status, watchdog] {
+          // While stopping, keep the watchdog fed but leave STATUS=Stopping in place.
+          std::string msg = watchdog ? "WATCHDOG=1" : "";
+          if (!stopping_) msg += (msg.empty() ? "" : "\n") + std::string("STATUS=") + status;
+          if (!msg.empty()) Notify(msg);
+        });
       });
       Tick(io);
     });
@@ -185,6 +210,7 @@ class Daemon {
   asio::any_io_executor storage_executor_;
   TraceService* service_ = nullptr;
   std::optional<std::chrono::microseconds> watchdog_;
+  bool stopping_ = false;  // I/O thread only
   std::optional<asio::steady_timer> tick_timer_;
 };
 

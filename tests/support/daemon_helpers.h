@@ -1,0 +1,34 @@
+// Catch2 helpers shared by the tests that drive the daemon binary. Header-only because it
+// asserts with REQUIRE, which only test binaries link.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "support/daemon_process.h"
+#include "support/raw_client.h"
+
+namespace atraced::testing {
+
+// A connection to `d` that has said HELLO (with fd passing).
+inline RawClient Connected(const DaemonProcess& d) {
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  return std::move(*c);
+}
+
+// The daemon's STATUS reply.
+inline proto::StatusReply Status(RawClient& c) {
+  auto r = c.Call(ATR_OP_STATUS, {});
+  REQUIRE(r);
+  REQUIRE(r->status == 0);
+  proto::StatusReply s;
+  REQUIRE_FALSE(proto::Decode(r->body, &s));
+  return s;
+}
+
+inline std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+}  // namespace atraced::testing

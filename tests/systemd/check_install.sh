@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# cmake --install of the build tree, checked twice:
+#  1. under a temporary prefix P: every file a host needs, unit paths that point into P,
+#     and `systemd-analyze verify` on every system and user unit (it needs ExecStart's
+#     binary to exist, which is P/sbin/atraced);
+#  2. with prefix /usr into DESTDIR: Debian's paths (/usr/sbin, /etc, systemd's unit dirs),
+#     and the sysusers.d/tmpfiles.d files applied for real to a scratch root with
+#     systemd-sysusers --root and systemd-tmpfiles --root (group atrace, 0750 dirs).
+# Exit 77 (skip) only if a systemd tool is missing.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+for tool in systemd-analyze systemd-sysusers systemd-tmpfiles; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "SKIP: $tool not found (Debian package systemd)"
+    exit 77
+  fi
+done
+
+tmp=$(mktemp -d /tmp/atraced-install.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_file() { [[ -f "$1" ]] || fail "missing $1"; }
+expect_line() { grep -qxF -- "$2" "$1" || fail "$1 lacks the line: $2"; }
+
+# 1. A temporary prefix.
+P=$tmp/p
+cmake --install "$build" --prefix "$P" >"$tmp/install1.log"
+[[ -x $P/sbin/atraced ]] || fail "missing $P/sbin/atraced"
+for f in lib/systemd/system/atraced.socket lib/systemd/system/atraced.service \
+         lib/systemd/user/atraced.socket lib/systemd/user/atraced.service \
+         lib/sysusers.d/atraced.conf lib/tmpfiles.d/atraced.conf etc/atraced/atraced.conf; do
+  expect_file "$P/$f"
+done
+expect_line "$P/lib/systemd/system/atraced.service" "ExecStart=$P/sbin/atraced --config $P/etc/atraced/atraced.conf"
+expect_line "$P/lib/systemd/user/atraced.service" "ExecStart=$P/sbin/atraced"
+expect_line "$P/etc/atraced/atraced.conf" "root = /var/log/ascend"
+if grep -q '@[A-Z_]*@' "$P"/lib/systemd/system/* "$P"/lib/systemd/user/*; then fail "unsubstituted @VAR@ in a unit"; fi
+
+verify() {  # verify [--user] UNIT...
+  local out rc=0
+  out=$(systemd-analyze "$@" 2>&1) || rc=$?
+  echo "systemd-analyze $* -> $rc"
+  [[ -z $out ]] || echo "$out"
+  [[ $rc == 0 ]] || fail "systemd-analyze $* failed"
+  # verify exits 0 on warnings (unknown keys, bad values are ignored): treat any remark
+  # about our units as a failure.
+  if grep -q 'atraced' <<<"$out"; then fail "systemd-analyze $* reported problems"; fi
+}
+verify verify "$P/lib/systemd/system/atraced.socket" "$P/lib/systemd/system/atraced.service"
+mkdir -p "$tmp/xdg" && chmod 0700 "$tmp/xdg"
+XDG_RUNTIME_DIR=$tmp/xdg verify --user verify "$P/lib/systemd/user/atraced.socket" "$P/lib/systemd/user/atraced.service"
+
+# 2. Prefix /usr, staged in DESTDIR.
+D=$tmp/d
+DESTDIR=$D cmake --install "$build" --prefix /usr >"$tmp/install2.log"
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+userdir=$(pkg-config --variable=systemduserunitdir systemd 2>/dev/null || echo /usr/lib/systemd/user)
+[[ -x $D/usr/sbin/atraced ]] || fail "missing /usr/sbin/atraced"
+for f in "$unitdir/atraced.socket" "$unitdir/atraced.service" "$userdir/atraced.socket" "$userdir/atraced.service" \
+         /usr/lib/sysusers.d/atraced.conf /usr/lib/tmpfiles.d/atraced.conf /etc/atraced/atraced.conf; do
+  expect_file "$D$f"
+done
+expect_line "$D$unitdir/atraced.service" "ExecStart=/usr/sbin/atraced --config /etc/atraced/atraced.conf"
+expect_line "$D$userdir/atraced.service" "ExecStart=/usr/sbin/atraced"
+
+# The group and the directories, applied to a scratch root.
+R=$tmp/root
+mkdir -p "$R/etc"
+systemd-sysusers --root="$R" "$D/usr/lib/sysusers.d/atraced.conf"
+gid=$(awk -F: '$1 == "atrace" { print $3 }' "$R/etc/group")
+[[ -n $gid ]] || fail "systemd-sysusers made no group atrace"
+(( gid < 1000 )) || fail "group atrace got gid $gid, not a system gid"
+systemd-tmpfiles --root="$R" --create "$D/usr/lib/tmpfiles.d/atraced.conf"
+for d in /var/log/ascend /var/log/ascend/atrace; do
+  got=$(stat -c '%a %u %g' "$R$d") || fail "systemd-tmpfiles did not create $d"
+  [[ $got == "750 0 $gid" ]] || fail "$d is '$got', expected '750 0 $gid'"
+done
+echo "OK: install tree under $P and /usr (DESTDIR) checked, units verified"

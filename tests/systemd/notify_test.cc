@@ -1,0 +1,212 @@
+// The daemon's sd_notify protocol, observed through a NOTIFY_SOCKET listener: READY=1 once
+// recovery is done and the socket accepts, STATUS= lines, WATCHDOG=1 at half of
+// WATCHDOG_USEC, RELOADING=1 then READY=1 on SIGHUP, STOPPING=1 on SIGTERM.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "support/raw_client.h"
+#include "support/temp_dir.h"
+#include "systemd_support.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// atraced on a temporary root and socket with NOTIFY_SOCKET pointing at our listener.
+struct NotifiedDaemon {
+  TempDir tmp;
+  NotifyListener notify{tmp / "notify.sock"};
+  std::unique_ptr<ChildProcess> proc;
+
+  std::string socket() const { return tmp / "s.sock"; }
+  std::string root() const { return tmp / "root"; }
+
+  void Start(std::vector<std::string> extra_args = {"--record-num", "10"},
+             std::map<std::string, std::string> env = {}) {
+    std::vector<std::string> argv{ATRACED_BINARY, "--root", root(), "--socket", socket(), "--log-level", "debug"};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    env["NOTIFY_SOCKET"] = notify.path();
+    for (auto& [k, v] : SanitizerEnv()) env[k] = v;
+    proc = std::make_unique<ChildProcess>(ChildProcess::Options{argv, env, tmp / "daemon.log", {}});
+  }
+  std::string log() const { return proc ? proc->output() : ""; }
+};
+
+uint64_t MonotonicUsecNow() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+}
+
+uint32_t RecordNumOverSocket(const std::string& socket) {
+  auto c = RawClient::Connect(socket);
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  auto r = c->Call(ATR_OP_STATUS, {});
+  REQUIRE(r);
+  REQUIRE(r->status == 0);
+  proto::StatusReply s;
+  REQUIRE_FALSE(proto::Decode(r->body, &s));
+  return s.record_num;
+}
+
+}  // namespace
+
+TEST_CASE("READY=1 comes after recovery, once the socket accepts, with a STATUS= summary", "[systemd][notify]") {
+  NotifiedDaemon d;
+  // A half-made event directory from an interrupted run: recovery must remove it before READY.
+  const std::string staging = d.root() + "/atrace/trace_100_100_20240101120000000000/.atraced_staging_7";
+  REQUIRE(::mkdir(d.root().c_str(), 0750) == 0);
+  REQUIRE(::mkdir((d.root() + "/atrace").c_str(), 0750) == 0);
+  REQUIRE(::mkdir((d.root() + "/atrace/trace_100_100_20240101120000000000").c_str(), 0750) == 0);
+  REQUIRE(::mkdir(staging.c_str(), 0750) == 0);
+
+  d.Start();
+  auto ready = d.notify.WaitFor("READY=1", 20s);
+  REQUIRE(ready);
+  // At the moment READY arrives the socket already accepts and serves.
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  CHECK(c->Hello());
+  CHECK_FALSE(Exists(staging));
+  CHECK(ready->pid == d.proc->pid());
+  CHECK(LineValue(ready->text, "STATUS") == "host 0/10, device 0/10, exit 0, clients 0");
+  // Nothing claimed readiness earlier.
+  for (auto& m : d.notify.all()) {
+    if (&m == &d.notify.all().back()) break;
+    CHECK_FALSE(HasLine(m.text, "READY=1"));
+  }
+  CHECK(d.log().find("recovery: removed half-made event dir") != std::string::npos);
+  d.proc->Signal(SIGTERM);
+  CHECK(d.proc->Wait(10s) == 0);
+}
+
+TEST_CASE("without WATCHDOG_USEC there are STATUS= updates but no WATCHDOG=1", "[systemd][notify]") {
+  NotifiedDaemon d;
+  d.Start();
+  REQUIRE(d.notify.WaitFor("READY=1", 20s));
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  // The status ticker runs every 2 s; the one after READY counts the connected client.
+  std::optional<NotifyListener::Message> tick;
+  while (auto m = d.notify.Receive(3500ms)) {
+    CHECK_FALSE(HasLine(m->text, "WATCHDOG=1"));
+    if (LineValue(m->text, "STATUS")) {
+      tick = m;
+      break;
+    }
+  }
+  REQUIRE(tick);
+  CHECK(LineValue(tick->text, "STATUS") == "host 0/10, device 0/10, exit 0, clients 1");
+  d.proc->Signal(SIGTERM);
+  CHECK(d.proc->Wait(10s) == 0);
+}
+
+TEST_CASE("WATCHDOG_USEC=200000 gives WATCHDOG=1 every 100 ms, with STATUS=", "[systemd][notify]") {
+  NotifiedDaemon d;
+  // WATCHDOG_PID is left unset on purpose: sd_watchdog_enabled() then trusts WATCHDOG_USEC.
+  d.Start({"--record-num", "10"}, {{"WATCHDOG_USEC", "200000"}});
+  auto ready = d.notify.WaitFor("READY=1", 20s);
+  REQUIRE(ready);
+  std::vector<std::chrono::steady_clock::time_point> pings;
+  auto until = std::chrono::steady_clock::now() + 1200ms;
+  while (std::chrono::steady_clock::now() < until) {
+    auto m = d.notify.Receive(300ms);
+    REQUIRE(m);  // a gap of 300 ms would already be a missed ping
+    if (!HasLine(m->text, "WATCHDOG=1")) continue;
+    CHECK(m->pid == d.proc->pid());
+    CHECK(LineValue(m->text, "STATUS") == "host 0/10, device 0/10, exit 0, clients 0");
+    pings.push_back(m->at);
+  }
+  // 1.2 s at one ping per 100 ms: about 12; well under half of 200 ms apart every time.
+  CHECK(pings.size() >= 8);
+  CHECK(pings.size() <= 14);
+  for (size_t i = 1; i < pings.size(); ++i) {
+    auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(pings[i] - pings[i - 1]);
+    CAPTURE(i, gap.count());
+    CHECK(gap < 190ms);
+  }
+  d.proc->Signal(SIGTERM);
+  CHECK(d.proc->Wait(10s) == 0);
+}
+
+TEST_CASE("SIGHUP sends RELOADING=1 with MONOTONIC_USEC, then READY=1 with the new record number", "[systemd][notify]") {
+  NotifiedDaemon d;
+  const std::string conf = d.tmp / "atraced.conf";
+  WriteFile(conf, "record-num = 20\n");
+  d.Start({"--config", conf});
+  REQUIRE(d.notify.WaitFor("READY=1", 20s));
+  CHECK(RecordNumOverSocket(d.socket()) == 20);
+
+  WriteFile(conf, "record-num = 30\n");
+  const uint64_t before = MonotonicUsecNow();
+  d.proc->Signal(SIGHUP);
+  auto reloading = d.notify.WaitFor("RELOADING=1", 10s);
+  REQUIRE(reloading);
+  auto mono = LineValue(reloading->text, "MONOTONIC_USEC");
+  REQUIRE(mono);
+  const uint64_t usec = std::stoull(*mono);
+  CHECK(usec >= before);
+  CHECK(usec <= MonotonicUsecNow());
+  auto ready = d.notify.WaitFor("READY=1", 10s);
+  REQUIRE(ready);
+  CHECK(LineValue(ready->text, "STATUS") == "Reloaded; record num 30");
+  CHECK(RecordNumOverSocket(d.socket()) == 30);
+
+  // A broken file is refused: READY=1 again, the running configuration stays.
+  WriteFile(conf, "record-num = 5\n");
+  d.proc->Signal(SIGHUP);
+  REQUIRE(d.notify.WaitFor("RELOADING=1", 10s));
+  ready = d.notify.WaitFor("READY=1", 10s);
+  REQUIRE(ready);
+  CHECK(LineValue(ready->text, "STATUS").value_or("").rfind("Reload refused, running configuration kept: ", 0) == 0);
+  CHECK(RecordNumOverSocket(d.socket()) == 30);
+  d.proc->Signal(SIGTERM);
+  CHECK(d.proc->Wait(10s) == 0);
+}
+
+TEST_CASE("SIGTERM sends STOPPING=1, later ticks only feed the watchdog, exit code 0", "[systemd][notify]") {
+  NotifiedDaemon d;
+  d.Start({"--record-num", "10"}, {{"WATCHDOG_USEC", "200000"}});
+  REQUIRE(d.notify.WaitFor("READY=1", 20s));
+  // A connected client that stays silent keeps the shutdown draining for a moment.
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  d.proc->Signal(SIGTERM);
+  auto stopping = d.notify.WaitFor("STOPPING=1", 10s);
+  REQUIRE(stopping);
+  CHECK(stopping->pid == d.proc->pid());
+  CHECK(LineValue(stopping->text, "STATUS") == "Stopping");
+  CHECK(d.proc->Wait(10s) == 0);
+  while (auto m = d.notify.Receive(50ms)) {
+    CHECK_FALSE(LineValue(m->text, "STATUS"));
+    CHECK_FALSE(HasLine(m->text, "READY=1"));
+  }
+}
+
+TEST_CASE("a start-up failure sends STATUS= with the reason and never READY=1", "[systemd][notify]") {
+  NotifiedDaemon d;
+  WriteFile(d.root(), "x");  // the root is a file, not a directory
+  d.Start();
+  auto code = d.proc->Wait(20s);
+  REQUIRE(code);
+  CHECK(*code == 1);
+  std::vector<std::string> statuses;
+  while (auto m = d.notify.Receive(100ms)) {
+    CHECK_FALSE(HasLine(m->text, "READY=1"));
+    if (auto s = LineValue(m->text, "STATUS")) statuses.push_back(*s);
+  }
+  REQUIRE(statuses.size() == 1);
+  CHECK(statuses[0].rfind("Failed to start up: ", 0) == 0);
+  CHECK(statuses[0].find('\n') == std::string::npos);
+}
