@@ -10,6 +10,7 @@
 #include "support/capture_log.h"
 #include "support/fake_clock.h"
 #include "support/fake_process_table.h"
+#include "support/fault_file_system.h"
 #include "support/raw_client.h"
 #include "support/temp_dir.h"
 
@@ -31,14 +32,15 @@ class ServiceFixture {
     auto fs = PosixFileSystem::Open(tmp.path());
     REQUIRE(fs.ok());
     fs_ = std::move(*fs);
-    store_ = std::make_unique<TraceStore>(*fs_, clock, log.logger(), 10);
+    fault_ = std::make_unique<FaultFileSystem>(*fs_);
+    store_ = std::make_unique<TraceStore>(*fault_, clock, log.logger(), 10);
     REQUIRE(store_->Recover().ok());
     options.root = tmp.path();
     if (options.daemon_uid == 0) options.daemon_uid = 4242;
     processes.processes[100] = {100, 1111, "app", {}};
     processes.processes[200] = {200, 2222, "other", {}};
     processes.processes[300] = {300, 3333, "fwd", {777}};
-    service = std::make_unique<TraceService>(*store_, *fs_, processes, clock, log.logger(), options);
+    service = std::make_unique<TraceService>(*store_, *fault_, processes, clock, log.logger(), options);
   }
 
   // Sends one request and returns its reply (and any passed fd).
@@ -103,6 +105,7 @@ class ServiceFixture {
   CaptureLog log;
   FakeProcessTable processes;
   std::unique_ptr<PosixFileSystem> fs_;
+  std::unique_ptr<FaultFileSystem> fault_;
   std::unique_ptr<TraceStore> store_;
   std::unique_ptr<TraceService> service;
   uint32_t request_id = 0;
@@ -409,4 +412,40 @@ TEST_CASE("status, list and vacuum", "[service]") {
   proto::VacuumReply vr;
   REQUIRE_FALSE(proto::Decode(v.body, &vr));
   CHECK(vr.paths.empty());
+}
+
+TEST_CASE("disk faults on mkdir and write give error replies and leave the store consistent", "[service][faults]") {
+  ServiceFixture f;
+  auto id = f.Client(100);
+  auto err = GENERATE(EIO, ENOSPC);
+  SECTION("mkdir fails") {
+    f.fault_->Fail(FsOp::kMakeDir, "", err, 1);
+    int32_t status = 0;
+    std::string msg;
+    CHECK(f.Begin(id, 1, ATR_SIDE_HOST, 0, &status, &msg).empty());
+    CHECK(status == -err);
+    CHECK_FALSE(msg.empty());
+    CHECK(f.store_->count(AgeClass::kHost) == 0);
+    CHECK_FALSE(f.Begin(id, 1).empty());  // the same id works once the disk does
+  }
+  SECTION("write fails") {
+    f.Begin(id, 1);
+    proto::FileOpen o;
+    o.event_id = 1;
+    o.file_id = 1;
+    o.form = ATR_FILE_OBJECT;
+    o.name = "x";
+    REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(o)).status == 0);
+    std::string data = "abc";
+    auto append = Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}});
+    f.fault_->Fail(FsOp::kWrite, "", err, 1);
+    auto failed = f.Call(id, ATR_OP_FILE_APPEND, append);
+    CHECK(failed.status == -err);
+    auto ok = f.Call(id, ATR_OP_FILE_APPEND, append);
+    REQUIRE(ok.status == 0);
+    proto::SizeReply size;
+    REQUIRE_FALSE(proto::Decode(ok.body, &size));
+    CHECK(size.size == 3);  // the failed append was not counted
+    CHECK(f.store_->counters().bytes_written == 3);
+  }
 }
