@@ -74,7 +74,8 @@ fuzz_all() {
   for target in frame_decoder names config session; do
     echo "== fuzz $target for ${seconds} s"
     mkdir -p "$scratch/$target"
-    build/fuzz/tests/fuzz/${target}_fuzzer -max_total_time="$seconds" -print_final_stats=1 \
+    # -timeout: an input that runs over 10 s is a hang, reported as a failure.
+    build/fuzz/tests/fuzz/${target}_fuzzer -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
       "$scratch/$target" "tests/fuzz/corpus/$target" >"$scratch/$target.log" 2>&1 || {
       tail -n 60 "$scratch/$target.log"
       echo "fuzz target $target failed; log above, crash input in $(pwd)" >&2

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "atraced/app/option_error.h"
 #include "parse.h"
 
 namespace po = boost::program_options;
@@ -88,7 +89,7 @@ std::optional<po::variables_map> ParseCommand(const Args& args, const std::strin
                             std::string(positional.max_total_count() ? "one FILE" : "no arguments") + ")");
     return std::nullopt;
   } catch (const po::error& e) {
-    *exit_code = UsageError(e.what());
+    *exit_code = UsageError(atraced::DescribeOptionError(e));
     return std::nullopt;
   }
   return vm;
@@ -115,7 +116,7 @@ int Main(int argc, char** argv) {
     po::store(po::command_line_parser(head).options(global).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    return UsageError(e.what());
+    return UsageError(atraced::DescribeOptionError(e));
   }
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << global;

@@ -105,3 +105,17 @@ TEST_CASE("the shipped conf/atraced.conf parses and documents every key", "[conf
     CHECK(text.find(std::string("# ") + key + " =") != std::string::npos);
   }
 }
+
+TEST_CASE("option text containing Boost placeholders is reported, not looped on", "[config]") {
+  // Boost 1.74 formats these errors in a loop that never ends; the parser must not use it.
+  auto p = Parse({"--%canonical_option%"});
+  CHECK(p.outcome == Outcome::kUsageError);
+  CHECK(p.output.find("unrecognised option '--?canonical_option?'") != std::string::npos);
+  Config c;
+  for (const char* text : {"%canonical_option% = 1\n", "%option% = %value%\n", "root\n%prefix%\n"}) {
+    CAPTURE(text);
+    std::string err = ParseConfigText(text, "x.conf", &c);
+    CHECK(err.rfind("x.conf: ", 0) == 0);
+    CHECK(err.find('%') == std::string::npos);
+  }
+}

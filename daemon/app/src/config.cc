@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "atraced/app/option_error.h"
 #include "atraced/core/record_num.h"
 
 namespace po = boost::program_options;
@@ -110,7 +111,7 @@ std::string ParseConfigText(const std::string& text, const std::string& origin, 
     po::notify(vm);
     return Apply(vm, origin, /*from_file=*/true, config);
   } catch (const po::error& e) {
-    return origin + ": " + e.what();
+    return origin + ": " + DescribeOptionError(e);
   }
 }
 
@@ -124,7 +125,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv) {
     po::notify(vm);
   } catch (const po::error& e) {
     out.outcome = ParsedCommandLine::Outcome::kUsageError;
-    out.output = std::string("atraced: ") + e.what() + "\nTry 'atraced --help'.";
+    out.output = "atraced: " + DescribeOptionError(e) + "\nTry 'atraced --help'.";
     return out;
   }
   if (vm.count("help")) {
