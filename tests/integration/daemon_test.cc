@@ -467,3 +467,14 @@ TEST_CASE("the socket is mode 0660", "[integration][security]") {
   REQUIRE(d.Start());
   CHECK(Mode(d.socket()) == 0660);
 }
+
+TEST_CASE("SIGTERM the moment the daemon is ready is still a clean stop", "[integration]") {
+  for (int round = 0; round < 5; ++round) {
+    DaemonProcess d;
+    // Start() also probes the socket; here the signal must follow the ready line at once.
+    REQUIRE(d.Start());
+    d.Signal(SIGTERM);
+    CHECK(d.Wait(10s) == 0);
+    CHECK(d.LogHas("atraced stopped"));
+  }
+}

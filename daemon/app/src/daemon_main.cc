@@ -81,6 +81,9 @@ class Daemon {
                           root->path});
 
     asio::io_context io(1);
+    // Catch the signals before the socket exists: a SIGTERM that arrives between listen and
+    // the first wait is then queued by Asio and handled as a clean stop, not the default kill.
+    asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     // tick_timer_ lives on `io`: it must go before `io` does, on every way out of Run.
     struct ResetTimer {
       std::optional<asio::steady_timer>& timer;
@@ -104,7 +107,6 @@ class Daemon {
                socket->description, ", record num ", record_num);
     Notify("READY=1\nSTATUS=" + service.StatusLine());
 
-    asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     asio::steady_timer ticker(io);
     std::function<void()> wait_signal = [&] {
       signals.async_wait([&](const boost::system::error_code& ec, int sig) {

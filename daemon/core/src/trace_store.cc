@@ -122,7 +122,6 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
     return BeginResult{found->second, rel, false};
   }
 
-  if (Status st = fs_.MakeDir(proc); !st.ok() && st.err() != EEXIST) return st;
   const uint64_t seq = next_seq_++;
   const std::string staging = proc + "/" + FormatStagingName(seq);
   EventMarker marker{seq, spec.side, spec.device_id, spec.uid, now_us};
@@ -130,7 +129,14 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
     if (Status rm = fs_.RemoveTree(staging); !rm.ok()) log_.Warning("can not remove dir ", Abs(staging), ": ", rm.message());
     return st;
   };
-  if (Status st = fs_.MakeDir(staging); !st.ok()) return st;
+  // The process directory usually exists already (every event after a process's first), so
+  // create it only when building the staging directory inside it says it is missing.
+  Status staged = fs_.MakeDir(staging);
+  if (staged.err() == ENOENT) {
+    if (Status st = fs_.MakeDir(proc); !st.ok() && st.err() != EEXIST) return st;
+    staged = fs_.MakeDir(staging);
+  }
+  if (!staged.ok()) return staged;
   if (Status st = fs_.CreateEmptyFile(staging + "/" + FormatMarkerName(marker)); !st.ok()) return abandon(st);
   if (Status st = fs_.Rename(staging, rel); !st.ok()) {
     if (st.err() == EEXIST) {

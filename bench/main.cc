@@ -1,0 +1,982 @@
+// atraced_bench: what atraced costs an application, measured side by side against CANN-style
+// in-process writing (bench/cann_baseline.h). See docs/BENCHMARKS.md for the method.
+//
+// Every case runs its sides interleaved, round by round (A, B, C, A, B, C, ... with the order
+// rotated each round), so drift on a noisy machine hits every side alike. Each row of the
+// table is the median over rounds with the interquartile range and min..max; ratios are
+// computed per round (paired) and then summarised.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "atraced/atrace_client.h"
+#include "bench_util.h"
+#include "cann_baseline.h"
+
+#ifndef ATRACED_BENCH_DAEMON
+#define ATRACED_BENCH_DAEMON "atraced"
+#endif
+
+namespace atraced_bench {
+namespace {
+
+struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void Fail(const std::string& what) { throw BenchError(what); }
+
+void Check(int rc, const std::string& what, atrace_client* c = nullptr) {
+  if (rc == 0) return;
+  std::string msg = what + ": " + atrace_client_strerror(rc);
+  if (c != nullptr && *atrace_client_last_message(c) != '\0') msg += std::string(" (") + atrace_client_last_message(c) + ")";
+  Fail(msg);
+}
+
+// ---- parameters --------------------------------------------------------------------------
+
+struct Params {
+  std::string mode = "full";
+  int churn_rounds = 21;
+  int churn_events = 300;  // events per side per round
+  int rtt_iters = 3000;    // ping-pongs per round
+  int bulk_rounds = 11;
+  size_t bulk_bytes = size_t{64} << 20;
+  int conc_rounds = 7;
+  int conc_ms = 1500;
+  std::vector<int> conc_clients{1, 8, 64};
+  int rec_rounds = 7;
+  size_t rec_dirs = 100000;
+  size_t rec_procs = 100;
+  int mem_clients = 1000;
+};
+
+Params ForMode(const std::string& mode) {
+  Params p;
+  p.mode = mode;
+  if (mode == "quick") {
+    p.churn_rounds = 5;
+    p.churn_events = 100;
+    p.rtt_iters = 1000;
+    p.bulk_rounds = 5;
+    p.bulk_bytes = size_t{16} << 20;
+    p.conc_rounds = 2;
+    p.conc_ms = 300;
+    p.rec_rounds = 3;
+    p.rec_dirs = 2000;
+    p.rec_procs = 10;
+  } else if (mode == "smoke") {
+    p.churn_rounds = 2;
+    p.churn_events = 5;
+    p.rtt_iters = 50;
+    p.bulk_rounds = 2;
+    p.bulk_bytes = size_t{1} << 20;
+    p.conc_rounds = 1;
+    p.conc_ms = 100;
+    p.rec_rounds = 2;
+    p.rec_dirs = 300;
+    p.rec_procs = 3;
+  } else if (mode != "full") {
+    Fail("--mode: expected full, quick or smoke, got [" + mode + "]");
+  }
+  return p;
+}
+
+struct Env {
+  std::string daemon_binary;
+  std::string work;  // scratch directory, everything goes below it
+  Params p;
+};
+
+constexpr size_t kEventBytes = 4096;
+constexpr size_t kBulkChunk = 64 * 1024;
+
+atrace_event_spec HostEvent() { return atrace_event_spec{ATRACE_EVENT_SCHEDULE, ATRACE_SIDE_HOST, 0, nullptr}; }
+atrace_file_spec ObjectFile() { return atrace_file_spec{ATRACE_FILE_OBJECT, "hccl", 0, 0, 0, 0, nullptr}; }
+
+atrace_client* OpenClient(const std::string& socket) {
+  atrace_client_options o;
+  atrace_client_options_init(&o);
+  o.socket_path = socket.c_str();
+  o.connect_timeout_ms = 10000;
+  o.io_timeout_ms = 30000;  // generous: 64 clients on 2 cores must not time out
+  atrace_client* c = nullptr;
+  Check(atrace_client_open(&o, &c), "atrace_client_open " + socket);
+  return c;
+}
+
+struct ClientCloser {
+  void operator()(atrace_client* c) const { atrace_client_close(c); }
+};
+using ClientPtr = std::unique_ptr<atrace_client, ClientCloser>;
+
+atrace_status Status(atrace_client* c) {
+  atrace_status s{};
+  Check(atrace_client_status(c, &s), "atrace_client_status", c);
+  return s;
+}
+
+std::unique_ptr<Daemon> StartDaemon(const Env& env, const std::string& name, uint32_t record_num,
+                                    int64_t* ready_ns = nullptr, std::vector<std::string> extra = {}) {
+  auto d = std::make_unique<Daemon>();
+  Daemon::Options o;
+  o.binary = env.daemon_binary;
+  o.root = env.work + "/" + name + "/root";
+  o.socket = env.work + "/" + name + ".sock";
+  o.log = env.work + "/" + name + ".log";
+  o.record_num = record_num;
+  o.extra = std::move(extra);
+  if (!MakeDirs(o.root)) Fail("mkdir " + o.root + ": " + std::strerror(errno));
+  std::string error;
+  int64_t t = d->Start(o, &error);
+  if (t < 0) Fail("starting atraced (" + name + "): " + error);
+  if (ready_ns) *ready_ns = t;
+  return d;
+}
+
+std::vector<uint8_t> Pattern(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>('a' + i % 26);
+  for (size_t i = 63; i < n; i += 64) v[i] = '\n';
+  return v;
+}
+
+// Runs `sides` for `rounds` rounds, each side once per round in an order rotated by the
+// round number. Each side returns its measured value for that round.
+struct Side {
+  std::string name;
+  std::function<double()> run;
+  std::vector<double> values;
+};
+
+void Interleave(std::vector<Side>& sides, int rounds) {
+  for (auto& s : sides) s.run();  // warm-up, not recorded
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t k = 0; k < sides.size(); ++k) {
+      Side& s = sides[(k + static_cast<size_t>(r)) % sides.size()];
+      s.values.push_back(s.run());
+    }
+  }
+}
+
+Side* Find(std::vector<Side>& sides, const std::string& name) {
+  for (auto& s : sides) {
+    if (s.name == name) return &s;
+  }
+  Fail("no side " + name);
+}
+
+std::vector<double> Sum(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> r;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) r.push_back(a[i] + b[i]);
+  return r;
+}
+
+// ---- a bare ping-pong between two processes ----------------------------------------------
+
+class PingPong {
+ public:
+  PingPong() {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) Fail("socketpair");
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ < 0) Fail("fork");
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      ::close(sv[0]);
+      char buf[64];
+      for (;;) {
+        if (!ReadFull(sv[1], buf, sizeof buf)) ::_exit(0);
+        if (!WriteFull(sv[1], buf, sizeof buf)) ::_exit(0);
+      }
+    }
+    ::close(sv[1]);
+    fd_ = sv[0];
+  }
+  ~PingPong() {
+    ::close(fd_);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  void Run(int n) {
+    char buf[64];
+    std::memset(buf, 'p', sizeof buf);
+    for (int i = 0; i < n; ++i) {
+      if (!WriteFull(fd_, buf, sizeof buf) || !ReadFull(fd_, buf, sizeof buf)) Fail("ping-pong broke");
+    }
+  }
+
+ private:
+  static bool ReadFull(int fd, char* p, size_t n) {
+    while (n > 0) {
+      ssize_t r = ::read(fd, p, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      p += r;
+      n -= static_cast<size_t>(r);
+    }
+    return true;
+  }
+  static bool WriteFull(int fd, const char* p, size_t n) {
+    while (n > 0) {
+      ssize_t r = ::write(fd, p, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      p += r;
+      n -= static_cast<size_t>(r);
+    }
+    return true;
+  }
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+// ---- case 1: event churn -----------------------------------------------------------------
+
+// Daemons kept for the later cases (bulk, concurrency use the record-number-10 one).
+struct SharedDaemons {
+  std::unique_ptr<Daemon> d10;
+};
+
+void ChurnCase(const Env& env, Table& table, SharedDaemons& shared) {
+  const Params& p = env.p;
+  const auto data = Pattern(kEventBytes);
+  const atrace_event_spec ev = HostEvent();
+  const atrace_file_spec file = ObjectFile();
+
+  // First, so the echo process inherits none of the client connections opened below.
+  PingPong pp;
+  struct PerLimit {
+    uint32_t rn;
+    std::unique_ptr<Daemon> daemon;
+    std::unique_ptr<CannWriter> base;
+    ClientPtr stream, fd, async;
+  };
+  std::vector<PerLimit> limits;
+  for (uint32_t rn : {10u, 1000u}) {
+    PerLimit l;
+    l.rn = rn;
+    l.daemon = StartDaemon(env, "d" + std::to_string(rn), rn);
+    l.base = std::make_unique<CannWriter>(env.work + "/base" + std::to_string(rn), rn);
+    l.stream.reset(OpenClient(l.daemon->socket()));
+    l.fd.reset(OpenClient(l.daemon->socket()));
+    l.async.reset(OpenClient(l.daemon->socket()));
+    // Fill both to the limit, so every measured event also ages one directory.
+    for (uint32_t i = 0; i < rn; ++i) {
+      Check(atrace_emit(l.stream.get(), &ev, &file, data.data(), data.size(), 0, nullptr, 0), "prefill emit",
+            l.stream.get());
+      if (int rc = l.base->Emit(data.data(), data.size()); rc != 0) Fail(std::string("baseline prefill: ") + std::strerror(-rc));
+    }
+    limits.push_back(std::move(l));
+  }
+
+  const int n = p.churn_events;
+  std::vector<Side> sides;
+  auto per_event_us = [n](int64_t t0) { return static_cast<double>(NowNs() - t0) / 1000.0 / n; };
+  sides.push_back({"rtt", [&] {
+                     int64_t t0 = NowNs();
+                     pp.Run(p.rtt_iters);
+                     return static_cast<double>(NowNs() - t0) / 1000.0 / p.rtt_iters;
+                   }, {}});
+  for (auto& l : limits) {
+    const std::string rn = std::to_string(l.rn);
+    PerLimit* lp = &l;
+    sides.push_back({"rn" + rn + ".baseline", [lp, n, &data, per_event_us] {
+                       int64_t t0 = NowNs();
+                       for (int i = 0; i < n; ++i) {
+                         if (int rc = lp->base->Emit(data.data(), data.size()); rc != 0) {
+                           Fail(std::string("baseline emit: ") + std::strerror(-rc));
+                         }
+                       }
+                       return per_event_us(t0);
+                     }, {}});
+    sides.push_back({"rn" + rn + ".stream", [lp, n, &data, &ev, &file, per_event_us] {
+                       int64_t t0 = NowNs();
+                       for (int i = 0; i < n; ++i) {
+                         Check(atrace_emit(lp->stream.get(), &ev, &file, data.data(), data.size(), 0, nullptr, 0),
+                               "atrace_emit", lp->stream.get());
+                       }
+                       return per_event_us(t0);
+                     }, {}});
+    sides.push_back({"rn" + rn + ".fd", [lp, n, &data, &ev, &file, per_event_us] {
+                       int64_t t0 = NowNs();
+                       for (int i = 0; i < n; ++i) {
+                         Check(atrace_emit(lp->fd.get(), &ev, &file, data.data(), data.size(), ATRACE_EMIT_VIA_FD,
+                                           nullptr, 0),
+                               "atrace_emit VIA_FD", lp->fd.get());
+                       }
+                       return per_event_us(t0);
+                     }, {}});
+    sides.push_back({"rn" + rn + ".async", [lp, n, &data, &ev, &file, per_event_us] {
+                       atrace_client* c = lp->async.get();
+                       atrace_client_stats before{}, after{};
+                       atrace_client_get_stats(c, &before);
+                       int64_t t0 = NowNs();
+                       for (int i = 0; i < n; ++i) {
+                         Check(atrace_emit_async(c, &ev, &file, data.data(), data.size()), "atrace_emit_async", c);
+                       }
+                       Check(atrace_client_flush(c), "atrace_client_flush (an asynchronous event failed)", c);
+                       double us = per_event_us(t0);
+                       atrace_client_get_stats(c, &after);
+                       if (after.async_failed != before.async_failed || after.async_ok - before.async_ok != uint64_t(n)) {
+                         Fail("asynchronous events: " + std::to_string(after.async_ok - before.async_ok) + " ok, " +
+                              std::to_string(after.async_failed - before.async_failed) + " failed of " + std::to_string(n));
+                       }
+                       return us;
+                     }, {}});
+  }
+  Interleave(sides, p.churn_rounds);
+
+  // The store must really be at its limit and aging: check, outside the timing.
+  for (auto& l : limits) {
+    atrace_status s = Status(l.stream.get());
+    if (s.host_dirs != l.rn || s.dirs_aged == 0) {
+      Fail("churn: daemon rn=" + std::to_string(l.rn) + " holds " + std::to_string(s.host_dirs) + " host dirs, aged " +
+           std::to_string(s.dirs_aged));
+    }
+    if (l.base->dirs() != l.rn) Fail("churn: baseline holds " + std::to_string(l.base->dirs()) + " dirs");
+  }
+
+  const std::string ev_desc = "one event, one 4 KiB file, root at its limit (ages one per event), " +
+                              std::to_string(n) + " events/round";
+  auto& rtt = Find(sides, "rtt")->values;
+  table.AddValue("churn.rtt64", "64-byte ping-pong over a Unix socket pair between two processes, " +
+                                    std::to_string(p.rtt_iters) + "/round", "us", rtt);
+  for (auto& l : limits) {
+    const std::string rn = std::to_string(l.rn);
+    auto& base = Find(sides, "rn" + rn + ".baseline")->values;
+    auto& stream = Find(sides, "rn" + rn + ".stream")->values;
+    auto& fd = Find(sides, "rn" + rn + ".fd")->values;
+    auto& async = Find(sides, "rn" + rn + ".async")->values;
+    table.AddValue("churn.rn" + rn + ".baseline", "CANN-style in-process: " + ev_desc + ", record num " + rn,
+                   "us/event", base);
+    table.AddValue("churn.rn" + rn + ".stream", "atrace_emit (1 round trip), record num " + rn, "us/event", stream);
+    table.AddValue("churn.rn" + rn + ".fd", "atrace_emit VIA_FD (2 round trips), record num " + rn, "us/event", fd);
+    table.AddValue("churn.rn" + rn + ".async", "atrace_emit_async, 64 in flight, flush per round, record num " + rn,
+                   "us/event", async);
+    // Synchronous limit: 1 / (baseline + one round trip); ratio = our rate / that limit.
+    auto limit_us = Sum(base, rtt);
+    table.AddValue("churn.rn" + rn + ".stream.vs_limit",
+                   "events/s of atrace_emit / (1 / (baseline + rtt)), per round", "x", Ratios(limit_us, stream),
+                   Goal::kAtLeast, 0.85);
+    table.AddValue("churn.rn" + rn + ".fd.vs_limit",
+                   "events/s of atrace_emit VIA_FD / (1 / (baseline + rtt)), per round", "x", Ratios(limit_us, fd),
+                   Goal::kAtLeast, 0.85);
+    table.AddValue("churn.rn" + rn + ".async.vs_baseline", "events/s of atrace_emit_async / baseline events/s",
+                   "x", Ratios(base, async), Goal::kAtLeast, 0.9);
+  }
+  for (const char* side : {"baseline", "stream", "fd", "async"}) {
+    auto& t10 = Find(sides, std::string("rn10.") + side)->values;
+    auto& t1000 = Find(sides, std::string("rn1000.") + side)->values;
+    table.AddValue(std::string("churn.aging.") + side,
+                   std::string("time/event at record num 1000 / at 10, ") + side + ", per round", "x",
+                   Ratios(t1000, t10), Goal::kAtMost, 1.2);
+  }
+
+  for (auto& l : limits) {
+    l.stream.reset();
+    l.fd.reset();
+    l.async.reset();
+    if (l.rn == 10) {
+      shared.d10 = std::move(l.daemon);
+    } else {
+      l.daemon->Stop();
+    }
+  }
+}
+
+// ---- case 2: bulk write ----------------------------------------------------------------
+
+void BulkCase(const Env& env, Table& table, SharedDaemons& shared) {
+  const Params& p = env.p;
+  if (!shared.d10) shared.d10 = StartDaemon(env, "d10", 10);
+  const auto chunk = Pattern(kBulkChunk);
+  const size_t chunks = p.bulk_bytes / kBulkChunk;
+  const double mib = static_cast<double>(chunks * kBulkChunk) / (1 << 20);
+  const std::string base_dir = env.work + "/bulk-base";
+  MakeDirs(base_dir);
+  ClientPtr c(OpenClient(shared.d10->socket()));
+  const atrace_event_spec ev = HostEvent();
+  const atrace_file_spec fspec = ObjectFile();
+  int round = 0;
+
+  std::vector<Side> sides;
+  sides.push_back({"baseline", [&] {
+                     std::string path = base_dir + "/bulk_" + std::to_string(round++) + ".txt";
+                     int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0640);
+                     if (fd < 0) Fail("open " + path);
+                     int64_t t0 = NowNs();
+                     for (size_t i = 0; i < chunks; ++i) {
+                       size_t off = 0;
+                       while (off < kBulkChunk) {
+                         ssize_t w = ::write(fd, chunk.data() + off, kBulkChunk - off);
+                         if (w < 0 && errno == EINTR) continue;
+                         if (w <= 0) Fail("baseline bulk write");
+                         off += static_cast<size_t>(w);
+                       }
+                     }
+                     int64_t t1 = NowNs();
+                     ::close(fd);
+                     ::unlink(path.c_str());
+                     return mib / (static_cast<double>(t1 - t0) / 1e9);
+                   }, {}});
+  auto atraced_side = [&](bool via_fd) {
+    atrace_event* e = nullptr;
+    Check(atrace_event_begin(c.get(), &ev, &e), "atrace_event_begin", c.get());
+    atrace_file* f = nullptr;
+    Check(atrace_file_open(e, &fspec, &f), "atrace_file_open", c.get());
+    std::string path = atrace_file_path(f);
+    int64_t t0 = NowNs();
+    if (via_fd) {
+      int fd = -1;
+      Check(atrace_file_get_fd(f, &fd), "atrace_file_get_fd", c.get());
+    }
+    for (size_t i = 0; i < chunks; ++i) Check(atrace_file_write(f, chunk.data(), kBulkChunk), "atrace_file_write", c.get());
+    int64_t t1 = NowNs();
+    uint64_t size = 0;
+    Check(atrace_file_close(f, &size), "atrace_file_close", c.get());
+    Check(atrace_event_end(e, nullptr), "atrace_event_end", c.get());
+    if (size != chunks * kBulkChunk) Fail("bulk: file size " + std::to_string(size));
+    // Drop the data now (outside the timing), as the baseline's unlink does, so dirty pages
+    // of old rounds do not pile up and write back during later rounds.
+    if (::truncate(path.c_str(), 0) != 0) Fail("truncate " + path + ": " + std::strerror(errno));
+    return mib / (static_cast<double>(t1 - t0) / 1e9);
+  };
+  sides.push_back({"stream", [&] { return atraced_side(false); }, {}});
+  sides.push_back({"fd", [&] { return atraced_side(true); }, {}});
+  Interleave(sides, p.bulk_rounds);
+
+  auto& base = Find(sides, "baseline")->values;
+  auto& stream = Find(sides, "stream")->values;
+  auto& fd = Find(sides, "fd")->values;
+  const std::string sz = std::to_string(chunks * kBulkChunk >> 20) + " MiB/round in 64 KiB appends, one file";
+  table.AddValue("bulk.baseline", "CANN-style write() to an O_APPEND file (page cache), " + sz, "MiB/s", base);
+  table.AddValue("bulk.stream", "atrace_file_write without fd (FILE_APPEND, 1 round trip each), " + sz, "MiB/s", stream);
+  table.AddValue("bulk.fd", "atrace_file_get_fd, then atrace_file_write through it, " + sz, "MiB/s", fd);
+  table.AddValue("bulk.stream.vs_baseline", "write rate streaming / baseline, per round", "x", Ratios(stream, base),
+                 Goal::kAtLeast, 0.8);
+  table.AddValue("bulk.fd.vs_baseline", "write rate fd passing / baseline, per round", "x", Ratios(fd, base),
+                 Goal::kAtLeast, 0.95);
+  RemoveTree(base_dir);
+}
+
+// ---- case 3: concurrency --------------------------------------------------------------
+
+constexpr uint32_t kMaxSamples = 1 << 16;
+
+struct Slot {
+  uint64_t events;
+  int64_t last_ns;
+  uint32_t nsamples;
+  int error;
+  char message[200];
+  uint32_t samples_ns[kMaxSamples];
+};
+
+struct ConcShared {
+  std::atomic<int> ready;
+  std::atomic<int> stop;
+  Slot slots[1];  // really `clients` of them
+};
+
+struct ConcResult {
+  double events_per_s;
+  double p50_us, p99_us;
+};
+
+// Runs `clients` processes doing event churn for `ms`; atraced (begin timed) or the baseline
+// (the event directory's mkdir timed).
+ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients, bool baseline) {
+  const size_t bytes = sizeof(ConcShared) + sizeof(Slot) * static_cast<size_t>(clients);
+  void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) Fail("mmap");
+  auto* sh = new (mem) ConcShared();
+  const std::string base_root = env.work + "/conc-base";
+  int go[2];
+  if (::pipe2(go, O_CLOEXEC) != 0) Fail("pipe");
+  std::vector<pid_t> kids;
+  const pid_t parent = ::getpid();
+  std::fflush(nullptr);
+  for (int k = 0; k < clients; ++k) {
+    pid_t pid = ::fork();
+    if (pid < 0) Fail("fork");
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      ::close(go[1]);
+      Slot& s = sh->slots[k];
+      auto fail = [&](const std::string& m) {
+        s.error = 1;
+        std::snprintf(s.message, sizeof s.message, "%s", m.c_str());
+        sh->ready.fetch_add(1);
+        ::_exit(1);
+      };
+      try {
+        const auto data = Pattern(kEventBytes);
+        std::unique_ptr<CannWriter> w;
+        ClientPtr c;
+        if (baseline) {
+          w = std::make_unique<CannWriter>(base_root, 10);
+          for (int i = 0; i < 10; ++i) w->Emit(data.data(), data.size());  // at its limit, like the daemon
+        } else {
+          c.reset(OpenClient(socket));
+        }
+        sh->ready.fetch_add(1);
+        char b;
+        while (::read(go[0], &b, 1) < 0 && errno == EINTR) {
+        }
+        const atrace_event_spec ev = HostEvent();
+        const atrace_file_spec fspec = ObjectFile();
+        while (sh->stop.load(std::memory_order_relaxed) == 0) {
+          int64_t t0 = NowNs();
+          if (baseline) {
+            std::string dir;
+            int rc = w->Begin(&dir);
+            int64_t t1 = NowNs();
+            if (rc == 0) rc = w->Finish(dir, true, data.data(), data.size());
+            if (rc != 0) fail(std::string("baseline: ") + std::strerror(-rc));
+            if (s.nsamples < kMaxSamples) s.samples_ns[s.nsamples++] = static_cast<uint32_t>(t1 - t0);
+          } else {
+            atrace_event* e = nullptr;
+            int rc = atrace_event_begin(c.get(), &ev, &e);
+            int64_t t1 = NowNs();
+            if (rc != 0) fail(std::string("atrace_event_begin: ") + atrace_client_strerror(rc));
+            if (s.nsamples < kMaxSamples) s.samples_ns[s.nsamples++] = static_cast<uint32_t>(t1 - t0);
+            atrace_file* f = nullptr;
+            rc = atrace_file_open(e, &fspec, &f);
+            if (rc == 0) rc = atrace_file_write(f, data.data(), data.size());
+            int rc2 = atrace_event_end(e, nullptr);  // closes the file with the event
+            if (rc != 0 || rc2 != 0) fail(std::string("event: ") + atrace_client_strerror(rc != 0 ? rc : rc2));
+          }
+          ++s.events;
+          s.last_ns = NowNs();
+        }
+      } catch (const std::exception& ex) {
+        fail(ex.what());
+      }
+      ::_exit(0);
+    }
+    kids.push_back(pid);
+  }
+  ::close(go[0]);
+  const int64_t wait_until = NowNs() + int64_t{60} * 1000000000;
+  while (sh->ready.load() < clients && NowNs() < wait_until) ::usleep(1000);
+  const int64_t t_go = NowNs();
+  ::close(go[1]);  // every child's read() returns at once
+  ::usleep(static_cast<useconds_t>(env.p.conc_ms) * 1000);
+  sh->stop.store(1);
+  std::string error;
+  for (pid_t pid : kids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && error.empty()) error = "a client process failed";
+  }
+  uint64_t events = 0;
+  int64_t t_end = t_go;
+  std::vector<double> lat;
+  for (int k = 0; k < clients; ++k) {
+    Slot& s = sh->slots[k];
+    if (s.error && error.find(':') == std::string::npos) error = std::string("client: ") + s.message;
+    events += s.events;
+    t_end = std::max(t_end, s.last_ns);
+    for (uint32_t i = 0; i < s.nsamples; ++i) lat.push_back(s.samples_ns[i] / 1000.0);
+  }
+  ::munmap(mem, bytes);
+  if (baseline) RemoveTree(base_root);
+  if (!error.empty()) Fail("concurrency (" + std::to_string(clients) + (baseline ? " baseline" : " atraced") + "): " + error);
+  std::sort(lat.begin(), lat.end());
+  ConcResult r;
+  r.events_per_s = static_cast<double>(events) / (static_cast<double>(t_end - t_go) / 1e9);
+  r.p50_us = PercentileSorted(lat, 50);
+  r.p99_us = PercentileSorted(lat, 99);
+  return r;
+}
+
+void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
+  const Params& p = env.p;
+  if (!shared.d10) shared.d10 = StartDaemon(env, "d10", 10);
+  const std::string socket = shared.d10->socket();
+  struct Series {
+    std::vector<double> eps, p50, p99;
+  };
+  std::vector<Series> ours(p.conc_clients.size()), base(p.conc_clients.size());
+  std::vector<Side> sides;
+  for (size_t i = 0; i < p.conc_clients.size(); ++i) {
+    int n = p.conc_clients[i];
+    for (bool b : {false, true}) {
+      Series* s = b ? &base[i] : &ours[i];
+      sides.push_back({std::string(b ? "base" : "ours") + std::to_string(n), [&env, socket, n, b, s] {
+                         ConcResult r = RunConcurrent(env, socket, n, b);
+                         s->eps.push_back(r.events_per_s);
+                         s->p50.push_back(r.p50_us);
+                         s->p99.push_back(r.p99_us);
+                         return r.events_per_s;
+                       }, {}});
+    }
+  }
+  Interleave(sides, p.conc_rounds);
+  // The warm-up run also appended: drop each series' first value.
+  for (auto* v : {&ours, &base}) {
+    for (auto& s : *v) {
+      for (auto* x : {&s.eps, &s.p50, &s.p99}) x->erase(x->begin());
+    }
+  }
+  const std::string dur = std::to_string(p.conc_ms) + " ms/run";
+  size_t one = 0, last = p.conc_clients.size() - 1;
+  for (size_t i = 0; i < p.conc_clients.size(); ++i) {
+    const std::string n = std::to_string(p.conc_clients[i]);
+    const std::string id = "conc.c" + n;
+    table.AddValue(id + ".throughput", n + " client processes: begin+open+write 4 KiB+end, events/s of all, " + dur,
+                   "events/s", ours[i].eps);
+    table.AddValue(id + ".begin_p50", n + " clients: atrace_event_begin round trip, p50 of the run", "us", ours[i].p50);
+    table.AddValue(id + ".begin_p99", n + " clients: atrace_event_begin round trip, p99 of the run", "us", ours[i].p99);
+    table.AddValue(id + ".baseline_throughput", n + " processes, CANN-style in-process churn (each its own limit 10)",
+                   "events/s", base[i].eps);
+    table.AddValue(id + ".baseline_mkdir_p99", n + " processes, CANN-style: time+mkdir of the event dir, p99", "us",
+                   base[i].p99);
+    table.AddValue(id + ".vs_baseline", "throughput atraced / CANN-style at " + n + " processes, per round", "x",
+                   Ratios(ours[i].eps, base[i].eps));
+  }
+  if (p.conc_clients[one] == 1 && p.conc_clients[last] == 64) {
+    table.AddValue("conc.c64.p99_vs_c1_p50", "begin p99 at 64 clients / begin p50 at 1 client, per round", "x",
+                   Ratios(ours[last].p99, ours[one].p50), Goal::kAtMost, 10);
+  }
+}
+
+// ---- case 4: recovery ---------------------------------------------------------------------
+
+struct Tree {
+  std::string root;  // trace root (holds atrace/)
+  size_t dirs = 0, schedule = 0, procs = 0, entries = 0;
+};
+
+Tree MakeTree(const std::string& root, size_t dirs, size_t procs) {
+  Tree t;
+  t.root = root;
+  t.dirs = dirs;
+  t.procs = procs;
+  t.schedule = std::min<size_t>(1000, dirs / 10);
+  const std::string trace = root + "/atrace";
+  if (!MakeDirs(trace)) Fail("mkdir " + trace);
+  const int64_t base_us = 1700000000LL * 1000000;  // 2023-11-14, formatted in UTC: always valid
+  const uint32_t uid = ::geteuid();
+  std::vector<std::string> pdirs;
+  for (size_t k = 0; k < procs; ++k) {
+    int pid = 100000 + static_cast<int>(k);
+    std::string pd = trace + "/trace_" + std::to_string(pid) + "_" + std::to_string(pid) + "_" +
+                     TraceTimeAt(base_us + static_cast<int64_t>(k) * 1000000, true);
+    if (::mkdir(pd.c_str(), 0750) != 0) Fail("mkdir " + pd + ": " + std::strerror(errno));
+    pdirs.push_back(pd);
+  }
+  for (size_t i = 0; i < dirs; ++i) {
+    size_t k = i % procs;
+    int pid = 100000 + static_cast<int>(k);
+    bool sched = i < t.schedule;  // the oldest ones: exactly the record number, nothing to age
+    int64_t us = base_us + static_cast<int64_t>(i) * 1000;
+    std::string ed = pdirs[k] + "/" + (sched ? "schedule" : "exit") + "_event_" + std::to_string(pid) + "_" +
+                     TraceTimeAt(us, true);
+    if (::mkdir(ed.c_str(), 0750) != 0) Fail("mkdir " + ed + ": " + std::strerror(errno));
+    std::string marker = ed + "/.atraced_" + std::to_string(i + 1) + "_host_0_" + std::to_string(uid) + "_" +
+                         std::to_string(us);
+    for (const std::string& f : {marker, ed + "/schedule_tracer_hccl.txt"}) {
+      int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0640);
+      if (fd < 0) Fail("create " + f + ": " + std::strerror(errno));
+      ::close(fd);
+    }
+  }
+  ::sync();
+  t.entries = 1 + procs + dirs * 3;  // what find -maxdepth 3 prints
+  return t;
+}
+
+// `find <root>/atrace -maxdepth 3 | wc -l`, timed from fork to exit; returns ns.
+int64_t TimedWalk(const Tree& t) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) Fail("pipe");
+  std::string dir = t.root + "/atrace";
+  int64_t t0 = NowNs();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::execl("/bin/sh", "sh", "-c", "find \"$0\" -maxdepth 3 | wc -l", dir.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  int64_t t1 = NowNs();
+  ::close(out[0]);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Fail("find failed");
+  if (std::strtoull(Trim(text).c_str(), nullptr, 10) != t.entries) {
+    Fail("walk saw " + Trim(text) + " entries, expected " + std::to_string(t.entries));
+  }
+  return t1 - t0;
+}
+
+void RecoveryCase(const Env& env, Table& table) {
+  const Params& p = env.p;
+  const std::string root = env.work + "/recovery/root";
+  int64_t c0 = NowNs();
+  Tree t = MakeTree(root, p.rec_dirs, p.rec_procs);
+  double make_s = static_cast<double>(NowNs() - c0) / 1e9;
+  const uint32_t rn = static_cast<uint32_t>(std::max<size_t>(10, t.schedule));
+  bool verified = false;
+  int early_sigterm = 0;
+  auto daemon_side = [&] {
+    Daemon d;
+    Daemon::Options o;
+    o.binary = env.daemon_binary;
+    o.root = root;
+    o.socket = env.work + "/recovery.sock";
+    o.log = env.work + "/recovery.log";
+    o.record_num = rn;
+    std::string error;
+    int64_t ns = d.Start(o, &error);
+    if (ns < 0) Fail("recovery daemon: " + error);
+    if (!verified) {  // once, outside the timing: everything recovered, nothing aged
+      ClientPtr c(OpenClient(o.socket));
+      atrace_status s = Status(c.get());
+      if (s.host_dirs != t.schedule || s.exit_dirs != t.dirs - t.schedule || s.dirs_aged != 0) {
+        Fail("recovery: daemon reports host " + std::to_string(s.host_dirs) + ", exit " + std::to_string(s.exit_dirs) +
+             ", aged " + std::to_string(s.dirs_aged) + "; expected " + std::to_string(t.schedule) + ", " +
+             std::to_string(t.dirs - t.schedule) + ", 0");
+      }
+      verified = true;
+    }
+    // 128+SIGTERM: the signal came before the daemon installed its handler, which it does
+    // only after the socket accepts (see docs/BENCHMARKS.md); counted, not fatal here.
+    int rc = d.Stop();
+    if (rc == 128 + SIGTERM) {
+      ++early_sigterm;
+    } else if (rc != 0) {
+      Fail("recovery daemon did not stop cleanly (" + std::to_string(rc) + "); log tail:\n" + ReadFileTail(o.log, 2000));
+    }
+    return static_cast<double>(ns) / 1e6;
+  };
+  std::vector<Side> sides;
+  sides.push_back({"walk", [&] { return static_cast<double>(TimedWalk(t)) / 1e6; }, {}});
+  sides.push_back({"daemon", daemon_side, {}});
+  Interleave(sides, p.rec_rounds);
+  auto& walk = Find(sides, "walk")->values;
+  auto& daemon = Find(sides, "daemon")->values;
+  char desc[200];
+  std::snprintf(desc, sizeof desc, "%zu event dirs (%zu schedule at record num %u + %zu exit) in %zu process dirs",
+                t.dirs, t.schedule, rn, t.dirs - t.schedule, t.procs);
+  table.AddValue("recovery.walk", std::string("find <root>/atrace -maxdepth 3 | wc -l (fork to exit), warm, ") + desc,
+                 "ms", walk);
+  table.AddValue("recovery.daemon",
+                 std::string("atraced fork/exec until the socket accepts (recovery done), warm, ") + desc, "ms", daemon);
+  table.AddValue("recovery.daemon.vs_walk", "time to ready / walk, per round", "x", Ratios(daemon, walk),
+                 Goal::kAtMost, 1.5);
+  std::printf("# recovery tree of %zu event dirs built in %.1f s", t.dirs, make_s);
+  if (early_sigterm) std::printf("; %d daemon(s) killed by SIGTERM sent right after ready (no handler yet)", early_sigterm);
+  std::printf("\n");
+  RemoveTree(env.work + "/recovery");
+}
+
+// ---- case 5: memory ------------------------------------------------------------------------
+
+std::vector<double> RssSamplesMiB(const Daemon& d) {
+  std::vector<double> v;
+  for (int i = 0; i < 5; ++i) {
+    ::usleep(50000);
+    long kib = d.RssKiB();
+    if (kib < 0) Fail("cannot read VmRSS of the daemon");
+    v.push_back(static_cast<double>(kib) / 1024.0);
+  }
+  return v;
+}
+
+void MemoryCase(const Env& env, Table& table, SharedDaemons& shared) {
+  const Params& p = env.p;
+  unsigned long nofile = RaiseNofile();
+  int clients = p.mem_clients;
+  if (nofile < static_cast<unsigned long>(clients) + 64) clients = static_cast<int>(nofile) - 64;
+  auto d = StartDaemon(env, "mem", 10);
+  ::usleep(200000);
+  auto idle = RssSamplesMiB(*d);
+  std::vector<ClientPtr> handles;
+  for (int i = 0; i < clients; ++i) handles.emplace_back(OpenClient(d->socket()));
+  {
+    ClientPtr probe(OpenClient(d->socket()));
+    atrace_status s = Status(probe.get());
+    if (s.clients < static_cast<uint32_t>(clients)) Fail("memory: daemon sees " + std::to_string(s.clients) + " clients");
+  }
+  auto with = RssSamplesMiB(*d);
+  handles.clear();
+  std::vector<double> per_client;
+  for (size_t i = 0; i < with.size() && i < idle.size(); ++i) {
+    per_client.push_back((with[i] - idle[i]) * 1024.0 / clients);
+  }
+  table.AddValue("memory.idle", "atraced VmRSS idle (fresh, record num 10, no clients)", "MiB", idle, Goal::kAtMost, 8);
+  table.AddValue("memory.clients", "atraced VmRSS with " + std::to_string(clients) + " connected idle clients (HELLO done)",
+                 "MiB", with, Goal::kAtMost, 64);
+  table.AddValue("memory.per_client", "(RSS with clients - idle) / clients", "KiB", per_client);
+  if (shared.d10) {
+    std::vector<double> after;
+    for (int i = 0; i < 3; ++i) after.push_back(static_cast<double>(shared.d10->RssKiB()) / 1024.0);
+    table.AddValue("memory.after_load", "VmRSS of the record-num-10 daemon after the churn/bulk/concurrency cases", "MiB",
+                   after);
+  }
+  d->Stop();
+}
+
+// ---- main ------------------------------------------------------------------------------
+
+void Usage(FILE* out) {
+  std::fprintf(out,
+               "usage: atraced_bench [--mode full|quick|smoke] [--quick] [--only CASES] [--atraced PATH]\n"
+               "                     [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
+               "  CASES: comma-separated of churn,bulk,conc,recovery,memory,submit (default: all)\n"
+               "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
+}
+
+int Main(int argc, char** argv) {
+  std::string mode = "full", only, dir, daemon = ATRACED_BENCH_DAEMON;
+  int rounds = 0;
+  long rec_dirs = 0;
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Fail(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--mode") {
+      mode = value();
+    } else if (a == "--quick") {
+      mode = "quick";
+    } else if (a == "--smoke") {
+      mode = "smoke";
+    } else if (a == "--only") {
+      only = value();
+    } else if (a == "--atraced") {
+      daemon = value();
+    } else if (a == "--dir") {
+      dir = value();
+    } else if (a == "--keep") {
+      keep = true;
+    } else if (a == "--rounds") {
+      rounds = std::atoi(value().c_str());
+    } else if (a == "--recovery-dirs") {
+      rec_dirs = std::atol(value().c_str());
+    } else if (a == "-h" || a == "--help") {
+      Usage(stdout);
+      return 0;
+    } else {
+      Usage(stderr);
+      return 2;
+    }
+  }
+  Env env;
+  env.p = ForMode(mode);
+  if (rounds > 0) {
+    for (int* r : {&env.p.churn_rounds, &env.p.bulk_rounds, &env.p.conc_rounds, &env.p.rec_rounds}) *r = rounds;
+  }
+  if (rec_dirs > 0) env.p.rec_dirs = static_cast<size_t>(rec_dirs);
+  env.daemon_binary = daemon;
+  if (::access(daemon.c_str(), X_OK) != 0) Fail("atraced binary not executable: " + daemon + " (use --atraced PATH)");
+  std::set<std::string> cases;
+  for (size_t pos = 0; pos < only.size();) {
+    size_t end = only.find(',', pos);
+    if (end == std::string::npos) end = only.size();
+    cases.insert(only.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  for (const auto& c : cases) {
+    static const std::set<std::string> known{"churn", "bulk", "conc", "recovery", "memory", "submit"};
+    if (!known.count(c)) Fail("--only: unknown case [" + c + "]");
+  }
+  auto want = [&](const char* c) { return cases.empty() || cases.count(c) > 0; };
+
+  bool made_dir = false;
+  if (dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/atraced-bench.XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) Fail("mkdtemp " + tmpl + ": " + std::strerror(errno));
+    dir = tmpl;
+    made_dir = true;
+  } else if (!MakeDirs(dir)) {
+    Fail("mkdir " + dir);
+  }
+  env.work = dir;
+  if (env.work.size() + 16 > 107) Fail("--dir too long for socket paths: " + env.work);
+  RaiseNofile();
+
+  std::printf("# atraced_bench, mode %s: %s\n", env.p.mode.c_str(), MachineLine(env.work).c_str());
+  std::printf("# daemon %s; scratch %s; load average at start %s\n", daemon.c_str(), env.work.c_str(),
+              LoadAverage().c_str());
+  std::fflush(stdout);
+
+  Table table;
+  SharedDaemons shared;
+  auto stage = [&](const char* name, const std::function<void()>& fn) {
+    int64_t t0 = NowNs();
+    fn();
+    std::printf("# %s done in %.1f s (load %s)\n", name, static_cast<double>(NowNs() - t0) / 1e9, LoadAverage().c_str());
+    std::fflush(stdout);
+  };
+  int status = 0;
+  try {
+    if (want("churn")) stage("churn", [&] { ChurnCase(env, table, shared); });
+    if (want("bulk")) stage("bulk", [&] { BulkCase(env, table, shared); });
+    if (want("conc")) stage("concurrency", [&] { ConcurrencyCase(env, table, shared); });
+    if (want("memory")) stage("memory", [&] { MemoryCase(env, table, shared); });
+    if (shared.d10) shared.d10->Stop();
+    if (want("recovery")) stage("recovery", [&] { RecoveryCase(env, table); });
+    if (want("submit")) {
+      table.AddText("submit.cann_api", "submit cost through the CANN-compatible API (shared-memory rings)",
+                    "n/a (waits for the CANN API)");
+    }
+  } catch (const BenchError& e) {
+    std::fprintf(stderr, "\natraced_bench: %s\n", e.what());
+    status = 1;
+  }
+  shared.d10.reset();
+  std::printf("# load average at end %s\n", LoadAverage().c_str());
+  std::printf("\n");
+  int missed = table.Print(stdout);
+  std::printf("# targets missed: %d\n", missed);
+  std::printf("# end of table\n");
+  if (made_dir && !keep && status == 0) RemoveTree(env.work);
+  if (status != 0) std::fprintf(stderr, "atraced_bench: scratch directory kept for inspection: %s\n", env.work.c_str());
+  return status;
+}
+
+}  // namespace
+}  // namespace atraced_bench
+
+int main(int argc, char** argv) {
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    return atraced_bench::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "atraced_bench: %s\n", e.what());
+    return 1;
+  }
+}

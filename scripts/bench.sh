@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds and runs the atraced benchmarks (docs/BENCHMARKS.md) and prints the table.
+#   bash scripts/bench.sh            full run (several minutes; 100,000-dir recovery tree)
+#   bash scripts/bench.sh --quick    smaller counts, under about a minute once built
+#   bash scripts/bench.sh --smoke    tiny counts (what the ctest smoke test runs), seconds
+#   bash scripts/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
+# Builds RelWithDebInfo without sanitizers into build/bench (only atraced, the client library
+# and atraced_bench). atraced_bench starts its own atraced instances on a temporary root and
+# socket under a scratch directory, runs every case, prints the table and stops them; this
+# script removes the scratch directory. Environment: BENCH_DIR (scratch parent, default
+# $TMPDIR or /tmp), JOBS (build jobs, default 2).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+mode=full
+extra=()
+while (($#)); do
+  case "$1" in
+    --quick) mode=quick ;;
+    --smoke) mode=smoke ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench.sh: unknown argument [$1] (use --quick, or -- before atraced_bench options)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+build=build/bench
+echo "== configuring $build (RelWithDebInfo, no sanitizers)"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACED_BUILD_TESTS=OFF \
+  -DATRACED_SANITIZE=OFF -DATRACED_TSAN=OFF -DATRACED_FUZZ=OFF -DATRACED_BUILD_BENCH=ON >/dev/null
+echo "== building atraced, libatrace_client, atraced_bench"
+cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client atraced_bench >/dev/null
+
+scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-bench.XXXXXX")"
+cleanup() { rm -rf "$scratch"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== machine"
+echo "nproc: $(nproc)"
+echo "kernel: $(uname -r)"
+echo "load: $(uptime)"
+df -T "$scratch" | sed 's/^/df: /'
+echo "== running atraced_bench --mode $mode ${extra[*]:-}"
+# atraced_bench starts and stops the daemons itself (record number 10 and 1000, recovery and
+# memory instances); if it dies they get SIGKILL (PR_SET_PDEATHSIG).
+"$build/bench/atraced_bench" --mode "$mode" --dir "$scratch" --atraced "$build/daemon/atraced" "${extra[@]}"
