@@ -2,7 +2,7 @@
 # Builds and runs the atraced benchmarks (docs/BENCHMARKS.md) and prints the table.
 #   bash scripts/bench.sh            full run (several minutes; 100,000-dir recovery tree)
 #   bash scripts/bench.sh --quick    smaller counts, under about a minute once built
-#   bash scripts/bench.sh --smoke    tiny counts (what the ctest smoke test runs), seconds
+#   bash scripts/bench.sh --smoke    tiny counts: every case runs once, in seconds
 #   bash scripts/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
 # Builds RelWithDebInfo without sanitizers into build/bench (only atraced, the client library
 # and atraced_bench). atraced_bench starts its own atraced instances on a temporary root and

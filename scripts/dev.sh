@@ -92,7 +92,7 @@ case "${1:-}" in
     ;;
   run)
     install_deps
-    build build/release
+    build build/release --target atraced atracectl
     shift
     exec build/release/daemon/atraced "$@"
     ;;

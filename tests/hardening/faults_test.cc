@@ -85,10 +85,14 @@ TEST_CASE("daemon killed mid-burst: every dir a client was told complete is inta
   DaemonProcess restarted({{"--root", d.root()}, {}, false, 1000});
   REQUIRE(restarted.Start());
   CHECK(NoStagingLeft(d.trace_dir()));
+  size_t intact = 0;
   for (auto& [path, content] : completed) {
     CAPTURE(path);
     CHECK(ReadFile(path) == content);
+    intact += ReadFile(path) == content;
   }
+  Measure("kill9.completed_dirs", completed.size());
+  Measure("kill9.intact_after_restart", intact);
   auto c = Connected(restarted);
   CHECK(Status(c).host_dirs == CountEventDirs(d.trace_dir(), "schedule"));
   REQUIRE(restarted.Stop() == 0);
@@ -177,9 +181,15 @@ TEST_CASE("1000 idle connections and garbage senders: a good client is served an
   size_t hung_up = 0;
   for (auto& c : idle) hung_up += c.SeesHangUp(10s);
   CHECK(hung_up == 1000);
+  Measure("idle.connections_held", idle.size());
+  Measure("idle.dropped_after_timeout", hung_up);
+  Measure("idle.garbage_connections", 8 * 20);
+  Measure("idle.fds_before", fds_before);
   idle.clear();
   good = Connected(d);  // the old good connection also went idle meanwhile
-  CHECK(SettledFds(d) == fds_before + 1);  // the baseline plus the one live connection
+  const size_t fds_after = SettledFds(d);
+  Measure("idle.fds_after_minus_live_connection", fds_after - 1);
+  CHECK(fds_after == fds_before + 1);  // the baseline plus the one live connection
 }
 
 TEST_CASE("out of descriptors: accept backs off, requests get -EMFILE, then it recovers", "[hardening]") {

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <string>
 
 #include "support/daemon_process.h"
@@ -27,6 +28,14 @@ inline proto::StatusReply Status(RawClient& c) {
   proto::StatusReply s;
   REQUIRE_FALSE(proto::Decode(r->body, &s));
   return s;
+}
+
+// A measured value for docs/RELIABILITY.md: scripts/reliability.sh collects these lines
+// from the tests' own output.
+template <class T>
+inline void Measure(const std::string& key, const T& value) {
+  std::printf("reliability: %s=%s\n", key.c_str(), std::to_string(value).c_str());
+  std::fflush(stdout);
 }
 
 inline std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }

@@ -5,7 +5,7 @@
 #     binary to exist, which is P/sbin/atraced);
 #  2. with prefix /usr into DESTDIR: Debian's paths (/usr/sbin, /etc, systemd's unit dirs),
 #     and the sysusers.d/tmpfiles.d files applied for real to a scratch root with
-#     systemd-sysusers --root and systemd-tmpfiles --root (group atrace, 0750 dirs).
+#     systemd-sysusers --root and systemd-tmpfiles --root (group atrace; atrace/ setgid so what is below is group atrace).
 # Exit 77 (skip) only if a systemd tool is missing.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -71,8 +71,9 @@ gid=$(awk -F: '$1 == "atrace" { print $3 }' "$R/etc/group")
 [[ -n $gid ]] || fail "systemd-sysusers made no group atrace"
 (( gid < 1000 )) || fail "group atrace got gid $gid, not a system gid"
 systemd-tmpfiles --root="$R" --create "$D/usr/lib/tmpfiles.d/atraced.conf"
-for d in /var/log/ascend /var/log/ascend/atrace; do
+for spec in /var/log/ascend:750 /var/log/ascend/atrace:2750; do
+  d=${spec%%:*} mode=${spec##*:}
   got=$(stat -c '%a %u %g' "$R$d") || fail "systemd-tmpfiles did not create $d"
-  [[ $got == "750 0 $gid" ]] || fail "$d is '$got', expected '750 0 $gid'"
+  [[ $got == "$mode 0 $gid" ]] || fail "$d is '$got', expected '$mode 0 $gid'"
 done
 echo "OK: install tree under $P and /usr (DESTDIR) checked, units verified"

@@ -84,7 +84,7 @@ TEST_CASE("sysusers.d and tmpfiles.d entries", "[systemd][units]") {
   CHECK(Settings(Source("systemd/atraced.sysusers")) == std::vector<std::string>{"g atrace - -"});
   CHECK(Settings(Source("systemd/atraced.tmpfiles")) ==
         std::vector<std::string>{"d /var/log/ascend        0750 root atrace -",
-                                 "d /var/log/ascend/atrace 0750 root atrace -"});
+                                 "d /var/log/ascend/atrace 2750 root atrace -"});
 }
 
 TEST_CASE("the installed atraced.conf is conf/atraced.conf with root = /var/log/ascend", "[systemd][units]") {

@@ -101,7 +101,9 @@ Status PosixFileSystem::EnsureTraceDir() {
   if (!fd.valid()) return Errno("open " + trace_dir_, errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Errno("stat " + trace_dir_, errno);
-  if ((st.st_mode & 07777) != kDirMode && st.st_uid == ::geteuid() && ::fchmod(fd.get(), kDirMode) != 0) {
+  // Keep a setgid bit an operator set (tmpfiles does, so that all below is group atrace).
+  if ((st.st_mode & 0777) != kDirMode && st.st_uid == ::geteuid() &&
+      ::fchmod(fd.get(), (st.st_mode & 07000) | kDirMode) != 0) {
     return Errno("chmod " + trace_dir_, errno);
   }
   dev_ = st.st_dev;
@@ -143,7 +145,11 @@ Status PosixFileSystem::FixMode(int dirfd, const std::string& name, mode_t wante
   if ((wanted & ~umask_) == wanted) return Status::Ok();  // the umask did not strip anything
   int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0);
   UniqueFd fd(::openat(dirfd, name.c_str(), flags));
-  if (!fd.valid() || ::fchmod(fd.get(), wanted) != 0) return Errno("chmod " + name, errno);
+  struct stat st {};
+  // Keep a setgid bit inherited from the parent directory.
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || ::fchmod(fd.get(), (st.st_mode & 07000) | wanted) != 0) {
+    return Errno("chmod " + name, errno);
+  }
   return Status::Ok();
 }
 
