@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "atraced/core/unique_fd.h"
+#include "atraced/proto/unique_fd.h"
 
 namespace atraced::testing {
 

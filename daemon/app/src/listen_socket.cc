@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "atraced/core/unique_fd.h"
+#include "atraced/proto/unique_fd.h"
 
 namespace atraced {
 namespace {

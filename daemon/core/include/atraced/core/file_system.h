@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "atraced/core/status.h"
-#include "atraced/core/unique_fd.h"
+#include "atraced/proto/unique_fd.h"
 
 namespace atraced {
 

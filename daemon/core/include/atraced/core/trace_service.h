@@ -24,7 +24,7 @@
 #include "atraced/core/log.h"
 #include "atraced/core/process_table.h"
 #include "atraced/core/trace_store.h"
-#include "atraced/core/unique_fd.h"
+#include "atraced/proto/unique_fd.h"
 #include "atraced/proto/codec.h"
 
 namespace atraced {

@@ -1,4 +1,5 @@
-// Owns one file descriptor and closes it once.
+// Owns one file descriptor and closes it once. Shared by the daemon and the client library,
+// which both hold descriptors the protocol passes around.
 #pragma once
 
 #include <unistd.h>
@@ -23,6 +24,8 @@ class UniqueFd {
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
   int release() { return std::exchange(fd_, -1); }
+  // close(), never shutdown(): after fork() a parent and child share a socket, and shutdown
+  // would cut the other's connection too.
   void reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
