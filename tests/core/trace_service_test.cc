@@ -85,9 +85,7 @@ class ServiceFixture {
 
   std::string Begin(TraceService::ClientId id, uint32_t event_id, uint8_t side = ATR_SIDE_HOST, int32_t host_pid = 0,
                     int32_t* status = nullptr, std::string* message = nullptr) {
-    proto::EventBegin b;
-    b.event_id = event_id;
-    b.kind = ATR_EVENT_SCHEDULE;
+    proto::EventBegin b = BeginRequest(event_id);
     b.side = side;
     b.host_pid = host_pid;
     clock.Advance(std::chrono::milliseconds(1));
@@ -194,11 +192,7 @@ TEST_CASE("a full event: open, append, close, end", "[service]") {
   ServiceFixture f;
   auto id = f.Client(100);
   std::string dir = f.Begin(id, 7);
-  proto::FileOpen o;
-  o.event_id = 7;
-  o.file_id = 8;
-  o.form = ATR_FILE_OBJECT;
-  o.name = "RUNTIME";
+  proto::FileOpen o = ObjectFileRequest(7, 8, "RUNTIME");
   auto opened = f.Call(id, ATR_OP_FILE_OPEN, Payload(o));
   REQUIRE(opened.status == 0);
   proto::PathReply p;
@@ -263,11 +257,7 @@ TEST_CASE("ids are checked and per-client bounds hold", "[service]") {
   f.Begin(id, 2);
   f.Begin(id, 3, ATR_SIDE_HOST, 0, &status, &msg);
   CHECK(status == ATR_EBUSY);
-  proto::FileOpen fo;
-  fo.event_id = 9;
-  fo.file_id = 1;
-  fo.form = ATR_FILE_OBJECT;
-  fo.name = "x";
+  proto::FileOpen fo = ObjectFileRequest(9, 1, "x");
   CHECK(f.Call(id, ATR_OP_FILE_OPEN, Payload(fo)).status == ATR_ENOENT);
   fo.event_id = 1;
   CHECK(f.Call(id, ATR_OP_FILE_OPEN, Payload(fo)).status == 0);
@@ -334,11 +324,7 @@ TEST_CASE("disconnect ends events, keeps data and unpins", "[service]") {
   ServiceFixture f;
   auto id = f.Client(100);
   std::string dir = f.Begin(id, 1);
-  proto::FileOpen o;
-  o.event_id = 1;
-  o.file_id = 1;
-  o.form = ATR_FILE_OBJECT;
-  o.name = "x";
+  proto::FileOpen o = ObjectFileRequest(1, 1, "x");
   REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(o)).status == 0);
   std::string data = "kept";
   REQUIRE(f.Call(id, ATR_OP_FILE_APPEND, Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), 4}})).status == 0);
@@ -355,11 +341,7 @@ TEST_CASE("FILE_GET_FD passes a descriptor with its reply frame", "[service]") {
   ServiceFixture f;
   auto id = f.Client(100);
   std::string dir = f.Begin(id, 1);
-  proto::FileOpen o;
-  o.event_id = 1;
-  o.file_id = 1;
-  o.form = ATR_FILE_OBJECT;
-  o.name = "fd";
+  proto::FileOpen o = ObjectFileRequest(1, 1, "fd");
   REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(o)).status == 0);
   // Two requests in one batch: the descriptor belongs to the second reply frame.
   ReplyBatch batch;
@@ -430,11 +412,7 @@ TEST_CASE("disk faults on mkdir and write give error replies and leave the store
   }
   SECTION("write fails") {
     f.Begin(id, 1);
-    proto::FileOpen o;
-    o.event_id = 1;
-    o.file_id = 1;
-    o.form = ATR_FILE_OBJECT;
-    o.name = "x";
+    proto::FileOpen o = ObjectFileRequest(1, 1, "x");
     REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(o)).status == 0);
     std::string data = "abc";
     auto append = Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}});

@@ -105,9 +105,7 @@ TEST_CASE("a planted hard link is refused, not written through", "[hardening][se
   TempDir outside;
   WriteFile(outside / "target", "original");
   auto c = Connected(d);
-  proto::EventBegin b;
-  b.event_id = 1;
-  b.kind = ATR_EVENT_SCHEDULE;
+  proto::EventBegin b = BeginRequest(1);
   auto begun = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
   proto::PathReply dir;
   REQUIRE_FALSE(proto::Decode(begun->body, &dir));
@@ -115,11 +113,7 @@ TEST_CASE("a planted hard link is refused, not written through", "[hardening][se
     WARN("skipped: cannot hard-link across these directories");
     return;
   }
-  proto::FileOpen o;
-  o.event_id = 1;
-  o.file_id = 1;
-  o.form = ATR_FILE_OBJECT;
-  o.name = "victim";
+  proto::FileOpen o = ObjectFileRequest(1, 1, "victim");
   auto r = c.Call(ATR_OP_FILE_OPEN, Payload(o));
   CHECK(r->status == ATR_EACCES);
   CHECK(ReadFile(outside / "target") == "original");
@@ -147,9 +141,7 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
     int rc = AsUser(nobody, [&] {
       auto c = RawClient::Connect(d.socket());
       if (!c || !c->Hello()) return 2;
-      proto::EventBegin b;
-      b.event_id = 1;
-      b.kind = ATR_EVENT_SCHEDULE;
+      proto::EventBegin b = BeginRequest(1);
       b.side = ATR_SIDE_DEVICE;
       b.host_pid = static_cast<int32_t>(::getppid());
       auto r = c->Call(ATR_OP_EVENT_BEGIN, Payload(b));

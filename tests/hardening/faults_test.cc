@@ -111,14 +111,8 @@ TEST_CASE("client killed with kill -9 mid-write: the session is cleaned up and t
   if (child == 0) {
     auto c = RawClient::Connect(d.socket());
     if (!c || !c->Hello()) ::_exit(1);
-    proto::EventBegin b;
-    b.event_id = 1;
-    b.kind = ATR_EVENT_SCHEDULE;
-    proto::FileOpen o;
-    o.event_id = 1;
-    o.file_id = 1;
-    o.form = ATR_FILE_OBJECT;
-    o.name = "victim";
+    proto::EventBegin b = BeginRequest(1);
+    proto::FileOpen o = ObjectFileRequest(1, 1, "victim");
     std::string part = "first half\n";
     c->Call(ATR_OP_EVENT_BEGIN, Payload(b));
     auto opened = c->Call(ATR_OP_FILE_OPEN, Payload(o));
@@ -256,9 +250,7 @@ TEST_CASE("per-client bounds hold in the binary", "[hardening]") {
   REQUIRE(d.Start());
   auto c = Connected(d);
   for (uint32_t id = 1; id <= 3; ++id) {
-    proto::EventBegin b;
-    b.event_id = id;
-    b.kind = ATR_EVENT_SCHEDULE;
+    proto::EventBegin b = BeginRequest(id);
     auto r = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
     REQUIRE(r);
     CHECK(r->status == (id <= 2 ? 0 : ATR_EBUSY));

@@ -156,9 +156,7 @@ TEST_CASE("kill -9 and restart: the limit holds and nothing half-made stays", "[
     REQUIRE(err.empty());
     // A burst in flight when the daemon dies.
     for (int i = 0; i < 50; ++i) {
-      proto::EventBegin b;
-      b.event_id = 1000 + i;
-      b.kind = ATR_EVENT_SCHEDULE;
+      proto::EventBegin b = BeginRequest(1000 + i);
       c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
     }
     c.Flush();
@@ -182,15 +180,8 @@ TEST_CASE("fd passing: the client writes at native speed into the daemon's file"
   DaemonProcess d;
   REQUIRE(d.Start());
   auto c = Connected(d);
-  proto::EventBegin b;
-  b.event_id = 1;
-  b.kind = ATR_EVENT_SCHEDULE;
-  proto::FileOpen o;
-  o.event_id = 1;
-  o.file_id = 2;
-  o.form = ATR_FILE_OBJECT;
-  o.suffix = ATR_SUFFIX_BIN;
-  o.name = "aicpu";
+  proto::EventBegin b = BeginRequest(1);
+  proto::FileOpen o = ObjectFileRequest(1, 2, "aicpu", true);
   c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
   c.Queue(ATR_OP_FILE_OPEN, Payload(o));
   c.Queue(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{2}));
@@ -225,14 +216,8 @@ TEST_CASE("fd passing must be negotiated", "[integration]") {
   auto c = RawClient::Connect(d.socket());
   REQUIRE(c->Hello(0));
   std::string err;
-  proto::EventBegin b;
-  b.event_id = 1;
-  b.kind = ATR_EVENT_SCHEDULE;
-  proto::FileOpen o;
-  o.event_id = 1;
-  o.file_id = 2;
-  o.form = ATR_FILE_OBJECT;
-  o.name = "x";
+  proto::EventBegin b = BeginRequest(1);
+  proto::FileOpen o = ObjectFileRequest(1, 2, "x");
   REQUIRE(c->Call(ATR_OP_EVENT_BEGIN, Payload(b))->status == 0);
   REQUIRE(c->Call(ATR_OP_FILE_OPEN, Payload(o))->status == 0);
   auto r = c->Call(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{2}));
@@ -246,14 +231,8 @@ TEST_CASE("a client that disconnects mid-event keeps what it wrote", "[integrati
   std::string path;
   {
     auto c = Connected(d);
-    proto::EventBegin b;
-    b.event_id = 1;
-    b.kind = ATR_EVENT_SCHEDULE;
-    proto::FileOpen o;
-    o.event_id = 1;
-    o.file_id = 2;
-    o.form = ATR_FILE_OBJECT;
-    o.name = "partial";
+    proto::EventBegin b = BeginRequest(1);
+    proto::FileOpen o = ObjectFileRequest(1, 2, "partial");
     std::string part = "written before the crash\n";
     proto::FileAppend a{2, {reinterpret_cast<const uint8_t*>(part.data()), part.size()}};
     REQUIRE(c.Call(ATR_OP_EVENT_BEGIN, Payload(b))->status == 0);
@@ -356,9 +335,7 @@ TEST_CASE("a host event cannot carry its own time and a device event time is val
   DaemonProcess d;
   REQUIRE(d.Start());
   auto c = Connected(d);
-  proto::EventBegin b;
-  b.event_id = 1;
-  b.kind = ATR_EVENT_SCHEDULE;
+  proto::EventBegin b = BeginRequest(1);
   b.time = "20260101000000000000";
   auto host = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
   CHECK(host->status == ATR_EINVAL);
@@ -389,14 +366,8 @@ TEST_CASE("200 concurrent clients are all served and the limit stays exact", "[i
   for (auto& c : clients) {
     proto::Hello h;
     c.Queue(ATR_OP_HELLO, Payload(h));
-    proto::EventBegin b;
-    b.event_id = 1;
-    b.kind = ATR_EVENT_SCHEDULE;
-    proto::FileOpen o;
-    o.event_id = 1;
-    o.file_id = 1;
-    o.form = ATR_FILE_OBJECT;
-    o.name = "load";
+    proto::EventBegin b = BeginRequest(1);
+    proto::FileOpen o = ObjectFileRequest(1, 1, "load");
     c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
     c.Queue(ATR_OP_FILE_OPEN, Payload(o));
     c.Queue(ATR_OP_EVENT_END, Payload(proto::IdRequest{1}));

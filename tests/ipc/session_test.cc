@@ -106,15 +106,9 @@ TEST_CASE("a whole event pipelined in one write gets its replies in order", "[se
   proto::Hello h;
   h.features = ATR_FEATURE_FD_PASSING;
   c.Queue(ATR_OP_HELLO, Payload(h));
-  proto::EventBegin b;
-  b.event_id = 1;
-  b.kind = ATR_EVENT_SCHEDULE;
+  proto::EventBegin b = BeginRequest(1);
   c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
-  proto::FileOpen o;
-  o.event_id = 1;
-  o.file_id = 1;
-  o.form = ATR_FILE_OBJECT;
-  o.name = "pipe";
+  proto::FileOpen o = ObjectFileRequest(1, 1, "pipe");
   c.Queue(ATR_OP_FILE_OPEN, Payload(o));
   std::string data = "one round trip\n";
   c.Queue(ATR_OP_FILE_APPEND, Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}}));
@@ -142,14 +136,8 @@ TEST_CASE("a descriptor crosses the socket pair with its reply", "[session]") {
   SessionFixture f;
   RawClient& c = *f.client;
   REQUIRE(c.Hello());
-  proto::EventBegin b;
-  b.event_id = 1;
-  b.kind = ATR_EVENT_SCHEDULE;
-  proto::FileOpen o;
-  o.event_id = 1;
-  o.file_id = 1;
-  o.form = ATR_FILE_OBJECT;
-  o.name = "fd";
+  proto::EventBegin b = BeginRequest(1);
+  proto::FileOpen o = ObjectFileRequest(1, 1, "fd");
   c.Queue(ATR_OP_EVENT_BEGIN, Payload(b));
   c.Queue(ATR_OP_FILE_OPEN, Payload(o));
   c.Queue(ATR_OP_STATUS, {});
@@ -195,9 +183,7 @@ TEST_CASE("a silent client is dropped at the idle deadline", "[session]") {
 TEST_CASE("a hang-up mid-event ends the event in the service", "[session]") {
   SessionFixture f;
   REQUIRE(f.client->Hello());
-  proto::EventBegin b;
-  b.event_id = 1;
-  b.kind = ATR_EVENT_SCHEDULE;
+  proto::EventBegin b = BeginRequest(1);
   REQUIRE(f.client->Call(ATR_OP_EVENT_BEGIN, Payload(b))->status == 0);
   f.client.reset();
   CHECK(f.log.WaitFor("disconnected with 1 open event(s)"));

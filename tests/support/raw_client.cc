@@ -113,17 +113,11 @@ std::string RawClient::Emit(uint8_t kind, const std::string& object, const std::
                             uint8_t side, uint32_t device_id, int32_t host_pid) {
   uint32_t eid = next_object_id_++;
   uint32_t fid = next_object_id_++;
-  proto::EventBegin b;
-  b.event_id = eid;
-  b.kind = kind;
+  proto::EventBegin b = BeginRequest(eid, kind);
   b.side = side;
   b.device_id = device_id;
   b.host_pid = host_pid;
-  proto::FileOpen o;
-  o.event_id = eid;
-  o.file_id = fid;
-  o.form = ATR_FILE_OBJECT;
-  o.name = object;
+  proto::FileOpen o = ObjectFileRequest(eid, fid, object);
   proto::FileAppend a;
   a.file_id = fid;
   a.data = {reinterpret_cast<const uint8_t*>(content.data()), content.size()};

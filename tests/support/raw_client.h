@@ -68,6 +68,24 @@ class RawClient {
   std::deque<UniqueFd> fds_;
 };
 
+// The requests tests build most: an event of `kind` with client id `event_id`, and an
+// object file `name` (.txt, or .bin) with client id `file_id` in it.
+inline proto::EventBegin BeginRequest(uint32_t event_id, uint8_t kind = ATR_EVENT_SCHEDULE) {
+  proto::EventBegin b;
+  b.event_id = event_id;
+  b.kind = kind;
+  return b;
+}
+inline proto::FileOpen ObjectFileRequest(uint32_t event_id, uint32_t file_id, std::string name, bool binary = false) {
+  proto::FileOpen o;
+  o.event_id = event_id;
+  o.file_id = file_id;
+  o.form = ATR_FILE_OBJECT;
+  o.suffix = binary ? ATR_SUFFIX_BIN : ATR_SUFFIX_TXT;
+  o.name = std::move(name);
+  return o;
+}
+
 template <class M>
 std::vector<uint8_t> Payload(const M& m) {
   std::vector<uint8_t> out;
