@@ -4,7 +4,7 @@
 #include <iostream>
 #include <map>
 
-#include "atraced/app/option_error.h"
+#include "atraced/base/option_error.h"
 #include "parse.h"
 
 namespace po = boost::program_options;

@@ -2,7 +2,7 @@
 // closes with close(), never shutdown(), so a forked child never cuts the parent's connection.
 #pragma once
 
-#include "atraced/proto/unique_fd.h"
+#include "atraced/base/unique_fd.h"
 
 namespace atrace_client_internal {
 

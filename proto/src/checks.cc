@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "atraced/base/name_rule.h"
+
 namespace atraced::proto::internal {
 
 DecodeError Error(int32_t status, std::string_view field, std::string_view what) {

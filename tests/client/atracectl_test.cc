@@ -2,6 +2,8 @@
 // --help at every level.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <regex>
@@ -133,12 +135,15 @@ TEST_CASE("atracectl emit from stdin and from a file, each in its own trace dir"
   CHECK(Has(p2, "/exit_event_"));
 
   // Two processes, two trace_{pgid}_{pid}_{time} directories.
+  auto Base = [](const std::string& p) { return p.substr(p.rfind('/') + 1); };
   auto proc_dir = [](const std::string& p) {
     std::string ev = p.substr(0, p.rfind('/'));
     return ev.substr(0, ev.rfind('/'));
   };
   CHECK(proc_dir(p1) != proc_dir(p2));
-  CHECK(ListNames(d.trace_dir()).size() == 2);
+  std::vector<std::string> expected{".atraced_order", Base(proc_dir(p1)), Base(proc_dir(p2))};
+  std::sort(expected.begin(), expected.end());
+  CHECK(ListNames(d.trace_dir()) == expected);
 
   auto device = Ctl(d, {"emit", "--event", "stackcore", "--object", "dev", "--device", "7", "--time",
                         "20260102030405006007"}, "d");

@@ -84,17 +84,17 @@ TEST_CASE("malformed file names are refused", "[names]") {
 
 TEST_CASE("object names allow [A-Za-z0-9_.-] only", "[names]") {
   std::string why;
-  CHECK(IsSafeComponent("Abc_09.x-y"));
-  CHECK_FALSE(IsSafeComponent("", &why));
-  CHECK(why == "is empty");
-  CHECK_FALSE(IsSafeComponent(".", &why));
-  CHECK_FALSE(IsSafeComponent("..", &why));
+  CHECK(IsSafeName("Abc_09.x-y"));
+  CHECK_FALSE(IsSafeName("", &why));
+  CHECK(why == "empty");
+  CHECK_FALSE(IsSafeName(".", &why));
+  CHECK_FALSE(IsSafeName("..", &why));
   CHECK(why.find("..") != std::string::npos);
-  CHECK_FALSE(IsSafeComponent("a/b", &why));
-  CHECK(why == "has character 0x2f not in [A-Za-z0-9_.-]");
-  CHECK_FALSE(IsSafeComponent(std::string("a\0b", 3), &why));
-  CHECK(why == "has character 0x00 not in [A-Za-z0-9_.-]");
-  CHECK_FALSE(IsSafeComponent("caf\xc3\xa9"));
+  CHECK_FALSE(IsSafeName("a/b", &why));
+  CHECK(why == "character 0x2f '/' not allowed");
+  CHECK_FALSE(IsSafeName(std::string("a\0b", 3), &why));
+  CHECK(why == "character 0x00 not allowed");
+  CHECK_FALSE(IsSafeName("caf\xc3\xa9"));
 }
 
 TEST_CASE("marker and staging names", "[names]") {

@@ -33,14 +33,15 @@ class ServiceFixture {
     REQUIRE(fs.ok());
     fs_ = std::move(*fs);
     fault_ = std::make_unique<FaultFileSystem>(*fs_);
-    store_ = std::make_unique<TraceStore>(*fault_, clock, log.logger(), 10);
+    remover_ = std::make_unique<InlineRemover>(*fault_);
+    store_ = std::make_unique<TraceStore>(*fault_, *remover_, clock, log.logger(), 10);
     REQUIRE(store_->Recover().ok());
     options.root = tmp.path();
     if (options.daemon_uid == 0) options.daemon_uid = 4242;
     processes.processes[100] = {100, 1111, "app", {}};
     processes.processes[200] = {200, 2222, "other", {}};
     processes.processes[300] = {300, 3333, "fwd", {777}};
-    service = std::make_unique<TraceService>(*store_, *fault_, processes, clock, log.logger(), options);
+    service = std::make_unique<TraceService>(*store_, processes, clock, log.logger(), options);
   }
 
   // Sends one request and returns its reply (and any passed fd).
@@ -104,6 +105,7 @@ class ServiceFixture {
   FakeProcessTable processes;
   std::unique_ptr<PosixFileSystem> fs_;
   std::unique_ptr<FaultFileSystem> fault_;
+  std::unique_ptr<InlineRemover> remover_;
   std::unique_ptr<TraceStore> store_;
   std::unique_ptr<TraceService> service;
   uint32_t request_id = 0;
@@ -401,7 +403,7 @@ TEST_CASE("disk faults on mkdir and write give error replies and leave the store
   auto id = f.Client(100);
   auto err = GENERATE(EIO, ENOSPC);
   SECTION("mkdir fails") {
-    f.fault_->Fail(FsOp::kMakeDir, "", err, 1);
+    f.fault_->Fail(FsOp::kMakeDir, "schedule_event_", err, 1);
     int32_t status = 0;
     std::string msg;
     CHECK(f.Begin(id, 1, ATR_SIDE_HOST, 0, &status, &msg).empty());
@@ -416,7 +418,7 @@ TEST_CASE("disk faults on mkdir and write give error replies and leave the store
     REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(o)).status == 0);
     std::string data = "abc";
     auto append = Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}});
-    f.fault_->Fail(FsOp::kWrite, "", err, 1);
+    f.fault_->Fail(FsOp::kAppend, "schedule_tracer_x", err, 1);
     auto failed = f.Call(id, ATR_OP_FILE_APPEND, append);
     CHECK(failed.status == -err);
     auto ok = f.Call(id, ATR_OP_FILE_APPEND, append);

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto n = ParseStagingName(text)) same(FormatStagingName(*n));
   std::string why;
   (void)IsValidTraceTime(text, &why);
-  (void)IsSafeComponent(text, &why);
+  (void)IsSafeName(text, &why);
   (void)IsTraceFileName(text);
   return 0;
 }

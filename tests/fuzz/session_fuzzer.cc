@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes from a client, through a real Session over an in-process
-// socket pair, into the request handler and the store on a scratch root. I/O and "storage"
-// share one io_context here so each input runs deterministically to completion. Aging keeps
-// the scratch root bounded however long the fuzzer runs.
+// socket pair, into the request handler and the store on a scratch root, on one io_context
+// as in the daemon, so each input runs deterministically to completion. Aging (with inline
+// deletes) keeps the scratch root bounded however long the fuzzer runs.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +12,7 @@
 
 #include "atraced/core/posix_file_system.h"
 #include "atraced/core/process_table.h"
+#include "atraced/core/remover.h"
 #include "atraced/core/trace_service.h"
 #include "atraced/ipc/session.h"
 
@@ -24,19 +25,21 @@ struct World {
     char tmpl[] = "/tmp/atraced-fuzz.XXXXXX";
     root = ::mkdtemp(tmpl);
     fs = std::move(*PosixFileSystem::Open(root));
-    store = std::make_unique<TraceStore>(*fs, clock, log, 10);
+    remover = std::make_unique<InlineRemover>(*fs);
+    store = std::make_unique<TraceStore>(*fs, *remover, clock, log, 10);
     if (!store->Recover().ok()) std::abort();
     ServiceOptions o;
     o.root = root;
     o.max_events_per_client = 8;
     o.max_files_per_client = 8;
-    service = std::make_unique<TraceService>(*store, *fs, processes, clock, log, o);
+    service = std::make_unique<TraceService>(*store, processes, clock, log, o);
   }
   std::string root;
   SystemClock clock;
   Logger log{[](LogLevel, std::string_view) {}, LogLevel::kError};
   ProcProcessTable processes;
   std::unique_ptr<PosixFileSystem> fs;
+  std::unique_ptr<InlineRemover> remover;
   std::unique_ptr<TraceStore> store;
   std::unique_ptr<TraceService> service;
   asio::io_context io;
@@ -56,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   LocalSocket server(w.io);
   server.assign(asio::local::stream_protocol(), sv[0]);
   bool closed = false;
-  auto session = std::make_shared<Session>(std::move(server), ServiceHandle{w.io.get_executor(), w.service.get()}, w.log,
+  auto session = std::make_shared<Session>(std::move(server), *w.service, w.log,
                                            std::chrono::seconds(30), [&closed](Session*) { closed = true; });
   session->Start();
   session.reset();

@@ -82,7 +82,7 @@ TEST_CASE("aging is root-wide across client processes", "[integration]") {
     });
     REQUIRE(rc == 0);
   }
-  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 10);
+  CHECK(SettledEventDirs(d.trace_dir(), "schedule", 10) == 10);
   auto c = Connected(d);
   CHECK(Status(c).host_dirs == 10);
   CHECK(Status(c).dirs_aged == 6);
@@ -102,7 +102,7 @@ TEST_CASE("host and device dirs are counted separately and exit dirs are exempt"
   CHECK(s.host_dirs == 10);
   CHECK(s.device_dirs == 10);
   CHECK(s.exit_dirs == 15);
-  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 20);
+  CHECK(SettledEventDirs(d.trace_dir(), "schedule", 20) == 20);
   CHECK(CountEventDirs(d.trace_dir(), "exit") == 15);
 }
 
@@ -170,7 +170,7 @@ TEST_CASE("kill -9 and restart: the limit holds and nothing half-made stays", "[
   REQUIRE(restarted.Start());
   auto c = Connected(restarted);
   CHECK(Status(c).host_dirs == 10);
-  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 10);
+  CHECK(SettledEventDirs(d.trace_dir(), "schedule", 10) == 10);
   for (auto& proc : ListNames(d.trace_dir())) {
     for (auto& ev : ListNames(d.trace_dir() + "/" + proc)) CHECK(ev.find("staging") == std::string::npos);
   }
@@ -383,7 +383,7 @@ TEST_CASE("200 concurrent clients are all served and the limit stays exact", "[i
     ok += all;
   }
   CHECK(ok == 200);
-  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 10);
+  CHECK(SettledEventDirs(d.trace_dir(), "schedule", 10) == 10);
   auto c = Connected(d);
   CHECK(Status(c).host_dirs == 10);
 }
@@ -430,7 +430,7 @@ TEST_CASE("SIGHUP re-reads the configuration and ages at once", "[integration]")
   REQUIRE(d.WaitForLog("reloaded configuration; record num 12"));
   for (int i = 0; i < 100 && Status(c).host_dirs != 12; ++i) std::this_thread::sleep_for(10ms);
   CHECK(Status(c).host_dirs == 12);
-  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 12);
+  CHECK(SettledEventDirs(d.trace_dir(), "schedule", 12) == 12);
 }
 
 TEST_CASE("the socket is mode 0660", "[integration][security]") {

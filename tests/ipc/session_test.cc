@@ -1,5 +1,5 @@
-// Session over an in-process socket pair: no path, no daemon binary, real Asio and a real
-// storage thread.
+// Session over an in-process socket pair: no path, no daemon binary, real Asio on its own
+// thread (the request handler runs there too, as in the daemon).
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Thread-safe log capture: sessions log from the I/O thread, the store from the storage thread.
+// Thread-safe log capture: sessions and the store log from the I/O thread, tests read here.
 class SharedLog {
  public:
   SharedLog()
@@ -54,31 +54,28 @@ class SessionFixture {
     auto fs = PosixFileSystem::Open(tmp.path());
     REQUIRE(fs.ok());
     fs_ = std::move(*fs);
-    store_ = std::make_unique<TraceStore>(*fs_, clock, log.logger(), 10);
+    remover_ = std::make_unique<InlineRemover>(*fs_);
+    store_ = std::make_unique<TraceStore>(*fs_, *remover_, clock, log.logger(), 10);
     REQUIRE(store_->Recover().ok());
     processes.processes[::getpid()] = {::getpgid(0), 1, "self", {}};
     ServiceOptions o;
     o.root = tmp.path();
-    service_ = std::make_unique<TraceService>(*store_, *fs_, processes, clock, log.logger(), o);
+    service_ = std::make_unique<TraceService>(*store_, processes, clock, log.logger(), o);
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     LocalSocket server(io);
     server.assign(asio::local::stream_protocol(), sv[0]);
     client.emplace(UniqueFd(sv[1]));
-    session_ = std::make_shared<Session>(std::move(server), ServiceHandle{storage.get_executor(), service_.get()},
-                                         log.logger(), idle, [this](Session*) { closed = true; });
+    session_ = std::make_shared<Session>(std::move(server), *service_, log.logger(), idle,
+                                         [this](Session*) { closed = true; });
     session_->Start();
     session_.reset();  // the session keeps itself alive while it has work
     io_thread = std::thread([this] { io.run(); });
-    storage_thread = std::thread([this] { storage.run(); });
   }
   ~SessionFixture() {
     io_work.reset();
-    storage_work.reset();
     io.stop();
     io_thread.join();
-    storage.stop();
-    storage_thread.join();
   }
 
   TempDir tmp;
@@ -86,16 +83,15 @@ class SessionFixture {
   SharedLog log;
   FakeProcessTable processes;
   std::unique_ptr<PosixFileSystem> fs_;
+  std::unique_ptr<InlineRemover> remover_;
   std::unique_ptr<TraceStore> store_;
   std::unique_ptr<TraceService> service_;
   asio::io_context io;
-  asio::io_context storage;
   asio::executor_work_guard<asio::io_context::executor_type> io_work = asio::make_work_guard(io);
-  asio::executor_work_guard<asio::io_context::executor_type> storage_work = asio::make_work_guard(storage);
   std::shared_ptr<Session> session_;
   std::optional<RawClient> client;
   std::atomic<bool> closed{false};
-  std::thread io_thread, storage_thread;
+  std::thread io_thread;
 };
 
 }  // namespace

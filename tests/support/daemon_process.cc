@@ -120,4 +120,15 @@ size_t CountEventDirs(const std::string& trace_dir, const std::string& kind) {
   return n;
 }
 
+size_t SettledEventDirs(const std::string& trace_dir, const std::string& kind, size_t expected,
+                        std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  size_t n = CountEventDirs(trace_dir, kind);
+  while (n != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    n = CountEventDirs(trace_dir, kind);
+  }
+  return n;
+}
+
 }  // namespace atraced::testing

@@ -65,5 +65,9 @@ class DaemonProcess {
 
 // Counts event dirs of `kind` ("schedule", ...) under a trace dir, across process dirs.
 size_t CountEventDirs(const std::string& trace_dir, const std::string& kind);
+// Aged directories are deleted in the background, after the reply: waits (up to `timeout`)
+// for the count on disk to reach `expected` and returns the last count seen.
+size_t SettledEventDirs(const std::string& trace_dir, const std::string& kind, size_t expected,
+                        std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 
 }  // namespace atraced::testing

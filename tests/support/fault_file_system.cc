@@ -1,23 +1,66 @@
 #include "support/fault_file_system.h"
 
 namespace atraced::testing {
+namespace {
+
+Status Injected(int err, const std::string& what) { return Status::Error(err, ErrnoMessage("injected: " + what, err)); }
+
+// The file a FaultFileSystem hands out: appends, refreshes and dups go through the rules.
+class FaultWritableFile final : public WritableFile {
+ public:
+  FaultWritableFile(FaultFileSystem& fs, std::unique_ptr<WritableFile> base, std::string rel)
+      : fs_(fs), base_(std::move(base)), rel_(std::move(rel)) {}
+  Status Append(std::span<const uint8_t> data) override {
+    if (int e = fs_.Check(FsOp::kAppend, rel_)) return Injected(e, "write " + rel_);
+    return base_->Append(data);
+  }
+  uint64_t size() const override { return base_->size(); }
+  Result<uint64_t> Refresh() override {
+    if (int e = fs_.Check(FsOp::kRefresh, rel_)) return Injected(e, "stat " + rel_);
+    return base_->Refresh();
+  }
+  Result<UniqueFd> Dup() override {
+    if (int e = fs_.Check(FsOp::kDup, rel_)) return Injected(e, "dup " + rel_);
+    return base_->Dup();
+  }
+
+ private:
+  FaultFileSystem& fs_;
+  std::unique_ptr<WritableFile> base_;
+  std::string rel_;
+};
+
+}  // namespace
 
 int FaultFileSystem::Check(FsOp op, const std::string& path) {
   ++calls_[static_cast<size_t>(op)];
-  for (auto& r : rules_) {
-    if (r.op != op || r.times == 0 || path.find(r.path_part) == std::string::npos) continue;
-    if (r.times > 0) --r.times;
-    if (r.action) {
-      r.action();
-      continue;
+  std::function<void()> action;
+  int err = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& r : rules_) {
+      if (r.op != op || r.times == 0 || path.find(r.path_part) == std::string::npos) continue;
+      if (r.times > 0) --r.times;
+      if (r.action) {
+        action = r.action;
+        break;
+      }
+      err = r.err;
+      break;
     }
-    return r.err;
   }
-  return 0;
+  if (action) action();  // outside the lock: it may touch the filesystem
+  return err;
 }
 
-static Status Injected(int err, const std::string& what) {
-  return Status::Error(err, ErrnoMessage("injected: " + what, err));
+int FaultFileSystem::total_calls() const {
+  int n = 0;
+  for (const auto& c : calls_) n += c.load();
+  return n;
+}
+
+void FaultFileSystem::ResetCalls() {
+  for (auto& c : calls_) c = 0;
 }
 
 Status FaultFileSystem::MakeDir(const std::string& rel) {
@@ -28,21 +71,19 @@ Result<std::vector<DirEntry>> FaultFileSystem::ListDir(const std::string& rel) {
   if (int e = Check(FsOp::kListDir, rel)) return Injected(e, "list " + rel);
   return base_.ListDir(rel);
 }
-Status FaultFileSystem::CreateEmptyFile(const std::string& rel) {
-  if (int e = Check(FsOp::kCreateEmptyFile, rel)) return Injected(e, "create " + rel);
-  return base_.CreateEmptyFile(rel);
-}
-Result<UniqueFd> FaultFileSystem::OpenAppend(const std::string& rel) {
+Result<std::unique_ptr<WritableFile>> FaultFileSystem::OpenAppend(const std::string& rel) {
   if (int e = Check(FsOp::kOpenAppend, rel)) return Injected(e, "open " + rel);
-  return base_.OpenAppend(rel);
+  auto f = base_.OpenAppend(rel);
+  if (!f.ok()) return f.status();
+  return std::unique_ptr<WritableFile>(new FaultWritableFile(*this, std::move(*f), rel));
 }
-Status FaultFileSystem::Write(int fd, std::span<const uint8_t> data) {
-  if (int e = Check(FsOp::kWrite, "")) return Injected(e, "write");
-  return base_.Write(fd, data);
+Result<std::string> FaultFileSystem::ReadFile(const std::string& rel, size_t max_bytes) {
+  if (int e = Check(FsOp::kReadFile, rel)) return Injected(e, "read " + rel);
+  return base_.ReadFile(rel, max_bytes);
 }
-Status FaultFileSystem::Rename(const std::string& from, const std::string& to) {
-  if (int e = Check(FsOp::kRename, from + " -> " + to)) return Injected(e, "rename " + from);
-  return base_.Rename(from, to);
+Status FaultFileSystem::ReplaceFile(const std::string& rel, std::span<const uint8_t> data) {
+  if (int e = Check(FsOp::kReplaceFile, rel)) return Injected(e, "replace " + rel);
+  return base_.ReplaceFile(rel, data);
 }
 Status FaultFileSystem::RemoveTree(const std::string& rel) {
   if (int e = Check(FsOp::kRemoveTree, rel)) return Injected(e, "remove " + rel);

@@ -1,8 +1,11 @@
 // A FileSystem wrapper that fails chosen operations on chosen paths (LevelDB's
 // FaultInjectionTestEnv), over a real one. Each rule fires `times` times (or forever).
+// It also counts calls per operation, which is how tests bound the work of an event.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -10,7 +13,10 @@
 
 namespace atraced::testing {
 
-enum class FsOp { kMakeDir, kListDir, kCreateEmptyFile, kOpenAppend, kWrite, kRename, kRemoveTree, kRemoveEmptyDir, kTreeBytes };
+enum class FsOp {
+  kMakeDir, kListDir, kOpenAppend, kAppend, kReadFile, kReplaceFile, kRemoveTree, kRemoveEmptyDir, kTreeBytes,
+  kRefresh, kDup, kCount
+};
 
 class FaultFileSystem final : public FileSystem {
  public:
@@ -18,25 +24,35 @@ class FaultFileSystem final : public FileSystem {
 
   // Fails `op` on any path containing `path_part` with `err`. times < 0: always.
   void Fail(FsOp op, std::string path_part, int err, int times = -1) {
+    std::lock_guard<std::mutex> lock(mu_);
     rules_.push_back({op, std::move(path_part), err, times, nullptr});
   }
   // Runs `action` before `op` on a matching path reaches the real filesystem (once).
   void Before(FsOp op, std::string path_part, std::function<void()> action) {
+    std::lock_guard<std::mutex> lock(mu_);
     rules_.push_back({op, std::move(path_part), 0, 1, std::move(action)});
   }
-  void Clear() { rules_.clear(); }
-  int calls(FsOp op) const { return calls_[static_cast<size_t>(op)]; }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    rules_.clear();
+  }
+  int calls(FsOp op) const { return calls_[static_cast<size_t>(op)].load(); }
+  // Calls of every operation so far.
+  int total_calls() const;
+  void ResetCalls();
 
   const std::string& trace_dir() const override { return base_.trace_dir(); }
   Status MakeDir(const std::string& rel) override;
   Result<std::vector<DirEntry>> ListDir(const std::string& rel) override;
-  Status CreateEmptyFile(const std::string& rel) override;
-  Result<UniqueFd> OpenAppend(const std::string& rel) override;
-  Status Write(int fd, std::span<const uint8_t> data) override;
-  Status Rename(const std::string& from, const std::string& to) override;
+  Result<std::unique_ptr<WritableFile>> OpenAppend(const std::string& rel) override;
+  Result<std::string> ReadFile(const std::string& rel, size_t max_bytes) override;
+  Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Result<uint64_t> TreeBytes(const std::string& rel) override;
+
+  // Returns the errno to inject, or 0 to pass through (used by the file wrapper too).
+  int Check(FsOp op, const std::string& path);
 
  private:
   struct Rule {
@@ -46,12 +62,11 @@ class FaultFileSystem final : public FileSystem {
     int times;
     std::function<void()> action;
   };
-  // Returns the errno to inject, or 0 to pass through.
-  int Check(FsOp op, const std::string& path);
 
   FileSystem& base_;
+  std::mutex mu_;  // the remover thread calls RemoveTree beside the test's thread
   std::vector<Rule> rules_;
-  int calls_[9] = {};
+  std::atomic<int> calls_[static_cast<size_t>(FsOp::kCount)] = {};
 };
 
 }  // namespace atraced::testing

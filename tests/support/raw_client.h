@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "atraced/proto/unique_fd.h"
+#include "atraced/base/unique_fd.h"
 #include "atraced/proto/codec.h"
 #include "atraced/proto/frame_decoder.h"
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <thread>
 
 #include "support/raw_client.h"
 #include "support/temp_dir.h"
@@ -62,12 +63,15 @@ uint32_t RecordNumOverSocket(const std::string& socket) {
 
 TEST_CASE("READY=1 comes after recovery, once the socket accepts, with a STATUS= summary", "[systemd][notify]") {
   NotifiedDaemon d;
-  // A half-made event directory from an interrupted run: recovery must remove it before READY.
-  const std::string staging = d.root() + "/atrace/trace_100_100_20240101120000000000/.atraced_staging_7";
+  // A removal an interrupted run had begun: recovery takes it off the count before READY.
+  const std::string proc = d.root() + "/atrace/trace_100_100_20240101120000000000";
+  const std::string half = proc + "/schedule_event_100_20240101120000000001";
   REQUIRE(::mkdir(d.root().c_str(), 0750) == 0);
   REQUIRE(::mkdir((d.root() + "/atrace").c_str(), 0750) == 0);
-  REQUIRE(::mkdir((d.root() + "/atrace/trace_100_100_20240101120000000000").c_str(), 0750) == 0);
-  REQUIRE(::mkdir(staging.c_str(), 0750) == 0);
+  REQUIRE(::mkdir(proc.c_str(), 0750) == 0);
+  REQUIRE(::mkdir(half.c_str(), 0750) == 0);
+  WriteFile(d.root() + "/atrace/.atraced_order",
+            "+ 1 h 0 0 0 trace_100_100_20240101120000000000/schedule_event_100_20240101120000000001\n- 1\n");
 
   d.Start();
   auto ready = d.notify.WaitFor("READY=1", 20s);
@@ -76,7 +80,6 @@ TEST_CASE("READY=1 comes after recovery, once the socket accepts, with a STATUS=
   auto c = RawClient::Connect(d.socket());
   REQUIRE(c);
   CHECK(c->Hello());
-  CHECK_FALSE(Exists(staging));
   CHECK(ready->pid == d.proc->pid());
   CHECK(LineValue(ready->text, "STATUS") == "host 0/10, device 0/10, exit 0, clients 0");
   // Nothing claimed readiness earlier.
@@ -84,7 +87,9 @@ TEST_CASE("READY=1 comes after recovery, once the socket accepts, with a STATUS=
     if (&m == &d.notify.all().back()) break;
     CHECK_FALSE(HasLine(m.text, "READY=1"));
   }
-  CHECK(d.log().find("recovery: removed half-made event dir") != std::string::npos);
+  CHECK(d.log().find("1 interrupted removals resumed") != std::string::npos);
+  for (int i = 0; i < 500 && Exists(half); ++i) std::this_thread::sleep_for(10ms);
+  CHECK_FALSE(Exists(half));
   d.proc->Signal(SIGTERM);
   CHECK(d.proc->Wait(10s) == 0);
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "atraced/proto/unique_fd.h"
+#include "atraced/base/unique_fd.h"
 
 namespace atraced::testing {
 

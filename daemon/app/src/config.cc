@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "atraced/app/option_error.h"
+#include "atraced/base/option_error.h"
 #include "atraced/core/record_num.h"
 
 namespace po = boost::program_options;

@@ -10,7 +10,6 @@
 #include <exception>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "atraced/app/config.h"
 #include "atraced/app/journal_events.h"
@@ -19,6 +18,7 @@
 #include "atraced/core/posix_file_system.h"
 #include "atraced/core/process_table.h"
 #include "atraced/core/record_num.h"
+#include "atraced/core/remover.h"
 #include "atraced/core/root.h"
 #include "atraced/core/trace_service.h"
 #include "atraced/core/trace_store.h"
@@ -62,13 +62,15 @@ class Daemon {
     }
     auto fs = PosixFileSystem::Open(root->path);
     if (!fs.ok()) return Fail(1, "cannot open the trace directory: " + fs.status().message());
+    // Deletes of aged directories run on their own thread, off every client's path.
+    BackgroundRemover remover(**fs);
 
     SystemClock clock;
     ProcProcessTable processes;
     // Structured journal entries only when stderr really is the journal (never on a
     // terminal or in tests); set before Recover so start-up aging is reported too.
     std::optional<JournalEventSink> journal_sink;
-    TraceStore store(**fs, clock, log, record_num);
+    TraceStore store(**fs, remover, clock, log, record_num);
     if (StderrIsJournal()) {
       journal_sink.emplace();
       store.set_event_sink(&*journal_sink);
@@ -76,7 +78,7 @@ class Daemon {
     }
     // Recovery and the first aging pass finish before anything is accepted.
     if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
-    TraceService service(store, **fs, processes, clock, log,
+    TraceService service(store, processes, clock, log,
                          {config_.max_events_per_client, config_.max_files_per_client, ::geteuid(), forwarder_gid,
                           root->path});
 
@@ -93,14 +95,11 @@ class Daemon {
         io, {config_.socket_path.value_or(proto::DefaultDaemonSocketPath()), config_.socket_group}, log);
     if (!socket.ok()) return Fail(socket.status().err() == EINVAL ? 2 : 1, socket.status().message());
 
-    // The storage executor: one thread that owns the store and the service.
-    asio::io_context storage(1);
-    auto storage_work = asio::make_work_guard(storage);
-    std::thread storage_thread([&storage] { storage.run(); });
-    storage_executor_ = storage.get_executor();
+    // One thread runs the loop and owns the store and the service: requests never hop
+    // between threads (docs/BENCHMARKS.md measures why).
     service_ = &service;
 
-    Listener listener(io, std::move(socket->acceptor), {storage.get_executor(), &service}, log,
+    Listener listener(io, std::move(socket->acceptor), service, log,
                       {config_.max_clients, std::chrono::seconds(config_.idle_timeout_s)});
     listener.Start();
     log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
@@ -129,9 +128,8 @@ class Daemon {
     io.run();
     tick_timer_.reset();  // it lives in `io`, which ends with this scope
 
-    // Sessions are closed; the storage executor ends their events and closes their files.
-    storage_work.reset();
-    storage_thread.join();
+    // Sessions are closed, their events ended. Deletes still queued are left to the next
+    // start (their removal is in the order log); the remover finishes the one it is running.
     log.Notice("atraced stopped");
     return 0;
   }
@@ -157,14 +155,14 @@ class Daemon {
     log_.set_max_level(cl.config.log_level);
     uint32_t record_num = EffectiveRecordNum(cl.config, log_);
     log_.Notice("reloaded configuration; record num ", record_num);
-    TraceService* service = service_;
-    asio::post(storage_executor_, [service, record_num] { service->store().SetRecordNum(record_num); });
+    service_->store().SetRecordNum(record_num);
     Notify("READY=1\nSTATUS=Reloaded; record num " + std::to_string(record_num));
   }
 
-  // WATCHDOG=1 at half of WATCHDOG_USEC, and STATUS= updates. Each tick makes a round trip
-  // through the storage executor, so a stuck storage thread stops the pings as surely as
-  // a stuck I/O loop does, and systemd restarts the daemon.
+  // WATCHDOG=1 at half of WATCHDOG_USEC, and STATUS= updates. The tick runs on the loop
+  // that serves every request, so a stuck loop stops the pings and systemd restarts the
+  // daemon. Each tick also collects finished deletes, so a failure is logged even when no
+  // client is active.
   void StartTicker(asio::io_context& io) {
     uint64_t usec = 0;
     if (::sd_watchdog_enabled(0, &usec) > 0 && usec > 0) watchdog_ = std::chrono::microseconds(usec / 2);
@@ -177,17 +175,11 @@ class Daemon {
     tick_timer_->expires_after(interval);
     tick_timer_->async_wait([this, &io](const boost::system::error_code& ec) {
       if (ec) return;
-      TraceService* service = service_;
-      bool watchdog = watchdog_.has_value();
-      asio::post(storage_executor_, [this, service, watchdog, &io] {
-        std::string status = service->StatusLine();
-        asio::post(io, [this, status, watchdog] {
-          // While stopping, keep the watchdog fed but leave STATUS=Stopping in place.
-          std::string msg = watchdog ? "WATCHDOG=1" : "";
-          if (!stopping_) msg += (msg.empty() ? "" : "\n") + std::string("STATUS=") + status;
-          if (!msg.empty()) Notify(msg);
-        });
-      });
+      service_->store().CollectRemovals();
+      // While stopping, keep the watchdog fed but leave STATUS=Stopping in place.
+      std::string msg = watchdog_ ? "WATCHDOG=1" : "";
+      if (!stopping_) msg += (msg.empty() ? "" : "\n") + std::string("STATUS=") + service_->StatusLine();
+      if (!msg.empty()) Notify(msg);
       Tick(io);
     });
   }
@@ -209,7 +201,6 @@ class Daemon {
   Config config_;
   std::vector<std::string> args_;
   Logger log_{StderrSink()};
-  asio::any_io_executor storage_executor_;
   TraceService* service_ = nullptr;
   std::optional<std::chrono::microseconds> watchdog_;
   bool stopping_ = false;  // I/O thread only

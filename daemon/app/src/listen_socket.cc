@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "atraced/proto/unique_fd.h"
+#include "atraced/base/unique_fd.h"
 
 namespace atraced {
 namespace {

@@ -76,29 +76,6 @@ std::optional<EventKind> ParseEventKind(std::string_view name) {
 
 std::string_view SideName(Side side) { return side == Side::kDevice ? "device" : "host"; }
 
-bool IsSafeComponent(std::string_view name, std::string* why) {
-  auto fail = [why](std::string reason) {
-    if (why) *why = std::move(reason);
-    return false;
-  };
-  if (name.empty()) return fail("is empty");
-  if (name == "." || name == "..") return fail("must not be \".\" or \"..\"");
-  for (char c : name) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-';
-    if (!ok) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      auto u = static_cast<unsigned char>(c);
-      std::string r = "has character 0x";
-      r += kHex[u >> 4];
-      r += kHex[u & 15];
-      r += " not in [A-Za-z0-9_.-]";
-      return fail(r);
-    }
-  }
-  return true;
-}
-
 std::string FormatProcessDirName(const ProcessDirName& n) {
   return "trace_" + std::to_string(n.pgid) + "_" + std::to_string(n.pid) + "_" + n.time;
 }
@@ -150,7 +127,7 @@ std::optional<ObjectFileName> ParseObjectFileName(std::string_view text) {
     return std::nullopt;
   }
   n.object = std::string(rest.substr(0, rest.size() - 4));
-  if (!IsSafeComponent(n.object) || n.object.size() > kMaxObjectName) return std::nullopt;
+  if (!IsSafeName(n.object) || n.object.size() > kMaxObjectName) return std::nullopt;
   return n;
 }
 
@@ -180,7 +157,7 @@ std::optional<StackcoreFileName> ParseStackcoreFileName(std::string_view text) {
   if (!IsValidTraceTime(time)) return std::nullopt;
   n.time = std::string(time);
   n.program = std::string(rest.substr(0, rest.size() - kTail));
-  if (!IsSafeComponent(n.program) || n.program.size() > kMaxProgramName || n.signo <= 0 ||
+  if (!IsSafeName(n.program) || n.program.size() > kMaxProgramName || n.signo <= 0 ||
       n.tid <= 0) {
     return std::nullopt;
   }

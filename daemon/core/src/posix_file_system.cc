@@ -2,10 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdio.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <vector>
 
 namespace atraced {
@@ -15,8 +17,10 @@ constexpr mode_t kDirMode = 0750;
 constexpr mode_t kFileMode = 0640;
 constexpr int kMaxComponents = 3;
 constexpr int kMaxRemoveDepth = 32;  // far deeper than the layout; stops pathological trees
+constexpr uint64_t kResolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
 
-Status Errno(const std::string& what, int err) { return Status::Error(err, ErrnoMessage(what, err)); }
+// errno is read by the caller before anything else can change it.
+Status Errno(int err, const std::string& what) { return Status::Error(err, ErrnoMessage(what, err)); }
 
 // Splits "a/b/c" into components and refuses anything that is not a plain name.
 Result<std::vector<std::string>> SplitRelative(const std::string& rel) {
@@ -36,6 +40,35 @@ Result<std::vector<std::string>> SplitRelative(const std::string& rel) {
   return parts;
 }
 
+// Set once openat2 is found missing or filtered; from then on the walk is used.
+std::atomic<bool> g_no_openat2{false};
+
+// Resolves `rest` below `base` one component at a time, refusing symlinks and mounts.
+int WalkBeneath(int base, const std::string& rest, int flags, mode_t mode) {
+  auto parts = SplitRelative(rest);
+  if (!parts.ok()) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct stat base_st {};
+  if (::fstat(base, &base_st) != 0) return -1;
+  UniqueFd dir;
+  int at = base;
+  for (size_t i = 0; i + 1 < parts->size(); ++i) {
+    UniqueFd next(::openat(at, (*parts)[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next.valid()) return -1;
+    struct stat st {};
+    if (::fstat(next.get(), &st) != 0) return -1;
+    if (st.st_dev != base_st.st_dev) {
+      errno = EXDEV;
+      return -1;
+    }
+    dir = std::move(next);
+    at = dir.get();
+  }
+  return ::openat(at, parts->back().c_str(), flags | O_NOFOLLOW, mode);
+}
+
 DirEntry::Type TypeOf(int dirfd, const dirent* e) {
   unsigned char t = e->d_type;
   if (t == DT_UNKNOWN) {
@@ -53,7 +86,10 @@ DirEntry::Type TypeOf(int dirfd, const dirent* e) {
 // Reads all entries of an open directory. Takes ownership of `fd`.
 Result<std::vector<DirEntry>> ReadEntries(UniqueFd fd, const std::string& what) {
   DIR* d = ::fdopendir(fd.get());
-  if (d == nullptr) return Errno("fdopendir " + what, errno);
+  if (d == nullptr) {
+    int err = errno;
+    return Errno(err, "fdopendir " + what);
+  }
   fd.release();  // owned by `d` now
   std::vector<DirEntry> out;
   errno = 0;
@@ -64,165 +100,53 @@ Result<std::vector<DirEntry>> ReadEntries(UniqueFd fd, const std::string& what) 
   }
   int err = errno;
   ::closedir(d);
-  if (err != 0) return Errno("readdir " + what, err);
+  if (err != 0) return Errno(err, "readdir " + what);
   return out;
 }
 
-}  // namespace
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(UniqueFd fd, uint64_t size, std::string path)
+      : fd_(std::move(fd)), size_(size), path_(std::move(path)) {}
 
-PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, UniqueFd dir_fd, dev_t dev,
-                                 mode_t umask)
-    : root_(std::move(root)), trace_dir_(std::move(trace_dir)), dir_fd_(std::move(dir_fd)), dev_(dev),
-      umask_(umask) {}
-
-Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root) {
-  if (root.empty() || root[0] != '/') return Status::Error(EINVAL, "trace root must be absolute: [" + root + "]");
-  // Read the umask once: it decides whether new entries need an explicit chmod.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  auto fs = std::unique_ptr<PosixFileSystem>(
-      new PosixFileSystem(root, root + "/atrace", UniqueFd(), 0, mask));
-  if (Status st = fs->EnsureTraceDir(); !st.ok()) return st;
-  return fs;
-}
-
-Status PosixFileSystem::EnsureTraceDir() {
-  if (dir_fd_.valid()) {
-    struct stat st {};
-    // A deleted directory still has a descriptor, with no links: re-create it.
-    if (::fstat(dir_fd_.get(), &st) == 0 && st.st_nlink > 0) return Status::Ok();
-  }
-  UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!rootfd.valid()) return Errno("open trace root " + root_, errno);
-  if (::mkdirat(rootfd.get(), "atrace", kDirMode) != 0 && errno != EEXIST) {
-    return Errno("mkdir " + trace_dir_, errno);
-  }
-  UniqueFd fd(::openat(rootfd.get(), "atrace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return Errno("open " + trace_dir_, errno);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Errno("stat " + trace_dir_, errno);
-  // Keep a setgid bit an operator set (tmpfiles does, so that all below is group atrace).
-  if ((st.st_mode & 0777) != kDirMode && st.st_uid == ::geteuid() &&
-      ::fchmod(fd.get(), (st.st_mode & 07000) | kDirMode) != 0) {
-    return Errno("chmod " + trace_dir_, errno);
-  }
-  dev_ = st.st_dev;
-  dir_fd_ = std::move(fd);
-  return Status::Ok();
-}
-
-Result<PosixFileSystem::Parent> PosixFileSystem::OpenParent(const std::string& rel) {
-  auto parts = SplitRelative(rel);
-  if (!parts.ok()) return parts.status();
-  if (Status st = EnsureTraceDir(); !st.ok()) return st;
-  Parent p;
-  for (size_t i = 0; i + 1 < parts->size(); ++i) {
-    int base = p.get(dir_fd_.get());
-    UniqueFd next(::openat(base, (*parts)[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!next.valid()) return Errno("open " + trace_dir_ + "/" + rel, errno);
-    p.fd = std::move(next);
-  }
-  p.leaf = parts->back();
-  return p;
-}
-
-Result<UniqueFd> PosixFileSystem::OpenDir(const std::string& rel) {
-  if (rel.empty()) {
-    if (Status st = EnsureTraceDir(); !st.ok()) return st;
-    UniqueFd fd(::openat(dir_fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd.valid()) return Errno("open " + trace_dir_, errno);
-    return fd;
-  }
-  auto parent = OpenParent(rel);
-  if (!parent.ok()) return parent.status();
-  UniqueFd fd(::openat(parent->get(dir_fd_.get()), parent->leaf.c_str(),
-                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return Errno("open " + trace_dir_ + "/" + rel, errno);
-  return fd;
-}
-
-Status PosixFileSystem::FixMode(int dirfd, const std::string& name, mode_t wanted, bool is_dir) {
-  if ((wanted & ~umask_) == wanted) return Status::Ok();  // the umask did not strip anything
-  int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0);
-  UniqueFd fd(::openat(dirfd, name.c_str(), flags));
-  struct stat st {};
-  // Keep a setgid bit inherited from the parent directory.
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || ::fchmod(fd.get(), (st.st_mode & 07000) | wanted) != 0) {
-    return Errno("chmod " + name, errno);
-  }
-  return Status::Ok();
-}
-
-Status PosixFileSystem::MakeDir(const std::string& rel) {
-  auto parent = OpenParent(rel);
-  if (!parent.ok()) return parent.status();
-  int pfd = parent->get(dir_fd_.get());
-  if (::mkdirat(pfd, parent->leaf.c_str(), kDirMode) != 0) return Errno("mkdir " + trace_dir_ + "/" + rel, errno);
-  return FixMode(pfd, parent->leaf, kDirMode, true);
-}
-
-Result<std::vector<DirEntry>> PosixFileSystem::ListDir(const std::string& rel) {
-  auto fd = OpenDir(rel);
-  if (!fd.ok()) return fd.status();
-  return ReadEntries(std::move(*fd), trace_dir_ + "/" + rel);
-}
-
-Status PosixFileSystem::CreateEmptyFile(const std::string& rel) {
-  auto parent = OpenParent(rel);
-  if (!parent.ok()) return parent.status();
-  int pfd = parent->get(dir_fd_.get());
-  UniqueFd fd(::openat(pfd, parent->leaf.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, kFileMode));
-  if (!fd.valid()) return Errno("create " + trace_dir_ + "/" + rel, errno);
-  if ((kFileMode & ~umask_) != kFileMode && ::fchmod(fd.get(), kFileMode) != 0) {
-    return Errno("chmod " + trace_dir_ + "/" + rel, errno);
-  }
-  return Status::Ok();
-}
-
-Result<UniqueFd> PosixFileSystem::OpenAppend(const std::string& rel) {
-  auto parent = OpenParent(rel);
-  if (!parent.ok()) return parent.status();
-  std::string path = trace_dir_ + "/" + rel;
-  UniqueFd fd(::openat(parent->get(dir_fd_.get()), parent->leaf.c_str(),
-                       O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, kFileMode));
-  if (!fd.valid()) return Errno("open " + path, errno);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Errno("stat " + path, errno);
-  // O_NONBLOCK above keeps a planted FIFO from blocking the open; refuse it and hard links.
-  if (!S_ISREG(st.st_mode)) return Status::Error(EACCES, path + " is not a regular file");
-  if (st.st_nlink != 1) return Status::Error(EACCES, path + " has " + std::to_string(st.st_nlink) + " links");
-  if ((st.st_mode & 07777) != kFileMode && ::fchmod(fd.get(), kFileMode) != 0) return Errno("chmod " + path, errno);
-  int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) return Errno("fcntl " + path, errno);
-  return fd;
-}
-
-Status PosixFileSystem::Write(int fd, std::span<const uint8_t> data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("write", errno);
+  Status Append(std::span<const uint8_t> data) override {
+    while (!data.empty()) {
+      ssize_t n = ::write(fd_.get(), data.data(), data.size());
+      if (n < 0) {
+        int err = errno;
+        if (err == EINTR) continue;
+        return Errno(err, "write " + path_);
+      }
+      if (n == 0) return Status::Error(EIO, "write " + path_ + " returned 0");
+      size_ += static_cast<uint64_t>(n);
+      data = data.subspan(static_cast<size_t>(n));
     }
-    if (n == 0) return Status::Error(EIO, "write returned 0");
-    data = data.subspan(static_cast<size_t>(n));
+    return Status::Ok();
   }
-  return Status::Ok();
-}
-
-Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {
-  auto pf = OpenParent(from);
-  if (!pf.ok()) return pf.status();
-  auto pt = OpenParent(to);
-  if (!pt.ok()) return pt.status();
-  if (::renameat2(pf->get(dir_fd_.get()), pf->leaf.c_str(), pt->get(dir_fd_.get()), pt->leaf.c_str(),
-                  RENAME_NOREPLACE) != 0) {
-    return Errno("rename " + trace_dir_ + "/" + from + " to " + to, errno);
+  uint64_t size() const override { return size_; }
+  Result<uint64_t> Refresh() override {
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0) {
+      int err = errno;
+      return Errno(err, "stat " + path_);
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
+    return size_;
   }
-  return Status::Ok();
-}
+  Result<UniqueFd> Dup() override {
+    UniqueFd dup(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+    if (!dup.valid()) {
+      int err = errno;
+      return Errno(err, "dup " + path_);
+    }
+    return dup;
+  }
 
-namespace {
+ private:
+  UniqueFd fd_;
+  uint64_t size_;
+  std::string path_;
+};
 
 // Removes `name` inside `parent`. Directories are opened O_NOFOLLOW and emptied through their
 // own descriptor; everything else (files, symlinks, fifos) is unlinked, which never follows.
@@ -233,13 +157,19 @@ Status RemoveAt(int parent, const std::string& name, const std::string& shown, d
     int err = errno;
     if (err == ENOENT) return Status::Ok();
     if (err == ENOTDIR || err == ELOOP) {  // a file or a symlink: unlink the entry itself
-      if (::unlinkat(parent, name.c_str(), 0) != 0 && errno != ENOENT) return Errno("unlink " + shown, errno);
+      if (::unlinkat(parent, name.c_str(), 0) != 0 && errno != ENOENT) {
+        int uerr = errno;
+        return Errno(uerr, "unlink " + shown);
+      }
       return Status::Ok();
     }
-    return Errno("open " + shown, err);
+    return Errno(err, "open " + shown);
   }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Errno("stat " + shown, errno);
+  if (::fstat(fd.get(), &st) != 0) {
+    int err = errno;
+    return Errno(err, "stat " + shown);
+  }
   if (st.st_dev != dev) return Status::Error(EXDEV, shown + " is on another filesystem; not removed");
   int dfd = fd.get();
   auto entries = ReadEntries(UniqueFd(::dup(dfd)), shown);
@@ -250,12 +180,16 @@ Status RemoveAt(int parent, const std::string& name, const std::string& shown, d
     if (e.type == DirEntry::Type::kDirectory) {
       st2 = RemoveAt(dfd, e.name, shown + "/" + e.name, dev, depth + 1);
     } else if (::unlinkat(dfd, e.name.c_str(), 0) != 0 && errno != ENOENT) {
-      st2 = Errno("unlink " + shown + "/" + e.name, errno);
+      int err = errno;
+      st2 = Errno(err, "unlink " + shown + "/" + e.name);
     }
     if (!st2.ok() && first_error.ok()) first_error = st2;  // keep going: free what we can
   }
   if (!first_error.ok()) return first_error;
-  if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) return Errno("rmdir " + shown, errno);
+  if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    int err = errno;
+    return Errno(err, "rmdir " + shown);
+  }
   return Status::Ok();
 }
 
@@ -282,30 +216,349 @@ Result<uint64_t> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth
   return total;
 }
 
+// Splits "a/b/c" into ("a/b", "c"); a single component has parent "".
+std::pair<std::string, std::string> SplitLeaf(const std::string& rel) {
+  size_t slash = rel.rfind('/');
+  if (slash == std::string::npos) return {"", rel};
+  return {rel.substr(0, slash), rel.substr(slash + 1)};
+}
+
 }  // namespace
 
-Status PosixFileSystem::RemoveTree(const std::string& rel) {
-  auto parent = OpenParent(rel);
-  if (!parent.ok()) {
-    if (parent.status().err() == ENOENT) return Status::Ok();
-    return parent.status();
+PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask)
+    : root_(std::move(root)), trace_dir_(std::move(trace_dir)), umask_(umask) {}
+
+Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root) {
+  if (root.empty() || root[0] != '/') return Status::Error(EINVAL, "trace root must be absolute: [" + root + "]");
+  // Read the umask once: it decides whether new entries need an explicit chmod.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, root + "/atrace", mask));
+  if (Status st = fs->EnsureTraceDir(); !st.ok()) return st;
+  return fs;
+}
+
+std::shared_ptr<const UniqueFd> PosixFileSystem::TraceDirFd() const {
+  std::lock_guard<std::mutex> lock(dir_mu_);
+  return dir_;
+}
+
+Status PosixFileSystem::EnsureTraceDir() {
+  if (auto current = TraceDirFd()) {
+    struct stat st {};
+    // A deleted directory still has a descriptor, with no links: re-create it.
+    if (::fstat(current->get(), &st) == 0 && st.st_nlink > 0) return Status::Ok();
   }
-  return RemoveAt(parent->get(dir_fd_.get()), parent->leaf, trace_dir_ + "/" + rel, dev_, 0);
+  UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!rootfd.valid()) {
+    int err = errno;
+    return Errno(err, "open trace root " + root_);
+  }
+  if (::mkdirat(rootfd.get(), "atrace", kDirMode) != 0 && errno != EEXIST) {
+    int err = errno;
+    return Errno(err, "mkdir " + trace_dir_);
+  }
+  UniqueFd fd(::openat(rootfd.get(), "atrace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    int err = errno;
+    return Errno(err, "open " + trace_dir_);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    int err = errno;
+    return Errno(err, "stat " + trace_dir_);
+  }
+  // Keep a setgid bit an operator set (tmpfiles does, so that all below is group atrace).
+  if ((st.st_mode & 0777) != kDirMode && st.st_uid == ::geteuid() &&
+      ::fchmod(fd.get(), (st.st_mode & 07000) | kDirMode) != 0) {
+    int err = errno;
+    return Errno(err, "chmod " + trace_dir_);
+  }
+  dev_ = st.st_dev;
+  cache_.clear();  // descriptors of the old tree's process dirs
+  lru_.clear();
+  std::lock_guard<std::mutex> lock(dir_mu_);
+  dir_ = std::make_shared<const UniqueFd>(std::move(fd));
+  return Status::Ok();
+}
+
+int PosixFileSystem::OpenBeneath(int base, const std::string& rest, int flags, mode_t mode) {
+  if (!g_no_openat2.load(std::memory_order_relaxed)) {
+    open_how how{};
+    how.flags = static_cast<uint64_t>(flags);
+    how.mode = (flags & O_CREAT) ? mode : 0;
+    how.resolve = kResolve;
+    long fd = ::syscall(SYS_openat2, base, rest.c_str(), &how, sizeof how);
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);
+    // EPERM may also be a real permission error; the walk then reports it again.
+    if (errno == ENOSYS) g_no_openat2.store(true, std::memory_order_relaxed);
+  }
+  return WalkBeneath(base, rest, flags, mode);
+}
+
+Status PosixFileSystem::OpenRegular(int base, const std::string& rest, int flags, const std::string& shown, UniqueFd* fd,
+                                    struct stat* st) {
+  fd->reset(OpenBeneath(base, rest, flags | O_NONBLOCK, 0));  // a planted FIFO must not block the open
+  if (!fd->valid()) {
+    int err = errno;
+    return Errno(err, "open " + shown);
+  }
+  if (::fstat(fd->get(), st) != 0) {
+    int err = errno;
+    return Errno(err, "stat " + shown);
+  }
+  if (!S_ISREG(st->st_mode)) return Status::Error(EACCES, shown + " is not a regular file");
+  return Status::Ok();
+}
+
+Result<int> PosixFileSystem::ProcessDirFd(const std::string& name) {
+  if (auto it = cache_.find(name); it != cache_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.pos);
+    return it->second.fd.get();
+  }
+  auto dir = TraceDirFd();
+  UniqueFd fd(OpenBeneath(dir->get(), name, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+  if (!fd.valid()) {
+    int err = errno;
+    return Errno(err, "open " + trace_dir_ + "/" + name);
+  }
+  if (cache_.size() >= kDirCacheSize) {
+    cache_.erase(lru_.back());
+    lru_.pop_back();
+  }
+  lru_.push_front(name);
+  int raw = fd.get();
+  cache_.emplace(name, Cached{std::move(fd), lru_.begin()});
+  return raw;
+}
+
+void PosixFileSystem::Forget(const std::string& name) {
+  auto it = cache_.find(name);
+  if (it == cache_.end()) return;
+  lru_.erase(it->second.pos);
+  cache_.erase(it);
+}
+
+Result<PosixFileSystem::Anchor> PosixFileSystem::AnchorFor(const std::string& rel) {
+  auto parts = SplitRelative(rel);
+  if (!parts.ok()) return parts.status();
+  if (parts->size() == 1) return Anchor{TraceDirFd()->get(), rel, ""};
+  const std::string& proc = parts->front();
+  auto fd = ProcessDirFd(proc);
+  if (!fd.ok()) return fd.status();
+  return Anchor{*fd, rel.substr(proc.size() + 1), proc};
+}
+
+Status PosixFileSystem::FixMode(int fd, mode_t wanted) {
+  struct stat st {};
+  // Keep a setgid bit inherited from the parent directory.
+  if (::fstat(fd, &st) != 0 || ::fchmod(fd, (st.st_mode & 07000) | wanted) != 0) {
+    int err = errno;
+    return Errno(err, "chmod");
+  }
+  return Status::Ok();
+}
+
+Status PosixFileSystem::MakeDir(const std::string& rel) {
+  const bool strips = (kDirMode & ~umask_) != kDirMode;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto anchor = AnchorFor(rel);
+    if (!anchor.ok()) return anchor.status();
+    auto [parent, leaf] = SplitLeaf(anchor->rest);
+    int at = anchor->fd;
+    UniqueFd parent_fd;
+    if (!parent.empty()) {  // deeper than the anchor: resolve the parent safely first
+      parent_fd.reset(OpenBeneath(at, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+      if (!parent_fd.valid()) {
+        int err = errno;
+        return Errno(err, "mkdir " + trace_dir_ + "/" + rel);
+      }
+      at = parent_fd.get();
+    }
+    if (::mkdirat(at, leaf.c_str(), kDirMode) == 0) {
+      if (!strips) return Status::Ok();
+      UniqueFd made(::openat(at, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!made.valid()) {
+        int err = errno;
+        return Errno(err, "open " + trace_dir_ + "/" + rel);
+      }
+      return FixMode(made.get(), kDirMode);
+    }
+    int err = errno;
+    // ENOENT from a cached descriptor or the trace directory: the directory it names was
+    // removed under us. Resolve again once; a second ENOENT is the caller's (parent missing).
+    if (err == ENOENT && attempt == 0) {
+      if (!anchor->cached.empty()) {
+        Forget(anchor->cached);
+        continue;
+      }
+      if (Status st = EnsureTraceDir(); st.ok()) continue;
+    }
+    return Errno(err, "mkdir " + trace_dir_ + "/" + rel);
+  }
+  return Status::Error(ENOENT, "mkdir " + trace_dir_ + "/" + rel + ": parent missing");
+}
+
+Result<std::vector<DirEntry>> PosixFileSystem::ListDir(const std::string& rel) {
+  if (Status st = EnsureTraceDir(); !st.ok()) return st;
+  auto dir = TraceDirFd();
+  UniqueFd fd(rel.empty() ? ::openat(dir->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                          : OpenBeneath(dir->get(), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+  if (!fd.valid()) {
+    int err = errno;
+    return Errno(err, "open " + trace_dir_ + (rel.empty() ? "" : "/" + rel));
+  }
+  return ReadEntries(std::move(fd), trace_dir_ + "/" + rel);
+}
+
+Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::string& rel) {
+  const std::string path = trace_dir_ + "/" + rel;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto anchor = AnchorFor(rel);
+    if (!anchor.ok()) return anchor.status();
+    // Nearly always the file is new (one file per object per event): create it exclusively,
+    // which needs no check afterwards — nothing planted can be behind a name we just made.
+    UniqueFd fd(OpenBeneath(anchor->fd, anchor->rest, O_CREAT | O_EXCL | O_WRONLY | O_APPEND | O_CLOEXEC, kFileMode));
+    if (fd.valid()) {
+      if ((kFileMode & ~umask_) != kFileMode) {
+        if (Status st = FixMode(fd.get(), kFileMode); !st.ok()) return st;
+      }
+      return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), 0, path));
+    }
+    int err = errno;
+    if (err == ENOENT && attempt == 0 && !anchor->cached.empty()) {
+      Forget(anchor->cached);
+      continue;
+    }
+    if (err != EEXIST) return Errno(err, "open " + path);
+    // It exists: append to it, but only if it is a regular file with one link.
+    struct stat st {};
+    if (Status open = OpenRegular(anchor->fd, anchor->rest, O_WRONLY | O_APPEND | O_CLOEXEC, path, &fd, &st); !open.ok()) {
+      return open;
+    }
+    if (st.st_nlink != 1) return Status::Error(EACCES, path + " has " + std::to_string(st.st_nlink) + " links");
+    if ((st.st_mode & 07777) != kFileMode && ::fchmod(fd.get(), kFileMode) != 0) {
+      int cerr = errno;
+      return Errno(cerr, "chmod " + path);
+    }
+    int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      int ferr = errno;
+      return Errno(ferr, "fcntl " + path);
+    }
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), static_cast<uint64_t>(st.st_size), path));
+  }
+  return Status::Error(ENOENT, "open " + path + ": parent missing");
+}
+
+Result<std::string> PosixFileSystem::ReadFile(const std::string& rel, size_t max_bytes) {
+  const std::string path = trace_dir_ + "/" + rel;
+  auto dir = TraceDirFd();
+  UniqueFd fd;
+  struct stat st {};
+  if (Status open = OpenRegular(dir->get(), rel, O_RDONLY | O_CLOEXEC, path, &fd, &st); !open.ok()) return open;
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return Status::Error(EFBIG, path + " holds " + std::to_string(st.st_size) + " bytes, more than " +
+                                    std::to_string(max_bytes));
+  }
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      return Errno(err, "read " + path);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) return Status::Error(EFBIG, path + " grew past " + std::to_string(max_bytes) + " bytes");
+  }
+  return out;
+}
+
+Status PosixFileSystem::ReplaceFile(const std::string& rel, std::span<const uint8_t> data) {
+  if (rel.find('/') != std::string::npos) return Status::Error(EINVAL, "ReplaceFile: only files of the trace directory");
+  if (Status st = EnsureTraceDir(); !st.ok()) return st;
+  auto dir = TraceDirFd();
+  const std::string tmp = rel + ".tmp";
+  const std::string path = trace_dir_ + "/" + rel;
+  if (::unlinkat(dir->get(), tmp.c_str(), 0) != 0 && errno != ENOENT) {
+    int err = errno;
+    return Errno(err, "unlink " + trace_dir_ + "/" + tmp);
+  }
+  UniqueFd fd(::openat(dir->get(), tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, kFileMode));
+  if (!fd.valid()) {
+    int err = errno;
+    return Errno(err, "create " + trace_dir_ + "/" + tmp);
+  }
+  PosixWritableFile file(std::move(fd), 0, trace_dir_ + "/" + tmp);
+  if (Status st = file.Append(data); !st.ok()) return st;
+  // The rename must not publish an empty file after a power cut.
+  auto copy = file.Dup();
+  if (!copy.ok()) return copy.status();
+  if (::fdatasync(copy->get()) != 0) {
+    int err = errno;
+    return Errno(err, "fdatasync " + trace_dir_ + "/" + tmp);
+  }
+  if (::renameat(dir->get(), tmp.c_str(), dir->get(), rel.c_str()) != 0) {
+    int err = errno;
+    return Errno(err, "rename " + trace_dir_ + "/" + tmp + " to " + path);
+  }
+  return Status::Ok();
+}
+
+Status PosixFileSystem::RemoveTree(const std::string& rel) {
+  auto parts = SplitRelative(rel);
+  if (!parts.ok()) return parts.status();
+  auto dir = TraceDirFd();  // runs on the remover thread: a snapshot, never the cache
+  auto [parent, leaf] = SplitLeaf(rel);
+  UniqueFd parent_fd;
+  int at = dir->get();
+  if (!parent.empty()) {
+    parent_fd.reset(OpenBeneath(at, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+    if (!parent_fd.valid()) {
+      int err = errno;
+      // The path no longer leads into our tree (the parent vanished, or was replaced by a
+      // symlink or a file): nothing of ours is there to remove.
+      if (err == ENOENT || err == ELOOP || err == ENOTDIR || err == EXDEV) return Status::Ok();
+      return Errno(err, "open " + trace_dir_ + "/" + parent);
+    }
+    at = parent_fd.get();
+  }
+  return RemoveAt(at, leaf, trace_dir_ + "/" + rel, dev_, 0);
 }
 
 Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
-  auto parent = OpenParent(rel);
-  if (!parent.ok()) return parent.status();
-  if (::unlinkat(parent->get(dir_fd_.get()), parent->leaf.c_str(), AT_REMOVEDIR) != 0) {
-    return Errno("rmdir " + trace_dir_ + "/" + rel, errno);
+  auto parts = SplitRelative(rel);
+  if (!parts.ok()) return parts.status();
+  auto dir = TraceDirFd();
+  auto [parent, leaf] = SplitLeaf(rel);
+  UniqueFd parent_fd;
+  int at = dir->get();
+  if (!parent.empty()) {
+    parent_fd.reset(OpenBeneath(at, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+    if (!parent_fd.valid()) {
+      int err = errno;
+      return Errno(err, "open " + trace_dir_ + "/" + parent);
+    }
+    at = parent_fd.get();
+  }
+  if (::unlinkat(at, leaf.c_str(), AT_REMOVEDIR) != 0) {
+    int err = errno;
+    return Errno(err, "rmdir " + trace_dir_ + "/" + rel);
   }
   return Status::Ok();
 }
 
 Result<uint64_t> PosixFileSystem::TreeBytes(const std::string& rel) {
-  auto fd = OpenDir(rel);
-  if (!fd.ok()) return fd.status();
-  return SumAt(fd->get(), trace_dir_ + "/" + rel, dev_, 0);
+  auto dir = TraceDirFd();
+  UniqueFd fd(OpenBeneath(dir->get(), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+  if (!fd.valid()) {
+    int err = errno;
+    return Errno(err, "open " + trace_dir_ + "/" + rel);
+  }
+  return SumAt(fd.get(), trace_dir_ + "/" + rel, dev_, 0);
 }
 
 }  // namespace atraced

@@ -16,18 +16,6 @@ std::optional<std::string> Slurp(const std::string& path) {
   return s.str();
 }
 
-// A comm may hold any byte; file names may not. Unsafe bytes become '_'.
-std::string SafeProgram(std::string comm) {
-  for (char& c : comm) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '.' || c == '-';
-    if (!ok) c = '_';
-  }
-  if (comm.empty() || comm == "." || comm == "..") comm = "unknown";
-  if (comm.size() > kMaxProgramName) comm.resize(kMaxProgramName);
-  return comm;
-}
-
 }  // namespace
 
 std::optional<ProcessFacts> ParseProcStat(const std::string& text) {
@@ -35,7 +23,8 @@ std::optional<ProcessFacts> ParseProcStat(const std::string& text) {
   size_t close = text.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
   ProcessFacts f;
-  f.program = SafeProgram(text.substr(open + 1, close - open - 1));
+  // A comm may hold any byte; file names may not.
+  f.program = SanitizeName(text.substr(open + 1, close - open - 1), kMaxProgramName, "unknown");
   std::istringstream rest(text.substr(close + 1));
   // Fields after comm start at field 3 (state). pgrp is field 5, starttime field 22.
   std::string field;

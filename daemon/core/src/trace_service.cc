@@ -1,8 +1,5 @@
 #include "atraced/core/trace_service.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 
 #include "atraced/core/trace_time.h"
@@ -16,17 +13,10 @@ constexpr size_t kMaxProcessRecords = 4096;  // beyond this, records of gone pro
 
 int32_t Neg(int err) { return -err; }
 
-std::optional<uint64_t> FileSize(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return std::nullopt;
-  return static_cast<uint64_t>(st.st_size);
-}
-
 }  // namespace
 
-TraceService::TraceService(TraceStore& store, FileSystem& fs, ProcessTable& processes, Clock& clock, Logger& log,
-                           ServiceOptions options)
-    : store_(store), fs_(fs), processes_(processes), clock_(clock), log_(log), options_(std::move(options)) {}
+TraceService::TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log, ServiceOptions options)
+    : store_(store), processes_(processes), clock_(clock), log_(log), options_(std::move(options)) {}
 
 TraceService::~TraceService() {
   std::vector<ClientId> ids;
@@ -76,12 +66,15 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
   return id;
 }
 
-void TraceService::CloseFile(OpenFile& f) {
-  if (auto size = FileSize(f.fd.get()); size && *size > f.size) {
-    store_.AddBytes(f.seq, *size - f.size);  // what a client wrote through a passed descriptor
-    f.size = *size;
+uint64_t TraceService::CloseFile(OpenFile& f) {
+  if (!f.file) return f.accounted;
+  if (f.passed) (void)f.file->Refresh();  // the client may have written through its descriptor
+  if (f.file->size() > f.accounted) {
+    store_.AddBytes(f.seq, f.file->size() - f.accounted);
+    f.accounted = f.file->size();
   }
-  f.fd.reset();
+  f.file.reset();
+  return f.accounted;
 }
 
 void TraceService::Disconnect(ClientId id) {
@@ -208,7 +201,7 @@ TraceService::Reply TraceService::OnEventBegin(Client& c, std::span<const uint8_
   auto r = store_.BeginEvent(spec);
   if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message()};
   c.events.emplace(m.event_id, r->seq);
-  proto::Encode(proto::PathReply{fs_.trace_dir() + "/" + r->rel_path}, body);
+  proto::Encode(proto::PathReply{store_.fs().trace_dir() + "/" + r->rel_path}, body);
   return std::nullopt;
 }
 
@@ -221,38 +214,37 @@ TraceService::Reply TraceService::OnFileOpen(Client& c, std::span<const uint8_t>
   if (c.files.size() >= options_.max_files_per_client) {
     return Refusal{ATR_EBUSY, "files: this connection already has " + std::to_string(c.files.size()) + " open files, the limit"};
   }
-  std::string name;
+  // The decoder has already checked the names against the one name rule (base/name_rule.h).
+  std::optional<TraceFileName> name;
   std::string why;
   switch (m.form) {
     case ATR_FILE_OBJECT:
-      if (!IsSafeComponent(m.name, &why)) return Refusal{ATR_EINVAL, "object name: " + why};
-      name = FormatObjectFileName({"schedule", m.name, m.suffix == ATR_SUFFIX_BIN});
+      name = TraceFileName::Object({"schedule", m.name, m.suffix == ATR_SUFFIX_BIN});
       break;
     case ATR_FILE_TS:
-      name = FormatTsFileName(m.device_id);
+      name = TraceFileName::Ts(m.device_id);
       break;
     case ATR_FILE_STACKCORE: {
       std::string program = m.name;
-      if (program.empty()) {  // the kernel's name for the process
+      if (program.empty()) {  // the kernel's name for the process, already made safe
         auto facts = processes_.Lookup(c.peer.pid);
         program = facts ? facts->program : "unknown";
       }
-      if (!IsSafeComponent(program, &why)) return Refusal{ATR_EINVAL, "program name: " + why};
       if (m.signo <= 0 || m.tid <= 0) return Refusal{ATR_EINVAL, "signo/tid: must be positive"};
       if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Refusal{ATR_EINVAL, "time: " + why};
       std::string time = m.time.empty() ? FormatTraceTime(clock_.Now()) : m.time;
-      name = FormatStackcoreFileName({m.signo, m.tid, program, time});
+      name = TraceFileName::Stackcore({m.signo, m.tid, program, time});
       break;
     }
     default:
       return Refusal{ATR_EINVAL, "form: unknown file form " + std::to_string(m.form)};
   }
-  auto fd = store_.OpenFile(ev->second, name);
-  if (!fd.ok()) return Refusal{Neg(fd.status().err()), fd.status().message()};
-  uint64_t size = FileSize(fd->get()).value_or(0);
-  auto info = store_.Find(ev->second);
-  c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*fd), size});
-  proto::Encode(proto::PathReply{fs_.trace_dir() + "/" + (info ? info->rel_path : "") + "/" + name}, body);
+  auto file = store_.OpenFile(ev->second, *name);
+  if (!file.ok()) return Refusal{Neg(file.status().err()), file.status().message()};
+  const uint64_t size = (*file)->size();
+  const std::string* dir = store_.PathOf(ev->second);
+  c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*file), size, false});
+  proto::Encode(proto::PathReply{store_.fs().trace_dir() + "/" + (dir ? *dir : "") + "/" + name->str()}, body);
   return std::nullopt;
 }
 
@@ -261,10 +253,11 @@ TraceService::Reply TraceService::OnFileAppend(Client& c, std::span<const uint8_
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   auto f = c.files.find(m.file_id);
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.file_id) + " is not open"};
-  if (Status st = fs_.Write(f->second.fd.get(), m.data); !st.ok()) return Refusal{Neg(st.err()), st.message()};
-  f->second.size += m.data.size();
-  store_.AddBytes(f->second.seq, m.data.size());
-  proto::Encode(proto::SizeReply{f->second.size}, body);
+  OpenFile& of = f->second;
+  if (Status st = of.file->Append(m.data); !st.ok()) return Refusal{Neg(st.err()), st.message()};
+  store_.AddBytes(of.seq, of.file->size() - of.accounted);
+  of.accounted = of.file->size();
+  proto::Encode(proto::SizeReply{of.file->size()}, body);
   return std::nullopt;
 }
 
@@ -274,9 +267,10 @@ TraceService::Reply TraceService::OnFileGetFd(Client& c, std::span<const uint8_t
   if (!(c.features & ATR_FEATURE_FD_PASSING)) return Refusal{ATR_ENOTSUP, "FILE_GET_FD: fd passing was not negotiated in HELLO"};
   auto f = c.files.find(m.id);
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
-  UniqueFd dup(::fcntl(f->second.fd.get(), F_DUPFD_CLOEXEC, 0));
-  if (!dup.valid()) return Refusal{Neg(errno), ErrnoMessage("dup", errno)};
-  *passed = std::move(dup);
+  auto dup = f->second.file->Dup();
+  if (!dup.ok()) return Refusal{Neg(dup.status().err()), dup.status().message()};
+  f->second.passed = true;
+  *passed = std::move(*dup);
   return std::nullopt;
 }
 
@@ -285,8 +279,7 @@ TraceService::Reply TraceService::OnFileClose(Client& c, std::span<const uint8_t
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   auto f = c.files.find(m.id);
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
-  CloseFile(f->second);
-  uint64_t size = f->second.size;
+  const uint64_t size = CloseFile(f->second);
   c.files.erase(f);
   proto::Encode(proto::SizeReply{size}, body);
   return std::nullopt;

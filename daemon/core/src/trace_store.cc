@@ -16,26 +16,77 @@ const char* AgeClassName(AgeClass c) {
   return "?";
 }
 
-TraceStore::TraceStore(FileSystem& fs, Clock& clock, Logger& log, uint32_t record_num)
-    : fs_(fs), clock_(clock), log_(log), record_num_(record_num) {}
+namespace {
 
-TraceStore::Entry* TraceStore::FindEntry(uint64_t seq, AgeClass* cls) {
+std::span<const uint8_t> Bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+
+// A directory atraced 0.1 made: its marker gave the order and the class.
+struct LegacyDir {
+  EventMarker marker;
+  std::string process_dir;
+  std::string event_dir;
+  EventKind kind;
+};
+
+}  // namespace
+
+TraceStore::TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, uint32_t record_num)
+    : fs_(fs), remover_(remover), clock_(clock), log_(log), record_num_(record_num) {}
+
+TraceStore::Entry* TraceStore::FindEntry(uint64_t seq) {
   auto c = class_of_.find(seq);
   if (c == class_of_.end()) return nullptr;
   auto& map = classes_[static_cast<size_t>(c->second)];
   auto it = map.find(seq);
-  if (it == map.end()) return nullptr;
-  if (cls) *cls = c->second;
-  return &it->second;
+  return it == map.end() ? nullptr : &it->second;
+}
+
+const std::string* TraceStore::PathOf(uint64_t seq) const {
+  auto c = class_of_.find(seq);
+  if (c == class_of_.end()) return nullptr;
+  const auto& map = classes_[static_cast<size_t>(c->second)];
+  auto it = map.find(seq);
+  return it == map.end() ? nullptr : &it->second.rel_path;
+}
+
+void TraceStore::Adopt(OrderEntry meta) {
+  auto name = ParseEventDirName(meta.event_dir);
+  Entry e;
+  e.rel_path = meta.process_dir + "/" + meta.event_dir;
+  e.kind = name ? name->kind : EventKind::kSchedule;
+  e.pid = name ? name->pid : 0;
+  const uint64_t seq = meta.seq;
+  const AgeClass c = meta.cls;
+  by_path_[e.rel_path] = seq;
+  class_of_[seq] = c;
+  e.meta = std::move(meta);
+  classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
 }
 
 Status TraceStore::Recover() {
   for (auto& m : classes_) m.clear();
   class_of_.clear();
   by_path_.clear();
-  uint64_t max_seq = 0;
-  size_t unmanaged = 0, staging_removed = 0;
+  pending_.clear();
+  log_file_.reset();
 
+  // The order log, if there is one; a tree from atraced 0.1 has markers instead.
+  std::optional<OrderLogReplay> replay;
+  auto text = fs_.ReadFile(std::string(kOrderLogName), kMaxOrderLogBytes);
+  if (text.ok()) {
+    replay = ReplayOrderLog(*text);
+    if (replay->rejected > 0) {
+      log_.Warning("order log ", Abs(std::string(kOrderLogName)), ": ", replay->rejected, " line(s) rejected, first: ",
+                   replay->problems.empty() ? "" : replay->problems.front());
+    }
+  } else if (text.status().err() != ENOENT) {
+    return Status::Error(text.status().err(), "cannot read the order log: " + text.status().message());
+  }
+
+  // The tree: which event directories exist (and, for a 0.1 tree, their markers).
+  std::set<std::string> present;
+  std::vector<LegacyDir> legacy;
+  std::vector<RemovalJob> sweeps;  // 0.1's half-made staging dirs
   auto top = fs_.ListDir("");
   if (!top.ok()) return top.status();
   for (const DirEntry& pd : *top) {
@@ -45,133 +96,277 @@ Status TraceStore::Recover() {
       log_.Warning("recovery: cannot list ", Abs(pd.name), ": ", kids.status().message());
       continue;
     }
-    bool swept = false;
     for (const DirEntry& kid : *kids) {
       if (kid.type != DirEntry::Type::kDirectory) continue;
       std::string rel = pd.name + "/" + kid.name;
-      if (auto staged = ParseStagingName(kid.name)) {
-        // An interrupted creation: never published, never counted.
-        max_seq = std::max(max_seq, *staged);
-        if (Status st = fs_.RemoveTree(rel); st.ok()) {
-          ++staging_removed;
-          swept = true;
-          log_.Notice("recovery: removed half-made event dir ", Abs(rel));
-        } else {
-          log_.Warning("can not remove dir ", Abs(rel), ": ", st.message());
-        }
+      if (!replay && ParseStagingName(kid.name)) {
+        sweeps.push_back({0, rel, pd.name, true, 0});
         continue;
       }
       auto name = ParseEventDirName(kid.name);
       if (!name) continue;
+      present.insert(rel);
+      if (replay) continue;
       auto files = fs_.ListDir(rel);
-      if (!files.ok()) {
-        log_.Warning("recovery: cannot list ", Abs(rel), ": ", files.status().message());
-        continue;
-      }
+      if (!files.ok()) continue;
       std::optional<EventMarker> marker;
       for (const DirEntry& f : *files) {
         if (f.type != DirEntry::Type::kRegular) continue;
         if (auto m = ParseMarkerName(f.name); m && (!marker || m->seq < marker->seq)) marker = m;
       }
-      if (!marker) {  // not created by atraced (e.g. an in-process CANN recorder): not ours
-        ++unmanaged;
-        continue;
-      }
-      if (class_of_.count(marker->seq)) {
-        log_.Warning("recovery: ", Abs(rel), " repeats sequence ", marker->seq, "; left unmanaged");
-        ++unmanaged;
-        continue;
-      }
-      AgeClass c = ClassOf(name->kind, marker->side);
-      Entry e{rel, pd.name, name->kind, *marker, name->pid, 0, std::nullopt};
-      classes_[static_cast<size_t>(c)].emplace(marker->seq, std::move(e));
-      class_of_[marker->seq] = c;
-      by_path_[rel] = marker->seq;
-      max_seq = std::max(max_seq, marker->seq);
+      if (marker) legacy.push_back({*marker, pd.name, kid.name, name->kind});
     }
-    if (swept) RemoveProcessDirIfUnused(pd.name);
   }
-  next_seq_ = max_seq + 1;
+
+  // What is ours, oldest first. Numbers from the tree only order it: everything is
+  // renumbered 1..N below, so no planted number can wrap the counter or collide.
+  std::vector<OrderEntry> live;
+  std::vector<OrderEntry> finishing;
+  size_t dropped = 0;
+  if (replay) {
+    std::set<std::string> live_paths;
+    for (OrderEntry& e : replay->live) {
+      std::string rel = e.process_dir + "/" + e.event_dir;
+      if (!present.count(rel)) {
+        ++dropped;  // never made (a crash after its record), or removed by someone else
+        continue;
+      }
+      live_paths.insert(rel);
+      live.push_back(std::move(e));
+    }
+    for (OrderEntry& e : replay->removing) {
+      std::string rel = e.process_dir + "/" + e.event_dir;
+      if (present.count(rel) && !live_paths.count(rel)) finishing.push_back(std::move(e));
+    }
+  } else {
+    std::sort(legacy.begin(), legacy.end(), [](const LegacyDir& a, const LegacyDir& b) {
+      return a.marker.seq != b.marker.seq ? a.marker.seq < b.marker.seq : a.event_dir < b.event_dir;
+    });
+    std::set<std::string> seen;
+    for (LegacyDir& d : legacy) {
+      if (!seen.insert(d.process_dir + "/" + d.event_dir).second) continue;
+      live.push_back({0, ClassOf(d.kind, d.marker.side), d.marker.device_id, d.marker.uid, d.marker.created_us,
+                      d.process_dir, d.event_dir});
+    }
+    if (!legacy.empty() || !sweeps.empty()) {
+      log_.Notice("recovery: no order log; adopted ", live.size(), " event dirs of atraced 0.1 by their markers and ",
+                  "removing ", sweeps.size(), " half-made ones");
+    }
+  }
+  uint64_t seq = 0;
+  for (OrderEntry& e : live) {
+    e.seq = ++seq;
+    Adopt(std::move(e));
+  }
+  for (OrderEntry& e : finishing) {
+    e.seq = ++seq;
+    RemovalJob job{e.seq, e.process_dir + "/" + e.event_dir, e.process_dir, true, 0};
+    pending_.emplace(e.seq, Pending{e, job, false});
+    removing_paths_.insert(job.rel_path);
+  }
+  next_seq_ = seq + 1;
+  const size_t unmanaged = present.size() - live.size() - finishing.size();
+
+  // The compacted log goes down before any removal starts, so a crash now still finishes them.
+  if (Status st = RewriteLog(); !st.ok()) return Status::Error(st.err(), "cannot write the order log: " + st.message());
+  for (auto& [s, p] : pending_) remover_.Submit(p.job);
+  for (RemovalJob& j : sweeps) remover_.Submit(j);
+
   log_.Info("recovered ", count(AgeClass::kHost), " host, ", count(AgeClass::kDevice), " device and ",
             count(AgeClass::kExit), " exit event dirs under ", fs_.trace_dir(), " (", unmanaged,
-            " not managed by atraced, ", staging_removed, " half-made removed); record num ", record_num_);
-  AgingReport report;
-  Enforce(AgeClass::kHost, false, &report);
-  Enforce(AgeClass::kDevice, false, &report);
+            " not managed by atraced, ", finishing.size() + sweeps.size(), " interrupted removals resumed, ", dropped,
+            " logged dirs gone); record num ", record_num_);
+  Enforce(AgeClass::kHost, false, nullptr);
+  Enforce(AgeClass::kDevice, false, nullptr);
   return Status::Ok();
 }
 
+Status TraceStore::OpenLog() {
+  auto f = fs_.OpenAppend(std::string(kOrderLogName));
+  if (!f.ok()) return f.status();
+  log_file_ = std::move(*f);
+  return Status::Ok();
+}
+
+Status TraceStore::RewriteLog() {
+  // Every record in sequence order: the live entries and the removals not yet finished.
+  std::map<uint64_t, std::pair<const OrderEntry*, bool>> all;
+  for (const auto& map : classes_) {
+    for (const auto& [seq, e] : map) all.emplace(seq, std::make_pair(&e.meta, false));
+  }
+  for (const auto& [seq, p] : pending_) all.emplace(seq, std::make_pair(&p.meta, true));
+  std::string text(kOrderLogHeader);
+  for (const auto& [seq, rec] : all) {
+    AppendCreated(*rec.first, text);
+    if (rec.second) AppendRemoved(seq, text);
+  }
+  log_file_.reset();
+  if (Status st = fs_.ReplaceFile(std::string(kOrderLogName), Bytes(text)); !st.ok()) return st;
+  log_records_ = all.size() + pending_.size();
+  return OpenLog();
+}
+
+Status TraceStore::AppendLog(const std::string& records) {
+  if (!log_file_) {
+    if (Status st = OpenLog(); !st.ok()) return st;
+  }
+  if (Status st = log_file_->Append(Bytes(records)); !st.ok()) return st;
+  log_records_ += static_cast<size_t>(std::count(records.begin(), records.end(), '\n'));
+  size_t live = class_of_.size() + pending_.size();
+  if (log_records_ > live + kCompactSlack) {
+    if (Status st = RewriteLog(); !st.ok()) log_.Warning("cannot compact the order log: ", st.message());
+  }
+  return Status::Ok();
+}
+
+std::vector<TraceStore::ClassMap::iterator> TraceStore::PlanVictims(AgeClass c, size_t extra) {
+  if (!IsAged(c)) return {};
+  ClassMap& map = classes_[static_cast<size_t>(c)];
+  return PlanAging(map.begin(), map.end(), map.size() + extra, record_num_,
+                   [](const auto& kv) { return kv.second.pins == 0; });
+}
+
+void TraceStore::Retire(AgeClass c, const std::vector<ClassMap::iterator>& victims, AgingReport* report) {
+  ClassMap& map = classes_[static_cast<size_t>(c)];
+  for (auto it : victims) {
+    Entry& e = it->second;
+    const uint64_t seq = it->first;
+    RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir),
+                   e.bytes.value_or(0)};
+    ++counters_.dirs_aged;
+    log_.Info("aged event dir ", Abs(e.rel_path), " (class=", AgeClassName(c), ", seq=", seq, ")");
+    if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
+    if (report) report->removed.push_back(e.rel_path);
+    removing_paths_.insert(e.rel_path);
+    by_path_.erase(e.rel_path);
+    class_of_.erase(seq);
+    pending_.emplace(seq, Pending{std::move(e.meta), job, false});
+    map.erase(it);
+    remover_.Submit(std::move(job));
+  }
+}
+
+void TraceStore::CollectRemovals() {
+  for (RemovalDone& d : remover_.TakeFinished()) {
+    auto p = pending_.find(d.job.seq);
+    if (d.status.ok()) {
+      removing_paths_.erase(d.job.rel_path);
+      if (p != pending_.end()) pending_.erase(p);
+      continue;
+    }
+    // Still on disk and already logged as removed: retried on the next aging pass, and
+    // finished at the next start-up whatever happens.
+    ++counters_.removal_failures;
+    log_.Warning("can not remove dir ", Abs(d.job.rel_path), ", errno=", d.status.err(), ": ", d.status.message());
+    if (p != pending_.end()) p->second.failed = true;
+  }
+}
+
+void TraceStore::RetryFailed() {
+  for (auto& [seq, p] : pending_) {
+    if (!p.failed) continue;
+    p.failed = false;
+    remover_.Submit(p.job);
+  }
+}
+
+void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
+  if (!dry_run) {
+    CollectRemovals();
+    RetryFailed();
+  }
+  auto victims = PlanVictims(c, 0);
+  if (victims.empty()) return;  // within the limit, or all left is pinned: enforced on release
+  if (dry_run) {
+    if (report) {
+      for (auto it : victims) report->removed.push_back(it->second.rel_path);
+    }
+    return;
+  }
+  std::string records;
+  for (auto it : victims) AppendRemoved(it->first, records);
+  if (Status st = AppendLog(records); !st.ok()) {
+    log_.Warning("cannot age ", AgeClassName(c), " dirs now: the order log cannot be written: ", st.message());
+    return;
+  }
+  Retire(c, victims, report);
+}
+
 Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
-  std::string why;
+  CollectRemovals();
   if (spec.pid <= 0) return Status::Error(EINVAL, "pid: must be positive");
+  std::string why;
   if (!spec.time.empty() && !IsValidTraceTime(spec.time, &why)) return Status::Error(EINVAL, "time: " + why);
   if (!IsValidTraceTime(spec.process.time) || spec.process.pid <= 0 || spec.process.pgid <= 0) {
     return Status::Error(EINVAL, "process directory name is malformed");
   }
-  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                             clock_.Now().time_since_epoch()).count();
-  std::string time = spec.time.empty() ? FormatTraceTime(clock_.Now()) : spec.time;
+  const auto now = clock_.Now();
   std::string proc = FormatProcessDirName(spec.process);
-  std::string rel = proc + "/" + FormatEventDirName({spec.kind, spec.pid, time});
+  std::string event = FormatEventDirName({spec.kind, spec.pid, spec.time.empty() ? FormatTraceTime(now) : spec.time});
+  std::string rel = proc + "/" + event;
 
   if (auto found = by_path_.find(rel); found != by_path_.end()) {
     // Same path again (CANN: all objects of one report share a directory): same directory,
     // counted once, keeping its place in the aging order.
-    Entry* e = FindEntry(found->second);
-    ++e->pins;
+    ++FindEntry(found->second)->pins;
     return BeginResult{found->second, rel, false};
   }
+  if (removing_paths_.count(rel)) return Status::Error(EBUSY, Abs(rel) + " is being removed by aging");
 
+  const AgeClass c = ClassOf(spec.kind, spec.side);
   const uint64_t seq = next_seq_++;
-  const std::string staging = proc + "/" + FormatStagingName(seq);
-  EventMarker marker{seq, spec.side, spec.device_id, spec.uid, now_us};
-  auto abandon = [&](Status st) -> Result<BeginResult> {
-    if (Status rm = fs_.RemoveTree(staging); !rm.ok()) log_.Warning("can not remove dir ", Abs(staging), ": ", rm.message());
-    return st;
-  };
+  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, event};
+  // The new directory and the removals it causes go to the log in one write, before mkdir.
+  auto victims = PlanVictims(c, 1);
+  std::string records;
+  AppendCreated(meta, records);
+  for (auto it : victims) AppendRemoved(it->first, records);
+  if (Status st = AppendLog(records); !st.ok()) return Status::Error(st.err(), "order log: " + st.message());
+
   // The process directory usually exists already (every event after a process's first), so
-  // create it only when building the staging directory inside it says it is missing.
-  Status staged = fs_.MakeDir(staging);
-  if (staged.err() == ENOENT) {
-    if (Status st = fs_.MakeDir(proc); !st.ok() && st.err() != EEXIST) return st;
-    staged = fs_.MakeDir(staging);
-  }
-  if (!staged.ok()) return staged;
-  if (Status st = fs_.CreateEmptyFile(staging + "/" + FormatMarkerName(marker)); !st.ok()) return abandon(st);
-  if (Status st = fs_.Rename(staging, rel); !st.ok()) {
-    if (st.err() == EEXIST) {
-      return abandon(Status::Error(EEXIST, Abs(rel) + " already exists and was not created by atraced"));
+  // create it only when making the event directory inside it says it is missing.
+  Status made = fs_.MakeDir(rel);
+  if (made.err() == ENOENT) {
+    if (Status st = fs_.MakeDir(proc); !st.ok() && st.err() != EEXIST) {
+      made = st;
+    } else {
+      made = fs_.MakeDir(rel);
     }
-    return abandon(st);
+  }
+  if (!made.ok()) {
+    // Never made: say so in the log, so a directory of that name made by someone else is
+    // never taken for ours. The victims were logged as removed; they go anyway (which is
+    // what a full disk wants).
+    std::string undo;
+    AppendRemoved(seq, undo);
+    (void)AppendLog(undo);
+    Retire(c, victims, nullptr);
+    if (made.err() == EEXIST) return Status::Error(EEXIST, Abs(rel) + " already exists and was not created by atraced");
+    return made;
   }
 
-  AgeClass c = ClassOf(spec.kind, spec.side);
-  classes_[static_cast<size_t>(c)].emplace(seq, Entry{rel, proc, spec.kind, marker, spec.pid, 1, 0});
+  Entry e{meta, rel, spec.kind, spec.pid, 1, 0};
+  classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   class_of_[seq] = c;
   by_path_[rel] = seq;
   ++counters_.events_created;
   log_.Info("created event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
   if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
-  AgingReport report;
-  Enforce(c, false, &report);  // the new directory is pinned, so it is never the victim
+  Retire(c, victims, nullptr);  // the new directory was not among them: it was not listed yet
   return BeginResult{seq, rel, true};
 }
 
 void TraceStore::EndEvent(uint64_t seq) {
-  AgeClass c;
-  Entry* e = FindEntry(seq, &c);
+  Entry* e = FindEntry(seq);
   if (e == nullptr || e->pins == 0) return;
-  if (--e->pins == 0) {
-    AgingReport report;
-    Enforce(c, false, &report);
-  }
+  if (--e->pins == 0) Enforce(e->meta.cls, false, nullptr);
 }
 
-Result<UniqueFd> TraceStore::OpenFile(uint64_t seq, const std::string& file_name) {
+Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const TraceFileName& name) {
   Entry* e = FindEntry(seq);
   if (e == nullptr) return Status::Error(ENOENT, "no event with sequence " + std::to_string(seq));
-  if (!IsTraceFileName(file_name)) return Status::Error(EINVAL, "file name [" + file_name + "] is not a trace file name");
-  return fs_.OpenAppend(e->rel_path + "/" + file_name);
+  return fs_.OpenAppend(e->rel_path + "/" + name.str());
 }
 
 void TraceStore::AddBytes(uint64_t seq, uint64_t bytes) {
@@ -200,9 +395,8 @@ void TraceStore::RemoveProcessDirIfUnused(const std::string& name) {
 void TraceStore::SetRecordNum(uint32_t record_num) {
   if (record_num != record_num_) log_.Notice("record num changed from ", record_num_, " to ", record_num);
   record_num_ = record_num;
-  AgingReport report;
-  Enforce(AgeClass::kHost, false, &report);
-  Enforce(AgeClass::kDevice, false, &report);
+  Enforce(AgeClass::kHost, false, nullptr);
+  Enforce(AgeClass::kDevice, false, nullptr);
 }
 
 AgingReport TraceStore::Vacuum(bool dry_run) {
@@ -212,53 +406,14 @@ AgingReport TraceStore::Vacuum(bool dry_run) {
   return report;
 }
 
-void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
-  if (!IsAged(c)) return;
-  ClassMap& map = classes_[static_cast<size_t>(c)];
-  std::set<uint64_t> failed;  // failed in this pass: skipped now, retried on the next pass
-  while (map.size() > record_num_) {
-    auto victims = PlanAging(map.begin(), map.end(), map.size(), record_num_, [&](const auto& kv) {
-      return kv.second.pins == 0 && !failed.count(kv.first);
-    });
-    if (victims.empty()) return;  // everything left is pinned: enforced when a pin is released
-    if (dry_run) {
-      for (auto it : victims) report->removed.push_back(it->second.rel_path);
-      return;
-    }
-    for (auto it : victims) {
-      const uint64_t seq = it->first;
-      const std::string rel = it->second.rel_path;
-      const std::string proc = it->second.process_dir;
-      const int32_t pid = it->second.pid;
-      const uint32_t uid = it->second.marker.uid;
-      const uint64_t bytes = it->second.bytes.value_or(0);
-      if (Status st = fs_.RemoveTree(rel); !st.ok()) {
-        // Still on disk, so it keeps counting; it stays first in line for the next pass.
-        failed.insert(seq);
-        ++counters_.removal_failures;
-        report->failed.push_back(rel);
-        log_.Warning("can not remove dir ", Abs(rel), ", errno=", st.err(), ": ", st.message());
-        continue;
-      }
-      map.erase(it);
-      class_of_.erase(seq);
-      by_path_.erase(rel);
-      ++counters_.dirs_aged;
-      report->removed.push_back(rel);
-      log_.Info("aged event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ")");
-      if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(rel), pid, uid, AgeClassName(c), seq, bytes});
-      RemoveProcessDirIfUnused(proc);
-    }
-  }
-}
-
 EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
   if (!e.bytes) {
     auto bytes = fs_.TreeBytes(e.rel_path);
     if (bytes.ok()) e.bytes = *bytes;
   }
-  return EventInfo{seq,          e.rel_path, e.kind, e.marker.side, e.marker.device_id, e.pid,
-                   e.marker.uid, e.marker.created_us, e.bytes.value_or(0), e.pins};
+  const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
+  return EventInfo{seq,        e.rel_path,         e.kind,   side,           e.meta.device_id, e.pid,
+                   e.meta.uid, e.meta.created_us, e.bytes.value_or(0), e.pins};
 }
 
 std::optional<EventInfo> TraceStore::Find(uint64_t seq) {

@@ -4,7 +4,7 @@
 
 namespace atraced {
 
-Listener::Listener(asio::io_context& io, LocalAcceptor acceptor, ServiceHandle service, Logger& log,
+Listener::Listener(asio::io_context& io, LocalAcceptor acceptor, TraceService& service, Logger& log,
                    ListenerOptions options)
     : acceptor_(std::move(acceptor)), service_(service), log_(log), options_(options), retry_timer_(io) {}
 

@@ -8,14 +8,14 @@
 
 namespace atraced {
 
-Session::Session(LocalSocket socket, ServiceHandle service, Logger& log, std::chrono::seconds idle_timeout,
+Session::Session(LocalSocket socket, TraceService& service, Logger& log, std::chrono::seconds idle_timeout,
                  std::function<void(Session*)> on_close)
     : socket_(std::move(socket)),
       service_(service),
       log_(log),
       idle_timeout_(idle_timeout),
       on_close_(std::move(on_close)),
-      idle_timer_(socket_.get_executor()) {}
+      deadline_(socket_.get_executor()) {}
 
 Session::~Session() = default;
 
@@ -27,52 +27,61 @@ void Session::Start() {
     return;
   }
   peer_ = *peer;
-  busy_ = true;
-  ArmIdleTimer();
-  auto self = shared_from_this();
-  asio::post(service_.executor, [self] {
-    self->client_id_ = self->service_.service->Connect(self->peer_);
-    asio::post(self->socket_.get_executor(), [self] {
-      self->connected_to_service_ = true;
-      self->busy_ = false;
-      if (self->closing_) {  // closed while connecting: the service must still forget us
-        auto svc = self->service_.service;
-        auto id = self->client_id_;
-        asio::post(self->service_.executor, [svc, id] { svc->Disconnect(id); });
-        return;
-      }
-      if (self->shutdown_requested_) return self->Close("daemon stopping");
-      self->DoRead();
-    });
-  });
+  client_id_ = service_.Connect(peer_);
+  connected_to_service_ = true;
+  Progress();
+  ArmDeadline(idle_timeout_);
+  DoRead();
 }
 
 void Session::Shutdown() {
   shutdown_requested_ = true;
-  if (!busy_) Close("daemon stopping");
+  // Waiting for a request: nothing is in flight. Otherwise the turn's end closes.
+  if (reading_) Close("daemon stopping");
 }
 
-void Session::ArmIdleTimer() {
-  idle_timer_.expires_after(idle_timeout_);
+// The timer is armed once and re-armed only when it fires: progress just moves
+// last_progress_, which costs no system call, instead of resetting a kernel timer per request.
+void Session::ArmDeadline(std::chrono::steady_clock::duration in) {
+  deadline_.expires_after(in);
   std::weak_ptr<Session> weak = weak_from_this();
-  idle_timer_.async_wait([weak](const boost::system::error_code& ec) {
+  deadline_.async_wait([weak](const boost::system::error_code& ec) {
     auto self = weak.lock();
     if (ec || !self || self->closing_) return;
-    if (self->busy_) return self->ArmIdleTimer();  // working for the client is not idleness
-    self->log_.Info("dropping idle connection of pid ", self->peer_.pid, " after ", self->idle_timeout_.count(), " s");
-    self->Close("idle timeout");
+    self->OnDeadline();
   });
 }
 
+void Session::OnDeadline() {
+  const auto due = last_progress_ + idle_timeout_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < due) return ArmDeadline(due - now);
+  if (!reading_) {
+    log_.Notice("dropping connection of pid ", peer_.pid, " uid ", peer_.uid, ": it did not read its replies within ",
+                idle_timeout_.count(), " s");
+    Close("replies not read");
+  } else if (decoder_.buffered() > 0) {
+    log_.Notice("dropping connection of pid ", peer_.pid, " uid ", peer_.uid, ": a request was not completed within ",
+                idle_timeout_.count(), " s");
+    Close("request deadline");
+  } else {
+    log_.Info("dropping idle connection of pid ", peer_.pid, " after ", idle_timeout_.count(), " s");
+    Close("idle timeout");
+  }
+}
+
 void Session::DoRead() {
-  if (closing_ || shutdown_requested_) return;
+  if (closing_) return;
+  if (shutdown_requested_) return Close("daemon stopping");
   auto space = decoder_.WritableSpace();
+  reading_ = true;
   auto self = shared_from_this();
   socket_.async_read_some(asio::buffer(space.data(), space.size()),
                           [self](const boost::system::error_code& ec, size_t n) { self->OnRead(ec, n); });
 }
 
 void Session::OnRead(const boost::system::error_code& ec, size_t n) {
+  reading_ = false;
   if (closing_) return;
   if (ec) {
     if (ec != asio::error::eof && ec != asio::error::connection_reset && ec != asio::error::operation_aborted) {
@@ -82,29 +91,30 @@ void Session::OnRead(const boost::system::error_code& ec, size_t n) {
     return;
   }
   decoder_.Commit(n);
-  ArmIdleTimer();
-  busy_ = true;
-  auto self = shared_from_this();
-  asio::post(service_.executor, [self] { self->ProcessOnStorage(); });
+  Turn();
 }
 
-void Session::ProcessOnStorage() {
+void Session::Turn() {
+  if (closing_) return;
   proto::FrameHeader header;
   std::span<const uint8_t> payload;
+  size_t handled = 0;
+  more_ = false;
   while (!replies_.close_after) {
+    if (handled == kRequestsPerTurn) {
+      more_ = true;
+      break;
+    }
     auto r = decoder_.Next(&header, &payload);
     if (r == proto::FrameDecoder::Result::kNeedMore) break;
     if (r == proto::FrameDecoder::Result::kError) {
       violation_ = decoder_.error();
       break;
     }
-    service_.service->Handle(client_id_, header, payload, replies_);
+    service_.Handle(client_id_, header, payload, replies_);
+    ++handled;
   }
-  auto self = shared_from_this();
-  asio::post(socket_.get_executor(), [self] { self->WriteReplies(); });
-}
-
-void Session::WriteReplies() {
+  if (handled > 0) Progress();
   write_offset_ = 0;
   next_fd_ = 0;
   WriteNext();
@@ -146,26 +156,31 @@ void Session::WriteNext() {
       if (attach) replies_.fds[next_fd_++].fd.reset();  // the client has its copy now
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    int err = n < 0 ? errno : EIO;
+    if (err == EINTR) continue;
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+      // The client is not reading. The deadline keeps running: a write that never drains
+      // ends the session at idle_timeout.
       auto self = shared_from_this();
       socket_.async_wait(asio::socket_base::wait_write, [self](const boost::system::error_code& ec) {
+        if (self->closing_) return;
         if (ec) return self->Close("write wait failed");
         self->WriteNext();
       });
       return;
     }
-    if (n < 0 && errno != EPIPE && errno != ECONNRESET) {
-      log_.Info("write to pid ", peer_.pid, " failed: ", std::strerror(errno));
-    }
+    if (err != EPIPE && err != ECONNRESET) log_.Info("write to pid ", peer_.pid, " failed: ", std::strerror(err));
     Close("write failed");
     return;
   }
   if (closing_) return;
-  // The batch is done.
-  bool close_after = replies_.close_after;
+  if (!replies_.bytes.empty()) Progress();
+  AfterTurn();
+}
+
+void Session::AfterTurn() {
+  const bool close_after = replies_.close_after;
   replies_ = ReplyBatch();
-  busy_ = false;
   if (!violation_.empty()) {
     log_.Warning("closing connection of pid ", peer_.pid, " uid ", peer_.uid, ": protocol violation: ", violation_);
     Close("protocol violation");
@@ -173,6 +188,12 @@ void Session::WriteNext() {
   }
   if (close_after) return Close("refused version");
   if (shutdown_requested_) return Close("daemon stopping");
+  if (more_) {
+    // Yield: every other ready session runs before this one's next turn.
+    auto self = shared_from_this();
+    asio::post(socket_.get_executor(), [self] { self->Turn(); });
+    return;
+  }
   DoRead();
 }
 
@@ -180,14 +201,10 @@ void Session::Close(const char* why) {
   if (closing_) return;
   closing_ = true;
   log_.Debug("closing connection of pid ", peer_.pid, ": ", why);
-  idle_timer_.cancel();
+  deadline_.cancel();
   boost::system::error_code ignored;
   socket_.close(ignored);
-  if (connected_to_service_) {
-    auto svc = service_.service;
-    auto id = client_id_;
-    asio::post(service_.executor, [svc, id] { svc->Disconnect(id); });
-  }
+  if (connected_to_service_) service_.Disconnect(client_id_);
   if (on_close_) on_close_(this);
 }
 

@@ -39,10 +39,8 @@ struct DecodeError {
 };
 using DecodeResult = std::optional<DecodeError>;  // nullopt = success
 
-// True when `name` may become part of a file name: 1+ bytes of [A-Za-z0-9_.-], not "." or
-// "..". Length limits are separate (they differ per field). On false, *why (if non-null)
-// says what is wrong, without a field prefix: "empty", "character 0x2f '/' not allowed".
-bool IsSafeName(std::string_view name, std::string* why);
+// Names are checked with the one rule in atraced/base/name_rule.h (IsSafeName), so a
+// decoded message's names are already valid file-name components.
 
 // ---- Requests -------------------------------------------------------------------------
 

@@ -1,19 +1,27 @@
 // The store's only window on the disk (LevelDB's Env, narrowed to what the store needs).
 // Every path is relative to the trace directory <root>/atrace, made of at most three
 // '/'-separated components (process dir, event dir, file), each a plain name: no ".", "..",
-// empty component or leading '/'. Implementations never follow a symlink in any component,
-// so nothing outside the trace directory is reached through one.
+// empty component or leading '/'. Implementations never follow a symlink in any component
+// and never cross a mount, so nothing outside the trace directory is reached through one.
+//
+// Writes go through WritableFile (LevelDB's WritableFile): the file object counts its own
+// bytes, so the layers above never hold a raw descriptor and never fstat to learn a size.
+//
+// Threading: one owner thread calls everything, except RemoveTree and RemoveEmptyDir, which
+// the background remover (remover.h) also calls; implementations make those two safe to run
+// beside the owner's calls.
 //
 // Tests swap in a fault-injecting wrapper (tests/support/fault_file_system.h).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "atraced/base/unique_fd.h"
 #include "atraced/core/status.h"
-#include "atraced/proto/unique_fd.h"
 
 namespace atraced {
 
@@ -23,6 +31,21 @@ struct DirEntry {
   Type type = Type::kOther;
 };
 
+// A trace file opened for appending. Destroying it closes the file.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  // Writes all of `data` at the end of the file, retrying short writes.
+  virtual Status Append(std::span<const uint8_t> data) = 0;
+  // Bytes in the file: its size when opened plus what Append wrote. A client writing
+  // through a descriptor from Dup() is not seen until Refresh().
+  virtual uint64_t size() const = 0;
+  // Re-reads the size from the file itself (after descriptors were handed out).
+  virtual Result<uint64_t> Refresh() = 0;
+  // A new close-on-exec descriptor of the same open file, to pass to a client.
+  virtual Result<UniqueFd> Dup() = 0;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -30,20 +53,19 @@ class FileSystem {
   // Absolute path of the trace directory, for messages and replies.
   virtual const std::string& trace_dir() const = 0;
 
-  // Creates a directory with mode 0750 (whatever the umask). EEXIST is reported as such.
+  // Creates a directory with mode 0750 (whatever the umask). EEXIST is reported as such;
+  // ENOENT means the parent is missing.
   virtual Status MakeDir(const std::string& rel) = 0;
   // Lists a directory ("" is the trace directory itself), without "." and "..".
   virtual Result<std::vector<DirEntry>> ListDir(const std::string& rel) = 0;
-  // Creates an empty file, mode 0640; fails with EEXIST if anything is there.
-  virtual Status CreateEmptyFile(const std::string& rel) = 0;
-  // Opens a trace file O_CREAT|O_WRONLY|O_APPEND|O_CLOEXEC|O_NOFOLLOW, mode 0640, never
-  // truncating. Refuses (EACCES) anything but a regular file with a single link, so a
-  // planted hard link cannot make the daemon write into a file it did not create.
-  virtual Result<UniqueFd> OpenAppend(const std::string& rel) = 0;
-  // Writes all of `data` to `fd` (a descriptor from OpenAppend), retrying short writes.
-  virtual Status Write(int fd, std::span<const uint8_t> data) = 0;
-  // Renames within one parent; fails with EEXIST instead of replacing an existing target.
-  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // Opens a trace file O_WRONLY|O_APPEND, creating it with mode 0640, never truncating.
+  // Refuses (EACCES) anything but a regular file with a single link, so a planted hard
+  // link cannot make the daemon write into a file it did not create.
+  virtual Result<std::unique_ptr<WritableFile>> OpenAppend(const std::string& rel) = 0;
+  // Reads a whole small regular file; EFBIG if it holds more than `max_bytes`.
+  virtual Result<std::string> ReadFile(const std::string& rel, size_t max_bytes) = 0;
+  // Replaces a file's contents atomically (a temporary file renamed over it).
+  virtual Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) = 0;
   // Removes a directory tree without following symlinks or crossing mounts. A missing
   // target is success. A symlink in place of the target is removed itself, never followed.
   virtual Status RemoveTree(const std::string& rel) = 0;

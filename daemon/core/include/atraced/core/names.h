@@ -7,11 +7,10 @@
 //          | stackcore_tracer_{signo}_{tid}_{program}_{time}.txt
 //
 // plus two names of atraced's own, both hidden (leading '.') so CANN tools skip them:
-//   - the marker file inside every event directory atraced created,
-//     .atraced_{seq}_{host|device}_{device}_{uid}_{created_us}: it carries the creation
-//     sequence (aging order), the class and the creator's uid across restarts;
-//   - the staging directory .atraced_staging_{seq} in which an event directory is built
-//     before it is renamed into place, so a crash never leaves a half-made event dir.
+//   - the marker file .atraced_{seq}_{host|device}_{device}_{uid}_{created_us} and the
+//     staging directory .atraced_staging_{seq} of atraced 0.1, which kept the creation order
+//     inside each event directory. The order log (order_log.h) replaced both; these names
+//     are still parsed so that a tree written by 0.1 is adopted once, at the first start.
 // A name that does not parse is not atraced's: it is never counted and never deleted.
 #pragma once
 
@@ -19,6 +18,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "atraced/base/name_rule.h"
 
 namespace atraced {
 
@@ -29,8 +30,7 @@ std::string_view EventKindName(EventKind kind);  // "schedule", "stackcore", "ex
 std::optional<EventKind> ParseEventKind(std::string_view name);
 std::string_view SideName(Side side);             // "host", "device"
 
-// Object and program names: [A-Za-z0-9_.-]+, not "." or "..". `why` names the offence.
-bool IsSafeComponent(std::string_view name, std::string* why = nullptr);
+// Object and program names follow the one name rule of atraced/base/name_rule.h.
 
 inline constexpr size_t kMaxObjectName = 31;   // CANN: object names are < 32 bytes
 inline constexpr size_t kMaxProgramName = 63;  // CANN: MAX_FILENAME_LEN 64
@@ -77,6 +77,21 @@ std::optional<StackcoreFileName> ParseStackcoreFileName(std::string_view text);
 
 // True if `text` is a file name one of the three file forms above parses.
 bool IsTraceFileName(std::string_view text);
+
+// A trace file name, well-formed by construction: it is made only from typed parts that were
+// validated where they entered (the protocol decoders, or a Parse* of a name read back from
+// disk). The store opens nothing else, so it never checks a file name again.
+class TraceFileName {
+ public:
+  static TraceFileName Object(const ObjectFileName& n) { return TraceFileName(FormatObjectFileName(n)); }
+  static TraceFileName Ts(uint32_t device_id) { return TraceFileName(FormatTsFileName(device_id)); }
+  static TraceFileName Stackcore(const StackcoreFileName& n) { return TraceFileName(FormatStackcoreFileName(n)); }
+  const std::string& str() const { return name_; }
+
+ private:
+  explicit TraceFileName(std::string name) : name_(std::move(name)) {}
+  std::string name_;
+};
 
 struct EventMarker {
   uint64_t seq = 0;

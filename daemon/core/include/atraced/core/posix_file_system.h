@@ -1,9 +1,26 @@
-// FileSystem on the real disk. It holds a descriptor of <root>/atrace and reaches every
-// path with openat/mkdirat/unlinkat/renameat relative to it, component by component with
-// O_NOFOLLOW, so a symlink planted anywhere below the trace directory is never followed.
+// FileSystem on the real disk.
+//
+// Every path is resolved relative to a descriptor, never from "/": the trace directory's,
+// or a cached descriptor of a process directory. Multi-component paths are resolved by the
+// kernel in one openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV, so a
+// symlink planted anywhere below the trace directory is never followed and no mount is
+// crossed; where openat2 is missing (old kernel, a seccomp filter) the same guarantees come
+// from a walk one component at a time with O_NOFOLLOW and an st_dev check.
+//
+// Process directories are where every event is created, so their descriptors (O_PATH) are
+// kept in a small LRU cache: creating an event dir is one mkdirat(2), opening a trace file
+// one openat2(2). A cached descriptor whose directory was removed is noticed by the ENOENT
+// of the next call, dropped, and the path resolved again.
 #pragma once
 
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <list>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "atraced/core/file_system.h"
 
@@ -17,35 +34,52 @@ class PosixFileSystem final : public FileSystem {
   const std::string& trace_dir() const override { return trace_dir_; }
   Status MakeDir(const std::string& rel) override;
   Result<std::vector<DirEntry>> ListDir(const std::string& rel) override;
-  Status CreateEmptyFile(const std::string& rel) override;
-  Result<UniqueFd> OpenAppend(const std::string& rel) override;
-  Status Write(int fd, std::span<const uint8_t> data) override;
-  Status Rename(const std::string& from, const std::string& to) override;
+  Result<std::unique_ptr<WritableFile>> OpenAppend(const std::string& rel) override;
+  Result<std::string> ReadFile(const std::string& rel, size_t max_bytes) override;
+  Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Result<uint64_t> TreeBytes(const std::string& rel) override;
 
- private:
-  PosixFileSystem(std::string root, std::string trace_dir, UniqueFd dir_fd, dev_t dev, mode_t umask);
+  // How many process-directory descriptors are kept open at most.
+  static constexpr size_t kDirCacheSize = 256;
 
-  // Opens the directory that contains the last component of `rel` (O_NOFOLLOW on every
-  // step) and returns it with that last component. If the trace directory itself was
-  // deleted, it is re-created first.
-  struct Parent {
-    UniqueFd fd;  // invalid means: the trace directory descriptor itself
-    std::string leaf;
-    int get(int base) const { return fd.valid() ? fd.get() : base; }
+ private:
+  PosixFileSystem(std::string root, std::string trace_dir, mode_t umask);
+
+  // Where a relative path starts: a descriptor and the rest of the path below it.
+  struct Anchor {
+    int fd = -1;
+    std::string rest;
+    std::string cached;  // the process dir whose cached descriptor `fd` is, or ""
   };
-  Result<Parent> OpenParent(const std::string& rel);
-  Result<UniqueFd> OpenDir(const std::string& rel);
-  Status FixMode(int dirfd, const std::string& name, mode_t wanted, bool is_dir);
+  Result<Anchor> AnchorFor(const std::string& rel);
+  Result<int> ProcessDirFd(const std::string& name);
+  // Opens an existing regular file below `base` (never a FIFO, a device or a directory).
+  Status OpenRegular(int base, const std::string& rest, int flags, const std::string& shown, UniqueFd* fd,
+                     struct stat* st);
+  void Forget(const std::string& name);
+  // openat2 beneath `base`, or the O_NOFOLLOW walk where openat2 is unavailable.
+  int OpenBeneath(int base, const std::string& rest, int flags, mode_t mode);
+  // The trace directory's descriptor, shared with the remover thread.
+  std::shared_ptr<const UniqueFd> TraceDirFd() const;
   Status EnsureTraceDir();
+  Status FixMode(int fd, mode_t wanted);
 
   std::string root_;
   std::string trace_dir_;
-  UniqueFd dir_fd_;
-  dev_t dev_;
   mode_t umask_;
+  std::atomic<dev_t> dev_{0};  // read by the remover thread
+  mutable std::mutex dir_mu_;  // guards the pointer, not the descriptor
+  std::shared_ptr<const UniqueFd> dir_;
+
+  // LRU of process-dir descriptors (owner thread only).
+  std::list<std::string> lru_;
+  struct Cached {
+    UniqueFd fd;
+    std::list<std::string>::iterator pos;
+  };
+  std::unordered_map<std::string, Cached> cache_;
 };
 
 }  // namespace atraced

@@ -1,6 +1,6 @@
 // Structured notices of what the store did to the disk, beside the text log: the daemon
 // forwards them to the journal (MESSAGE_ID plus path, pid, class, bytes fields) so log
-// shippers can collect them without parsing text. Called on the storage executor.
+// shippers can collect them without parsing text. Called on the store's owner thread (the event loop).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // The daemon's request handling, with no socket in it: decoded frames in, reply frames out.
 // A session (daemon/ipc) feeds it bytes from a connection; tests drive it directly.
 //
-// Threading: like the store it drives, a TraceService has a single owner, the storage
-// executor. Every call for every client runs there, in order.
+// Threading: like the store it drives, a TraceService has a single owner, the daemon's
+// event loop. Every call for every client runs there, in order.
 //
 // Identity: a client is what SO_PEERCRED and /proc say it is (PeerCredentials +
 // ProcessTable). The only identity a payload may carry is EVENT_BEGIN's host_pid, a
@@ -20,11 +20,13 @@
 #include <vector>
 
 #include "atraced/core/clock.h"
+#include <memory>
+
 #include "atraced/core/file_system.h"
 #include "atraced/core/log.h"
 #include "atraced/core/process_table.h"
 #include "atraced/core/trace_store.h"
-#include "atraced/proto/unique_fd.h"
+#include "atraced/base/unique_fd.h"
 #include "atraced/proto/codec.h"
 
 namespace atraced {
@@ -64,8 +66,7 @@ class TraceService {
  public:
   using ClientId = uint64_t;
 
-  TraceService(TraceStore& store, FileSystem& fs, ProcessTable& processes, Clock& clock, Logger& log,
-               ServiceOptions options);
+  TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log, ServiceOptions options);
   ~TraceService();
 
   ClientId Connect(const PeerCredentials& peer);
@@ -84,8 +85,9 @@ class TraceService {
   struct OpenFile {
     uint64_t seq = 0;
     uint32_t event_id = 0;
-    UniqueFd fd;
-    uint64_t size = 0;  // bytes accounted so far
+    std::unique_ptr<WritableFile> file;
+    uint64_t accounted = 0;  // bytes of the file already added to the store's counters
+    bool passed = false;     // a descriptor went to the client: it may write behind our back
   };
   struct Client {
     PeerCredentials peer;
@@ -109,7 +111,8 @@ class TraceService {
   using Reply = std::optional<Refusal>;
 
   ProcessRecord* RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts);
-  void CloseFile(OpenFile& f);
+  // Closes the file and accounts what was written to it; returns its final size.
+  uint64_t CloseFile(OpenFile& f);
   Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
   Reply OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
@@ -122,7 +125,6 @@ class TraceService {
   Reply OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
 
   TraceStore& store_;
-  FileSystem& fs_;
   ProcessTable& processes_;
   Clock& clock_;
   Logger& log_;

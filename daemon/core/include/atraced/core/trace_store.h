@@ -1,24 +1,29 @@
 // The trace store: names, creates, pins and ages the event directories of one trace root.
 //
-// Threading: a TraceStore has a single owner and no locks. In the daemon that owner is the
-// storage executor (one thread), so creation, aging and writes never race, and a slow
-// recursive delete delays only other disk work, never accepts or reads on the socket.
+// Threading: a TraceStore has a single owner and no locks; in the daemon that is the event
+// loop's thread. The only work done elsewhere is the recursive delete of aged directories,
+// handed to a Remover (remover.h) after the decision is made and logged.
 //
-// Ordering: every event directory atraced creates carries a marker file holding a creation
-// sequence number (names.h). Aging order is that sequence, recovered from the tree at start:
-// no state file, no mtime, and a clock that jumps backwards cannot reorder anything.
+// Ordering and crash safety: the order log (order_log.h) records each directory before it
+// is made and each removal before it starts. Recovery reads it back, keeps the directories
+// that exist, finishes interrupted removals, renumbers and rewrites it. Nothing depends on
+// mtime or on the names' clock, so a clock that jumps backwards cannot reorder anything, and
+// directories that are not in the log (an in-process CANN recorder sharing the root) are
+// never counted or removed.
 //
-// Creation is atomic: the directory is built as .atraced_staging_{seq} (with its marker)
-// and renamed into place, so a crash leaves either nothing or a complete, counted directory;
-// Recover() sweeps the staging leftovers.
+// Cost of an event at the limit, on the caller's path: one append to the order log (the new
+// directory and the removals it causes, together), one mkdir, then the files. The delete
+// of the aged directory runs on the remover.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "atraced/core/aging.h"
@@ -26,6 +31,8 @@
 #include "atraced/core/file_system.h"
 #include "atraced/core/log.h"
 #include "atraced/core/names.h"
+#include "atraced/core/order_log.h"
+#include "atraced/core/remover.h"
 #include "atraced/core/status.h"
 #include "atraced/core/store_events.h"
 
@@ -62,22 +69,22 @@ struct EventInfo {
 
 struct StoreCounters {
   uint64_t events_created = 0;
-  uint64_t dirs_aged = 0;
-  uint64_t removal_failures = 0;
+  uint64_t dirs_aged = 0;          // taken off the lists by aging (their delete may still run)
+  uint64_t removal_failures = 0;   // deletes that failed (each is retried)
   uint64_t bytes_written = 0;
 };
 
+// What an aging pass took off the lists (relative paths), for VACUUM's reply.
 struct AgingReport {
-  std::vector<std::string> removed;  // relative paths
-  std::vector<std::string> failed;
+  std::vector<std::string> removed;
 };
 
 class TraceStore {
  public:
-  TraceStore(FileSystem& fs, Clock& clock, Logger& log, uint32_t record_num);
+  TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, uint32_t record_num);
 
-  // Rebuilds the lists from the tree, removes half-made directories and applies the limit.
-  // Call once before anything else.
+  // Rebuilds the lists from the order log and the tree, finishes interrupted removals,
+  // rewrites the log and applies the limit. Call once before anything else.
   Status Recover();
 
   // Creates the event directory (or finds the existing one with the same path) and pins it.
@@ -86,9 +93,8 @@ class TraceStore {
   // Releases one pin; an unpinned class over its limit is aged at once.
   void EndEvent(uint64_t seq);
 
-  // Opens (creating if needed) a file in a pinned event; `file_name` must be one of the
-  // trace file forms of names.h.
-  Result<UniqueFd> OpenFile(uint64_t seq, const std::string& file_name);
+  // Opens (creating if needed) a file in a pinned event.
+  Result<std::unique_ptr<WritableFile>> OpenFile(uint64_t seq, const TraceFileName& name);
   // Accounts bytes written into an event's files (by the daemon or through a passed fd).
   void AddBytes(uint64_t seq, uint64_t bytes);
 
@@ -98,8 +104,10 @@ class TraceStore {
 
   // Applies a new record number at once.
   void SetRecordNum(uint32_t record_num);
-  // Applies the limits now, retrying earlier failed removals; dry_run only reports.
+  // Applies the limits now, retrying failed deletes; dry_run only reports.
   AgingReport Vacuum(bool dry_run);
+  // Collects finished deletes: counts and logs failures, queues them for a retry.
+  void CollectRemovals();
 
   // Receives a structured event for every directory created or aged (optional).
   void set_event_sink(StoreEventSink* sink) { sink_ = sink; }
@@ -107,30 +115,48 @@ class TraceStore {
   uint32_t record_num() const { return record_num_; }
   size_t count(AgeClass c) const { return classes_[static_cast<size_t>(c)].size(); }
   const StoreCounters& counters() const { return counters_; }
+  // Deletes decided and not yet finished (queued, running or failed and waiting to retry).
+  size_t removals_pending() const { return pending_.size(); }
   const FileSystem& fs() const { return fs_; }
+  // The event's directory relative to the trace directory, or nullptr.
+  const std::string* PathOf(uint64_t seq) const;
   std::optional<EventInfo> Find(uint64_t seq);
   // Event directories with seq > after_seq, oldest first, at most `max`.
   std::vector<EventInfo> List(uint64_t after_seq, size_t max);
 
+  // The order log is rewritten once it holds this many more records than live entries.
+  static constexpr size_t kCompactSlack = 8192;
+  static constexpr size_t kMaxOrderLogBytes = 64u << 20;
+
  private:
   struct Entry {
+    OrderEntry meta;  // seq, class, device, uid, created_us, process dir, event dir
     std::string rel_path;
-    std::string process_dir;
     EventKind kind = EventKind::kSchedule;
-    EventMarker marker;
     int32_t pid = 0;
     uint32_t pins = 0;
     std::optional<uint64_t> bytes;  // unknown for recovered dirs until someone asks
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
 
-  Entry* FindEntry(uint64_t seq, AgeClass* cls = nullptr);
+  Entry* FindEntry(uint64_t seq);
+  // Plans the victims of class `c` if it held `extra` more directories than it does.
+  std::vector<ClassMap::iterator> PlanVictims(AgeClass c, size_t extra);
+  // Takes planned victims off the lists and hands them to the remover (their '-' records
+  // must already be in the log).
+  void Retire(AgeClass c, const std::vector<ClassMap::iterator>& victims, AgingReport* report);
   void Enforce(AgeClass c, bool dry_run, AgingReport* report);
+  void RetryFailed();
+  Status AppendLog(const std::string& records);
+  Status RewriteLog();
+  Status OpenLog();
+  void Adopt(OrderEntry meta);
   void RemoveProcessDirIfUnused(const std::string& name);
   EventInfo InfoOf(uint64_t seq, Entry& e);
   std::string Abs(const std::string& rel) const { return fs_.trace_dir() + "/" + rel; }
 
   FileSystem& fs_;
+  Remover& remover_;
   Clock& clock_;
   Logger& log_;
   uint32_t record_num_;
@@ -139,6 +165,17 @@ class TraceStore {
   std::unordered_map<uint64_t, AgeClass> class_of_;
   std::unordered_map<std::string, uint64_t> by_path_;
   std::unordered_map<std::string, uint32_t> process_holds_;
+  // Deletes decided and not yet done: logged with '-', handed to the remover (or failed and
+  // waiting for the next pass). Kept so a log rewrite still records them.
+  struct Pending {
+    OrderEntry meta;
+    RemovalJob job;
+    bool failed = false;
+  };
+  std::map<uint64_t, Pending> pending_;
+  std::unordered_set<std::string> removing_paths_;
+  std::unique_ptr<WritableFile> log_file_;
+  size_t log_records_ = 0;
   StoreCounters counters_;
   StoreEventSink* sink_ = nullptr;
 };

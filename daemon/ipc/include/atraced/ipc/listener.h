@@ -19,7 +19,7 @@ struct ListenerOptions {
 
 class Listener {
  public:
-  Listener(asio::io_context& io, LocalAcceptor acceptor, ServiceHandle service, Logger& log, ListenerOptions options);
+  Listener(asio::io_context& io, LocalAcceptor acceptor, TraceService& service, Logger& log, ListenerOptions options);
 
   void Start();
   // Stops accepting and asks every session to finish its batch and close.
@@ -30,7 +30,7 @@ class Listener {
   void DoAccept();
 
   LocalAcceptor acceptor_;
-  ServiceHandle service_;
+  TraceService& service_;
   Logger& log_;
   ListenerOptions options_;
   asio::steady_timer retry_timer_;

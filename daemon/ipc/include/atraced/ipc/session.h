@@ -1,16 +1,25 @@
-// One client connection: bytes from the socket go through a FrameDecoder to the
-// TraceService on the storage executor; the replies come back and are written in order,
-// with any passed descriptor attached (SCM_RIGHTS) to the first byte of its reply frame.
+// One client connection, on the daemon's single event-loop thread.
 //
-// Flow control: a session has at most one batch of requests in flight. It reads, hands
-// everything it read to the storage executor, writes the replies, then reads again. So a
-// client that pipelines costs one thread hand-off per read, not per request, and a client
-// that stops reading its replies stops being read — it cannot make the daemon buffer
-// without bound.
+// Bytes from the socket go through a FrameDecoder straight into the TraceService, on the
+// same thread: no request costs a thread hop. Replies are written in order, with any passed
+// descriptor attached (SCM_RIGHTS) to the first byte of its reply frame.
+//
+// Fairness: a session handles at most kRequestsPerTurn requests, writes their replies, and
+// if more are buffered it posts itself to the back of the loop's queue, so every other ready
+// session gets a turn first (round robin). One client's burst cannot queue the others
+// behind it.
+//
+// Flow control: a turn's replies must be written before the next turn starts and before the
+// socket is read again, so the replies and descriptors queued for one session are bounded by
+// one turn, and a client that stops reading stops being read.
+//
+// Deadlines: one per session, `idle_timeout` after its last progress (a request handled or
+// a batch of replies written). A partial request does not count as progress, so a request
+// trickled in byte by byte, a client that never reads its replies, and a silent client are
+// all dropped at the deadline, their events ended and their descriptors released.
 //
 // A framing violation (bad magic, oversized length, unknown flag bits) closes this one
-// connection, with a log line naming the peer pid and the reason. An idle deadline drops a
-// client that says nothing.
+// connection, with a log line naming the peer pid and the reason.
 #pragma once
 
 #include <chrono>
@@ -24,46 +33,46 @@
 
 namespace atraced {
 
-// Where the service lives: the executor every service call is posted to.
-struct ServiceHandle {
-  asio::any_io_executor executor;  // the storage executor
-  TraceService* service;
-};
-
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(LocalSocket socket, ServiceHandle service, Logger& log, std::chrono::seconds idle_timeout,
+  static constexpr size_t kRequestsPerTurn = 16;
+
+  Session(LocalSocket socket, TraceService& service, Logger& log, std::chrono::seconds idle_timeout,
           std::function<void(Session*)> on_close);
   ~Session();
 
   void Start();
-  // Stops reading, lets the batch in flight finish and its replies go out, then closes.
+  // Stops reading, lets the replies in flight go out, then closes.
   void Shutdown();
   int32_t peer_pid() const { return peer_.pid; }
 
  private:
   void DoRead();
   void OnRead(const boost::system::error_code& ec, size_t n);
-  void ProcessOnStorage();  // runs on the storage executor
-  void WriteReplies();
+  void Turn();
   void WriteNext();
-  void ArmIdleTimer();
+  void AfterTurn();
+  void ArmDeadline(std::chrono::steady_clock::duration in);
+  void OnDeadline();
+  void Progress() { last_progress_ = std::chrono::steady_clock::now(); }
   void Close(const char* why);
 
   LocalSocket socket_;
-  ServiceHandle service_;
+  TraceService& service_;
   Logger& log_;
   std::chrono::seconds idle_timeout_;
   std::function<void(Session*)> on_close_;
-  asio::steady_timer idle_timer_;
+  asio::steady_timer deadline_;
+  std::chrono::steady_clock::time_point last_progress_;
   proto::FrameDecoder decoder_;
   PeerCredentials peer_;
   TraceService::ClientId client_id_ = 0;
   bool connected_to_service_ = false;
   bool closing_ = false;
   bool shutdown_requested_ = false;
-  bool busy_ = false;  // a batch is on the storage executor or replies are being written
-  std::string violation_;  // set on the storage executor when the decoder fails
+  bool reading_ = false;    // an async read is outstanding
+  bool more_ = false;       // the last turn stopped at its limit: frames may be buffered
+  std::string violation_;   // set when the decoder fails
   ReplyBatch replies_;
   size_t write_offset_ = 0;
   size_t next_fd_ = 0;
