@@ -30,6 +30,10 @@ class SharedLog {
           text_ += std::string(t) + "\n";
         }, LogLevel::kDebug) {}
   Logger& logger() { return logger_; }
+  std::string text() {
+    std::lock_guard<std::mutex> g(mu_);
+    return text_;
+  }
   bool Has(const std::string& needle) {
     std::lock_guard<std::mutex> g(mu_);
     return text_.find(needle) != std::string::npos;
@@ -91,6 +95,11 @@ class SessionFixture {
   std::shared_ptr<Session> session_;
   std::optional<RawClient> client;
   std::atomic<bool> closed{false};
+  // The session's on-close callback runs just after the socket is closed.
+  bool WaitClosed() {
+    for (int i = 0; i < 500 && !closed; ++i) std::this_thread::sleep_for(10ms);
+    return closed;
+  }
   std::thread io_thread;
 };
 
@@ -183,4 +192,93 @@ TEST_CASE("a hang-up mid-event ends the event in the service", "[session]") {
   REQUIRE(f.client->Call(ATR_OP_EVENT_BEGIN, Payload(b))->status == 0);
   f.client.reset();
   CHECK(f.log.WaitFor("disconnected with 1 open event(s)"));
+}
+
+TEST_CASE("a request trickled in byte by byte is dropped at the deadline", "[session]") {
+  SessionFixture f(1s);
+  std::vector<uint8_t> frame;
+  proto::AppendFrame(frame, ATR_OP_HELLO, 0, 1, Payload(proto::Hello{}));
+  // One byte every 300 ms: the connection is never silent, but the request never completes.
+  bool hung_up = false;
+  for (size_t i = 0; i + 1 < frame.size() && !hung_up; ++i) {
+    f.client->SendRaw({frame[i]});
+    hung_up = f.client->SeesHangUp(300ms);
+  }
+  CHECK(hung_up);
+  CHECK(f.log.WaitFor("a request was not completed within 1 s"));
+  CHECK(f.WaitClosed());
+}
+
+TEST_CASE("a client that never reads its replies is dropped and its event ended", "[session]") {
+  SessionFixture f(1s);
+  REQUIRE(f.client->Hello());
+  REQUIRE(f.client->Call(ATR_OP_EVENT_BEGIN, Payload(BeginRequest(1)))->status == 0);
+  // Pipeline STATUS requests without reading: the daemon's replies fill the socket, it
+  // stops reading, and the deadline ends the session.
+  std::vector<uint8_t> burst;
+  for (uint32_t i = 0; i < 20000; ++i) proto::AppendFrame(burst, ATR_OP_STATUS, 0, 100 + i, {});
+  size_t off = 0;
+  auto until = std::chrono::steady_clock::now() + 10s;
+  while (off < burst.size() && std::chrono::steady_clock::now() < until && !f.closed) {
+    ssize_t n = ::send(f.client->fd(), burst.data() + off, burst.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) off += static_cast<size_t>(n);
+    else std::this_thread::sleep_for(10ms);
+  }
+  CHECK(f.log.WaitFor("did not read its replies within 1 s"));
+  CHECK(f.log.WaitFor("disconnected with 1 open event(s)"));
+  CHECK(f.WaitClosed());
+}
+
+TEST_CASE("sessions take turns: a burst from one client does not hold up another", "[session][fairness]") {
+  // No I/O thread here: the test steps the loop itself, so the order is deterministic.
+  TempDir tmp;
+  FakeClock clock;
+  SharedLog log;
+  FakeProcessTable processes;
+  auto fs = PosixFileSystem::Open(tmp.path());
+  REQUIRE(fs.ok());
+  InlineRemover remover(**fs);
+  TraceStore store(**fs, remover, clock, log.logger(), 10);
+  REQUIRE(store.Recover().ok());
+  ServiceOptions o;
+  o.root = tmp.path();
+  TraceService service(store, processes, clock, log.logger(), o);
+  asio::io_context io;
+  auto open = [&](std::optional<RawClient>& client) {
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    LocalSocket server(io);
+    server.assign(asio::local::stream_protocol(), sv[0]);
+    client.emplace(UniqueFd(sv[1]));
+    auto s = std::make_shared<Session>(std::move(server), service, log.logger(), 30s, nullptr);
+    s->Start();
+  };
+  std::optional<RawClient> busy, quiet;
+  open(busy);
+  open(quiet);
+  constexpr uint32_t kBurst = 400;
+  std::vector<uint8_t> burst;
+  proto::AppendFrame(burst, ATR_OP_HELLO, 0, 1, Payload(proto::Hello{}));
+  for (uint32_t i = 0; i < kBurst; ++i) proto::AppendFrame(burst, ATR_OP_STATUS, 0, 2 + i, {});
+  REQUIRE(busy->SendRaw(burst));
+  std::vector<uint8_t> one;
+  proto::AppendFrame(one, ATR_OP_HELLO, 0, 1, Payload(proto::Hello{}));
+  REQUIRE(quiet->SendRaw(one));
+  // Step the loop until the quiet client's reply is there, then count the busy one's.
+  auto readable = [](int fd) {
+    char c;
+    return ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+  };
+  for (int i = 0; i < 10000 && !readable(quiet->fd()); ++i) io.run_one_for(100ms);
+  REQUIRE(readable(quiet->fd()));
+  size_t busy_replies = 0;
+  while (auto r = busy->Read(20ms)) ++busy_replies;
+  INFO("replies the busy client had when the quiet one was answered: " << busy_replies);
+  CHECK(busy_replies < 3 * Session::kRequestsPerTurn);
+  // And the burst is still served in full afterwards, in order.
+  for (int i = 0; i < 100000 && busy_replies < kBurst + 1; ++i) {
+    io.poll();
+    while (auto r = busy->Read(20ms)) ++busy_replies;
+  }
+  CHECK(busy_replies == kBurst + 1);
 }

@@ -61,7 +61,8 @@ class PosixFileSystem final : public FileSystem {
   void Forget(const std::string& name);
   // openat2 beneath `base`, or the O_NOFOLLOW walk where openat2 is unavailable.
   int OpenBeneath(int base, const std::string& rest, int flags, mode_t mode);
-  // The trace directory's descriptor, shared with the remover thread.
+  // The trace directory's descriptor: the owner's view, and a locked copy for the remover.
+  const std::shared_ptr<const UniqueFd>& OwnerDirFd() const;
   std::shared_ptr<const UniqueFd> TraceDirFd() const;
   Status EnsureTraceDir();
   Status FixMode(int fd, mode_t wanted);

@@ -12,6 +12,8 @@
 // failures are counted, logged and queued for a retry.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -66,6 +68,7 @@ class InlineRemover final : public Remover {
 class BackgroundRemover final : public Remover {
  public:
   static constexpr size_t kMaxQueued = 4096;
+  static constexpr std::chrono::milliseconds kLinger{2};
 
   explicit BackgroundRemover(FileSystem& fs);
   ~BackgroundRemover() override;  // finishes the running delete, leaves the queue to the next start
@@ -84,8 +87,10 @@ class BackgroundRemover final : public Remover {
   std::condition_variable idle_;
   std::deque<RemovalJob> queue_;
   std::vector<RemovalDone> done_;
-  size_t running_ = 0;
+  size_t running_ = 0;       // jobs taken by the thread and not yet reported
+  bool sleeping_ = false;    // the thread waits for work
   bool stop_ = false;
+  std::atomic<bool> stop_requested_{false};  // read between jobs without the lock
   std::thread thread_;
 };
 

@@ -30,8 +30,12 @@ class Status {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}       // NOLINT: implicit by design
-  Result(Status error) : v_(std::move(error)) {}  // NOLINT: must not be OK
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  // An error. An OK status here is a bug in the caller (a Result that is neither a value nor
+  // an error); it becomes an EIO error that names itself rather than a value-less success.
+  Result(Status error)  // NOLINT: implicit by design
+      : v_(error.ok() ? Status::Error(EIO, "internal error: a result was made from an OK status")
+                      : std::move(error)) {}
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   T& value() { return std::get<T>(v_); }

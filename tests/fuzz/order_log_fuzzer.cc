@@ -1,0 +1,31 @@
+// libFuzzer target: the order log is read back from the trace root, which is untrusted.
+// Any bytes must parse without a crash, and what comes out must hold the invariants the
+// store relies on: live sequences strictly increase, every path is a well-formed CANN
+// process/event pair, and writing the live entries back replays to the same entries.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "atraced/core/names.h"
+#include "atraced/core/order_log.h"
+
+using namespace atraced;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  OrderLogReplay r = ReplayOrderLog(text);
+  uint64_t last = 0;
+  std::string again;
+  for (const OrderEntry& e : r.live) {
+    if (e.seq <= last) std::abort();
+    last = e.seq;
+    if (!ParseProcessDirName(e.process_dir) || !ParseEventDirName(e.event_dir)) std::abort();
+    AppendCreated(e, again);
+  }
+  OrderLogReplay round = ReplayOrderLog(again);
+  if (round.rejected != 0 || round.live.size() != r.live.size()) std::abort();
+  for (size_t i = 0; i < r.live.size(); ++i) {
+    if (!(round.live[i] == r.live[i])) std::abort();
+  }
+  return 0;
+}
