@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "support/raw_client.h"
+#include "support/temp_dir.h"
 
 #ifndef ATRACED_BINARY
 #define ATRACED_BINARY "atraced"
@@ -118,6 +119,15 @@ size_t CountEventDirs(const std::string& trace_dir, const std::string& kind) {
     }
   }
   return n;
+}
+
+bool EventuallyGone(const std::string& path, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (Exists(path)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 size_t SettledEventDirs(const std::string& trace_dir, const std::string& kind, size_t expected,

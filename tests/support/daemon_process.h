@@ -67,6 +67,8 @@ class DaemonProcess {
 size_t CountEventDirs(const std::string& trace_dir, const std::string& kind);
 // Aged directories are deleted in the background, after the reply: waits (up to `timeout`)
 // for the count on disk to reach `expected` and returns the last count seen.
+// True once `path` no longer exists (aged directories are deleted in the background).
+bool EventuallyGone(const std::string& path, std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 size_t SettledEventDirs(const std::string& trace_dir, const std::string& kind, size_t expected,
                         std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
 
