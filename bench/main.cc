@@ -679,32 +679,40 @@ Tree MakeTree(const std::string& root, size_t dirs, size_t procs) {
   if (!MakeDirs(trace)) Fail("mkdir " + trace);
   const int64_t base_us = 1700000000LL * 1000000;  // 2023-11-14, formatted in UTC: always valid
   const uint32_t uid = ::geteuid();
-  std::vector<std::string> pdirs;
+  std::vector<std::string> pdirs, pnames;
   for (size_t k = 0; k < procs; ++k) {
     int pid = 100000 + static_cast<int>(k);
-    std::string pd = trace + "/trace_" + std::to_string(pid) + "_" + std::to_string(pid) + "_" +
-                     TraceTimeAt(base_us + static_cast<int64_t>(k) * 1000000, true);
+    std::string name = "trace_" + std::to_string(pid) + "_" + std::to_string(pid) + "_" +
+                       TraceTimeAt(base_us + static_cast<int64_t>(k) * 1000000, true);
+    std::string pd = trace + "/" + name;
     if (::mkdir(pd.c_str(), 0750) != 0) Fail("mkdir " + pd + ": " + std::strerror(errno));
     pdirs.push_back(pd);
+    pnames.push_back(name);
   }
+  // The daemon's order log, as it writes it: one '+' record per directory, oldest first.
+  std::string log = "# atraced order log 1\n";
   for (size_t i = 0; i < dirs; ++i) {
     size_t k = i % procs;
     int pid = 100000 + static_cast<int>(k);
     bool sched = i < t.schedule;  // the oldest ones: exactly the record number, nothing to age
     int64_t us = base_us + static_cast<int64_t>(i) * 1000;
-    std::string ed = pdirs[k] + "/" + (sched ? "schedule" : "exit") + "_event_" + std::to_string(pid) + "_" +
+    std::string en = std::string(sched ? "schedule" : "exit") + "_event_" + std::to_string(pid) + "_" +
                      TraceTimeAt(us, true);
+    std::string ed = pdirs[k] + "/" + en;
     if (::mkdir(ed.c_str(), 0750) != 0) Fail("mkdir " + ed + ": " + std::strerror(errno));
-    std::string marker = ed + "/.atraced_" + std::to_string(i + 1) + "_host_0_" + std::to_string(uid) + "_" +
-                         std::to_string(us);
-    for (const std::string& f : {marker, ed + "/schedule_tracer_hccl.txt"}) {
-      int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0640);
-      if (fd < 0) Fail("create " + f + ": " + std::strerror(errno));
-      ::close(fd);
-    }
+    log += "+ " + std::to_string(i + 1) + (sched ? " h 0 " : " e 0 ") + std::to_string(uid) + " " +
+           std::to_string(us) + " " + pnames[k] + "/" + en + "\n";
+    std::string f = ed + "/schedule_tracer_hccl.txt";
+    int fd = ::open(f.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0640);
+    if (fd < 0) Fail("create " + f + ": " + std::strerror(errno));
+    ::close(fd);
   }
+  const std::string log_path = trace + "/.atraced_order";
+  int fd = ::open(log_path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0640);
+  if (fd < 0 || ::write(fd, log.data(), log.size()) != static_cast<ssize_t>(log.size())) Fail("write " + log_path);
+  ::close(fd);
   ::sync();
-  t.entries = 1 + procs + dirs * 3;  // what find -maxdepth 3 prints
+  t.entries = 1 + 1 + procs + dirs * 2;  // what find -maxdepth 3 prints (the order log too)
   return t;
 }
 

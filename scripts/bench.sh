@@ -5,7 +5,7 @@
 #   bash scripts/bench.sh --smoke    tiny counts: every case runs once, in seconds
 #   bash scripts/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
 # Builds RelWithDebInfo without sanitizers into build/bench (only atraced, the client library
-# and atraced_bench). atraced_bench starts its own atraced instances on a temporary root and
+# atraced_bench and atraced_emit_loop). atraced_bench starts its own atraced instances on a temporary root and
 # socket under a scratch directory, runs every case, prints the table and stops them; this
 # script removes the scratch directory. Environment: BENCH_DIR (scratch parent, default
 # $TMPDIR or /tmp), JOBS (build jobs, default 2).
@@ -30,8 +30,8 @@ build=build/bench
 echo "== configuring $build (RelWithDebInfo, no sanitizers)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACED_BUILD_TESTS=OFF \
   -DATRACED_SANITIZE=OFF -DATRACED_TSAN=OFF -DATRACED_FUZZ=OFF -DATRACED_BUILD_BENCH=ON >/dev/null
-echo "== building atraced, libatrace_client, atraced_bench"
-cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client atraced_bench >/dev/null
+echo "== building atraced, libatrace_client, atraced_bench, atraced_emit_loop"
+cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client atraced_bench atraced_emit_loop >/dev/null
 
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-bench.XXXXXX")"
 cleanup() { rm -rf "$scratch"; }
@@ -46,4 +46,15 @@ df -T "$scratch" | sed 's/^/df: /'
 echo "== running atraced_bench --mode $mode ${extra[*]:-}"
 # atraced_bench starts and stops the daemons itself (record number 10 and 1000, recovery and
 # memory instances); if it dies they get SIGKILL (PR_SET_PDEATHSIG).
+set +e
 "$build/bench/atraced_bench" --mode "$mode" --dir "$scratch" --atraced "$build/daemon/atraced" "${extra[@]}"
+status=$?
+set -e
+# System calls per event on each side (strace -f -c), after the timed cases so that strace
+# never slows them down.
+if command -v strace >/dev/null; then
+  echo "== system calls per event (scripts/syscalls.sh)"
+  case "$mode" in smoke) calls=50 ;; quick) calls=500 ;; *) calls=2000 ;; esac
+  BENCH_DIR="$scratch" bash scripts/syscalls.sh "$build" "$calls" || true
+fi
+exit $status

@@ -26,7 +26,10 @@ Status MakeParents(const std::string& dir) {
   for (size_t pos = 1; pos <= dir.size(); ++pos) {
     if (pos != dir.size() && dir[pos] != '/') continue;
     std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return Errno("mkdir " + prefix, errno);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      int err = errno;  // before the message allocates
+      return Errno("mkdir " + prefix, err);
+    }
   }
   return Status::Ok();
 }
@@ -83,20 +86,35 @@ Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOp
       return Status::Error(EADDRINUSE, "another daemon is already listening on " + path + "; not starting a second one");
     }
     log.Notice("replacing stale socket ", path);
-    if (::unlink(path.c_str()) != 0) return Errno("unlink stale socket " + path, errno);
+    if (::unlink(path.c_str()) != 0) {
+      int err = errno;  // before the message allocates
+      return Errno("unlink stale socket " + path, err);
+    }
   }
 
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return Errno("socket", errno);
+  if (!fd.valid()) {
+    int err = errno;  // before the message allocates
+    return Errno("socket", err);
+  }
   // Bind with a restrictive umask so the socket is never briefly open to everyone.
   mode_t old = ::umask(0177);
   int rc = ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   int bind_err = errno;
   ::umask(old);
   if (rc != 0) return Errno("bind " + path, bind_err);
-  if (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) return Errno("chgrp " + path, errno);
-  if (::chmod(path.c_str(), 0660) != 0) return Errno("chmod " + path, errno);
-  if (::listen(fd.get(), SOMAXCONN) != 0) return Errno("listen " + path, errno);
+  if (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
+    int err = errno;  // before the message allocates
+    return Errno("chgrp " + path, err);
+  }
+  if (::chmod(path.c_str(), 0660) != 0) {
+    int err = errno;  // before the message allocates
+    return Errno("chmod " + path, err);
+  }
+  if (::listen(fd.get(), SOMAXCONN) != 0) {
+    int err = errno;  // before the message allocates
+    return Errno("listen " + path, err);
+  }
 
   boost::system::error_code ec;
   LocalAcceptor acceptor(io);

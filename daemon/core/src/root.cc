@@ -18,12 +18,21 @@ Status MakeDirs(const std::string& path) {
     if (pos != path.size() && path[pos] != '/') continue;
     std::string prefix = path.substr(0, pos);
     if (::mkdir(prefix.c_str(), 0750) == 0) {
-      if (::chmod(prefix.c_str(), 0750) != 0) return Status::Error(errno, ErrnoMessage("chmod " + prefix, errno));
+      if (::chmod(prefix.c_str(), 0750) != 0) {
+        int err = errno;  // before the message allocates
+        return Status::Error(err, ErrnoMessage("chmod " + prefix, err));
+      }
       continue;
     }
-    if (errno != EEXIST) return Status::Error(errno, ErrnoMessage("mkdir " + prefix, errno));
+    if (errno != EEXIST) {
+      int err = errno;  // before the message allocates
+      return Status::Error(err, ErrnoMessage("mkdir " + prefix, err));
+    }
     struct stat st {};
-    if (::stat(prefix.c_str(), &st) != 0) return Status::Error(errno, ErrnoMessage("stat " + prefix, errno));
+    if (::stat(prefix.c_str(), &st) != 0) {
+      int err = errno;  // before the message allocates
+      return Status::Error(err, ErrnoMessage("stat " + prefix, err));
+    }
     if (!S_ISDIR(st.st_mode)) return Status::Error(ENOTDIR, prefix + " exists and is not a directory");
   }
   return Status::Ok();
