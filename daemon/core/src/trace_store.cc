@@ -234,7 +234,10 @@ void TraceStore::Retire(AgeClass c, const std::vector<ClassMap::iterator>& victi
     RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir),
                    e.bytes.value_or(0)};
     ++counters_.dirs_aged;
-    log_.Info("aged event dir ", Abs(e.rel_path), " (class=", AgeClassName(c), ", seq=", seq, ")");
+    // Debug, like "created": at the limit both happen on every event, and a line per event
+    // is the log spam journald users complain of. The journal still gets a structured entry
+    // (the sink), and STATUS counts them.
+    log_.Debug("aged event dir ", Abs(e.rel_path), " (class=", AgeClassName(c), ", seq=", seq, ")");
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
     if (report) report->removed.push_back(e.rel_path);
     removing_paths_.insert(e.rel_path);
@@ -351,7 +354,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   class_of_[seq] = c;
   by_path_[rel] = seq;
   ++counters_.events_created;
-  log_.Info("created event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
+  log_.Debug("created event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
   if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
   Retire(c, victims, nullptr);  // the new directory was not among them: it was not listed yet
   return BeginResult{seq, rel, true};

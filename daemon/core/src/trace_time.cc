@@ -1,6 +1,5 @@
 #include "atraced/core/trace_time.h"
 
-#include <cstdio>
 #include <ctime>
 
 namespace atraced {
@@ -16,11 +15,22 @@ std::string FormatTraceTime(std::chrono::system_clock::time_point when) {
   }
   struct tm tm {};
   localtime_r(&secs, &tm);
-  char buf[96];  // room for any int the compiler imagines; the real output is 20 bytes
-  std::snprintf(buf, sizeof buf, "%04d%02d%02d%02d%02d%02d%03lld%03lld", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac / 1000,
-                frac % 1000);
-  return std::string(buf, kTraceTimeLength);
+  // Written digit by digit: this runs for every event, and snprintf was a visible part of
+  // the daemon's user time per event.
+  std::string out(kTraceTimeLength, '0');
+  auto put = [&out](size_t pos, size_t width, long long v) {
+    for (size_t i = 0; i < width; ++i, v /= 10) out[pos + width - 1 - i] = static_cast<char>('0' + v % 10);
+  };
+  const int year = tm.tm_year + 1900;
+  put(0, 4, year < 0 ? 0 : year > 9999 ? 9999 : year);
+  put(4, 2, tm.tm_mon + 1);
+  put(6, 2, tm.tm_mday);
+  put(8, 2, tm.tm_hour);
+  put(10, 2, tm.tm_min);
+  put(12, 2, tm.tm_sec);
+  put(14, 3, frac / 1000);
+  put(17, 3, frac % 1000);
+  return out;
 }
 
 bool IsValidTraceTime(std::string_view t, std::string* why) {
