@@ -21,27 +21,19 @@ TraceAttr Attr(uint16_t num, uint16_t size, uint8_t no_lock = 0) {
 }
 
 // Destroys what a test created, whatever it asserts.
-struct Objects {
-  std::vector<TraHandle> handles;
-  TraHandle Add(TraHandle h) {
+template <typename Handle, void (*Destroy)(Handle)>
+struct Owned {
+  std::vector<Handle> handles;
+  Handle Add(Handle h) {
     if (h > 0) handles.push_back(h);
     return h;
   }
-  ~Objects() {
-    for (TraHandle h : handles) AtraceDestroy(h);
+  ~Owned() {
+    for (Handle h : handles) Destroy(h);
   }
 };
-
-struct Events {
-  std::vector<TraEventHandle> handles;
-  TraEventHandle Add(TraEventHandle h) {
-    if (h > 0) handles.push_back(h);
-    return h;
-  }
-  ~Events() {
-    for (TraEventHandle h : handles) AtraceEventDestroy(h);
-  }
-};
+using Objects = Owned<TraHandle, AtraceDestroy>;
+using Events = Owned<TraEventHandle, AtraceEventDestroy>;
 
 }  // namespace
 
