@@ -37,7 +37,7 @@ using Events = Owned<TraEventHandle, AtraceEventDestroy>;
 
 }  // namespace
 
-TEST_CASE("tracer types: only schedule has objects; unknown types get TRACE_INVALID_HANDLE") {
+TEST_CASE("tracer types: only schedule has objects, unknown types get TRACE_INVALID_HANDLE") {
   Objects objs;
   CHECK(objs.Add(AtraceCreate(TRACER_TYPE_SCHEDULE, "sched")) > 0);
   CHECK(AtraceCreate(TRACER_TYPE_PROGRESS, "p") == TRACE_INVALID_HANDLE);

@@ -75,7 +75,7 @@ TEST_CASE(".txt: one line per record, local time, CANN's text rules") {
   CHECK(FormatRingText(f.snap, -23 * 3600).substr(0, 28) == "2023-11-13 23:13:21.234.567 ");
 }
 
-TEST_CASE(".txt: a trailer only when records were lost; nothing for an empty ring") {
+TEST_CASE(".txt: a trailer only when records were lost, nothing for an empty ring") {
   Fixture f({"a"}, {0});
   CHECK(FormatRingText(f.snap, 0) == "2023-11-14 22:13:20.000.000 a\n");
   f.snap.dropped = 2;
