@@ -245,9 +245,17 @@ TEST_CASE("struct entries: fields, bad types and modes, forged lists, set attr")
   AtraceStructEntryDestroy(&forged);           // not ours: ignored, never freed
   attr.handle[1] = nullptr;
 
+  // A copy of the entry keeps the list pointer after the list is freed: stale, refused
+  // without being dereferenced. An entry whose list was freed has none: refused as in CANN.
+  TraceStructEntry stale = *en;
+  AtraceStructEntryExit(en);
+  attr.handle[0] = &stale;
+  CHECK(AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "stale", &attr) == TRACE_INVALID_HANDLE);
+  attr.handle[0] = en;
+  CHECK(en->list == nullptr);
+  CHECK(AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "no_list", &attr) == TRACE_INVALID_HANDLE);
   AtraceStructEntryDestroy(en);
-  AtraceStructEntryDestroy(en);  // twice: ignored
-  CHECK(AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "gone", &attr) == TRACE_INVALID_HANDLE);  // stale entry list
+  AtraceStructEntryDestroy(en);  // twice: ignored (the pointer is no longer ours, never read)
 
   // The macro path (atrace_api.h).
   TRACE_STRUCT_DEFINE_ENTRY(stack_en);
