@@ -43,7 +43,8 @@ uint32_t IdOf(FakeDaemon& d, const std::string& name) {
 
 std::vector<std::string> Texts(const std::vector<uint8_t>& copy) {
   std::vector<std::string> out;
-  for (const auto& r : atraced::proto::ReadRingSnapshot(copy).records) out.emplace_back(r.data.begin(), r.data.end());
+  const auto snap = atraced::proto::ReadRingSnapshot(copy);  // records view into `copy`
+  for (const auto& r : snap.records) out.emplace_back(r.data.begin(), r.data.end());
   return out;
 }
 

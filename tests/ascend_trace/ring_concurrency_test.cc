@@ -77,7 +77,8 @@ TEST_CASE("ring: 4 writers and a concurrent reader: no torn record, honest count
 
   CHECK(bad == 0);
   CHECK(snapshots > 0);
-  const auto snap = atraced::proto::ReadRingSnapshot(ring.Copy());
+  const auto final_copy = ring.Copy();
+  const auto snap = atraced::proto::ReadRingSnapshot(final_copy);
   // Every claim either landed or was counted as dropped, by the writer and in the header.
   CHECK(snap.write_index == uint64_t{kWriters} * kPerWriter);
   CHECK(ok + failed == snap.write_index);

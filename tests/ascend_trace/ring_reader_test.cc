@@ -38,7 +38,8 @@ TEST_CASE("ring memfd: sealed, sized, header anchored") {
   CHECK(ring.bytes() % 4096 == 0);
   CHECK(::ftruncate(ring.fd(), 4096) != 0);  // the daemon's mapping can never lose pages
 
-  const auto snap = ReadRingSnapshot(ring.Copy());
+  const auto copy = ring.Copy();
+  const auto snap = ReadRingSnapshot(copy);
   REQUIRE(snap.header_valid);
   CHECK(snap.msg_num == 1024);
   CHECK(snap.msg_size == 112);
@@ -55,7 +56,8 @@ TEST_CASE("ring: records come back in order, truncated at msg_size, with their b
   REQUIRE(ring.Write("one", 3) == TRACE_SUCCESS);
   REQUIRE(ring.Write("two", 3, 7) == TRACE_SUCCESS);
   REQUIRE(ring.Write(long_text.data(), 100) == TRACE_SUCCESS);
-  const auto snap = ReadRingSnapshot(ring.Copy());
+  const auto copy = ring.Copy();
+  const auto snap = ReadRingSnapshot(copy);
   REQUIRE(snap.records.size() == 3);
   CHECK(Text(snap.records[0].data) == "one");
   CHECK(snap.records[0].index == 0);
@@ -77,7 +79,8 @@ TEST_CASE("ring: wraps, keeping the newest msg_num records (locked and noLock)")
       const std::string t = "r" + std::to_string(i);
       REQUIRE(ring.Write(t.data(), static_cast<uint32_t>(t.size())) == TRACE_SUCCESS);
     }
-    const auto snap = ReadRingSnapshot(ring.Copy());
+    const auto copy = ring.Copy();
+  const auto snap = ReadRingSnapshot(copy);
     REQUIRE(snap.records.size() == 8);
     for (int i = 0; i < 8; ++i) CHECK(Text(snap.records[i].data) == "r" + std::to_string(12 + i));
     CHECK(snap.flags == (no_lock ? ATR_RING_FLAG_NO_LOCK : 0u));

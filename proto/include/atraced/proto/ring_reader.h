@@ -64,6 +64,10 @@ struct RingExpectation {
 RingSnapshot ReadRingSnapshot(std::span<const uint8_t> bytes,
                               const std::optional<RingExpectation>& expect = std::nullopt);
 
+// The records view into the bytes passed in: a temporary copy would leave them dangling.
+RingSnapshot ReadRingSnapshot(std::vector<uint8_t>&& bytes,
+                              const std::optional<RingExpectation>& expect = std::nullopt) = delete;
+
 inline constexpr size_t kMaxRingProblems = 8;
 
 }  // namespace atraced::proto
