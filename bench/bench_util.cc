@@ -394,4 +394,14 @@ unsigned long RaiseNofile() {
   return static_cast<unsigned long>(rl.rlim_cur);
 }
 
+void Interleave(std::vector<Side>& sides, int rounds) {
+  for (auto& s : sides) s.run();  // warm-up, not recorded
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t k = 0; k < sides.size(); ++k) {
+      Side& s = sides[(k + static_cast<size_t>(r)) % sides.size()];
+      s.values.push_back(s.run());
+    }
+  }
+}
+
 }  // namespace atraced_bench

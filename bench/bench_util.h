@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,17 @@ class Table {
  private:
   std::vector<Row> rows_;
 };
+
+// One side of a case: run() measures once and returns the value for that round.
+struct Side {
+  std::string name;
+  std::function<double()> run;
+  std::vector<double> values;
+};
+
+// Runs every side once unrecorded (warm-up), then `rounds` rounds, each side once per round
+// in an order rotated by the round number, so drift on a noisy machine hits every side alike.
+void Interleave(std::vector<Side>& sides, int rounds);
 
 // Median of per-round values a[i] / b[i] (paired by round).
 std::vector<double> Ratios(const std::vector<double>& a, const std::vector<double>& b);

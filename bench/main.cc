@@ -30,6 +30,7 @@
 #include "atraced/atrace_client.h"
 #include "bench_util.h"
 #include "cann_baseline.h"
+#include "submit_bench.h"
 
 #ifndef ATRACED_BENCH_DAEMON
 #define ATRACED_BENCH_DAEMON "atraced"
@@ -67,6 +68,8 @@ struct Params {
   size_t rec_dirs = 100000;
   size_t rec_procs = 100;
   int mem_clients = 1000;
+  int submit_rounds = 21;
+  int submit_records = 400000;  // per side per round
 };
 
 Params ForMode(const std::string& mode) {
@@ -83,6 +86,8 @@ Params ForMode(const std::string& mode) {
     p.rec_rounds = 3;
     p.rec_dirs = 2000;
     p.rec_procs = 10;
+    p.submit_rounds = 7;
+    p.submit_records = 100000;
   } else if (mode == "smoke") {
     p.churn_rounds = 2;
     p.churn_events = 5;
@@ -94,6 +99,8 @@ Params ForMode(const std::string& mode) {
     p.rec_rounds = 2;
     p.rec_dirs = 300;
     p.rec_procs = 3;
+    p.submit_rounds = 2;
+    p.submit_records = 1000;
   } else if (mode != "full") {
     Fail("--mode: expected full, quick or smoke, got [" + mode + "]");
   }
@@ -157,24 +164,6 @@ std::vector<uint8_t> Pattern(size_t n) {
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>('a' + i % 26);
   for (size_t i = 63; i < n; i += 64) v[i] = '\n';
   return v;
-}
-
-// Runs `sides` for `rounds` rounds, each side once per round in an order rotated by the
-// round number. Each side returns its measured value for that round.
-struct Side {
-  std::string name;
-  std::function<double()> run;
-  std::vector<double> values;
-};
-
-void Interleave(std::vector<Side>& sides, int rounds) {
-  for (auto& s : sides) s.run();  // warm-up, not recorded
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t k = 0; k < sides.size(); ++k) {
-      Side& s = sides[(k + static_cast<size_t>(r)) % sides.size()];
-      s.values.push_back(s.run());
-    }
-  }
 }
 
 Side* Find(std::vector<Side>& sides, const std::string& name) {
@@ -957,10 +946,7 @@ int Main(int argc, char** argv) {
     if (want("memory")) stage("memory", [&] { MemoryCase(env, table, shared); });
     if (shared.d10) shared.d10->Stop();
     if (want("recovery")) stage("recovery", [&] { RecoveryCase(env, table); });
-    if (want("submit")) {
-      table.AddText("submit.cann_api", "submit cost through the CANN-compatible API (shared-memory rings)",
-                    "n/a (waits for the CANN API)");
-    }
+    if (want("submit")) stage("submit", [&] { SubmitCase(env.p.submit_rounds, env.p.submit_records, table); });
   } catch (const BenchError& e) {
     std::fprintf(stderr, "\natraced_bench: %s\n", e.what());
     status = 1;

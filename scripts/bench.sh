@@ -30,8 +30,8 @@ build=build/bench
 echo "== configuring $build (RelWithDebInfo, no sanitizers)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACED_BUILD_TESTS=OFF \
   -DATRACED_SANITIZE=OFF -DATRACED_TSAN=OFF -DATRACED_FUZZ=OFF -DATRACED_BUILD_BENCH=ON >/dev/null
-echo "== building atraced, libatrace_client, atraced_bench, atraced_emit_loop"
-cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client atraced_bench atraced_emit_loop >/dev/null
+echo "== building atraced, libatrace_client, libascend_trace, atraced_bench, atraced_emit_loop"
+cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client ascend_trace atraced_bench atraced_emit_loop >/dev/null
 
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-bench.XXXXXX")"
 cleanup() { rm -rf "$scratch"; }

@@ -71,7 +71,7 @@ fuzz_all() {
   CC=clang CXX=clang++ build build/fuzz -DATRACED_FUZZ=ON -DATRACED_BUILD_TESTS=OFF -DATRACED_WERROR=ON
   local scratch
   scratch="$(mktemp -d /tmp/atraced-corpus.XXXXXX)"
-  for target in frame_decoder names order_log config session; do
+  for target in frame_decoder ring_reader names order_log config session; do
     echo "== fuzz $target for ${seconds} s"
     mkdir -p "$scratch/$target"
     # -timeout: an input that runs over 10 s is a hang, reported as a failure.

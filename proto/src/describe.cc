@@ -15,6 +15,11 @@ std::string_view OpcodeName(uint16_t opcode) {
     case ATR_OP_STATUS: return "STATUS";
     case ATR_OP_LIST: return "LIST";
     case ATR_OP_VACUUM: return "VACUUM";
+    case ATR_OP_RING_REGISTER: return "RING_REGISTER";
+    case ATR_OP_RING_RELEASE: return "RING_RELEASE";
+    case ATR_OP_RING_REPORT: return "RING_REPORT";
+    case ATR_OP_RING_SAVE_ALL: return "RING_SAVE_ALL";
+    case ATR_OP_GOODBYE: return "GOODBYE";
     default: return "UNKNOWN";
   }
 }

@@ -72,6 +72,10 @@ void Encode(const HelloReply& m, std::vector<uint8_t>& out) {
   PutU64(out, m.features);
   PutU32(out, m.peer_pid);
   PutU32(out, m.peer_uid);
+  if (m.features & ATR_FEATURE_MEMFD) {  // 1.1: the body grows at its end
+    PutU32(out, m.daemon_pid);
+    PutU32(out, 0);  // reserved
+  }
 }
 
 DecodeResult Decode(std::span<const uint8_t> body, HelloReply* m) {
@@ -81,6 +85,14 @@ DecodeResult Decode(std::span<const uint8_t> body, HelloReply* m) {
                  in.ReadU64(&m->features) && in.ReadU32(&m->peer_pid) &&
                  in.ReadU32(&m->peer_uid),
              "HELLO reply");
+  m->daemon_pid = 0;
+  if (m->features & ATR_FEATURE_MEMFD) {
+    // A daemon granting the feature speaks 1.1, whose reply carries its pid.
+    PROTO_TRY(CheckMinSize("HELLO reply", body.size(), sizeof(atr_hello_reply) + sizeof(atr_hello_reply_memfd)));
+    uint32_t reserved = 0;
+    PROTO_READ(in.ReadU32(&m->daemon_pid) && in.ReadU32(&reserved), "HELLO reply");
+    PROTO_TRY(CheckReserved("HELLO reply reserved", reserved));
+  }
   return std::nullopt;
 }
 

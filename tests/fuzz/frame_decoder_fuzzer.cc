@@ -58,6 +58,10 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<StatusRequest>(payload);
   CheckRequest<ListRequest>(payload);
   CheckRequest<VacuumRequest>(payload);
+  CheckRequest<RingRegister>(payload);
+  CheckRequest<RingReport>(payload);
+  CheckRequest<RingSaveAll>(payload);
+  CheckRequest<Goodbye>(payload);
 
   ReplyHead head;
   if (!DecodeReply(payload, &head)) {

@@ -272,7 +272,9 @@ TEST_CASE("names of opcodes and statuses", "[codec]") {
   CHECK(OpcodeName(ATR_OP_HELLO) == "HELLO");
   CHECK(OpcodeName(ATR_OP_VACUUM) == "VACUUM");
   CHECK(OpcodeName(0) == "UNKNOWN");
-  CHECK(OpcodeName(11) == "UNKNOWN");
+  CHECK(OpcodeName(ATR_OP_RING_REGISTER) == "RING_REGISTER");
+  CHECK(OpcodeName(ATR_OP_GOODBYE) == "GOODBYE");
+  CHECK(OpcodeName(16) == "UNKNOWN");
   CHECK(StatusName(ATR_EBADMSG) == "EBADMSG");
   CHECK(StatusName(-74) == "EBADMSG");
   CHECK(StatusName(0) == "OK");

@@ -141,6 +141,41 @@ inline std::vector<uint8_t> SampleReplies() {
 }
 
 // File name in tests/fuzz/corpus/frame_decoder/ -> contents.
+// A 1.1 ring session: HELLO asking for memfd rings, a binary ring's registration, a report,
+// a save, a release and GOODBYE, then the daemon's HELLO reply with its pid.
+inline std::vector<uint8_t> SampleRingSession() {
+  std::vector<uint8_t> stream, payload;
+  auto add = [&](uint16_t opcode, uint16_t flags, uint32_t id) {
+    AppendFrame(stream, opcode, flags, id, payload);
+    payload.clear();
+  };
+  Encode(Hello{ATR_VERSION_MAJOR, ATR_VERSION_MINOR_MEMFD, ATR_FEATURE_MEMFD}, payload);
+  add(ATR_OP_HELLO, 0, 1);
+  RingRegister reg;
+  reg.object_id = 1;
+  reg.flags = ATR_RING_EXIT_SAVE;
+  reg.msg_num = 1024;
+  reg.msg_size = 112;
+  reg.ring_bytes = 151552;
+  reg.utc_offset_s = 28800;
+  reg.name = "hccl";
+  reg.structs = {RingStructEntry{0, "task", {RingStructField{6, 2, 4, "id"}, RingStructField{100, 3, 16, "tag"}}}};
+  Encode(reg, payload);
+  add(ATR_OP_RING_REGISTER, 0, 2);
+  Encode(RingReport{true, {1}}, payload);
+  add(ATR_OP_RING_REPORT, 0, 3);
+  Encode(RingSaveAll{false, 0}, payload);
+  add(ATR_OP_RING_SAVE_ALL, 0, 4);
+  Encode(IdRequest{1}, payload);
+  add(ATR_OP_RING_RELEASE, 0, 5);
+  add(ATR_OP_GOODBYE, 0, 6);
+  EncodeReplyOk(payload);
+  Encode(HelloReply{ATR_VERSION_MAJOR, ATR_VERSION_MINOR_MEMFD, ATR_MAX_PAYLOAD, ATR_FEATURE_MEMFD, 4242, 1000, 77},
+         payload);
+  add(ATR_OP_HELLO, ATR_FLAG_REPLY, 1);
+  return stream;
+}
+
 inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   std::vector<uint8_t> hello_and_event = SampleHelloFrame();
   const auto event = SamplePipelinedEvent();
@@ -151,6 +186,7 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
       {"device_stackcore.bin", SampleDeviceStackcore()},
       {"admin.bin", SampleAdminRequests()},
       {"replies.bin", SampleReplies()},
+      {"ring_session.bin", SampleRingSession()},
   };
 }
 

@@ -69,13 +69,17 @@ TEST_CASE("the sample frames decode", "[samples]") {
       case ATR_OP_STATUS: { StatusRequest m; r = Decode(p, &m); break; }
       case ATR_OP_LIST: { ListRequest m; r = Decode(p, &m); break; }
       case ATR_OP_VACUUM: { VacuumRequest m; r = Decode(p, &m); break; }
+      case ATR_OP_RING_REGISTER: { RingRegister m; r = Decode(p, &m); break; }
+      case ATR_OP_RING_REPORT: { RingReport m; r = Decode(p, &m); break; }
+      case ATR_OP_RING_SAVE_ALL: { RingSaveAll m; r = Decode(p, &m); break; }
+      case ATR_OP_GOODBYE: { Goodbye m; r = Decode(p, &m); break; }
       default: { IdRequest m; r = Decode(p, &m); break; }
     }
     CHECK_FALSE(r.has_value());
   }
   CHECK(d.error().empty());
   CHECK(d.buffered() == 0);
-  CHECK(frames == 1 + 1 + 5 + 4 + 3 + 7);
+  CHECK(frames == 1 + 1 + 5 + 4 + 3 + 7 + 7);
 }
 
 #ifdef ATRACED_SOURCE_DIR

@@ -93,6 +93,46 @@ struct VacuumRequest {
   bool dry_run = false;
 };
 
+// ---- 1.1 requests (ATR_FEATURE_MEMFD) ---------------------------------------------------
+
+struct RingStructField {
+  uint8_t type = 0;
+  uint8_t mode = 0;
+  uint16_t length = 0;
+  std::string name;  // 0..ATR_MAX_STRUCT_NAME bytes, no NUL
+};
+
+struct RingStructEntry {
+  uint8_t buffer_type = 0;  // 0..ATR_MAX_STRUCT_ENTRIES - 1
+  std::string name;         // 0..ATR_MAX_STRUCT_NAME bytes, no NUL
+  std::vector<RingStructField> fields;  // 1..ATR_MAX_STRUCT_FIELDS
+};
+
+// The memfd travels beside the payload (SCM_RIGHTS on the frame's first byte).
+struct RingRegister {
+  uint32_t object_id = 0;
+  uint8_t tracer_type = 0;
+  uint8_t flags = 0;  // ATR_RING_EXIT_SAVE | ATR_RING_NO_LOCK
+  uint32_t msg_num = 0;
+  uint32_t msg_size = 0;
+  uint32_t ring_bytes = 0;
+  int32_t utc_offset_s = 0;
+  std::string name;                      // the object name: schedule_tracer_{name}.txt|.bin
+  std::vector<RingStructEntry> structs;  // ascending buffer_type; non-empty means .bin
+};
+
+struct RingReport {  // RING_RELEASE is an IdRequest
+  bool wait = false;
+  std::vector<uint32_t> object_ids;  // 1..ATR_MAX_REPORT_OBJECTS distinct non-zero ids
+};
+
+struct RingSaveAll {
+  bool wait = false;
+  uint8_t tracer_type = 0;
+};
+
+struct Goodbye {};  // empty payload
+
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
 struct HelloReply {
@@ -102,6 +142,8 @@ struct HelloReply {
   uint64_t features = 0;
   uint32_t peer_pid = 0;
   uint32_t peer_uid = 0;
+  // 1.1, present exactly when `features` has ATR_FEATURE_MEMFD (atr_hello_reply_memfd).
+  uint32_t daemon_pid = 0;
 };
 
 struct PathReply {  // EVENT_BEGIN, FILE_OPEN: absolute path
@@ -151,6 +193,10 @@ void Encode(const IdRequest& m, std::vector<uint8_t>& out);
 void Encode(const StatusRequest& m, std::vector<uint8_t>& out);
 void Encode(const ListRequest& m, std::vector<uint8_t>& out);
 void Encode(const VacuumRequest& m, std::vector<uint8_t>& out);
+void Encode(const RingRegister& m, std::vector<uint8_t>& out);
+void Encode(const RingReport& m, std::vector<uint8_t>& out);
+void Encode(const RingSaveAll& m, std::vector<uint8_t>& out);
+void Encode(const Goodbye& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -175,6 +221,10 @@ DecodeResult Decode(std::span<const uint8_t> payload, IdRequest* m);
 DecodeResult Decode(std::span<const uint8_t> payload, StatusRequest* m);
 DecodeResult Decode(std::span<const uint8_t> payload, ListRequest* m);
 DecodeResult Decode(std::span<const uint8_t> payload, VacuumRequest* m);
+DecodeResult Decode(std::span<const uint8_t> payload, RingRegister* m);
+DecodeResult Decode(std::span<const uint8_t> payload, RingReport* m);
+DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m);
+DecodeResult Decode(std::span<const uint8_t> payload, Goodbye* m);
 
 struct ReplyHead {
   int32_t status = 0;

@@ -7,6 +7,9 @@
  *   1.0  HELLO, EVENT_BEGIN, FILE_OPEN, FILE_APPEND, FILE_GET_FD, FILE_CLOSE, EVENT_END,
  *        STATUS, LIST, VACUUM; feature ATR_FEATURE_FD_PASSING.
  *        (ATR_EBADF is reserved and not sent: a closed id is unknown, -ENOENT.)
+ *   1.1  behind feature ATR_FEATURE_MEMFD: RING_REGISTER (a sealed memfd ring attached as
+ *        SCM_RIGHTS), RING_RELEASE, RING_REPORT, RING_SAVE_ALL, GOODBYE; the HELLO reply
+ *        carries the daemon's pid when the feature is granted.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -39,6 +42,9 @@
 #define ATR_MAGIC 0x43525441u /* the bytes "ATRC" */
 #define ATR_VERSION_MAJOR 1u
 #define ATR_VERSION_MINOR 0u
+/* The minor version that brings the ATR_FEATURE_MEMFD messages. A daemon that grants the
+ * feature speaks it; the feature bit, not the version, is what a client checks. */
+#define ATR_VERSION_MINOR_MEMFD 1u
 
 /* Limits. A frame whose length field exceeds ATR_MAX_PAYLOAD closes the connection. */
 #define ATR_FRAME_HEADER_SIZE 16u
@@ -57,7 +63,7 @@
 
 /* Feature bits (HELLO). The server answers with the subset it grants. */
 #define ATR_FEATURE_FD_PASSING (1ull << 0) /* FILE_GET_FD hands out the file's descriptor */
-#define ATR_FEATURE_MEMFD (1ull << 1)      /* reserved: payload passed as a sealed memfd */
+#define ATR_FEATURE_MEMFD (1ull << 1)      /* 1.1: RING_* and GOODBYE, rings in sealed memfds */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -69,7 +75,13 @@ enum atr_opcode {
   ATR_OP_EVENT_END = 7,
   ATR_OP_STATUS = 8,
   ATR_OP_LIST = 9,
-  ATR_OP_VACUUM = 10
+  ATR_OP_VACUUM = 10,
+  /* 1.1, only after ATR_FEATURE_MEMFD was granted: */
+  ATR_OP_RING_REGISTER = 11,
+  ATR_OP_RING_RELEASE = 12,
+  ATR_OP_RING_REPORT = 13,
+  ATR_OP_RING_SAVE_ALL = 14,
+  ATR_OP_GOODBYE = 15
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -89,7 +101,7 @@ enum atr_status {
   ATR_ENOENT = -2,           /* unknown event or file id */
   ATR_ESRCH = -3,            /* the named host pid does not exist */
   ATR_EIO = -5,              /* the disk failed */
-  ATR_EBADF = -9,            /* file id refers to a closed file */
+  ATR_EBADF = -9,            /* 1.1: RING_REGISTER without exactly one descriptor */
   ATR_EACCES = -13,          /* the filesystem refused */
   ATR_EBUSY = -16,           /* a per-client bound (events, files, bytes) is reached */
   ATR_EEXIST = -17,          /* the event or file id is already in use on this connection */
@@ -238,5 +250,81 @@ struct atr_vacuum_request {
   uint8_t reserved[7];
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_vacuum_request) == 8, "atr_vacuum_request is 8 bytes");
+
+/* ---- 1.1: rings in sealed memfds (ATR_FEATURE_MEMFD) ----------------------------------
+ * The ring layout itself is in ring_layout.h. */
+
+/* HELLO reply, 1.1: when ATR_FEATURE_MEMFD is granted, the body grows by these 8 bytes
+ * (after atr_hello_reply), so a client can allow the daemon to ptrace it (crash capture). */
+struct atr_hello_reply_memfd {
+  uint32_t daemon_pid;
+  uint32_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_hello_reply_memfd) == 8, "atr_hello_reply_memfd is 8 bytes");
+
+#define ATR_RING_EXIT_SAVE 0x01u   /* atr_ring_register.flags: save at GOODBYE, even once released */
+#define ATR_RING_NO_LOCK 0x02u     /* the ring is single-writer (ATR_RING_FLAG_NO_LOCK in its header) */
+#define ATR_RING_KNOWN_REGISTER_FLAGS 0x03u
+#define ATR_MAX_STRUCT_ENTRIES 10u /* CANN: TRACE_STRUCT_ENTRY_MAX_NUM, buffer types 0..9 */
+#define ATR_MAX_STRUCT_FIELDS 1024u
+#define ATR_MAX_STRUCT_NAME 31u    /* struct and field names, CANN: < TRACE_NAME_LENGTH */
+#define ATR_MAX_REPORT_OBJECTS 100u /* CANN: MAX_OBJECT_NUM */
+#define ATR_MAX_UTC_OFFSET 86400   /* seconds, either way */
+
+/* RING_REGISTER request: this 24-byte head, name_len bytes of object name, then
+ * struct_count struct entries in ascending buffer_type, each an atr_struct_entry_head,
+ * name_len bytes of name, and field_count times (atr_struct_field_head + name).
+ * The frame's first byte carries exactly one descriptor (SCM_RIGHTS): the ring's memfd.
+ * Reply body: empty. */
+struct atr_ring_register {
+  uint32_t object_id;   /* chosen by the client, non-zero, unique among its rings */
+  uint8_t tracer_type;  /* 0, CANN's TRACER_TYPE_SCHEDULE */
+  uint8_t flags;        /* ATR_RING_EXIT_SAVE | ATR_RING_NO_LOCK */
+  uint8_t name_len;     /* 1..ATR_MAX_OBJECT_NAME */
+  uint8_t struct_count; /* 0..ATR_MAX_STRUCT_ENTRIES; non-zero: the object saves as .bin */
+  uint32_t msg_num;     /* as in the ring header */
+  uint32_t msg_size;
+  uint32_t ring_bytes;  /* the memfd's size */
+  int32_t utc_offset_s; /* the client's local time minus UTC, for the .txt lines */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_ring_register) == 24, "atr_ring_register is 24 bytes");
+
+struct atr_struct_entry_head {
+  uint8_t buffer_type;  /* 0..9: records submitted with this bufferType use this layout */
+  uint8_t name_len;     /* 0..ATR_MAX_STRUCT_NAME */
+  uint16_t field_count; /* 1..ATR_MAX_STRUCT_FIELDS */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_struct_entry_head) == 4, "atr_struct_entry_head is 4 bytes");
+
+struct atr_struct_field_head {
+  uint8_t type;     /* CANN's TRACE_STRUCT_FIELD_TYPE_* (0..8) or TRACE_STRUCT_ARRAY_TYPE_* (100..108) */
+  uint8_t mode;     /* TRACE_STRUCT_SHOW_MODE_* (0..3) */
+  uint16_t length;  /* bytes the field occupies */
+  uint8_t name_len; /* 0..ATR_MAX_STRUCT_NAME */
+  uint8_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_struct_field_head) == 6, "atr_struct_field_head is 6 bytes");
+
+/* RING_RELEASE request: atr_id_request with the object id. Reply body: empty. */
+
+/* RING_REPORT request: this 8-byte head, then count u32 object ids (distinct).
+ * Reply body: empty. */
+struct atr_ring_report {
+  uint8_t wait; /* 1: reply after the files are written; 0: after the snapshot is taken */
+  uint8_t reserved[3];
+  uint32_t count; /* 1..ATR_MAX_REPORT_OBJECTS */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_ring_report) == 8, "atr_ring_report is 8 bytes");
+
+/* RING_SAVE_ALL request (8 bytes): every registered, unreleased ring of this tracer type.
+ * Reply body: empty. */
+struct atr_ring_save_all {
+  uint8_t wait;
+  uint8_t tracer_type; /* 0 */
+  uint8_t reserved[6];
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_ring_save_all) == 8, "atr_ring_save_all is 8 bytes");
+
+/* GOODBYE request: empty payload. Reply body: empty, sent after the exit files are written. */
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

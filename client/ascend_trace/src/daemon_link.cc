@@ -1,0 +1,319 @@
+#include "daemon_link.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "atraced/proto/ring_layout.h"
+#include "endpoint.h"  // client/src: the socket paths and a deadline-bounded connect
+#include "state.h"
+
+namespace ascend_trace {
+
+namespace proto = atraced::proto;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kConnectMs = 1000;  // connect + HELLO
+constexpr int kReplyMs = 1000;    // an ordinary reply
+constexpr int kWriteMs = 5000;    // a reply that waits for files to be written
+constexpr auto kHungBackoff = std::chrono::seconds(1);
+
+int RemainingMs(Clock::time_point deadline) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left <= 0 ? 0 : static_cast<int>(left);
+}
+
+// Waits for `events` on fd until the deadline: 0, -ETIMEDOUT or -errno.
+int Wait(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int r = ::poll(&p, 1, RemainingMs(deadline));
+    if (r > 0) return 0;
+    if (r == 0) return -ETIMEDOUT;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+}  // namespace
+
+DaemonLink::DaemonLink() = default;
+DaemonLink::~DaemonLink() = default;
+
+void DaemonLink::Drop() {
+  sock_.reset();  // close(), never shutdown(): after fork() the socket may be shared
+  decoder_.reset();
+  daemon_pid_ = 0;
+}
+
+void DaemonLink::ForgetAfterFork() {
+  Drop();
+  owner_ = 0;
+  outage_logged_ = false;
+  retry_after_ = {};
+}
+
+void DaemonLink::NoteOutage(int err) {
+  last_error_ = err;
+  if (outage_logged_) return;
+  outage_logged_ = true;
+  std::fprintf(stderr, "libascend_trace: cannot reach atraced (%s); trace saves fail until it is back\n",
+               std::strerror(err < 0 ? -err : err));
+}
+
+int DaemonLink::Connect() {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(kConnectMs);
+  const auto paths = atrace_client_internal::CandidateSocketPaths(nullptr);
+  int rc = -ENOENT;
+  for (const std::string& path : paths) {
+    atraced::UniqueFd fd;
+    rc = atrace_client_internal::ConnectUnix(path, atrace_client_internal::Deadline::In(RemainingMs(deadline)), &fd);
+    if (rc == 0) {
+      sock_ = std::move(fd);
+      break;
+    }
+  }
+  if (rc != 0) return rc;
+  decoder_ = std::make_unique<proto::FrameDecoder>();
+  proto::Hello hello{ATR_VERSION_MAJOR, ATR_VERSION_MINOR_MEMFD, ATR_FEATURE_MEMFD};
+  std::vector<uint8_t> payload, body;
+  proto::Encode(hello, payload);
+  rc = Exchange(ATR_OP_HELLO, payload, -1, RemainingMs(deadline), &body);
+  if (rc != 0) {
+    Drop();
+    return rc < 0 ? rc : -EPROTO;
+  }
+  proto::HelloReply reply;
+  if (proto::Decode(body, &reply) || reply.major != ATR_VERSION_MAJOR) {
+    Drop();
+    return -EPROTO;
+  }
+  if ((reply.features & ATR_FEATURE_MEMFD) == 0) {  // a 1.0 daemon: it cannot hold rings
+    Drop();
+    return -ENOTSUP;
+  }
+  daemon_pid_ = reply.daemon_pid;
+  return 0;
+}
+
+int DaemonLink::EnsureConnected(State& s) {
+  if (sock_.valid() && owner_ == ::getpid()) {
+    // Readable while idle means the daemon hung up (a restart) or broke the protocol.
+    pollfd p{sock_.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) == 0) return 0;
+    Drop();
+  }
+  if (Clock::now() < retry_after_) return last_error_;
+  const int rc = Connect();
+  if (rc != 0) {
+    if (rc == -ETIMEDOUT) retry_after_ = Clock::now() + kHungBackoff;  // hung: do not stall every call
+    NoteOutage(rc);
+    return rc;
+  }
+  owner_ = ::getpid();
+  ++epoch_;
+  if (outage_logged_) std::fprintf(stderr, "libascend_trace: reconnected to atraced\n");
+  outage_logged_ = false;
+  retry_after_ = {};
+  RegisterAll(s);
+  return sock_.valid() ? 0 : last_error_;
+}
+
+void DaemonLink::RegisterAll(State& s) {
+  const pid_t self = ::getpid();
+  for (ObjectSlot& o : s.objects) {
+    if (!o.live || o.pid != self || !o.memfd.valid()) continue;
+    if (SendRegister(s, o.name, o.wire_id, o.exit_save, o.shape.no_lock, o.shape.msg_num, o.shape.msg_size,
+                     o.mapped_bytes, o.structs, o.memfd.get()) == 0) {
+      o.registered_epoch = epoch_;
+    }
+  }
+  // Destroyed exitSave objects: registered and released again, so the exit save has them.
+  for (auto& r : s.released) {
+    if (SendRegister(s, r->name, r->wire_id, true, r->shape.no_lock, r->shape.msg_num, r->shape.msg_size,
+                     r->mapped_bytes, r->structs, r->memfd.get()) == 0) {
+      r->registered_epoch = epoch_;
+      proto::IdRequest release{r->wire_id};
+      std::vector<uint8_t> payload;
+      proto::Encode(release, payload);
+      Exchange(ATR_OP_RING_RELEASE, payload, -1, kReplyMs);
+    }
+  }
+}
+
+int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, bool exit_save, bool no_lock,
+                             uint32_t msg_num, uint32_t msg_size, uint64_t ring_bytes,
+                             const std::vector<proto::RingStructEntry>& structs, int memfd) {
+  proto::RingRegister m;
+  m.object_id = wire_id;
+  m.flags = static_cast<uint8_t>((exit_save ? ATR_RING_EXIT_SAVE : 0) | (no_lock ? ATR_RING_NO_LOCK : 0));
+  m.msg_num = msg_num;
+  m.msg_size = msg_size;
+  m.ring_bytes = static_cast<uint32_t>(ring_bytes);
+  m.utc_offset_s = LocalUtcOffsetSeconds();
+  m.name = name;
+  m.structs = structs;
+  std::vector<uint8_t> payload;
+  proto::Encode(m, payload);
+  const int rc = Exchange(ATR_OP_RING_REGISTER, payload, memfd, kReplyMs);
+  if (rc < 0 && sock_.valid()) {
+    std::fprintf(stderr, "libascend_trace: atraced refused object %s (%s)\n", name.c_str(),
+                 proto::StatusName(rc).data());
+  }
+  return rc;
+}
+
+void DaemonLink::Register(State& s, ObjectSlot& o) {
+  const uint64_t before = epoch_;
+  if (EnsureConnected(s) != 0) return;
+  if (epoch_ != before && o.registered_epoch == epoch_) return;  // a fresh connect registered it
+  if (SendRegister(s, o.name, o.wire_id, o.exit_save, o.shape.no_lock, o.shape.msg_num, o.shape.msg_size,
+                   o.mapped_bytes, o.structs, o.memfd.get()) == 0) {
+    o.registered_epoch = epoch_;
+  }
+}
+
+void DaemonLink::Release(State&, uint32_t wire_id) {
+  if (!sock_.valid() || owner_ != ::getpid()) return;
+  proto::IdRequest m{wire_id};
+  std::vector<uint8_t> payload;
+  proto::Encode(m, payload);
+  Exchange(ATR_OP_RING_RELEASE, payload, -1, kReplyMs);
+}
+
+int DaemonLink::Report(State& s, const std::vector<const ObjectSlot*>& objects, bool wait) {
+  if (int rc = EnsureConnected(s); rc != 0) return rc;
+  proto::RingReport m;
+  m.wait = wait;
+  for (const ObjectSlot* o : objects) {
+    // Only rings this connection knows; one the daemon refused cannot be saved.
+    if (o->registered_epoch == epoch_) m.object_ids.push_back(o->wire_id);
+  }
+  if (m.object_ids.empty()) return -ENOENT;
+  std::vector<uint8_t> payload;
+  proto::Encode(m, payload);
+  return Exchange(ATR_OP_RING_REPORT, payload, -1, wait ? kWriteMs : kReplyMs);
+}
+
+int DaemonLink::SaveAll(State& s, bool wait) {
+  if (int rc = EnsureConnected(s); rc != 0) return rc;
+  proto::RingSaveAll m{wait, 0};
+  std::vector<uint8_t> payload;
+  proto::Encode(m, payload);
+  return Exchange(ATR_OP_RING_SAVE_ALL, payload, -1, wait ? kWriteMs : kReplyMs);
+}
+
+void DaemonLink::Goodbye(State& s) {
+  bool exit_save = !s.released.empty();
+  for (const ObjectSlot& o : s.objects) exit_save = exit_save || (o.live && o.exit_save && o.pid == ::getpid());
+  const bool connected = sock_.valid() && owner_ == ::getpid();
+  if (!connected && !exit_save) return;  // nothing the daemon holds or should write
+  if (EnsureConnected(s) != 0) return;
+  std::vector<uint8_t> payload;
+  proto::Encode(proto::Goodbye{}, payload);
+  Exchange(ATR_OP_GOODBYE, payload, -1, kWriteMs);
+  Drop();
+}
+
+int DaemonLink::Exchange(uint16_t opcode, const std::vector<uint8_t>& payload, int fd, int timeout_ms,
+                         std::vector<uint8_t>* body) {
+  if (!sock_.valid()) return -ENOTCONN;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const uint32_t id = next_request_id_++;
+  std::vector<uint8_t> frame;
+  proto::AppendFrame(frame, opcode, 0, id, payload);
+  int rc = SendAll(frame, fd, deadline);
+  if (rc == 0) rc = ReadReply(opcode, id, deadline, body);
+  if (rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -EPIPE || rc == -EPROTO) {
+    // The stream's state is unknown now (a late reply would be mistaken for the next one).
+    Drop();
+    NoteOutage(rc);
+  }
+  return rc;
+}
+
+int DaemonLink::SendAll(const std::vector<uint8_t>& frame, int fd, Clock::time_point deadline) {
+  size_t sent = 0;
+  bool fd_sent = fd < 0;
+  while (sent < frame.size()) {
+    iovec iov{const_cast<uint8_t*>(frame.data() + sent), frame.size() - sent};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    if (!fd_sent) {
+      // Exactly one descriptor, on the frame's first byte (PROTOCOL.md, RING_REGISTER).
+      std::memset(control, 0, sizeof control);
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    // MSG_NOSIGNAL: a daemon that hung up is EPIPE here, never SIGPIPE in the application.
+    const ssize_t n = ::sendmsg(sock_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      fd_sent = true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (int rc = Wait(sock_.get(), POLLOUT, deadline); rc != 0) return rc;
+      continue;
+    }
+    return (n < 0 && errno != EPIPE && errno != ECONNRESET) ? -errno : -ECONNRESET;
+  }
+  return 0;
+}
+
+int DaemonLink::ReadReply(uint16_t opcode, uint32_t request_id, Clock::time_point deadline,
+                          std::vector<uint8_t>* body) {
+  for (;;) {
+    proto::FrameHeader h;
+    std::span<const uint8_t> payload;
+    const auto r = decoder_->Next(&h, &payload);
+    if (r == proto::FrameDecoder::Result::kError) return -EPROTO;
+    if (r == proto::FrameDecoder::Result::kFrame) {
+      if (h.flags != ATR_FLAG_REPLY || h.opcode != opcode || h.request_id != request_id) return -EPROTO;
+      proto::ReplyHead head;
+      if (proto::DecodeReply(payload, &head)) return -EPROTO;
+      if (body != nullptr) body->assign(head.body.begin(), head.body.end());
+      return head.status;
+    }
+    auto space = decoder_->WritableSpace(4096);
+    iovec iov{space.data(), space.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = ::recvmsg(sock_.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (int rc = Wait(sock_.get(), POLLIN, deadline); rc != 0) return rc;
+      continue;
+    }
+    // No reply of ours carries a descriptor: close any the daemon sends rather than leak it.
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+      if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+      for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+        ::close(fd);
+      }
+    }
+    if (n <= 0) return n == 0 || errno == ECONNRESET ? -ECONNRESET : -errno;
+    decoder_->Commit(static_cast<size_t>(n));
+  }
+}
+
+}  // namespace ascend_trace

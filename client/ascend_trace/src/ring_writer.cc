@@ -1,0 +1,72 @@
+#include "ring_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace ascend_trace {
+
+namespace {
+
+uint64_t RealtimeNs() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint32_t RoundUpToPowerOfTwo(uint32_t n) {
+  uint32_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+bool ShapeFromAttr(uint16_t msg_num, uint16_t msg_size, uint8_t no_lock, RingShape* out) {
+  if (msg_num != 0 && msg_num > ATR_RING_MAX_MSG_NUM) return false;
+  if (msg_size != 0 && (msg_size < ATR_RING_MIN_MSG_SIZE || msg_size > ATR_RING_MAX_MSG_SIZE)) return false;
+  const uint32_t num = RoundUpToPowerOfTwo(msg_num == 0 ? DEFAULT_ATRACE_MSG_NUM : msg_num);
+  const uint32_t size = msg_size == 0 ? DEFAULT_ATRACE_MSG_SIZE : msg_size;
+  // CANN checks the space after rounding, with its own 16-byte slot head.
+  if (static_cast<uint64_t>(size + ATR_RING_CANN_SLOT_HEAD) * num > ATR_RING_MAX_SPACE) return false;
+  out->msg_num = num;
+  out->msg_size = size;
+  out->no_lock = no_lock == TRACE_LOCK_FREE;
+  return true;
+}
+
+int CreateRing(const RingShape& shape, const char* name, void* at, atraced::UniqueFd* fd, uint64_t* mapped_bytes) {
+  const std::string label = std::string("atrace:") + name;
+  atraced::UniqueFd memfd(::memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!memfd.valid()) return -errno;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t bytes = (shape.bytes() + page - 1) / page * page;
+  if (::ftruncate(memfd.get(), static_cast<off_t>(bytes)) != 0) return -errno;
+  // Sized once and for all: the daemon maps it and must never see it shrink (SIGBUS).
+  if (::fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) return -errno;
+  void* p = ::mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd.get(), 0);
+  if (p == MAP_FAILED) return -errno;
+  atr_ring_header h{};
+  h.magic = ATR_RING_MAGIC;
+  h.version = ATR_RING_VERSION;
+  h.header_size = ATR_RING_HEADER_SIZE;
+  h.msg_num = shape.msg_num;
+  h.msg_size = shape.msg_size;
+  h.slot_size = ATR_RING_SLOT_SIZE(shape.msg_size);
+  h.flags = shape.no_lock ? ATR_RING_FLAG_NO_LOCK : 0;
+  // CANN's anchoring: the monotonic sample between two realtime samples, their mean.
+  const uint64_t real1 = RealtimeNs();
+  h.monotonic_ns = MonotonicNs();
+  const uint64_t real2 = RealtimeNs();
+  h.realtime_ns = real1 + (real2 - real1) / 2;
+  // Not yet published: the handle is handed out after this, with a release store.
+  std::memcpy(p, &h, sizeof h);
+  *fd = std::move(memfd);
+  *mapped_bytes = bytes;
+  return 0;
+}
+
+}  // namespace ascend_trace

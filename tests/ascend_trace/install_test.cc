@@ -1,0 +1,101 @@
+// The installed library, headers, pkg-config file and CMake package, used the way an
+// application would: a strict C99 program against CANN's headers only, linked with
+// -Wl,--as-needed (by pkg-config and by find_package), run against a fake daemon.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "fake_daemon.h"
+#include "support/temp_dir.h"
+
+using atraced::testing::Exists;
+using atraced::testing::TempDir;
+using ascend_trace_test::FakeDaemon;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+// Runs a shell command line, stdout and stderr together.
+Result Sh(const std::string& cmd) {
+  Result r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("install: a C99 program against the installed headers, linked with --as-needed") {
+  TempDir tmp;
+  const std::string prefix = tmp / "prefix";
+  auto install = Sh(std::string(ASCEND_TRACE_CMAKE) + " --install " + ASCEND_TRACE_BUILD_DIR + " --prefix " + prefix +
+                    " --component ascend_trace");
+  INFO(install.out);
+  REQUIRE(install.code == 0);
+  const std::string libdir = prefix + "/" + ASCEND_TRACE_LIBDIR;
+  CHECK(Exists(prefix + "/include/ascend_trace/atrace_pub.h"));
+  CHECK(Exists(prefix + "/include/ascend_trace/atrace_types.h"));
+  CHECK(Exists(prefix + "/include/ascend_trace/atrace_api.h"));
+  REQUIRE(Exists(libdir + "/libascend_trace.so"));
+  CHECK(Exists(libdir + "/cmake/AscendTrace/AscendTraceConfig.cmake"));
+  // CANN's SONAME, so LD_LIBRARY_PATH swaps the libraries; only the API is exported.
+  CHECK(Sh("readelf -d " + libdir + "/libascend_trace.so").out.find("[libascend_trace.so]") != std::string::npos);
+  const auto exported = Sh("nm -D --defined-only " + libdir + "/libascend_trace.so | awk '{print $3}' | grep -v '^Atrace'");
+  CHECK(exported.out.empty());
+
+  FakeDaemon d(tmp / "d.sock");
+  const std::string run_env = "LD_LIBRARY_PATH=" + libdir + " ATRACED_SOCKET=" + d.path() + " ";
+  const std::string cc = std::string(ASCEND_TRACE_C_COMPILER) + " -std=c99 -pedantic -Wall -Wextra -Werror " +
+                         ASCEND_TRACE_CONSUMER_FLAGS + " ";
+  const std::string pc = "PKG_CONFIG_PATH=" + libdir + "/pkgconfig pkg-config ";
+
+  SECTION("pkg-config") {
+    auto build = Sh(cc + "$(" + pc + "--cflags ascend_trace) " + ASCEND_TRACE_EXAMPLE + " -o " + (tmp / "app") +
+                    " -Wl,--as-needed $(" + pc + "--libs ascend_trace)");
+    INFO(build.out);
+    REQUIRE(build.code == 0);
+    CHECK(Sh("readelf -d " + (tmp / "app")).out.find("libascend_trace.so") != std::string::npos);
+    auto run = Sh(run_env + (tmp / "app"));
+    INFO(run.out);
+    CHECK(run.code == 0);
+    REQUIRE(d.WaitFor(ATR_OP_RING_REPORT, 1));
+    CHECK(d.Reports().at(0).wait);
+  }
+  SECTION("the plain link line loses the library under --as-needed (why the .pc brackets it)") {
+    auto build = Sh(cc + "-I" + prefix + "/include/ascend_trace " + ASCEND_TRACE_EXAMPLE + " -o " + (tmp / "bare") +
+                    " -Wl,--as-needed -L" + libdir + " -lascend_trace");
+    INFO(build.out);
+    REQUIRE(build.code == 0);
+    CHECK(Sh("readelf -d " + (tmp / "bare")).out.find("libascend_trace.so") == std::string::npos);
+    CHECK(Sh(run_env + (tmp / "bare")).code == 3);  // the weak symbols are NULL
+  }
+  SECTION("find_package") {
+    const std::string build_dir = tmp / "consumer";
+    auto configure = Sh(std::string(ASCEND_TRACE_CMAKE) + " -S " + ASCEND_TRACE_CONSUMER_DIR + " -B " + build_dir +
+                        " -DCMAKE_PREFIX_PATH=" + prefix + " -DEXAMPLE_SOURCE=" + ASCEND_TRACE_EXAMPLE +
+                        " -DCMAKE_C_COMPILER=" + ASCEND_TRACE_C_COMPILER + " '-DCMAKE_C_FLAGS=" +
+                        ASCEND_TRACE_CONSUMER_FLAGS + "'");
+    INFO(configure.out);
+    REQUIRE(configure.code == 0);
+    auto build = Sh(std::string(ASCEND_TRACE_CMAKE) + " --build " + build_dir);
+    INFO(build.out);
+    REQUIRE(build.code == 0);
+    CHECK(Sh("readelf -d " + build_dir + "/dropin_example").out.find("libascend_trace.so") != std::string::npos);
+    auto run = Sh(run_env + build_dir + "/dropin_example");
+    INFO(run.out);
+    CHECK(run.code == 0);
+    REQUIRE(d.WaitFor(ATR_OP_RING_REPORT, 1));
+  }
+}

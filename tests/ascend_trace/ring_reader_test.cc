@@ -1,0 +1,173 @@
+// The ring writer and the untrusting snapshot reader: round trips, the memfd's seals, and
+// corrupt, hostile or truncated rings, which must yield partial results and problems.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "ring_test_util.h"
+
+using atraced::proto::ReadRingSnapshot;
+using atraced::proto::RingExpectation;
+using ascend_trace_test::TestRing;
+using ascend_trace_test::Text;
+
+namespace {
+
+void PutU32(std::vector<uint8_t>& b, size_t at, uint32_t v) { std::memcpy(b.data() + at, &v, 4); }
+void PutU64(std::vector<uint8_t>& b, size_t at, uint64_t v) { std::memcpy(b.data() + at, &v, 8); }
+size_t SlotAt(const TestRing& r, uint32_t i) { return ATR_RING_HEADER_SIZE + i * ATR_RING_SLOT_SIZE(r.shape().msg_size); }
+
+}  // namespace
+
+TEST_CASE("ring memfd: sealed, sized, header anchored") {
+  TestRing ring(1024, 112);
+  const int seals = ::fcntl(ring.fd(), F_GET_SEALS);
+  CHECK((seals & F_SEAL_SHRINK) != 0);
+  CHECK((seals & F_SEAL_GROW) != 0);
+  CHECK((seals & F_SEAL_SEAL) != 0);
+  CHECK((::fcntl(ring.fd(), F_GETFD) & FD_CLOEXEC) != 0);
+  struct stat st {};
+  REQUIRE(::fstat(ring.fd(), &st) == 0);
+  CHECK(static_cast<uint64_t>(st.st_size) == ring.bytes());
+  CHECK(ring.bytes() >= ATR_RING_BYTES(1024, 112));
+  CHECK(ring.bytes() % 4096 == 0);
+  CHECK(::ftruncate(ring.fd(), 4096) != 0);  // the daemon's mapping can never lose pages
+
+  const auto copy = ring.Copy();
+  const auto snap = ReadRingSnapshot(copy);
+  REQUIRE(snap.header_valid);
+  CHECK(snap.msg_num == 1024);
+  CHECK(snap.msg_size == 112);
+  CHECK(snap.records.empty());
+  CHECK(snap.empty == 1024);
+  CHECK(snap.realtime_ns > 1600000000ull * 1000000000ull);  // after 2020
+  CHECK(snap.monotonic_ns > 0);
+}
+
+TEST_CASE("ring: records come back in order, truncated at msg_size, with their buffer type") {
+  TestRing ring(4, 64);
+  CHECK(ring.shape().msg_num == 4);
+  const std::string long_text(100, 'L');
+  REQUIRE(ring.Write("one", 3) == TRACE_SUCCESS);
+  REQUIRE(ring.Write("two", 3, 7) == TRACE_SUCCESS);
+  REQUIRE(ring.Write(long_text.data(), 100) == TRACE_SUCCESS);
+  const auto copy = ring.Copy();
+  const auto snap = ReadRingSnapshot(copy);
+  REQUIRE(snap.records.size() == 3);
+  CHECK(Text(snap.records[0].data) == "one");
+  CHECK(snap.records[0].index == 0);
+  CHECK(Text(snap.records[1].data) == "two");
+  CHECK(snap.records[1].buffer_type == 7);
+  CHECK(Text(snap.records[2].data) == long_text.substr(0, 64));
+  CHECK(snap.records[0].timestamp_ns <= snap.records[1].timestamp_ns);
+  CHECK(snap.records[0].timestamp_ns >= snap.monotonic_ns);
+  CHECK(snap.write_index == 3);
+  CHECK(snap.torn == 0);
+  CHECK(snap.invalid == 0);
+  CHECK(snap.problems.empty());
+}
+
+TEST_CASE("ring: wraps, keeping the newest msg_num records (locked and noLock)") {
+  for (bool no_lock : {false, true}) {
+    TestRing ring(8, 64, no_lock);
+    for (int i = 0; i < 20; ++i) {
+      const std::string t = "r" + std::to_string(i);
+      REQUIRE(ring.Write(t.data(), static_cast<uint32_t>(t.size())) == TRACE_SUCCESS);
+    }
+    const auto copy = ring.Copy();
+  const auto snap = ReadRingSnapshot(copy);
+    REQUIRE(snap.records.size() == 8);
+    for (int i = 0; i < 8; ++i) CHECK(Text(snap.records[i].data) == "r" + std::to_string(12 + i));
+    CHECK(snap.flags == (no_lock ? ATR_RING_FLAG_NO_LOCK : 0u));
+    CHECK(snap.dropped == 0);
+  }
+}
+
+TEST_CASE("reader: header problems refuse the whole ring with a reason") {
+  TestRing ring(4, 64);
+  REQUIRE(ring.Write("x", 1) == TRACE_SUCCESS);
+  const auto good = ring.Copy();
+  auto refused = [](const std::vector<uint8_t>& bytes, const std::string& what,
+                    const std::optional<RingExpectation>& expect = std::nullopt) {
+    const auto snap = ReadRingSnapshot(bytes, expect);
+    CHECK_FALSE(snap.header_valid);
+    CHECK(snap.records.empty());
+    REQUIRE(snap.problems.size() == 1);
+    CHECK_THAT(snap.problems[0], Catch::Contains(what));
+  };
+  refused({}, "smaller than the 128-byte header");
+  refused(std::vector<uint8_t>(good.begin(), good.begin() + 127), "smaller than");
+  auto b = good;
+  PutU32(b, ATR_RING_OFF_MAGIC, 0);
+  refused(b, "bad magic");
+  b = good;
+  b[ATR_RING_OFF_VERSION] = 9;
+  refused(b, "unknown version");
+  b = good;
+  PutU32(b, ATR_RING_OFF_MSG_NUM, 3);
+  refused(b, "not a power of two");
+  b = good;
+  PutU32(b, ATR_RING_OFF_MSG_NUM, 1u << 31);  // huge: must not be used to index
+  refused(b, "not a power of two");
+  b = good;
+  PutU32(b, ATR_RING_OFF_MSG_SIZE, 0xffffffff);
+  refused(b, "outside 64..1024");
+  b = good;
+  PutU32(b, ATR_RING_OFF_SLOT_SIZE, 8);
+  refused(b, "slot_size");
+  b = good;
+  PutU32(b, ATR_RING_OFF_FLAGS, 0x80);
+  refused(b, "unknown flags");
+  b = good;
+  PutU32(b, ATR_RING_OFF_MSG_NUM, 1024);  // claims more slots than the copy holds
+  refused(b, "bytes, the ring has");
+  refused(good, "differ from the registration", RingExpectation{8, 64, 0});
+  CHECK(ReadRingSnapshot(good, RingExpectation{4, 64, 0}).header_valid);
+}
+
+TEST_CASE("reader: hostile slots are counted and skipped, the rest is kept") {
+  TestRing ring(8, 64);
+  for (int i = 0; i < 8; ++i) {
+    const std::string t = "ok" + std::to_string(i);
+    REQUIRE(ring.Write(t.data(), static_cast<uint32_t>(t.size())) == TRACE_SUCCESS);
+  }
+  auto b = ring.Copy();
+  PutU32(b, SlotAt(ring, 1) + 16, 0xffffffff);  // length far past the slot
+  PutU32(b, SlotAt(ring, 2) + 16, 65);          // one past msg_size
+  PutU64(b, SlotAt(ring, 3), 4 + 1 + 8);        // complete, but the sequence of another slot...
+  PutU64(b, SlotAt(ring, 3) + ATR_RING_SLOT_SIZE(64) - 8, 4 + 1 + 8);
+  PutU64(b, SlotAt(ring, 4), 99);               // torn: done and start disagree
+  const auto snap = ReadRingSnapshot(b);
+  REQUIRE(snap.header_valid);
+  CHECK(snap.invalid == 3);
+  CHECK(snap.torn == 1);
+  REQUIRE(snap.records.size() == 4);
+  CHECK(Text(snap.records[0].data) == "ok0");
+  CHECK(Text(snap.records[1].data) == "ok5");
+  CHECK(snap.problems.size() == 3);  // one line per kind: index, length, torn
+}
+
+TEST_CASE("reader: random garbage never crashes and never reads out of bounds") {
+  std::mt19937_64 rng(42);
+  TestRing ring(16, 64);
+  for (int i = 0; i < 16; ++i) REQUIRE(ring.Write("abcdefgh", 8) == TRACE_SUCCESS);
+  const auto good = ring.Copy();
+  for (int round = 0; round < 2000; ++round) {
+    auto b = good;
+    // Flip bytes anywhere, including the header, and sometimes cut the copy short.
+    for (int k = 0; k < 1 + round % 16; ++k) b[rng() % b.size()] = static_cast<uint8_t>(rng());
+    if (round % 3 == 0) b.resize(rng() % b.size());
+    const auto snap = ReadRingSnapshot(b);
+    for (const auto& r : snap.records) {
+      REQUIRE(r.data.data() >= b.data());
+      REQUIRE(r.data.data() + r.data.size() <= b.data() + b.size());
+      REQUIRE(r.data.size() <= snap.msg_size);
+    }
+    REQUIRE(snap.problems.size() <= atraced::proto::kMaxRingProblems);
+  }
+}

@@ -1,0 +1,34 @@
+// libFuzzer target: arbitrary bytes as a ring snapshot (proto/ring_reader.h), as a hostile
+// application could leave its memfd. The reader must never crash or read outside the input,
+// must keep every record inside its slot and within msg_size, and must be deterministic.
+// Seeds in tests/fuzz/corpus/ring_reader: a small ring, a wrapped one with a torn slot, and a
+// truncated copy, written field by field after ring_layout.h.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+
+#include "atraced/proto/ring_reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::span<const uint8_t> bytes(data, size);
+  const auto snap = atraced::proto::ReadRingSnapshot(bytes);
+  uint64_t last = 0;
+  for (const auto& r : snap.records) {
+    if (r.data.data() < data || r.data.data() + r.data.size() > data + size) std::abort();
+    if (r.data.size() > snap.msg_size) std::abort();
+    if (r.timestamp_ns < last) std::abort();  // sorted
+    last = r.timestamp_ns;
+  }
+  if (snap.records.size() + snap.empty + snap.torn + snap.invalid != (snap.header_valid ? snap.msg_num : 0)) {
+    std::abort();  // every slot accounted for exactly once
+  }
+  if (snap.problems.size() > atraced::proto::kMaxRingProblems) std::abort();
+  // With the header as it is, an expectation that matches must not change the verdict.
+  if (snap.header_valid) {
+    const auto again = atraced::proto::ReadRingSnapshot(
+        bytes, atraced::proto::RingExpectation{snap.msg_num, snap.msg_size, snap.flags});
+    if (again.records.size() != snap.records.size()) std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,153 @@
+// 1.1 requests (ATR_FEATURE_MEMFD): layouts, round trips and every rejection rule; and the
+// HELLO reply's daemon_pid.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "atraced/proto/codec.h"
+#include "atraced/proto/ring_layout.h"
+#include "proto_test_util.h"
+
+namespace atraced::proto {
+namespace {
+
+using testing::Bytes;
+using testing::EncodeToVector;
+using testing::RequireDecoded;
+using testing::RequireRejected;
+
+RingRegister BinaryRing() {
+  RingRegister m;
+  m.object_id = 0x01020304;
+  m.flags = ATR_RING_EXIT_SAVE | ATR_RING_NO_LOCK;
+  m.msg_num = 1024;
+  m.msg_size = 112;
+  m.ring_bytes = 151552;
+  m.utc_offset_s = -3600;
+  m.name = "hccl";
+  m.structs = {RingStructEntry{2, "task", {RingStructField{6, 2, 4, "id"}}}};
+  return m;
+}
+
+TEST_CASE("RING_REGISTER: layout and round trip", "[codec][ring]") {
+  const auto payload = EncodeToVector(BinaryRing());
+  CHECK(payload == Bytes({0x04, 0x03, 0x02, 0x01, 0, 0x03, 4, 1,  // id, type, flags, name_len, structs
+                          0x00, 0x04, 0, 0, 112, 0, 0, 0,          // msg_num, msg_size
+                          0x00, 0x50, 0x02, 0, 0xf0, 0xf1, 0xff, 0xff,  // ring_bytes, utc_offset -3600
+                          'h', 'c', 'c', 'l',                      // name
+                          2, 4, 1, 0, 't', 'a', 's', 'k',          // struct head + name
+                          6, 2, 4, 0, 2, 0, 'i', 'd'}));           // field head + name
+  const auto out = RequireDecoded<RingRegister>(payload);
+  CHECK(out.object_id == 0x01020304);
+  CHECK(out.utc_offset_s == -3600);
+  REQUIRE(out.structs.size() == 1);
+  CHECK(out.structs[0].fields[0].name == "id");
+}
+
+TEST_CASE("RING_REGISTER: rejections", "[codec][ring]") {
+  auto reject = [](RingRegister m, int32_t status, const char* needle) {
+    RequireRejected<RingRegister>(EncodeToVector(m), status, needle);
+  };
+  RingRegister m = BinaryRing();
+  SECTION("id") { m.object_id = 0; reject(m, ATR_EINVAL, "object_id"); }
+  SECTION("tracer type") { m.tracer_type = 1; reject(m, ATR_EINVAL, "tracer_type"); }
+  SECTION("flags") { m.flags = 4; reject(m, ATR_EINVAL, "flags"); }
+  SECTION("msg_num not a power of two") { m.msg_num = 1000; reject(m, ATR_EINVAL, "msg_num"); }
+  SECTION("msg_num too big") { m.msg_num = 2048; reject(m, ATR_EINVAL, "msg_num"); }
+  SECTION("msg_size") { m.msg_size = 63; reject(m, ATR_EINVAL, "msg_size"); }
+  SECTION("CANN's 128 KiB") { m.msg_size = 113; reject(m, ATR_EINVAL, "131072"); }
+  SECTION("ring too small") { m.ring_bytes = 4096; reject(m, ATR_EINVAL, "ring_bytes"); }
+  SECTION("ring too big") { m.ring_bytes = ATR_RING_MAX_BYTES + 1; reject(m, ATR_EINVAL, "ring_bytes"); }
+  SECTION("utc offset") { m.utc_offset_s = 86401; reject(m, ATR_EINVAL, "utc_offset_s"); }
+  SECTION("object name") { m.name = "a/b"; reject(m, ATR_EINVAL, "object name"); }
+  SECTION("empty name") { m.name = ""; reject(m, ATR_EINVAL, "object name"); }
+  SECTION("long name") { m.name = std::string(32, 'a'); reject(m, ATR_ENAMETOOLONG, "object name"); }
+  SECTION("11 structs") {
+    m.structs.assign(11, m.structs[0]);
+    reject(m, ATR_EINVAL, "struct_count");
+  }
+  SECTION("buffer type 10") { m.structs[0].buffer_type = 10; reject(m, ATR_EINVAL, "buffer_type"); }
+  SECTION("not ascending") {
+    m.structs.push_back(m.structs[0]);
+    reject(m, ATR_EINVAL, "ascending");
+  }
+  SECTION("no fields") { m.structs[0].fields.clear(); reject(m, ATR_EINVAL, "field_count"); }
+  SECTION("field type") { m.structs[0].fields[0].type = 9; reject(m, ATR_EINVAL, "type"); }
+  SECTION("field mode") { m.structs[0].fields[0].mode = 4; reject(m, ATR_EINVAL, "mode"); }
+  SECTION("field name NUL") { m.structs[0].fields[0].name = std::string("a\0b", 3); reject(m, ATR_EINVAL, "NUL"); }
+  SECTION("field name long") { m.structs[0].fields[0].name = std::string(32, 'f'); reject(m, ATR_ENAMETOOLONG, "name"); }
+  SECTION("struct name long") { m.structs[0].name = std::string(32, 's'); reject(m, ATR_ENAMETOOLONG, "name"); }
+  SECTION("trailing byte") {
+    auto p = EncodeToVector(m);
+    p.push_back(0);
+    RequireRejected<RingRegister>(p, ATR_EBADMSG, "after the last struct");
+  }
+  SECTION("every truncation") {
+    const auto p = EncodeToVector(m);
+    for (size_t n = 0; n < p.size(); ++n) {
+      RingRegister out;
+      const auto r = Decode(std::span<const uint8_t>(p.data(), n), &out);
+      REQUIRE(r.has_value());
+      CHECK(r->status == ATR_EBADMSG);
+    }
+  }
+  SECTION("reserved field byte") {
+    auto p = EncodeToVector(m);
+    p[p.size() - 3] = 1;  // the field head's reserved byte
+    RequireRejected<RingRegister>(p, ATR_EINVAL, "reserved");
+  }
+}
+
+TEST_CASE("RING_REPORT, RING_SAVE_ALL, GOODBYE: layouts and rejections", "[codec][ring]") {
+  const auto report = EncodeToVector(RingReport{true, {7, 9}});
+  CHECK(report == Bytes({1, 0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, 9, 0, 0, 0}));
+  CHECK(RequireDecoded<RingReport>(report).object_ids == std::vector<uint32_t>{7, 9});
+  RequireRejected<RingReport>(EncodeToVector(RingReport{false, {}}), ATR_EINVAL, "count");
+  RequireRejected<RingReport>(EncodeToVector(RingReport{false, {3, 3}}), ATR_EINVAL, "listed twice");
+  RequireRejected<RingReport>(EncodeToVector(RingReport{false, {0}}), ATR_EINVAL, "object_id");
+  RequireRejected<RingReport>(EncodeToVector(RingReport{false, std::vector<uint32_t>(101, 1)}), ATR_EINVAL, "count");
+  auto short_report = report;
+  short_report.pop_back();
+  RequireRejected<RingReport>(short_report, ATR_EBADMSG, "RING_REPORT");
+  auto bad_wait = report;
+  bad_wait[0] = 2;
+  RequireRejected<RingReport>(bad_wait, ATR_EINVAL, "wait");
+  auto reserved = report;
+  reserved[2] = 1;
+  RequireRejected<RingReport>(reserved, ATR_EINVAL, "reserved");
+
+  const auto save = EncodeToVector(RingSaveAll{true, 0});
+  CHECK(save == Bytes({1, 0, 0, 0, 0, 0, 0, 0}));
+  CHECK(RequireDecoded<RingSaveAll>(save).wait);
+  RequireRejected<RingSaveAll>(EncodeToVector(RingSaveAll{false, 1}), ATR_EINVAL, "tracer_type");
+  auto save_reserved = save;
+  save_reserved[7] = 1;
+  RequireRejected<RingSaveAll>(save_reserved, ATR_EINVAL, "reserved");
+
+  CHECK(EncodeToVector(Goodbye{}).empty());
+  RequireDecoded<Goodbye>({});
+  RequireRejected<Goodbye>(Bytes({0}), ATR_EBADMSG, "GOODBYE");
+}
+
+TEST_CASE("HELLO reply: daemon_pid exactly when the memfd feature is granted", "[codec][ring]") {
+  HelloReply with{1, 1, ATR_MAX_PAYLOAD, ATR_FEATURE_MEMFD, 10, 20, 4242};
+  const auto body = EncodeToVector(with);
+  REQUIRE(body.size() == 32);
+  CHECK(RequireDecoded<HelloReply>(body).daemon_pid == 4242);
+  HelloReply without{1, 0, ATR_MAX_PAYLOAD, ATR_FEATURE_FD_PASSING, 10, 20, 4242};
+  CHECK(EncodeToVector(without).size() == 24);  // a 1.0 body: no pid
+  CHECK(RequireDecoded<HelloReply>(EncodeToVector(without)).daemon_pid == 0);
+  auto truncated = body;
+  truncated.resize(24);  // granted, but the pid is missing
+  HelloReply out;
+  const auto r = Decode(truncated, &out);
+  REQUIRE(r.has_value());
+  CHECK(r->status == ATR_EBADMSG);
+  auto reserved = body;
+  reserved[31] = 1;
+  REQUIRE(Decode(reserved, &out).has_value());
+}
+
+}  // namespace
+}  // namespace atraced::proto
