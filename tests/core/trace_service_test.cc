@@ -128,7 +128,9 @@ TEST_CASE("HELLO comes first, once, with a known major version", "[service]") {
   REQUIRE(ok.status == 0);
   proto::HelloReply hr;
   REQUIRE_FALSE(proto::Decode(ok.body, &hr));
-  CHECK(hr.features == ATR_FEATURE_FD_PASSING);  // only what the daemon has
+  CHECK(hr.features == (ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD));  // only what the daemon has
+  CHECK(hr.minor == ATR_VERSION_MINOR_MEMFD);
+  CHECK(hr.daemon_pid == static_cast<uint32_t>(::getpid()));  // for PR_SET_PTRACER
   CHECK(hr.peer_pid == 100);
   CHECK(hr.peer_uid == 1000);
   CHECK(hr.max_payload == ATR_MAX_PAYLOAD);

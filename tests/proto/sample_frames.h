@@ -14,7 +14,7 @@ namespace atraced::proto::testing {
 // The HELLO request in PROTOCOL.md: version 1.0, asking for FD passing, request id 1.
 inline std::vector<uint8_t> SampleHelloFrame() {
   std::vector<uint8_t> payload;
-  Encode(Hello{ATR_VERSION_MAJOR, ATR_VERSION_MINOR, ATR_FEATURE_FD_PASSING}, payload);
+  Encode(Hello{ATR_VERSION_MAJOR, 0, ATR_FEATURE_FD_PASSING}, payload);  // a 1.0 client
   std::vector<uint8_t> frame;
   AppendFrame(frame, ATR_OP_HELLO, 0, 1, payload);
   return frame;
@@ -24,7 +24,7 @@ inline std::vector<uint8_t> SampleHelloFrame() {
 inline std::vector<uint8_t> SampleHelloReplyFrame() {
   std::vector<uint8_t> payload;
   EncodeReplyOk(payload);
-  Encode(HelloReply{ATR_VERSION_MAJOR, ATR_VERSION_MINOR, ATR_MAX_PAYLOAD,
+  Encode(HelloReply{ATR_VERSION_MAJOR, 0, ATR_MAX_PAYLOAD,
                     ATR_FEATURE_FD_PASSING, 4242, 1000},
          payload);
   std::vector<uint8_t> frame;

@@ -73,24 +73,59 @@ void Session::OnDeadline() {
 void Session::DoRead() {
   if (closing_) return;
   if (shutdown_requested_) return Close("daemon stopping");
-  auto space = decoder_.WritableSpace();
   reading_ = true;
   auto self = shared_from_this();
-  socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                          [self](const boost::system::error_code& ec, size_t n) { self->OnRead(ec, n); });
+  socket_.async_wait(asio::socket_base::wait_read, [self](const boost::system::error_code& ec) { self->OnReadable(ec); });
 }
 
-void Session::OnRead(const boost::system::error_code& ec, size_t n) {
+// recvmsg rather than Asio's read: a 1.1 client attaches memfds, which a plain read would
+// silently close.
+void Session::OnReadable(const boost::system::error_code& ec) {
   reading_ = false;
   if (closing_) return;
   if (ec) {
-    if (ec != asio::error::eof && ec != asio::error::connection_reset && ec != asio::error::operation_aborted) {
-      log_.Info("read from pid ", peer_.pid, " failed: ", ec.message());
-    }
+    if (ec != asio::error::operation_aborted) log_.Info("wait for pid ", peer_.pid, " failed: ", ec.message());
     Close("disconnected");
     return;
   }
-  decoder_.Commit(n);
+  auto space = decoder_.WritableSpace();
+  iovec iov{space.data(), space.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPendingFds)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n < 0) {
+    int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return DoRead();
+    if (err != ECONNRESET) log_.Info("read from pid ", peer_.pid, " failed: ", std::strerror(err));
+    Close("disconnected");
+    return;
+  }
+  if (n == 0) {
+    Close("disconnected");
+    return;
+  }
+  // Take ownership of every descriptor first, so none leaks whatever happens next.
+  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+      fds_in_.push_back({received_, UniqueFd(fd)});
+    }
+  }
+  if ((msg.msg_flags & MSG_CTRUNC) || fds_in_.size() > kMaxPendingFds) {
+    violation_ = "more than " + std::to_string(kMaxPendingFds) + " descriptors sent ahead of their frames";
+    fds_in_.clear();
+    Turn();  // replies to what came before, then closes
+    return;
+  }
+  received_ += static_cast<uint64_t>(n);
+  decoder_.Commit(static_cast<size_t>(n));
   Turn();
 }
 
@@ -100,7 +135,7 @@ void Session::Turn() {
   std::span<const uint8_t> payload;
   size_t handled = 0;
   more_ = false;
-  while (!replies_.close_after) {
+  while (!replies_.close_after && violation_.empty()) {
     if (handled == kRequestsPerTurn) {
       more_ = true;
       break;
@@ -111,7 +146,22 @@ void Session::Turn() {
       violation_ = decoder_.error();
       break;
     }
-    service_.Handle(client_id_, header, payload, replies_);
+    const uint64_t start = consumed_;
+    consumed_ += ATR_FRAME_HEADER_SIZE + header.length;
+    UniqueFd attached;
+    if (!fds_in_.empty() && fds_in_.front().offset < start) {
+      violation_ = "a descriptor arrived in the middle of a frame";
+      break;
+    }
+    if (!fds_in_.empty() && fds_in_.front().offset == start) {
+      attached = std::move(fds_in_.front().fd);
+      fds_in_.pop_front();
+      if (!fds_in_.empty() && fds_in_.front().offset == start) {
+        violation_ = "more than one descriptor with one frame";
+        break;
+      }
+    }
+    service_.Handle(client_id_, header, payload, replies_, std::move(attached));
     ++handled;
   }
   if (handled > 0) Progress();

@@ -41,7 +41,7 @@
 
 #define ATR_MAGIC 0x43525441u /* the bytes "ATRC" */
 #define ATR_VERSION_MAJOR 1u
-#define ATR_VERSION_MINOR 0u
+#define ATR_VERSION_MINOR 1u /* this daemon and its libraries speak 1.1 */
 /* The minor version that brings the ATR_FEATURE_MEMFD messages. A daemon that grants the
  * feature speaks it; the feature bit, not the version, is what a client checks. */
 #define ATR_VERSION_MINOR_MEMFD 1u

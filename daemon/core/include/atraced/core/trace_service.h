@@ -13,7 +13,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -23,6 +25,7 @@
 #include <memory>
 
 #include "atraced/core/file_system.h"
+#include "atraced/core/held_ring.h"
 #include "atraced/core/log.h"
 #include "atraced/core/process_table.h"
 #include "atraced/core/trace_store.h"
@@ -43,6 +46,11 @@ struct ServiceOptions {
   uint32_t daemon_uid = 0;              // may always forward
   std::optional<gid_t> forwarder_gid;   // members may forward
   std::string root;                     // for STATUS
+  // Rings (1.1) held per connection and in all: each costs one read-only mapping of at most
+  // ATR_RING_MAX_BYTES of address space and no descriptor (held_ring.h). CANN allows 100
+  // objects per tracer type; the rest is room for destroyed exitSave objects.
+  uint32_t max_rings_per_client = 256;
+  uint32_t max_rings_total = 8192;
 };
 
 // Replies to one batch of requests, in request order.
@@ -60,6 +68,8 @@ struct ServiceCounters {
   uint64_t requests = 0;
   uint64_t requests_refused = 0;
   uint64_t forwarder_claims = 0;
+  uint64_t rings_refused = 0;  // registrations refused: a bound, a bad memfd or header
+  uint64_t rings_saved = 0;    // ring files written
 };
 
 class TraceService {
@@ -72,10 +82,14 @@ class TraceService {
   ClientId Connect(const PeerCredentials& peer);
   // Ends the client's open files and events, keeping everything written.
   void Disconnect(ClientId id);
-  // Handles one request frame and appends its reply to `out`.
-  void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out);
+  // Handles one request frame and appends its reply to `out`. `attached` is the descriptor
+  // that came with the frame's first byte (SCM_RIGHTS), if any: only RING_REGISTER takes
+  // one; on any other frame it is a protocol violation and the connection is closed.
+  void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
+              UniqueFd attached = UniqueFd());
 
   size_t clients() const { return clients_.size(); }
+  size_t rings() const { return rings_total_; }
   const ServiceCounters& counters() const { return counters_; }
   TraceStore& store() { return store_; }
   // One line for sd_notify STATUS=: counts per class and clients.
@@ -97,6 +111,9 @@ class TraceService {
     bool may_forward = false;
     std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
     std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
+    std::map<uint32_t, HeldRing> rings;              // object id -> ring, live or released
+    std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
+    bool goodbye = false;
   };
   struct ProcessRecord {
     uint64_t start_ticks = 0;
@@ -123,6 +140,15 @@ class TraceService {
   Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd);
+  Reply OnRingRelease(Client& c, std::span<const uint8_t> payload);
+  Reply OnRingReport(Client& c, std::span<const uint8_t> payload);
+  Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload);
+  Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
+  // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
+  // when no ring holds a record).
+  Reply SaveRings(Client& c, EventKind kind, const std::vector<const HeldRing*>& rings);
+  void DropRing(Client& c, std::map<uint32_t, HeldRing>::iterator it);
 
   TraceStore& store_;
   ProcessTable& processes_;
@@ -132,6 +158,7 @@ class TraceService {
   ClientId next_client_ = 1;
   std::unordered_map<ClientId, Client> clients_;
   std::unordered_map<int32_t, ProcessRecord> process_records_;
+  size_t rings_total_ = 0;
   ServiceCounters counters_;
 };
 

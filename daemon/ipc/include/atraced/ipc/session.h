@@ -18,12 +18,18 @@
 // trickled in byte by byte, a client that never reads its replies, and a silent client are
 // all dropped at the deadline, their events ended and their descriptors released.
 //
+// Descriptors from the client (protocol 1.1: a memfd with RING_REGISTER) are read with
+// recvmsg and tied to the stream offset of the read that carried them; they belong to the
+// frame that starts at that offset. One that does not start a frame, more than
+// kMaxPendingFds waiting, or a truncated control message close the connection.
+//
 // A framing violation (bad magic, oversized length, unknown flag bits) closes this one
 // connection, with a log line naming the peer pid and the reason.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <deque>
 #include <memory>
 
 #include "atraced/core/log.h"
@@ -36,6 +42,7 @@ namespace atraced {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   static constexpr size_t kRequestsPerTurn = 16;
+  static constexpr size_t kMaxPendingFds = 4;
 
   Session(LocalSocket socket, TraceService& service, Logger& log, std::chrono::seconds idle_timeout,
           std::function<void(Session*)> on_close);
@@ -48,7 +55,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void DoRead();
-  void OnRead(const boost::system::error_code& ec, size_t n);
+  void OnReadable(const boost::system::error_code& ec);
   void Turn();
   void WriteNext();
   void AfterTurn();
@@ -73,6 +80,13 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading_ = false;    // an async read is outstanding
   bool more_ = false;       // the last turn stopped at its limit: frames may be buffered
   std::string violation_;   // set when the decoder fails
+  uint64_t received_ = 0;   // stream bytes read so far
+  uint64_t consumed_ = 0;   // stream bytes of the frames handed to the service
+  struct PendingFd {
+    uint64_t offset;  // stream offset of the first byte of the read that carried it
+    UniqueFd fd;
+  };
+  std::deque<PendingFd> fds_in_;
   ReplyBatch replies_;
   size_t write_offset_ = 0;
   size_t next_fd_ = 0;
