@@ -102,6 +102,35 @@ TEST_CASE("atrace/ deleted while running is re-created", "[hardening]") {
   CHECK(Mode(d.trace_dir()) == 0750);
 }
 
+TEST_CASE("atrace/ renamed while running is noticed and re-created", "[hardening]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  c.Emit(ATR_EVENT_SCHEDULE, "a", "x", &err);
+  REQUIRE(err.empty());
+  const std::string old_dir = d.root() + "/atrace.old";
+  REQUIRE(::rename(d.trace_dir().c_str(), old_dir.c_str()) == 0);
+  // Noticed on the status tick (every 2 s): the path no longer names the directory held.
+  const auto renamed = std::chrono::steady_clock::now();
+  REQUIRE(d.WaitForLog("was deleted or renamed while running; re-created it. 1 event dir(s) left behind"));
+  Measure("renamed_root.noticed_ms",
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - renamed).count());
+  CHECK(Mode(d.trace_dir()) == 0750);
+  std::string after = c.Emit(ATR_EVENT_SCHEDULE, "b", "y", &err);
+  CHECK(err.empty());
+  CHECK(after.rfind(d.trace_dir() + "/", 0) == 0);
+  CHECK(ReadFile(after) == "y");  // the path in the reply exists
+  CHECK(Exists(d.trace_dir() + "/.atraced_order"));
+  CHECK(CountEventDirs(old_dir, "schedule") == 1);  // the moved tree is left alone
+  CHECK(Status(c).host_dirs == 1);                  // and no longer counted
+  // A restart finds the new tree consistent.
+  REQUIRE(d.Stop() == 0);
+  REQUIRE(d.Start());
+  auto again = Connected(d);
+  CHECK(Status(again).host_dirs == 1);
+}
+
 TEST_CASE("a planted hard link is refused, not written through", "[hardening][security]") {
   DaemonProcess d;
   REQUIRE(d.Start());

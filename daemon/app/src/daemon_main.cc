@@ -202,6 +202,9 @@ class Daemon {
     tick_timer_->async_wait([this, &io](const boost::system::error_code& ec) {
       if (ec) return;
       service_->store().CollectRemovals();
+      // A renamed or deleted trace directory is noticed here: a stat every tick costs
+      // nothing, where one per request would cost every event two system calls.
+      service_->store().CheckTraceDir();
       // While stopping, keep the watchdog fed but leave STATUS=Stopping in place.
       std::string msg = watchdog_ ? "WATCHDOG=1" : "";
       if (!stopping_) msg += (msg.empty() ? "" : "\n") + std::string("STATUS=") + service_->StatusLine();

@@ -266,9 +266,15 @@ std::shared_ptr<const UniqueFd> PosixFileSystem::TraceDirFd() const {
 
 Status PosixFileSystem::EnsureTraceDir() {
   if (auto current = OwnerDirFd()) {
-    struct stat st {};
-    // A deleted directory still has a descriptor, with no links: re-create it.
-    if (::fstat(current->get(), &st) == 0 && st.st_nlink > 0) return Status::Ok();
+    // A deleted directory still has a descriptor, with no links; a renamed one is still
+    // linked, but no longer under its name. Either way re-create it: the path must name the
+    // directory held open.
+    struct stat held {}, named {};
+    if (::fstat(current->get(), &held) == 0 && held.st_nlink > 0 && ::lstat(trace_dir_.c_str(), &named) == 0 &&
+        named.st_dev == held.st_dev && named.st_ino == held.st_ino) {
+      return Status::Ok();
+    }
+    ++generation_;
   }
   UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd.valid()) {
