@@ -214,3 +214,58 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
     CHECK(rc == 0);
   }
 }
+
+TEST_CASE("small ones: escaped log lines, calendar times, a root with a trailing slash, -ENOENT for a closed id",
+          "[hardening]") {
+  SECTION("a newline in ASCEND_TRACE_RECORD_NUM cannot split or forge a log line") {
+    DaemonProcess d({{}, {{"ASCEND_TRACE_RECORD_NUM", "12\n<3>atraced: forged"}}, true, std::nullopt});
+    REQUIRE(d.Start());
+    CHECK(d.LogHas("12\\n<3>atraced: forged"));
+    CHECK(d.log().find("\n<3>atraced: forged") == std::string::npos);
+  }
+  SECTION("event times must be calendar dates") {
+    DaemonProcess d;
+    REQUIRE(d.Start());
+    auto c = Connected(d);
+    for (const char* t : {"20240231000000000000", "00000101000000000000", "20230229120000000000"}) {
+      CAPTURE(t);
+      proto::EventBegin b = BeginRequest(1);
+      b.side = ATR_SIDE_DEVICE;
+      b.time = t;
+      auto r = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
+      REQUIRE(r);
+      CHECK(r->status == ATR_EINVAL);
+      CHECK(r->message.rfind("time: ", 0) == 0);
+    }
+    proto::EventBegin ok = BeginRequest(2);
+    ok.side = ATR_SIDE_DEVICE;
+    ok.time = "20240229235959000000";
+    CHECK(c.Call(ATR_OP_EVENT_BEGIN, Payload(ok))->status == 0);
+  }
+  SECTION("a root given with trailing slashes gives no doubled slash") {
+    TempDir where;
+    DaemonProcess d({{"--root", where.path() + "///"}, {}, false, 10});
+    REQUIRE(d.Start());
+    auto c = Connected(d);
+    std::string err;
+    std::string path = c.Emit(ATR_EVENT_SCHEDULE, "a", "x", &err);
+    CHECK(err.empty());
+    CHECK(path.rfind(where.path() + "/atrace/", 0) == 0);
+    CHECK(path.find("//") == std::string::npos);
+    CHECK_FALSE(d.LogHas("//atrace"));
+  }
+  SECTION("a closed file id is unknown: -ENOENT, as PROTOCOL.md says") {
+    DaemonProcess d;
+    REQUIRE(d.Start());
+    auto c = Connected(d);
+    REQUIRE(c.Call(ATR_OP_EVENT_BEGIN, Payload(BeginRequest(1)))->status == 0);
+    REQUIRE(c.Call(ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(1, 1, "x")))->status == 0);
+    REQUIRE(c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}))->status == 0);
+    const std::string data = "late";
+    auto r = c.Call(ATR_OP_FILE_APPEND,
+                    Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}}));
+    CHECK(r->status == ATR_ENOENT);
+    CHECK(c.Call(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{1}))->status == ATR_ENOENT);
+    CHECK(c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}))->status == ATR_ENOENT);
+  }
+}

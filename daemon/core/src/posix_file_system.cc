@@ -245,12 +245,17 @@ std::pair<std::string, std::string> SplitLeaf(const std::string& rel) {
 PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask)
     : root_(std::move(root)), trace_dir_(std::move(trace_dir)), umask_(umask) {}
 
+std::string PosixFileSystem::TraceDirFor(const std::string& root) {
+  size_t end = root.find_last_not_of('/');
+  return (end == std::string::npos ? "" : root.substr(0, end + 1)) + "/atrace";
+}
+
 Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root) {
   if (root.empty() || root[0] != '/') return Status::Error(EINVAL, "trace root must be absolute: [" + root + "]");
   // Read the umask once: it decides whether new entries need an explicit chmod.
   mode_t mask = ::umask(0);
   ::umask(mask);
-  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, root + "/atrace", mask));
+  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, TraceDirFor(root), mask));
   if (Status st = fs->EnsureTraceDir(); !st.ok()) return st;
   return fs;
 }

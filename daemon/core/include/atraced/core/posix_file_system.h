@@ -30,6 +30,8 @@ class PosixFileSystem final : public FileSystem {
  public:
   // Creates <root>/atrace (0750) if needed and opens it. `root` must be absolute.
   static Result<std::unique_ptr<PosixFileSystem>> Open(const std::string& root);
+  // <root>/atrace without a doubled slash: "/" gives "/atrace", "/r/" gives "/r/atrace".
+  static std::string TraceDirFor(const std::string& root);
 
   const std::string& trace_dir() const override { return trace_dir_; }
   Status MakeDir(const std::string& rel) override;
