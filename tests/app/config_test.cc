@@ -43,6 +43,8 @@ TEST_CASE("flags are parsed", "[config]") {
   CHECK(p.config.socket_path == "/s.sock");
   CHECK(p.config.record_num == 15u);
   CHECK(p.config.log_level == LogLevel::kDebug);
+  CHECK(p.config.uid_descriptor_share == 25u);  // the default
+  CHECK(Parse({"--uid-descriptor-share", "50"}).config.uid_descriptor_share == 50u);
 }
 
 TEST_CASE("bad flag values name the key and the range", "[config]") {
@@ -53,6 +55,8 @@ TEST_CASE("bad flag values name the key and the range", "[config]") {
       {{"--log-level", "loud"}, "invalid value [loud] for log-level: expected one of error, warning"},
       {{"--idle-timeout", "0"}, "for idle-timeout: expected an integer in [1, 86400]"},
       {{"--max-clients", "-1"}, "for max-clients"},
+      {{"--uid-descriptor-share", "0"}, "invalid value [0] for uid-descriptor-share: expected an integer in [1, 100]"},
+      {{"--uid-descriptor-share", "101"}, "for uid-descriptor-share: expected an integer in [1, 100]"},
       {{"--socket", std::string(120, 's')}, "for socket: expected a path of 1-107 bytes"},
       {{"--root", ""}, "for root"},
       {{"--bogus"}, "unrecognised option '--bogus'"},
@@ -85,6 +89,7 @@ TEST_CASE("bad configuration file values name the file and key", "[config]") {
       {"colour = blue\n", "unrecognised option 'colour'"},
       {"max-events-per-client = 5000\n", "for max-events-per-client: expected an integer in [1, 4096]"},
       {"forwarder-group =\n", "a group name must not be empty"},
+      {"uid-descriptor-share = 25%\n", "invalid value [25%] for uid-descriptor-share"},
   }));
   atraced::testing::WriteFile(tmp / "bad.conf", text);
   auto p = Parse({"--config", tmp / "bad.conf"});
@@ -100,7 +105,8 @@ TEST_CASE("the shipped conf/atraced.conf parses and documents every key", "[conf
   Config c;
   CHECK(ParseConfigText(text, "conf/atraced.conf", &c) == "");
   for (const char* key : {"root", "socket", "record-num", "log-level", "socket-group", "forwarder-group",
-                          "idle-timeout", "max-clients", "max-events-per-client", "max-files-per-client"}) {
+                          "idle-timeout", "max-clients", "max-events-per-client", "max-files-per-client",
+                          "uid-descriptor-share"}) {
     CAPTURE(key);
     CHECK(text.find(std::string("# ") + key + " =") != std::string::npos);
   }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atraced/core/posix_file_system.h"
 #include "atraced/core/root.h"
 #include "support/capture_log.h"
 #include "support/temp_dir.h"
@@ -147,4 +148,11 @@ TEST_CASE("the configuration file's root comes after the environment and before 
   auto bad_conf = ResolveRoot({std::nullopt, std::nullopt, tmp / "file/x", tmp / "home"}, log.logger());
   CHECK_FALSE(bad_conf.ok());
   CHECK_FALSE(Exists(tmp / "home"));
+}
+
+TEST_CASE("the trace dir is ROOT/atrace without a doubled slash", "[root]") {
+  CHECK(atraced::PosixFileSystem::TraceDirFor("/") == "/atrace");
+  CHECK(atraced::PosixFileSystem::TraceDirFor("//") == "/atrace");
+  CHECK(atraced::PosixFileSystem::TraceDirFor("/var/log/ascend") == "/var/log/ascend/atrace");
+  CHECK(atraced::PosixFileSystem::TraceDirFor("/var/log/ascend//") == "/var/log/ascend/atrace");
 }

@@ -46,10 +46,16 @@ TEST_CASE("trace time pads small fractions", "[time]") {
 
 TEST_CASE("trace time validation", "[time]") {
   CHECK(IsValidTraceTime("20260522143015123456"));
+  CHECK(IsValidTraceTime("20240229235960999999"));  // a leap day, a leap second
+  CHECK(IsValidTraceTime("20000229000000000000"));  // 2000 is a leap year
+  CHECK(IsValidTraceTime("00010101000000000000"));
   std::string why;
   auto bad = GENERATE(as<std::string>{}, "", "2026052214301512345", "202605221430151234567", "2026052214301512345x",
                       "20261322143015123456", "20260500143015123456", "20260522243015123456", "20260522146015123456",
-                      "20260522143061123456", "-0260522143015123456");
+                      "20260522143061123456", "-0260522143015123456",
+                      // calendar dates: no Feb 31, no Feb 29 outside leap years, no year 0000
+                      "20240231000000000000", "20230229000000000000", "21000229000000000000", "20260431000000000000",
+                      "00000101000000000000");
   CAPTURE(bad);
   CHECK_FALSE(IsValidTraceTime(bad, &why));
   CHECK_FALSE(why.empty());

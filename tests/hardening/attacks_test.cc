@@ -102,6 +102,35 @@ TEST_CASE("atrace/ deleted while running is re-created", "[hardening]") {
   CHECK(Mode(d.trace_dir()) == 0750);
 }
 
+TEST_CASE("atrace/ renamed while running is noticed and re-created", "[hardening]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  c.Emit(ATR_EVENT_SCHEDULE, "a", "x", &err);
+  REQUIRE(err.empty());
+  const std::string old_dir = d.root() + "/atrace.old";
+  REQUIRE(::rename(d.trace_dir().c_str(), old_dir.c_str()) == 0);
+  // Noticed on the status tick (every 2 s): the path no longer names the directory held.
+  const auto renamed = std::chrono::steady_clock::now();
+  REQUIRE(d.WaitForLog("was deleted or renamed while running; re-created it. 1 event dir(s) left behind"));
+  Measure("renamed_root.noticed_ms",
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - renamed).count());
+  CHECK(Mode(d.trace_dir()) == 0750);
+  std::string after = c.Emit(ATR_EVENT_SCHEDULE, "b", "y", &err);
+  CHECK(err.empty());
+  CHECK(after.rfind(d.trace_dir() + "/", 0) == 0);
+  CHECK(ReadFile(after) == "y");  // the path in the reply exists
+  CHECK(Exists(d.trace_dir() + "/.atraced_order"));
+  CHECK(CountEventDirs(old_dir, "schedule") == 1);  // the moved tree is left alone
+  CHECK(Status(c).host_dirs == 1);                  // and no longer counted
+  // A restart finds the new tree consistent.
+  REQUIRE(d.Stop() == 0);
+  REQUIRE(d.Start());
+  auto again = Connected(d);
+  CHECK(Status(again).host_dirs == 1);
+}
+
 TEST_CASE("a planted hard link is refused, not written through", "[hardening][security]") {
   DaemonProcess d;
   REQUIRE(d.Start());
@@ -183,5 +212,60 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
   SECTION("a user outside the socket's group cannot connect") {
     int rc = AsUser(65533, [&] { return RawClient::Connect(d.socket()) ? 1 : 0; });
     CHECK(rc == 0);
+  }
+}
+
+TEST_CASE("small ones: escaped log lines, calendar times, a root with a trailing slash, -ENOENT for a closed id",
+          "[hardening]") {
+  SECTION("a newline in ASCEND_TRACE_RECORD_NUM cannot split or forge a log line") {
+    DaemonProcess d({{}, {{"ASCEND_TRACE_RECORD_NUM", "12\n<3>atraced: forged"}}, true, std::nullopt});
+    REQUIRE(d.Start());
+    CHECK(d.LogHas("12\\n<3>atraced: forged"));
+    CHECK(d.log().find("\n<3>atraced: forged") == std::string::npos);
+  }
+  SECTION("event times must be calendar dates") {
+    DaemonProcess d;
+    REQUIRE(d.Start());
+    auto c = Connected(d);
+    for (const char* t : {"20240231000000000000", "00000101000000000000", "20230229120000000000"}) {
+      CAPTURE(t);
+      proto::EventBegin b = BeginRequest(1);
+      b.side = ATR_SIDE_DEVICE;
+      b.time = t;
+      auto r = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
+      REQUIRE(r);
+      CHECK(r->status == ATR_EINVAL);
+      CHECK(r->message.rfind("time: ", 0) == 0);
+    }
+    proto::EventBegin ok = BeginRequest(2);
+    ok.side = ATR_SIDE_DEVICE;
+    ok.time = "20240229235959000000";
+    CHECK(c.Call(ATR_OP_EVENT_BEGIN, Payload(ok))->status == 0);
+  }
+  SECTION("a root given with trailing slashes gives no doubled slash") {
+    TempDir where;
+    DaemonProcess d({{"--root", where.path() + "///"}, {}, false, 10});
+    REQUIRE(d.Start());
+    auto c = Connected(d);
+    std::string err;
+    std::string path = c.Emit(ATR_EVENT_SCHEDULE, "a", "x", &err);
+    CHECK(err.empty());
+    CHECK(path.rfind(where.path() + "/atrace/", 0) == 0);
+    CHECK(path.find("//") == std::string::npos);
+    CHECK_FALSE(d.LogHas("//atrace"));
+  }
+  SECTION("a closed file id is unknown: -ENOENT, as PROTOCOL.md says") {
+    DaemonProcess d;
+    REQUIRE(d.Start());
+    auto c = Connected(d);
+    REQUIRE(c.Call(ATR_OP_EVENT_BEGIN, Payload(BeginRequest(1)))->status == 0);
+    REQUIRE(c.Call(ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(1, 1, "x")))->status == 0);
+    REQUIRE(c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}))->status == 0);
+    const std::string data = "late";
+    auto r = c.Call(ATR_OP_FILE_APPEND,
+                    Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}}));
+    CHECK(r->status == ATR_ENOENT);
+    CHECK(c.Call(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{1}))->status == ATR_ENOENT);
+    CHECK(c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}))->status == ATR_ENOENT);
   }
 }

@@ -26,19 +26,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The daemon's descriptor count once connections that just hung up have been reaped
-// (the readiness probe of DaemonProcess::Start is one of them).
-size_t SettledFds(const DaemonProcess& d) {
-  size_t last = d.OpenFds();
-  for (int i = 0; i < 100; ++i) {
-    std::this_thread::sleep_for(50ms);
-    size_t now = d.OpenFds();
-    if (now == last) return now;
-    last = now;
-  }
-  return last;
-}
-
 bool NoStagingLeft(const std::string& trace_dir) {
   for (auto& proc : ListNames(trace_dir)) {
     for (auto& ev : ListNames(trace_dir + "/" + proc)) {
@@ -189,20 +176,28 @@ TEST_CASE("1000 idle connections and garbage senders: a good client is served an
   CHECK(fds_after == fds_before + 2);
 }
 
-TEST_CASE("out of descriptors: accept backs off, requests get -EMFILE, then it recovers", "[hardening]") {
-  DaemonProcess d({{}, {}, true, 10, 40});
+TEST_CASE("a tiny descriptor limit: connections over the budget are shed, -EMFILE, then it recovers", "[hardening]") {
+  // RLIMIT_NOFILE 40: the daemon reserves 30 for itself and lets clients hold 10; with a
+  // share of 100% one uid may take all 10.
+  DaemonProcess d({{"--uid-descriptor-share", "100"}, {}, true, 10, 40});
   REQUIRE(d.Start());
+  CHECK(d.LogHas("descriptor budget: 10 for clients, at most 10 per uid"));
   auto first = Connected(d);
   std::vector<RawClient> hogs;
   for (int i = 0; i < 60; ++i) {
-    auto c = RawClient::Connect(d.socket());  // queued in the backlog even when not accepted
+    auto c = RawClient::Connect(d.socket());  // queued in the backlog until accepted or shed
     if (c) hogs.push_back(std::move(*c));
   }
-  REQUIRE(d.WaitForLog("accept failed: Too many open files"));
-  // An accepted client asking for disk work is refused with a clear status, not dropped.
+  REQUIRE(d.WaitForLog("shedding connection from pid"));
+  size_t shed = 0;
+  for (auto& h : hogs) shed += h.SeesHangUp(2s);
+  CHECK(shed == 60 - 9);  // 9 more fit the budget beside `first`
+  CHECK_FALSE(d.LogHas("accept failed"));  // the reserve kept accept working throughout
+  // An accepted client asking for a descriptor is refused with a clear status, not dropped.
   std::string err;
   first.Emit(ATR_EVENT_SCHEDULE, "x", "y", &err);
   CHECK(err.find("EMFILE") != std::string::npos);
+  Measure("tiny_limit.connections_shed", shed);
   hogs.clear();  // free the descriptors
   std::this_thread::sleep_for(300ms);
   err.clear();

@@ -111,6 +111,17 @@ bool DaemonProcess::WaitForLog(const std::string& needle, std::chrono::milliseco
 
 size_t DaemonProcess::OpenFds() const { return pid_ > 0 ? ListNames("/proc/" + std::to_string(pid_) + "/fd").size() : 0; }
 
+size_t SettledFds(const DaemonProcess& d) {
+  size_t last = d.OpenFds();
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    size_t now = d.OpenFds();
+    if (now == last) return now;
+    last = now;
+  }
+  return last;
+}
+
 size_t CountEventDirs(const std::string& trace_dir, const std::string& kind) {
   size_t n = 0;
   for (auto& proc : ListNames(trace_dir)) {

@@ -63,6 +63,9 @@ class DaemonProcess {
   pid_t pid_ = -1;
 };
 
+// The daemon's descriptor count once it stops changing (connections that just hung up,
+// such as the readiness probe of DaemonProcess::Start, have been reaped).
+size_t SettledFds(const DaemonProcess& d);
 // Counts event dirs of `kind` ("schedule", ...) under a trace dir, across process dirs.
 size_t CountEventDirs(const std::string& trace_dir, const std::string& kind);
 // Aged directories are deleted in the background, after the reply: waits (up to `timeout`)

@@ -28,7 +28,8 @@ po::options_description SettingOptions() {
       ("idle-timeout", po::value<std::string>(), "seconds before a silent connection is dropped, 1-86400 (default: 60)")
       ("max-clients", po::value<std::string>(), "connections served at once, 1-65536 (default: 1024)")
       ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")
-      ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)");
+      ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)")
+      ("uid-descriptor-share", po::value<std::string>(), "percent of the daemon's descriptor budget for clients that the connections and files of one uid may hold, 1-100 (default: 25)");
   return d;
 }
 
@@ -87,6 +88,7 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   if (auto m = bounded("max-clients", 1, 65536, &config->max_clients); !m.empty()) return m;
   if (auto m = bounded("max-events-per-client", 1, 4096, &config->max_events_per_client); !m.empty()) return m;
   if (auto m = bounded("max-files-per-client", 1, 4096, &config->max_files_per_client); !m.empty()) return m;
+  if (auto m = bounded("uid-descriptor-share", 1, 100, &config->uid_descriptor_share); !m.empty()) return m;
   return "";
 }
 

@@ -2,11 +2,13 @@
 
 #include <grp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <string>
@@ -44,6 +46,25 @@ uint32_t EffectiveRecordNum(const Config& config, Logger& log) {
   return RecordNumFromEnv(std::getenv("ASCEND_TRACE_RECORD_NUM"), config.configured_record_num, log);
 }
 
+// Raises the soft RLIMIT_NOFILE to the hard limit and returns the soft limit in force.
+uint64_t RaiseDescriptorLimit(Logger& log) {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    log.Warning("cannot read RLIMIT_NOFILE: ", std::strerror(errno), "; assuming 1024");
+    return 1024;
+  }
+  const rlim_t was = rl.rlim_cur;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      log.Warning("cannot raise RLIMIT_NOFILE from ", was, " to ", rl.rlim_max, ": ", std::strerror(errno));
+      rl.rlim_cur = was;
+    }
+  }
+  log.Info("descriptor limit: soft ", rl.rlim_cur, " (was ", was, "), hard ", rl.rlim_max);
+  return rl.rlim_cur;
+}
+
 class Daemon {
  public:
   Daemon(Config config, std::vector<std::string> args) : config_(std::move(config)), args_(std::move(args)) {}
@@ -60,6 +81,11 @@ class Daemon {
       if (g == nullptr) return Fail(2, "forwarder-group: no group named [" + *config_.forwarder_group + "]");
       forwarder_gid = g->gr_gid;
     }
+    FdBudget fd_budget(FdBudget::MakePlan(RaiseDescriptorLimit(log), config_.uid_descriptor_share,
+                                          PosixFileSystem::kDirCacheSize));
+    const FdBudget::Plan& plan = fd_budget.plan();
+    log.Info("descriptor budget: ", plan.budget, " for clients, at most ", plan.per_uid, " per uid (uid-descriptor-share ",
+             config_.uid_descriptor_share, "%), ", plan.reserve, " reserved for accept, recovery and aging");
     auto fs = PosixFileSystem::Open(root->path);
     if (!fs.ok()) return Fail(1, "cannot open the trace directory: " + fs.status().message());
     // Deletes of aged directories run on their own thread, off every client's path.
@@ -78,9 +104,14 @@ class Daemon {
     }
     // Recovery and the first aging pass finish before anything is accepted.
     if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
-    TraceService service(store, processes, clock, log,
-                         {config_.max_events_per_client, config_.max_files_per_client, ::geteuid(), forwarder_gid,
-                          root->path});
+    ServiceOptions service_options;
+    service_options.max_events_per_client = config_.max_events_per_client;
+    service_options.max_files_per_client = config_.max_files_per_client;
+    service_options.daemon_uid = ::geteuid();
+    service_options.forwarder_gid = forwarder_gid;
+    service_options.root = root->path;
+    service_options.fd_budget = &fd_budget;
+    TraceService service(store, processes, clock, log, service_options);
 
     asio::io_context io(1);
     // Catch the signals before the socket exists: a SIGTERM that arrives between listen and
@@ -100,7 +131,7 @@ class Daemon {
     service_ = &service;
 
     Listener listener(io, std::move(socket->acceptor), service, log,
-                      {config_.max_clients, std::chrono::seconds(config_.idle_timeout_s)});
+                      {config_.max_clients, std::chrono::seconds(config_.idle_timeout_s), &fd_budget});
     listener.Start();
     log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
                socket->description, ", record num ", record_num);
@@ -176,6 +207,9 @@ class Daemon {
     tick_timer_->async_wait([this, &io](const boost::system::error_code& ec) {
       if (ec) return;
       service_->store().CollectRemovals();
+      // A renamed or deleted trace directory is noticed here: a stat every tick costs
+      // nothing, where one per request would cost every event two system calls.
+      service_->store().CheckTraceDir();
       // While stopping, keep the watchdog fed but leave STATUS=Stopping in place.
       std::string msg = watchdog_ ? "WATCHDOG=1" : "";
       if (!stopping_) msg += (msg.empty() ? "" : "\n") + std::string("STATUS=") + service_->StatusLine();

@@ -245,12 +245,17 @@ std::pair<std::string, std::string> SplitLeaf(const std::string& rel) {
 PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask)
     : root_(std::move(root)), trace_dir_(std::move(trace_dir)), umask_(umask) {}
 
+std::string PosixFileSystem::TraceDirFor(const std::string& root) {
+  size_t end = root.find_last_not_of('/');
+  return (end == std::string::npos ? "" : root.substr(0, end + 1)) + "/atrace";
+}
+
 Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root) {
   if (root.empty() || root[0] != '/') return Status::Error(EINVAL, "trace root must be absolute: [" + root + "]");
   // Read the umask once: it decides whether new entries need an explicit chmod.
   mode_t mask = ::umask(0);
   ::umask(mask);
-  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, root + "/atrace", mask));
+  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, TraceDirFor(root), mask));
   if (Status st = fs->EnsureTraceDir(); !st.ok()) return st;
   return fs;
 }
@@ -266,9 +271,15 @@ std::shared_ptr<const UniqueFd> PosixFileSystem::TraceDirFd() const {
 
 Status PosixFileSystem::EnsureTraceDir() {
   if (auto current = OwnerDirFd()) {
-    struct stat st {};
-    // A deleted directory still has a descriptor, with no links: re-create it.
-    if (::fstat(current->get(), &st) == 0 && st.st_nlink > 0) return Status::Ok();
+    // A deleted directory still has a descriptor, with no links; a renamed one is still
+    // linked, but no longer under its name. Either way re-create it: the path must name the
+    // directory held open.
+    struct stat held {}, named {};
+    if (::fstat(current->get(), &held) == 0 && held.st_nlink > 0 && ::lstat(trace_dir_.c_str(), &named) == 0 &&
+        named.st_dev == held.st_dev && named.st_ino == held.st_ino) {
+      return Status::Ok();
+    }
+    ++generation_;
   }
   UniqueFd rootfd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd.valid()) {

@@ -76,6 +76,7 @@ uint64_t TraceService::CloseFile(OpenFile& f) {
     f.accounted = f.file->size();
   }
   f.file.reset();
+  f.charge.Reset();
   return f.accounted;
 }
 
@@ -107,6 +108,7 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   Client& c = it->second;
   std::vector<uint8_t> body;
   UniqueFd passed;
+  FdCharge passed_charge;
   Reply refusal;
   const bool ring_op = h.opcode >= ATR_OP_RING_REGISTER && h.opcode <= ATR_OP_GOODBYE;
   if (attached.valid() && h.opcode != ATR_OP_RING_REGISTER) {
@@ -125,7 +127,7 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
       case ATR_OP_EVENT_BEGIN: refusal = OnEventBegin(c, payload, body); break;
       case ATR_OP_FILE_OPEN: refusal = OnFileOpen(c, payload, body); break;
       case ATR_OP_FILE_APPEND: refusal = OnFileAppend(c, payload, body); break;
-      case ATR_OP_FILE_GET_FD: refusal = OnFileGetFd(c, payload, &passed); break;
+      case ATR_OP_FILE_GET_FD: refusal = OnFileGetFd(c, payload, &passed, &passed_charge); break;
       case ATR_OP_FILE_CLOSE: refusal = OnFileClose(c, payload, body); break;
       case ATR_OP_EVENT_END: refusal = OnEventEnd(c, payload, body); break;
       case ATR_OP_STATUS: refusal = OnStatus(payload, body); break;
@@ -142,14 +144,20 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   std::vector<uint8_t> reply;
   if (refusal) {
     ++counters_.requests_refused;
-    log_.Notice("refused ", proto::OpcodeName(h.opcode), " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ",
-                proto::StatusName(refusal->status), " ", refusal->message);
+    // Descriptor refusals come in floods from one uid: one line per interval for each.
+    uint64_t suppressed = 0;
+    if (!refusal->fd_budget || options_.fd_budget->ShouldLogRefusal(c.peer.uid, &suppressed)) {
+      log_.Log(refusal->fd_budget ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
+               " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(refusal->status), " ",
+               refusal->message,
+               refusal->fd_budget ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
+    }
     proto::EncodeReplyError(refusal->status, refusal->message, reply);
   } else {
     proto::EncodeReplyOk(reply);
     reply.insert(reply.end(), body.begin(), body.end());
   }
-  if (passed.valid()) out.fds.push_back({out.bytes.size(), std::move(passed)});
+  if (passed.valid()) out.fds.push_back({out.bytes.size(), std::move(passed), std::move(passed_charge)});
   proto::AppendFrame(out.bytes, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);
 }
 
@@ -256,11 +264,13 @@ TraceService::Reply TraceService::OnFileOpen(Client& c, std::span<const uint8_t>
     default:
       return Refusal{ATR_EINVAL, "form: unknown file form " + std::to_string(m.form)};
   }
+  FdCharge charge;
+  if (auto refused = ChargeFd(c, &charge)) return refused;
   auto file = store_.OpenFile(ev->second, *name);
   if (!file.ok()) return Refusal{Neg(file.status().err()), file.status().message()};
   const uint64_t size = (*file)->size();
   const std::string* dir = store_.PathOf(ev->second);
-  c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*file), size, false});
+  c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*file), std::move(charge), size, false});
   proto::Encode(proto::PathReply{store_.fs().trace_dir() + "/" + (dir ? *dir : "") + "/" + name->str()}, body);
   return std::nullopt;
 }
@@ -278,12 +288,23 @@ TraceService::Reply TraceService::OnFileAppend(Client& c, std::span<const uint8_
   return std::nullopt;
 }
 
-TraceService::Reply TraceService::OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed) {
+TraceService::Reply TraceService::ChargeFd(const Client& c, FdCharge* charge) {
+  FdBudget::Verdict verdict;
+  *charge = FdCharge::Take(options_.fd_budget, c.peer.uid, &verdict);
+  if (verdict == FdBudget::Verdict::kOk) return std::nullopt;
+  // Refused requests are logged by Handle; the reason names the uid and the bound.
+  return Refusal{verdict == FdBudget::Verdict::kUidShare ? ATR_EBUSY : ATR_EMFILE,
+                 "descriptors: " + options_.fd_budget->Describe(verdict, c.peer.uid), true};
+}
+
+TraceService::Reply TraceService::OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed,
+                                              FdCharge* charge) {
   proto::IdRequest m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   if (!(c.features & ATR_FEATURE_FD_PASSING)) return Refusal{ATR_ENOTSUP, "FILE_GET_FD: fd passing was not negotiated in HELLO"};
   auto f = c.files.find(m.id);
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
+  if (auto refused = ChargeFd(c, charge)) return refused;
   auto dup = f->second.file->Dup();
   if (!dup.ok()) return Refusal{Neg(dup.status().err()), dup.status().message()};
   f->second.passed = true;

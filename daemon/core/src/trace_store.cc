@@ -64,6 +64,7 @@ void TraceStore::Adopt(OrderEntry meta) {
 }
 
 Status TraceStore::Recover() {
+  trace_dir_generation_ = fs_.trace_dir_generation();
   for (auto& m : classes_) m.clear();
   class_of_.clear();
   by_path_.clear();
@@ -295,8 +296,36 @@ void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
   Retire(c, victims, report);
 }
 
+void TraceStore::CheckTraceDir() {
+  if (Status st = fs_.CheckTraceDir(); !st.ok()) log_.Warning("cannot check the trace directory: ", st.message());
+  if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
+}
+
+void TraceStore::OnTraceDirReplaced() {
+  trace_dir_generation_ = fs_.trace_dir_generation();
+  // What was under the old directory went with it (renamed away, or deleted): it is no
+  // longer ours to count or age. Open events keep their entries until they end.
+  size_t left = 0;
+  for (auto& map : classes_) {
+    for (auto it = map.begin(); it != map.end();) {
+      if (it->second.pins > 0) {
+        ++it;
+        continue;
+      }
+      by_path_.erase(it->second.rel_path);
+      class_of_.erase(it->first);
+      it = map.erase(it);
+      ++left;
+    }
+  }
+  log_.Warning("trace dir ", fs_.trace_dir(), " was deleted or renamed while running; re-created it. ", left,
+               " event dir(s) left behind are no longer counted");
+  if (Status st = RewriteLog(); !st.ok()) log_.Warning("cannot start the order log again: ", st.message());
+}
+
 Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   CollectRemovals();
+  if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
   if (spec.pid <= 0) return Status::Error(EINVAL, "pid: must be positive");
   std::string why;
   if (!spec.time.empty() && !IsValidTraceTime(spec.time, &why)) return Status::Error(EINVAL, "time: " + why);
@@ -357,6 +386,9 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   log_.Debug("created event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
   if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
   Retire(c, victims, nullptr);  // the new directory was not among them: it was not listed yet
+  // The mkdir may have found the trace directory deleted and re-created it: the new entry is
+  // pinned, so it is kept and goes into the new order log.
+  if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
   return BeginResult{seq, rel, true};
 }
 

@@ -47,9 +47,13 @@ bool IsValidTraceTime(std::string_view t, std::string* why) {
     for (size_t i = pos; i < pos + len; ++i) v = v * 10 + (t[i] - '0');
     return v;
   };
-  int month = num(4, 2), day = num(6, 2), hour = num(8, 2), minute = num(10, 2), sec = num(12, 2);
+  int year = num(0, 4), month = num(4, 2), day = num(6, 2), hour = num(8, 2), minute = num(10, 2), sec = num(12, 2);
+  if (year < 1) return fail("year must be 0001-9999");
   if (month < 1 || month > 12) return fail("month must be 01-12");
-  if (day < 1 || day > 31) return fail("day must be 01-31");
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  const int days = kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+  if (day < 1 || day > days) return fail("day is not in that month (a calendar date is required)");
   if (hour > 23) return fail("hour must be 00-23");
   if (minute > 59) return fail("minute must be 00-59");
   if (sec > 60) return fail("second must be 00-60");

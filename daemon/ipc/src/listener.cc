@@ -17,8 +17,8 @@ void Listener::Stop() {
   retry_timer_.cancel();
   // Copy first: a session that closes at once removes itself from the map.
   std::vector<std::shared_ptr<Session>> live;
-  for (auto& [raw, weak] : sessions_) {
-    if (auto s = weak.lock()) live.push_back(std::move(s));
+  for (auto& [raw, held] : sessions_) {
+    if (auto s = held.session.lock()) live.push_back(std::move(s));
   }
   for (auto& s : live) s->Shutdown();
 }
@@ -38,20 +38,37 @@ void Listener::DoAccept() {
       });
       return;
     }
-    if (sessions_.size() >= options_.max_clients) {
-      auto peer = ReadPeerCredentials(socket.native_handle());
-      log_.Warning("refusing connection from pid ", peer ? peer->pid : 0, ": max-clients ", options_.max_clients,
-                   " reached");
-      boost::system::error_code ignored;
-      socket.close(ignored);
-    } else {
-      auto session = std::make_shared<Session>(std::move(socket), service_, log_, options_.idle_timeout,
-                                               [this](Session* s) { sessions_.erase(s); });
-      sessions_.emplace(session.get(), session);
-      session->Start();
-    }
+    Admit(std::move(socket));
     DoAccept();
   });
+}
+
+void Listener::Admit(LocalSocket socket) {
+  auto peer = ReadPeerCredentials(socket.native_handle());
+  boost::system::error_code ignored;
+  if (sessions_.size() >= options_.max_clients) {
+    log_.Warning("refusing connection from pid ", peer ? peer->pid : 0, ": max-clients ", options_.max_clients,
+                 " reached");
+    socket.close(ignored);
+    return;
+  }
+  FdBudget::Verdict verdict;
+  FdCharge charge = FdCharge::Take(peer ? options_.fd_budget : nullptr, peer ? peer->uid : 0, &verdict);
+  if (verdict != FdBudget::Verdict::kOk) {
+    // Shed cleanly: the client sees the connection closed at once, never a half-served one.
+    uint64_t suppressed = 0;
+    if (options_.fd_budget->ShouldLogRefusal(peer->uid, &suppressed)) {
+      log_.Warning("shedding connection from pid ", peer->pid, " uid ", peer->uid, ": ",
+                   options_.fd_budget->Describe(verdict, peer->uid), " (", suppressed,
+                   " more for this uid since its last line)");
+    }
+    socket.close(ignored);
+    return;
+  }
+  auto session = std::make_shared<Session>(std::move(socket), service_, log_, options_.idle_timeout,
+                                           [this](Session* s) { sessions_.erase(s); });
+  sessions_.emplace(session.get(), Held{session, std::move(charge)});
+  session->Start();
 }
 
 }  // namespace atraced

@@ -29,6 +29,7 @@ struct Config {
   uint32_t max_clients = 1024;
   uint32_t max_events_per_client = 64;
   uint32_t max_files_per_client = 256;
+  uint32_t uid_descriptor_share = 25;          // percent of the client descriptor budget per uid
 };
 
 struct ParsedCommandLine {

@@ -73,6 +73,11 @@ class FileSystem {
   virtual Status RemoveEmptyDir(const std::string& rel) = 0;
   // Sum of the sizes of the regular files in a directory tree.
   virtual Result<uint64_t> TreeBytes(const std::string& rel) = 0;
+  // Checks that <root>/atrace is still the directory held open (neither deleted nor
+  // renamed away) and re-creates it if not. The default has nothing to check.
+  virtual Status CheckTraceDir() { return Status::Ok(); }
+  // Incremented each time the trace directory was found replaced and re-created.
+  virtual uint64_t trace_dir_generation() const { return 0; }
 };
 
 }  // namespace atraced

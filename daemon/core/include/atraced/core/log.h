@@ -11,6 +11,11 @@ namespace atraced {
 
 enum class LogLevel { kError = 3, kWarning = 4, kNotice = 5, kInfo = 6, kDebug = 7 };
 
+// Control characters (below 0x20, and 0x7f) as \n, \t or \xNN, and backslash as \\, so
+// text from outside (the environment, a configuration value, a path) can neither split a
+// log line nor forge one. Every line a Logger emits goes through it.
+std::string EscapeControl(std::string text);
+
 // Parses "error", "warning", "notice", "info", "debug". Returns false on anything else.
 bool ParseLogLevel(std::string_view text, LogLevel* level);
 
@@ -29,7 +34,7 @@ class Logger {
     if (!enabled(level)) return;
     std::ostringstream out;
     (out << ... << args);
-    sink_(level, out.str());
+    sink_(level, EscapeControl(out.str()));
   }
   template <class... Args> void Error(const Args&... a) { Log(LogLevel::kError, a...); }
   template <class... Args> void Warning(const Args&... a) { Log(LogLevel::kWarning, a...); }

@@ -30,6 +30,8 @@ class PosixFileSystem final : public FileSystem {
  public:
   // Creates <root>/atrace (0750) if needed and opens it. `root` must be absolute.
   static Result<std::unique_ptr<PosixFileSystem>> Open(const std::string& root);
+  // <root>/atrace without a doubled slash: "/" gives "/atrace", "/r/" gives "/r/atrace".
+  static std::string TraceDirFor(const std::string& root);
 
   const std::string& trace_dir() const override { return trace_dir_; }
   Status MakeDir(const std::string& rel) override;
@@ -40,6 +42,8 @@ class PosixFileSystem final : public FileSystem {
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Result<uint64_t> TreeBytes(const std::string& rel) override;
+  Status CheckTraceDir() override { return EnsureTraceDir(); }
+  uint64_t trace_dir_generation() const override { return generation_; }
 
   // How many process-directory descriptors are kept open at most.
   static constexpr size_t kDirCacheSize = 256;
@@ -73,6 +77,7 @@ class PosixFileSystem final : public FileSystem {
   std::atomic<dev_t> dev_{0};  // read by the remover thread
   mutable std::mutex dir_mu_;  // guards the pointer, not the descriptor
   std::shared_ptr<const UniqueFd> dir_;
+  uint64_t generation_ = 0;  // owner thread only
 
   // LRU of process-dir descriptors (owner thread only).
   std::list<std::string> lru_;

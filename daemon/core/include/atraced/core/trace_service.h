@@ -21,9 +21,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "atraced/core/clock.h"
 #include <memory>
 
+#include "atraced/core/clock.h"
+#include "atraced/core/fd_budget.h"
 #include "atraced/core/file_system.h"
 #include "atraced/core/held_ring.h"
 #include "atraced/core/log.h"
@@ -51,6 +52,9 @@ struct ServiceOptions {
   // objects per tracer type; the rest is room for destroyed exitSave objects.
   uint32_t max_rings_per_client = 256;
   uint32_t max_rings_total = 8192;
+  // Charged one descriptor per open file and per descriptor waiting to be passed, to the
+  // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
+  FdBudget* fd_budget = nullptr;
 };
 
 // Replies to one batch of requests, in request order.
@@ -58,6 +62,7 @@ struct ReplyBatch {
   struct PassedFd {
     size_t offset = 0;  // the descriptor travels with the reply frame starting here
     UniqueFd fd;
+    FdCharge charge;    // released with the batch, once the descriptor went out
   };
   std::vector<uint8_t> bytes;
   std::vector<PassedFd> fds;
@@ -100,6 +105,7 @@ class TraceService {
     uint64_t seq = 0;
     uint32_t event_id = 0;
     std::unique_ptr<WritableFile> file;
+    FdCharge charge;         // the file's descriptor, charged to the peer's uid
     uint64_t accounted = 0;  // bytes of the file already added to the store's counters
     bool passed = false;     // a descriptor went to the client: it may write behind our back
   };
@@ -124,6 +130,7 @@ class TraceService {
   struct Refusal {
     int32_t status;
     std::string message;
+    bool fd_budget = false;  // a descriptor refusal: logged once per interval per uid
   };
   using Reply = std::optional<Refusal>;
 
@@ -134,7 +141,9 @@ class TraceService {
   Reply OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed);
+  Reply OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed, FdCharge* charge);
+  // Charges one descriptor to the client's uid, or the refusal to reply with.
+  Reply ChargeFd(const Client& c, FdCharge* charge);
   Reply OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);

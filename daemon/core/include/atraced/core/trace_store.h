@@ -108,6 +108,10 @@ class TraceStore {
   AgingReport Vacuum(bool dry_run);
   // Collects finished deletes: counts and logs failures, queues them for a retry.
   void CollectRemovals();
+  // Checks that the trace directory was not deleted or renamed away; if it was, it is
+  // re-created, the directories left behind stop being counted and the order log starts
+  // again in the new directory. The daemon calls it on its status tick.
+  void CheckTraceDir();
 
   // Receives a structured event for every directory created or aged (optional).
   void set_event_sink(StoreEventSink* sink) { sink_ = sink; }
@@ -152,6 +156,8 @@ class TraceStore {
   Status OpenLog();
   void Adopt(OrderEntry meta);
   void RemoveProcessDirIfUnused(const std::string& name);
+  // After the file system re-created the trace directory: forget what was left behind.
+  void OnTraceDirReplaced();
   EventInfo InfoOf(uint64_t seq, Entry& e);
   std::string Abs(const std::string& rel) const { return fs_.trace_dir() + "/" + rel; }
 
@@ -176,6 +182,7 @@ class TraceStore {
   std::unordered_set<std::string> removing_paths_;
   std::unique_ptr<WritableFile> log_file_;
   size_t log_records_ = 0;
+  uint64_t trace_dir_generation_ = 0;
   StoreCounters counters_;
   StoreEventSink* sink_ = nullptr;
 };

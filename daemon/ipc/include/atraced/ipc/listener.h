@@ -6,6 +6,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "atraced/core/fd_budget.h"
 #include "atraced/core/log.h"
 #include "atraced/ipc/asio.h"
 #include "atraced/ipc/session.h"
@@ -15,6 +16,9 @@ namespace atraced {
 struct ListenerOptions {
   size_t max_clients = 1024;
   std::chrono::seconds idle_timeout{60};
+  // Each connection costs its peer's uid one descriptor; a connection over the uid's share
+  // or the budget is shed (accepted and closed at once). nullptr: no budget.
+  FdBudget* fd_budget = nullptr;
 };
 
 class Listener {
@@ -28,6 +32,8 @@ class Listener {
 
  private:
   void DoAccept();
+  // Accepts `socket` as a session, or sheds it (logged once per interval per uid).
+  void Admit(LocalSocket socket);
 
   LocalAcceptor acceptor_;
   TraceService& service_;
@@ -35,7 +41,11 @@ class Listener {
   ListenerOptions options_;
   asio::steady_timer retry_timer_;
   bool stopped_ = false;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
+  struct Held {
+    std::weak_ptr<Session> session;
+    FdCharge charge;  // the connection's descriptor
+  };
+  std::unordered_map<Session*, Held> sessions_;
 };
 
 }  // namespace atraced
