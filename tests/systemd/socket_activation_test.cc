@@ -3,6 +3,8 @@
 // listening socket loses no queued connection.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -61,8 +63,9 @@ TEST_CASE("systemd-socket-activate: a client that connected before the daemon ra
   CHECK(CommOf(proc.pid()) != "atraced");
   CHECK(notify.all().empty());
 
-  auto c = RawClient::Connect(socket);
-  REQUIRE(c);
+  // The file appears at bind(), a moment before listen(): retry until the queue takes us.
+  std::optional<RawClient> c;
+  REQUIRE(WaitUntil([&] { return (c = RawClient::Connect(socket)).has_value(); }, 10s));
   REQUIRE(SendHello(*c));  // queued in the socket until atraced is executed and accepts
   auto reply = c->Read(20s);
   REQUIRE(reply);
@@ -114,9 +117,10 @@ TEST_CASE("a restart behind the held socket loses no queued connection", "[syste
   ChildProcess proc({argv, {}, tmp / "out.log", {}});
   REQUIRE(WaitUntil([&] { return Exists(socket); }, 10s));
 
-  // First instance, activated by client A.
-  auto a = RawClient::Connect(socket);
-  REQUIRE(a);
+  // First instance, activated by client A. The socket file appears at bind(), a moment
+  // before listen(): retry until the connection is accepted into the queue.
+  std::optional<RawClient> a;
+  REQUIRE(WaitUntil([&] { return (a = RawClient::Connect(socket)).has_value(); }, 10s));
   REQUIRE(a->Hello());
   auto ready1 = notify.WaitFor("READY=1", 20s);
   REQUIRE(ready1);
