@@ -5,10 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "fake_daemon.h"
+#include "support/daemon_process.h"
 #include "support/temp_dir.h"
 
 using atraced::testing::Exists;
@@ -98,4 +100,43 @@ TEST_CASE("install: a C99 program against the installed headers, linked with --a
     CHECK(run.code == 0);
     REQUIRE(d.WaitFor(ATR_OP_RING_REPORT, 1));
   }
+}
+
+TEST_CASE("install: the C program against the real daemon writes CANN's layout, and its exitSave object at exit") {
+  TempDir tmp;
+  const std::string prefix = tmp / "prefix";
+  REQUIRE(Sh(std::string(ASCEND_TRACE_CMAKE) + " --install " + ASCEND_TRACE_BUILD_DIR + " --prefix " + prefix +
+             " --component ascend_trace").code == 0);
+  const std::string libdir = prefix + "/" + ASCEND_TRACE_LIBDIR;
+  const std::string pc = "PKG_CONFIG_PATH=" + libdir + "/pkgconfig pkg-config ";
+  auto build = Sh(std::string(ASCEND_TRACE_C_COMPILER) + " -std=c99 " + ASCEND_TRACE_CONSUMER_FLAGS + " $(" + pc +
+                  "--cflags ascend_trace) " + ASCEND_TRACE_EXAMPLE + " -o " + (tmp / "app") + " $(" + pc +
+                  "--libs ascend_trace)");
+  INFO(build.out);
+  REQUIRE(build.code == 0);
+  atraced::testing::DaemonProcess d;
+  REQUIRE(d.Start());
+  auto run = Sh("LD_LIBRARY_PATH=" + libdir + " ATRACED_SOCKET=" + d.socket() + " " + (tmp / "app"));
+  INFO(run.out);
+  REQUIRE(run.code == 0);
+  // The report: a schedule dir with the object's .txt, three lines in CANN's format.
+  // At exit: an exit dir with the same object, destroyed before exit but marked exitSave.
+  std::string schedule_file, exit_file;
+  for (const auto& proc : atraced::testing::ListNames(d.trace_dir())) {
+    if (proc.rfind("trace_", 0) != 0) continue;
+    for (const auto& ev : atraced::testing::ListNames(d.trace_dir() + "/" + proc)) {
+      const std::string file = d.trace_dir() + "/" + proc + "/" + ev + "/schedule_tracer_c_app.txt";
+      if (ev.rfind("schedule_event_", 0) == 0) schedule_file = file;
+      if (ev.rfind("exit_event_", 0) == 0) exit_file = file;
+    }
+  }
+  REQUIRE(Exists(schedule_file));
+  REQUIRE(Exists(exit_file));
+  const std::string text = atraced::testing::ReadFile(schedule_file);
+  INFO(text);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+  CHECK(text.find(" CqReport:devId=0,stmId=2\n") != std::string::npos);
+  CHECK(text.substr(4, 1) == "-");   // YYYY-MM-DD hh:mm:ss.mmm.uuu
+  CHECK(text.substr(23, 1) == ".");
+  CHECK(atraced::testing::ReadFile(exit_file) == text);  // nothing was submitted after the report
 }

@@ -1,5 +1,7 @@
 #include "daemon_link.h"
 
+#include "atraced/base/send_fd.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -241,24 +243,10 @@ int DaemonLink::SendAll(const std::vector<uint8_t>& frame, int fd, Clock::time_p
   size_t sent = 0;
   bool fd_sent = fd < 0;
   while (sent < frame.size()) {
-    iovec iov{const_cast<uint8_t*>(frame.data() + sent), frame.size() - sent};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    if (!fd_sent) {
-      // Exactly one descriptor, on the frame's first byte (PROTOCOL.md, RING_REGISTER).
-      std::memset(control, 0, sizeof control);
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    }
+    // Exactly one descriptor, on the frame's first byte (PROTOCOL.md, RING_REGISTER).
     // MSG_NOSIGNAL: a daemon that hung up is EPIPE here, never SIGPIPE in the application.
-    const ssize_t n = ::sendmsg(sock_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = atraced::SendWithFd(sock_.get(), frame.data() + sent, frame.size() - sent, fd_sent ? -1 : fd,
+                                          MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       sent += static_cast<size_t>(n);
       fd_sent = true;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "atraced/base/send_fd.h"
 #include "atraced/ipc/peer_credentials.h"
 
 namespace atraced {
@@ -184,23 +185,8 @@ void Session::WriteNext() {
         end = replies_.fds[next_fd_].offset;
       }
     }
-    iovec iov{replies_.bytes.data() + write_offset_, end - write_offset_};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    if (attach) {
-      std::memset(control, 0, sizeof control);
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN(sizeof(int));
-      int fd = replies_.fds[next_fd_].fd.get();
-      std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    }
-    ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = SendWithFd(socket_.native_handle(), replies_.bytes.data() + write_offset_, end - write_offset_,
+                           attach ? replies_.fds[next_fd_].fd.get() : -1, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       write_offset_ += static_cast<size_t>(n);
       if (attach) replies_.fds[next_fd_++].fd.reset();  // the client has its copy now
