@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "atrace_pub.h"
 #include "atraced/atrace_client.h"
 #include "bench_util.h"
 #include "cann_baseline.h"
@@ -70,6 +71,8 @@ struct Params {
   int mem_clients = 1000;
   int submit_rounds = 21;
   int submit_records = 400000;  // per side per round
+  int report_rounds = 11;
+  int report_calls = 20;        // reports per side per round
 };
 
 Params ForMode(const std::string& mode) {
@@ -88,6 +91,8 @@ Params ForMode(const std::string& mode) {
     p.rec_procs = 10;
     p.submit_rounds = 7;
     p.submit_records = 100000;
+    p.report_rounds = 5;
+    p.report_calls = 10;
   } else if (mode == "smoke") {
     p.churn_rounds = 2;
     p.churn_events = 5;
@@ -101,6 +106,8 @@ Params ForMode(const std::string& mode) {
     p.rec_procs = 3;
     p.submit_rounds = 2;
     p.submit_records = 1000;
+    p.report_rounds = 2;
+    p.report_calls = 2;
   } else if (mode != "full") {
     Fail("--mode: expected full, quick or smoke, got [" + mode + "]");
   }
@@ -651,6 +658,112 @@ void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
   }
 }
 
+// ---- case: AtraceEventReportSync of a full ring ------------------------------------------
+
+// What CANN's in-process save does with one object's full ring: for each record a time
+// string (localtime_r + snprintf, as TimestampToStr) and the text into a buffer, then mkdir
+// of the event directory, open, write, close.
+class InProcessSave {
+ public:
+  InProcessSave(std::string root, uint32_t records, uint32_t size) : root_(std::move(root)) {
+    if (!MakeDirs(root_)) Fail("mkdir " + root_);
+    for (uint32_t i = 0; i < records; ++i) {
+      std::string text = "CqReport:devId=0,stmId=" + std::to_string(i) + ",";
+      text.resize(size - 1, 'x');
+      records_.push_back({NowNs() / 1000 + i, text});
+    }
+  }
+  void Save() {
+    std::string out;
+    out.reserve(records_.size() * 140);
+    char line[64];
+    for (const auto& r : records_) {
+      time_t secs = static_cast<time_t>(r.us / 1000000);
+      struct tm tm {};
+      ::localtime_r(&secs, &tm);
+      std::snprintf(line, sizeof line, "%04d-%02d-%02d %02d:%02d:%02d.%03lld.%03lld ", tm.tm_year + 1900,
+                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                    static_cast<long long>(r.us % 1000000 / 1000), static_cast<long long>(r.us % 1000));
+      out += line;
+      out += r.text;
+      out += '\n';
+    }
+    const std::string dir = root_ + "/schedule_event_" + std::to_string(::getpid()) + "_" + TraceTimeNow() + "_" +
+                            std::to_string(n_++);
+    if (::mkdir(dir.c_str(), 0750) != 0) Fail("mkdir " + dir + ": " + std::strerror(errno));
+    const std::string file = dir + "/schedule_tracer_bench_report.txt";
+    int fd = ::open(file.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0640);
+    if (fd < 0 || ::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) Fail("write " + file);
+    ::close(fd);
+  }
+
+ private:
+  struct Record {
+    int64_t us;
+    std::string text;
+  };
+  std::string root_;
+  std::vector<Record> records_;
+  uint64_t n_ = 0;
+};
+
+void ReportCase(const Env& env, Table& table) {
+  const Params& p = env.p;
+  constexpr uint32_t kMsgNum = 1024, kMsgSize = 112;  // CANN's default ring, full
+  Daemon d;
+  Daemon::Options o;
+  o.binary = env.daemon_binary;
+  o.root = env.work + "/report/root";
+  o.socket = env.work + "/report.sock";
+  o.log = env.work + "/report.log";
+  o.record_num = 1000;  // every report of the run is kept: the save is measured, not aging
+  std::string error;
+  if (d.Start(o, &error) < 0) Fail("report daemon: " + error);
+  ::setenv("ATRACED_SOCKET", o.socket.c_str(), 1);
+  const TraHandle h = AtraceCreate(TRACER_TYPE_SCHEDULE, "bench_report");
+  const TraEventHandle ev = AtraceEventCreate("bench_report_event");
+  if (h < 0 || ev < 0 || AtraceEventBindTrace(ev, h) != TRACE_SUCCESS) Fail("report: cannot create the object");
+  for (uint32_t i = 0; i < kMsgNum; ++i) {
+    std::string text = "CqReport:devId=0,stmId=" + std::to_string(i) + ",";
+    text.resize(kMsgSize - 1, 'x');
+    if (AtraceSubmit(h, text.data(), static_cast<uint32_t>(text.size())) != TRACE_SUCCESS) Fail("report: submit");
+  }
+  InProcessSave baseline(env.work + "/report/inproc", kMsgNum, kMsgSize);
+  PingPong pp;
+  const int calls = p.report_calls;
+  std::vector<Side> sides{
+      {"inproc", [&] {
+         const int64_t t0 = NowNs();
+         for (int i = 0; i < calls; ++i) baseline.Save();
+         return static_cast<double>(NowNs() - t0) / 1000.0 / calls;
+       }, {}},
+      {"atraced", [&] {
+         const int64_t t0 = NowNs();
+         for (int i = 0; i < calls; ++i) {
+           if (AtraceEventReportSync(ev) != TRACE_SUCCESS) Fail("report: AtraceEventReportSync failed");
+         }
+         return static_cast<double>(NowNs() - t0) / 1000.0 / calls;
+       }, {}},
+      {"rtt", [&] {
+         const int64_t t0 = NowNs();
+         pp.Run(p.rtt_iters);
+         return static_cast<double>(NowNs() - t0) / 1000.0 / p.rtt_iters;
+       }, {}},
+  };
+  Interleave(sides, p.report_rounds);
+  AtraceEventDestroy(ev);
+  AtraceDestroy(h);
+  d.Stop();
+  std::vector<double> limit;
+  for (size_t i = 0; i < sides[0].values.size(); ++i) limit.push_back(sides[0].values[i] + sides[2].values[i]);
+  const std::string what = "one object, full default ring (1024 x 112 B), " + std::to_string(calls) + " saves/round";
+  table.AddValue("report.inproc", "CANN-style in-process save (format, mkdir, open, write, close): " + what,
+                 "us/save", sides[0].values);
+  table.AddValue("report.atraced", "AtraceEventReportSync through atraced: " + what, "us/save", sides[1].values);
+  table.AddValue("report.vs_limit", "AtraceEventReportSync / (in-process save + one round trip), per round", "x",
+                 Ratios(sides[1].values, limit), Goal::kAtMost, 1.0);
+}
+
 // ---- case 4: recovery ---------------------------------------------------------------------
 
 struct Tree {
@@ -849,7 +962,7 @@ void Usage(FILE* out) {
   std::fprintf(out,
                "usage: atraced_bench [--mode full|quick|smoke] [--quick] [--only CASES] [--atraced PATH]\n"
                "                     [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
-               "  CASES: comma-separated of churn,bulk,conc,recovery,memory,submit (default: all)\n"
+               "  CASES: comma-separated of churn,bulk,conc,recovery,memory,submit,report (default: all)\n"
                "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
 }
 
@@ -906,7 +1019,7 @@ int Main(int argc, char** argv) {
     pos = end + 1;
   }
   for (const auto& c : cases) {
-    static const std::set<std::string> known{"churn", "bulk", "conc", "recovery", "memory", "submit"};
+    static const std::set<std::string> known{"churn", "bulk", "conc", "recovery", "memory", "submit", "report"};
     if (!known.count(c)) Fail("--only: unknown case [" + c + "]");
   }
   auto want = [&](const char* c) { return cases.empty() || cases.count(c) > 0; };
@@ -947,6 +1060,7 @@ int Main(int argc, char** argv) {
     if (shared.d10) shared.d10->Stop();
     if (want("recovery")) stage("recovery", [&] { RecoveryCase(env, table); });
     if (want("submit")) stage("submit", [&] { SubmitCase(env.p.submit_rounds, env.p.submit_records, table); });
+    if (want("report")) stage("report", [&] { ReportCase(env, table); });
   } catch (const BenchError& e) {
     std::fprintf(stderr, "\natraced_bench: %s\n", e.what());
     status = 1;

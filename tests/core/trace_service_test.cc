@@ -1,12 +1,15 @@
 // The request handler without a socket: decoded frames in, reply frames out.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "atraced/core/posix_file_system.h"
 #include "atraced/core/trace_service.h"
 #include "atraced/proto/frame_decoder.h"
+#include "atraced/proto/ring_layout.h"
 #include "support/capture_log.h"
 #include "support/fake_clock.h"
 #include "support/fake_process_table.h"
@@ -430,4 +433,86 @@ TEST_CASE("disk faults on mkdir and write give error replies and leave the store
     CHECK(size.size == 3);  // the failed append was not counted
     CHECK(f.store_->counters().bytes_written == 3);
   }
+}
+
+// ---- 1.1: rings ----------------------------------------------------------------------
+
+namespace {
+
+// A sealed memfd holding an empty ring of 4 x 64 (the header as libascend_trace writes it).
+UniqueFd EmptyRing() {
+  const uint32_t bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  UniqueFd fd(::memfd_create("ring", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  REQUIRE(fd.valid());
+  REQUIRE(::ftruncate(fd.get(), bytes) == 0);
+  atr_ring_header h{};
+  h.magic = ATR_RING_MAGIC;
+  h.version = ATR_RING_VERSION;
+  h.header_size = ATR_RING_HEADER_SIZE;
+  h.msg_num = 4;
+  h.msg_size = 64;
+  h.slot_size = ATR_RING_SLOT_SIZE(64);
+  h.realtime_ns = 1;
+  h.monotonic_ns = 1;
+  REQUIRE(::pwrite(fd.get(), &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h));
+  REQUIRE(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+  return fd;
+}
+
+std::vector<uint8_t> RegisterPayload(uint32_t id) {
+  proto::RingRegister m;
+  m.object_id = id;
+  m.msg_num = 4;
+  m.msg_size = 64;
+  m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  m.name = "obj" + std::to_string(id);
+  return Payload(m);
+}
+
+}  // namespace
+
+TEST_CASE("rings need the MEMFD feature, a descriptor, and stay within their bounds", "[service][rings]") {
+  ServiceOptions o;
+  o.max_rings_per_client = 2;
+  ServiceFixture f(o);
+  auto plain = f.Client(100);  // HELLO without ATR_FEATURE_MEMFD
+  CHECK(f.Call(plain, ATR_OP_RING_REGISTER, RegisterPayload(1)).status == ATR_ENOTSUP);
+
+  auto id = f.service->Connect({200, 1000, 1000});
+  proto::Hello h;
+  h.features = ATR_FEATURE_MEMFD;
+  REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+  auto call_with = [&](uint16_t op, const std::vector<uint8_t>& payload, UniqueFd fd, bool* close_after) {
+    ReplyBatch batch;
+    proto::FrameHeader fh{static_cast<uint32_t>(payload.size()), op, 0, ++f.request_id};
+    f.service->Handle(id, fh, payload, batch, std::move(fd));
+    *close_after = batch.close_after;
+    return ServiceFixture::Decode(batch).at(0);
+  };
+  bool close_after = false;
+  CHECK(f.Call(id, ATR_OP_RING_REGISTER, RegisterPayload(1)).status == ATR_EBADF);  // no memfd
+  CHECK(call_with(ATR_OP_RING_REGISTER, RegisterPayload(1), EmptyRing(), &close_after).status == 0);
+  CHECK(call_with(ATR_OP_RING_REGISTER, RegisterPayload(1), EmptyRing(), &close_after).status == ATR_EEXIST);
+  CHECK(call_with(ATR_OP_RING_REGISTER, RegisterPayload(2), EmptyRing(), &close_after).status == 0);
+  auto over = call_with(ATR_OP_RING_REGISTER, RegisterPayload(3), EmptyRing(), &close_after);
+  CHECK(over.status == ATR_EBUSY);
+  CHECK(f.service->rings() == 2);
+  CHECK(f.service->counters().rings_refused == 3);  // no memfd, a repeated id, over the bound
+  CHECK_FALSE(close_after);
+  // An empty ring is saved as nothing: no event directory is made for it.
+  proto::RingReport report;
+  report.wait = true;
+  report.object_ids = {1, 2};
+  CHECK(f.Call(id, ATR_OP_RING_REPORT, Payload(report)).status == 0);
+  CHECK(f.store_->count(AgeClass::kHost) == 0);
+  report.object_ids = {9};
+  CHECK(f.Call(id, ATR_OP_RING_REPORT, Payload(report)).status == ATR_ENOENT);
+  // A descriptor on a frame that takes none: refused, and the connection is to be closed.
+  auto stray = call_with(ATR_OP_STATUS, {}, EmptyRing(), &close_after);
+  CHECK(stray.status == ATR_EBADMSG);
+  CHECK(close_after);
+  // GOODBYE drops the rings; so does a disconnect.
+  CHECK(f.Call(id, ATR_OP_GOODBYE, {}).status == 0);
+  CHECK(f.service->rings() == 0);
+  CHECK(f.Call(id, ATR_OP_GOODBYE, {}).status == ATR_EPROTO);
 }

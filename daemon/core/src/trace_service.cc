@@ -483,7 +483,12 @@ TraceService::Reply TraceService::OnGoodbye(Client& c, std::span<const uint8_t> 
   }
   std::vector<const HeldRing*> chosen;
   for (auto& [name, ring] : by_name) chosen.push_back(ring);
-  return SaveRings(c, EventKind::kExit, chosen);
+  Reply result = SaveRings(c, EventKind::kExit, chosen);
+  // The process is leaving: its rings are of no further use.
+  rings_total_ -= c.rings.size();
+  c.rings.clear();
+  c.released.clear();
+  return result;
 }
 
 TraceService::Reply TraceService::SaveRings(Client& c, EventKind kind, const std::vector<const HeldRing*>& rings) {
