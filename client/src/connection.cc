@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "atraced/base/send_fd.h"
 #include "endpoint.h"
 
 namespace atrace_client_internal {
@@ -65,34 +66,20 @@ int Connection::SendSome() {
 
 int Connection::ReceiveSome() {
   auto space = decoder_->WritableSpace();
-  iovec iov{space.data(), space.size()};
   // Room for several descriptors: the daemon sends one per FILE_GET_FD reply, and one read
-  // may cover several reply frames.
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  // may cover several reply frames. Always recvmsg: a plain read would drop them.
+  std::vector<atraced::UniqueFd> got;
+  bool truncated = false;
   ssize_t n;
   do {
-    // Always recvmsg: a plain read would make the kernel drop a passed descriptor.
-    n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    n = atraced::RecvWithFds(fd_.get(), space.data(), space.size(), MSG_DONTWAIT, 16, &got, &truncated);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
     return errno == ECONNRESET ? -ECONNRESET : -errno;
   }
-  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-      fds_.emplace_back(fd);
-    }
-  }
-  if (msg.msg_flags & MSG_CTRUNC) return -EPROTO;  // a descriptor was lost: out of sync
+  for (atraced::UniqueFd& fd : got) fds_.push_back(std::move(fd));
+  if (truncated) return -EPROTO;  // a descriptor was lost: out of sync
   if (n == 0) return -ECONNRESET;
   decoder_->Commit(static_cast<size_t>(n));
   return DecodeFrames();

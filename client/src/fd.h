@@ -1,4 +1,4 @@
-// The library's owned descriptor is the one the daemon uses too (proto/unique_fd.h), which
+// The library's owned descriptor is the one the daemon uses too (base/unique_fd.h), which
 // closes with close(), never shutdown(), so a forked child never cuts the parent's connection.
 #pragma once
 

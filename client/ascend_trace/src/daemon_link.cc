@@ -277,27 +277,13 @@ int DaemonLink::ReadReply(uint16_t opcode, uint32_t request_id, Clock::time_poin
       return head.status;
     }
     auto space = decoder_->WritableSpace(4096);
-    iovec iov{space.data(), space.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(sock_.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    // No reply of ours carries a descriptor: any the daemon sends is closed with `stray`.
+    std::vector<atraced::UniqueFd> stray;
+    const ssize_t n = atraced::RecvWithFds(sock_.get(), space.data(), space.size(), MSG_DONTWAIT, 4, &stray, nullptr);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (int rc = Wait(sock_.get(), POLLIN, deadline); rc != 0) return rc;
       continue;
-    }
-    // No reply of ours carries a descriptor: close any the daemon sends rather than leak it.
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-      if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-      for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-        ::close(fd);
-      }
     }
     if (n <= 0) return n == 0 || errno == ECONNRESET ? -ECONNRESET : -errno;
     decoder_->Commit(static_cast<size_t>(n));

@@ -548,42 +548,47 @@ Status PosixFileSystem::ReplaceFile(const std::string& rel, std::span<const uint
   return Status::Ok();
 }
 
-Status PosixFileSystem::RemoveTree(const std::string& rel) {
+// Resolves the parent of `rel` below the trace directory (for the remover thread: through a
+// snapshot of the trace directory's descriptor, never the owner's cache). *at is the
+// descriptor to use with *leaf; it is `dir` itself for a top-level name.
+Status PosixFileSystem::OpenParentDir(const std::string& rel, const UniqueFd& dir, UniqueFd* parent_fd, int* at,
+                                      std::string* leaf) {
   auto parts = SplitRelative(rel);
   if (!parts.ok()) return parts.status();
-  auto dir = TraceDirFd();  // runs on the remover thread: a snapshot, never the cache
-  auto [parent, leaf] = SplitLeaf(rel);
-  UniqueFd parent_fd;
-  int at = dir->get();
-  if (!parent.empty()) {
-    parent_fd.reset(OpenBeneath(at, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
-    if (!parent_fd.valid()) {
-      int err = errno;
-      // The path no longer leads into our tree (the parent vanished, or was replaced by a
-      // symlink or a file): nothing of ours is there to remove.
-      if (err == ENOENT || err == ELOOP || err == ENOTDIR || err == EXDEV) return Status::Ok();
-      return Errno(err, "open " + trace_dir_ + "/" + parent);
-    }
-    at = parent_fd.get();
+  auto [parent, name] = SplitLeaf(rel);
+  *leaf = name;
+  *at = dir.get();
+  if (parent.empty()) return Status::Ok();
+  parent_fd->reset(OpenBeneath(dir.get(), parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+  if (!parent_fd->valid()) {
+    int err = errno;
+    return Errno(err, "open " + trace_dir_ + "/" + parent);
+  }
+  *at = parent_fd->get();
+  return Status::Ok();
+}
+
+Status PosixFileSystem::RemoveTree(const std::string& rel) {
+  auto dir = TraceDirFd();
+  UniqueFd parent;
+  int at = -1;
+  std::string leaf;
+  if (Status st = OpenParentDir(rel, *dir, &parent, &at, &leaf); !st.ok()) {
+    // The path no longer leads into our tree (the parent vanished, or was replaced by a
+    // symlink or a file): nothing of ours is there to remove.
+    int err = st.err();
+    if (err == ENOENT || err == ELOOP || err == ENOTDIR || err == EXDEV) return Status::Ok();
+    return st;
   }
   return RemoveAt(at, leaf, trace_dir_ + "/" + rel, dev_, 0);
 }
 
 Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
-  auto parts = SplitRelative(rel);
-  if (!parts.ok()) return parts.status();
   auto dir = TraceDirFd();
-  auto [parent, leaf] = SplitLeaf(rel);
-  UniqueFd parent_fd;
-  int at = dir->get();
-  if (!parent.empty()) {
-    parent_fd.reset(OpenBeneath(at, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
-    if (!parent_fd.valid()) {
-      int err = errno;
-      return Errno(err, "open " + trace_dir_ + "/" + parent);
-    }
-    at = parent_fd.get();
-  }
+  UniqueFd parent;
+  int at = -1;
+  std::string leaf;
+  if (Status st = OpenParentDir(rel, *dir, &parent, &at, &leaf); !st.ok()) return st;
   if (::unlinkat(at, leaf.c_str(), AT_REMOVEDIR) != 0) {
     int err = errno;
     return Errno(err, "rmdir " + trace_dir_ + "/" + rel);

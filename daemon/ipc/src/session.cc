@@ -90,14 +90,10 @@ void Session::OnReadable(const boost::system::error_code& ec) {
     return;
   }
   auto space = decoder_.WritableSpace();
-  iovec iov{space.data(), space.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPendingFds)];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  std::vector<UniqueFd> got;  // owned at once, so none leaks whatever happens next
+  bool truncated = false;
+  ssize_t n = RecvWithFds(socket_.native_handle(), space.data(), space.size(), MSG_DONTWAIT, kMaxPendingFds, &got,
+                          &truncated);
   if (n < 0) {
     int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return DoRead();
@@ -109,17 +105,8 @@ void Session::OnReadable(const boost::system::error_code& ec) {
     Close("disconnected");
     return;
   }
-  // Take ownership of every descriptor first, so none leaks whatever happens next.
-  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-      fds_in_.push_back({received_, UniqueFd(fd)});
-    }
-  }
-  if ((msg.msg_flags & MSG_CTRUNC) || fds_in_.size() > kMaxPendingFds) {
+  for (UniqueFd& fd : got) fds_in_.push_back({received_, std::move(fd)});
+  if (truncated || fds_in_.size() > kMaxPendingFds) {
     violation_ = "more than " + std::to_string(kMaxPendingFds) + " descriptors sent ahead of their frames";
     fds_in_.clear();
     Turn();  // replies to what came before, then closes

@@ -59,6 +59,7 @@ class PosixFileSystem final : public FileSystem {
   };
   Result<Anchor> AnchorFor(const std::string& rel);
   Result<int> ProcessDirFd(const std::string& name);
+  Status OpenParentDir(const std::string& rel, const UniqueFd& dir, UniqueFd* parent_fd, int* at, std::string* leaf);
   // Opens an existing regular file below `base` (never a FIFO, a device or a directory).
   Status OpenRegular(int base, const std::string& rest, int flags, const std::string& shown, UniqueFd* fd,
                      struct stat* st);
