@@ -76,7 +76,29 @@ void Session::DoRead() {
   if (shutdown_requested_) return Close("daemon stopping");
   reading_ = true;
   auto self = shared_from_this();
-  socket_.async_wait(asio::socket_base::wait_read, [self](const boost::system::error_code& ec) { self->OnReadable(ec); });
+  if (service_.features(client_id_) & ATR_FEATURE_MEMFD) {
+    socket_.async_wait(asio::socket_base::wait_read,
+                       [self](const boost::system::error_code& ec) { self->OnReadable(ec); });
+    return;
+  }
+  auto space = decoder_.WritableSpace();
+  socket_.async_read_some(asio::buffer(space.data(), space.size()),
+                          [self](const boost::system::error_code& ec, size_t n) { self->OnRead(ec, n); });
+}
+
+void Session::OnRead(const boost::system::error_code& ec, size_t n) {
+  reading_ = false;
+  if (closing_) return;
+  if (ec) {
+    if (ec != asio::error::eof && ec != asio::error::connection_reset && ec != asio::error::operation_aborted) {
+      log_.Info("read from pid ", peer_.pid, " failed: ", ec.message());
+    }
+    Close("disconnected");
+    return;
+  }
+  received_ += n;
+  decoder_.Commit(n);
+  Turn();
 }
 
 // recvmsg rather than Asio's read: a 1.1 client attaches memfds, which a plain read would

@@ -94,6 +94,11 @@ class TraceService {
               UniqueFd attached = UniqueFd());
 
   size_t clients() const { return clients_.size(); }
+  // The feature bits HELLO granted to this client (0 before HELLO or for an unknown id).
+  uint64_t features(ClientId id) const {
+    auto it = clients_.find(id);
+    return it == clients_.end() ? 0 : it->second.features;
+  }
   size_t rings() const { return rings_total_; }
   const ServiceCounters& counters() const { return counters_; }
   TraceStore& store() { return store_; }

@@ -21,7 +21,11 @@
 // Descriptors from the client (protocol 1.1: a memfd with RING_REGISTER) are read with
 // recvmsg and tied to the stream offset of the read that carried them; they belong to the
 // frame that starts at that offset. One that does not start a frame, more than
-// kMaxPendingFds waiting, or a truncated control message close the connection.
+// kMaxPendingFds waiting, or a truncated control message close the connection. Only a
+// session that negotiated ATR_FEATURE_MEMFD reads that way: recvmsg needs a readiness wait
+// first, which costs Asio an epoll_ctl per read, while a plain speculative read (1.0
+// clients, every event of libatrace_client) costs none; the kernel closes any descriptor a
+// plain read does not take.
 //
 // A framing violation (bad magic, oversized length, unknown flag bits) closes this one
 // connection, with a log line naming the peer pid and the reason.
@@ -55,7 +59,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void DoRead();
-  void OnReadable(const boost::system::error_code& ec);
+  void OnRead(const boost::system::error_code& ec, size_t n);  // 1.0: plain reads
+  void OnReadable(const boost::system::error_code& ec);         // 1.1: recvmsg with descriptors
   void Turn();
   void WriteNext();
   void AfterTurn();
