@@ -11,7 +11,8 @@
 #     the group, the trace directory, the enabled socket, pkg-config, a consumer built
 #     against libatrace-client-dev (pkg-config, find_package, C99), and the installed daemon
 #     started from /etc/atraced/atraced.conf on a scratch root, driven by atracectl;
-#  5. apt remove (conffile and traces stay), then apt purge (both go, the group stays).
+#  5. apt install --reinstall (an edited conffile and a disabled socket stay so), apt remove
+#     (conffile and traces stay), then apt purge (both go, the group stays).
 # Usage: tests/package/build_and_check.sh [WORK_DIR]   (default build/package)
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -149,6 +150,17 @@ done
 kill -TERM "$pid"
 rc=0; wait "$pid" || rc=$?
 [[ $rc == 0 ]] || { cat "$scratch/daemon.log"; fail "atraced exited $rc on SIGTERM"; }
+
+# An upgrade (here: the same packages again) keeps an edited configuration and an
+# administrator's disable of the socket.
+step "reinstall"
+echo '# edited before the upgrade' >>/etc/atraced/atraced.conf
+deb-systemd-helper disable atraced.socket >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall "${debs[@]}" >"$work/reinstall.log" 2>&1 ||
+  { cat "$work/reinstall.log"; fail "apt install --reinstall failed"; }
+grep -qx '# edited before the upgrade' /etc/atraced/atraced.conf || fail "the upgrade replaced the edited atraced.conf"
+[[ ! -e /etc/systemd/system/sockets.target.wants/atraced.socket ]] || fail "the upgrade enabled a disabled atraced.socket"
+deb-systemd-helper enable atraced.socket >/dev/null
 
 # 5. Remove keeps the configuration and the traces; purge removes both (Policy 10.8: log
 # files go on purge), keeps /var/log/ascend if something else lives there, keeps the group.
