@@ -41,6 +41,7 @@ if [[ -d /var/log/ascend ]]; then had_log_root=1; fi
 # 1. A clean copy, and the build.
 rm -rf "$work"
 mkdir -p "$work/src"
+work=$(cd "$work" && pwd)
 if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
   (cd "$src" && git ls-files -z --cached --others --exclude-standard |
      while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done |
@@ -155,12 +156,12 @@ rc=0; wait "$pid" || rc=$?
 # administrator's disable of the socket.
 step "reinstall"
 echo '# edited before the upgrade' >>/etc/atraced/atraced.conf
-deb-systemd-helper disable atraced.socket >/dev/null
+systemctl disable atraced.socket 2>/dev/null  # what an administrator types; works offline too
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall "${debs[@]}" >"$work/reinstall.log" 2>&1 ||
   { cat "$work/reinstall.log"; fail "apt install --reinstall failed"; }
 grep -qx '# edited before the upgrade' /etc/atraced/atraced.conf || fail "the upgrade replaced the edited atraced.conf"
 [[ ! -e /etc/systemd/system/sockets.target.wants/atraced.socket ]] || fail "the upgrade enabled a disabled atraced.socket"
-deb-systemd-helper enable atraced.socket >/dev/null
+systemctl enable atraced.socket 2>/dev/null
 
 # 5. Remove keeps the configuration and the traces; purge removes both (Policy 10.8: log
 # files go on purge), keeps /var/log/ascend if something else lives there, keeps the group.
