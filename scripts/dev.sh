@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine, run as root (or with sudo available):
 #   scripts/dev.sh run    install what is missing, build, run atraced in the foreground
-#   scripts/dev.sh test   install what is missing, build, run the whole suite (what CI runs)
+#   scripts/dev.sh test   install what is missing, build, run the whole suite and build,
+#                         lint, install and purge the Debian packages (what CI runs)
 #   scripts/dev.sh deps   only install the packages
 # Build trees go to build/<flavour>; nothing is downloaded except Debian packages.
 set -euo pipefail
@@ -16,6 +17,7 @@ packages=(
   libboost-dev libboost-program-options-dev libsystemd-dev catch2
   clang libclang-rt-14-dev
   systemd dpkg-dev file
+  build-essential debhelper lintian pandoc man-db
 )
 
 install_deps() {
@@ -111,6 +113,13 @@ case "${1:-}" in
     echo "== release build, warnings as errors"
     build build/release -DATRACED_WERROR=ON
     run_tests build/release
+    echo "== Debian packages: build in a clean copy, lintian, install, check, purge"
+    # It installs and purges the packages: root (or sudo), like install_deps.
+    if [[ "$(id -u)" == 0 ]]; then
+      bash tests/package/build_and_check.sh build/package
+    else
+      sudo bash tests/package/build_and_check.sh build/package
+    fi
     echo "== all stages passed in $(( $(date +%s) - start )) s"
     ;;
   *)

@@ -1,71 +1,115 @@
 #!/usr/bin/env bash
-# Builds the Debian package with `cpack -G DEB` from the build tree into a temporary
-# directory and checks it without installing it: control fields, the file list, the
-# unit contents, the maintainer scripts and conffiles (dpkg-deb -I/-c/-x/-e).
-# Usage: check_deb.sh BUILD_DIR HAVE_ATRACECTL(0|1). Exit 77 (skip) if dpkg-deb is missing.
+# Checks the .deb files dpkg-buildpackage wrote (debian/), without installing them:
+# control fields, each package's file list, the unit contents, the maintainer scripts
+# debhelper generated, conffiles, the library's SONAME and symbols, no RPATH.
+# Usage: check_deb.sh DIR VERSION   (DIR holds <package>_<VERSION>_<arch>.deb)
+# Run by tests/package/build_and_check.sh, which builds the packages first.
 set -euo pipefail
-build=$(cd "$1" && pwd)
-have_atracectl=${2:-0}
-for tool in cpack dpkg-deb; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "SKIP: $tool not found (packages cmake, dpkg)"
-    exit 77
-  fi
-done
+dir=$(cd "$1" && pwd)
+version=$2
+arch=$(dpkg --print-architecture)
+triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+libdir=/usr/lib/$triplet
 
 tmp=$(mktemp -d /tmp/atraced-deb.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-(cd "$tmp" && cpack --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/out" >"$tmp/cpack.log" 2>&1) ||
-  { cat "$tmp/cpack.log"; fail "cpack -G DEB failed"; }
-shopt -s nullglob
-debs=("$tmp"/out/atraced_*.deb)
-(( ${#debs[@]} == 1 )) || { ls -l "$tmp/out"; fail "expected one atraced_*.deb"; }
-deb=${debs[0]}
-echo "built $(basename "$deb")"
+deb_of() { local f="$dir/${1}_${version}_${arch}.deb"; [[ -f $f ]] || fail "missing $(basename "$f")"; echo "$f"; }
+list_of() {  # "owner path" per entry, ./ stripped, symlinks as "path -> target"
+  dpkg-deb -c "$1" | awk '{ o = $2; $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print o, $0 }' | sed 's#^\(\S*\) \./#\1 /#'
+}
+expect_files() {  # expect_files PACKAGE PATH...: every PATH in the package, owned by root/root
+  local pkg=$1 deb; shift
+  deb=$(deb_of "$pkg")
+  list_of "$deb" >"$tmp/$pkg.list"
+  for f in "$@"; do
+    grep -qE "^root/root ${f//./\\.}( -> .*)?$" "$tmp/$pkg.list" || { cat "$tmp/$pkg.list"; fail "$pkg lacks $f"; }
+  done
+}
+
+# The packages and their files. Unit directories: Debian 12's (systemd.pc).
+expect_files atraced /usr/sbin/atraced /etc/atraced/atraced.conf \
+  /lib/systemd/system/atraced.socket /lib/systemd/system/atraced.service \
+  /usr/lib/systemd/user/atraced.socket /usr/lib/systemd/user/atraced.service \
+  /usr/lib/sysusers.d/atraced.conf /usr/lib/tmpfiles.d/atraced.conf \
+  /usr/share/man/man8/atraced.8.gz /usr/share/man/man5/atraced.conf.5.gz /usr/share/doc/atraced/copyright
+expect_files atracectl /usr/bin/atracectl /usr/share/man/man1/atracectl.1.gz
+expect_files libatrace-client0 "$libdir/libatrace_client.so.0" "$libdir/libatrace_client.so.$version"
+expect_files libatrace-client-dev "$libdir/libatrace_client.so" /usr/include/atraced/atrace_client.h \
+  /usr/include/atraced/atrace_client.hpp "$libdir/pkgconfig/atrace_client.pc" \
+  "$libdir/cmake/AtraceClient/AtraceClientConfig.cmake" "$libdir/cmake/AtraceClient/AtraceClientTargets.cmake"
+for pkg in atraced atracectl libatrace-client0; do
+  [[ -f $dir/${pkg}-dbgsym_${version}_${arch}.deb ]] || fail "no automatic ${pkg}-dbgsym package"
+done
+# Nothing in a package that belongs to another: the daemon package has no library, the
+# runtime library package no .so link, headers or .pc.
+if grep -E 'libatrace_client|/usr/include|pkgconfig|/usr/bin/' "$tmp/atraced.list"; then fail "atraced ships client files"; fi
+if grep -E '\.so$|/usr/include|pkgconfig|cmake' "$tmp/libatrace-client0.list"; then fail "libatrace-client0 ships -dev files"; fi
+if cat "$tmp"/*.list | grep -E ' /usr/local/| /usr/etc/| /usr/lib/libatrace'; then fail "files outside Debian's paths"; fi
 
 # Control fields.
-dpkg-deb -f "$deb" Package | grep -qx atraced || fail "Package is not atraced"
-depends=$(dpkg-deb -f "$deb" Depends)
-echo "Depends: $depends"
-for dep in libc6 libsystemd0 libboost-program-options1.74.0; do
-  grep -q "$dep" <<<"$depends" || fail "Depends lacks $dep"
+field() { dpkg-deb -f "$(deb_of "$1")" "$2"; }
+depends=$(field atraced Depends)
+for dep in libc6 libsystemd0 libboost-program-options1.74.0 'systemd | systemd-standalone-sysusers'; do
+  grep -qF "$dep" <<<"$depends" || fail "atraced Depends lacks $dep: $depends"
 done
-
-# Files.
-dpkg-deb -c "$deb" | awk '{ print $2, $NF }' | sed 's#^\(\S*\) \./#\1 /#' >"$tmp/list"
-unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
-userdir=$(pkg-config --variable=systemduserunitdir systemd 2>/dev/null || echo /usr/lib/systemd/user)
-expected=(/usr/sbin/atraced "$unitdir/atraced.socket" "$unitdir/atraced.service" "$userdir/atraced.socket"
-          "$userdir/atraced.service" /usr/lib/sysusers.d/atraced.conf /usr/lib/tmpfiles.d/atraced.conf
-          /etc/atraced/atraced.conf)
-if [[ $have_atracectl == 1 ]]; then expected+=(/usr/bin/atracectl); fi
-for f in "${expected[@]}"; do
-  grep -qx "root/root $f" "$tmp/list" || { cat "$tmp/list"; fail "package lacks $f (owned by root/root)"; }
+grep -q 'libatrace-client0 (>= ' <<<"$(field atracectl Depends)" || fail "atracectl does not depend on libatrace-client0"
+[[ $(field libatrace-client-dev Depends) == *"libatrace-client0 (= $version)"* ]] || fail "-dev does not pin libatrace-client0"
+[[ $(field libatrace-client0 Multi-Arch) == same ]] || fail "libatrace-client0 is not Multi-Arch: same"
+for pkg in atraced atracectl libatrace-client0 libatrace-client-dev; do
+  m=$(field "$pkg" Maintainer)
+  [[ $m == *@* && $m != *localhost* && $m != *.invalid* ]] || fail "$pkg: bogus Maintainer '$m'"
+  dpkg-deb -f "$(deb_of "$pkg")" Description | awk -v p="$pkg" 'length > 79 { print p ": description line over 79 columns: " $0; bad = 1 } END { exit bad }' ||
+    fail "over-long description lines"
 done
-if grep -qE ' /usr/local/| /usr/etc/' "$tmp/list"; then cat "$tmp/list"; fail "files under /usr/local or /usr/etc"; fi
 
 # Contents.
-dpkg-deb -x "$deb" "$tmp/x"
-grep -qxF "ExecStart=/usr/sbin/atraced --config /etc/atraced/atraced.conf" "$tmp/x$unitdir/atraced.service" ||
-  fail "system unit ExecStart is not /usr/sbin/atraced --config /etc/atraced/atraced.conf"
-grep -qxF "ListenStream=/run/atraced/atraced.sock" "$tmp/x$unitdir/atraced.socket" || fail "socket path"
+for pkg in atraced atracectl libatrace-client0; do dpkg-deb -x "$(deb_of "$pkg")" "$tmp/x"; done
+unit=$tmp/x/lib/systemd/system
+grep -qxF "ExecStart=/usr/sbin/atraced --config /etc/atraced/atraced.conf" "$unit/atraced.service" || fail "system unit ExecStart"
+grep -qxF "ListenStream=/run/atraced/atraced.sock" "$unit/atraced.socket" || fail "socket path"
+for u in "$unit/atraced.service" "$unit/atraced.socket" "$tmp"/x/usr/lib/systemd/user/atraced.*; do
+  grep -q '^Documentation=.*man:atraced(8)' "$u" || fail "$u: Documentation= does not name man:atraced(8)"
+done
+grep -q '^Documentation=.*man:atraced.conf(5)' "$unit/atraced.service" || fail "atraced.service: no man:atraced.conf(5)"
 grep -qxF "root = /var/log/ascend" "$tmp/x/etc/atraced/atraced.conf" || fail "conf root"
 [[ $(stat -c %a "$tmp/x/usr/sbin/atraced") == 755 ]] || fail "atraced is not mode 755"
-"$tmp/x/usr/sbin/atraced" --version | grep -q . || fail "the packaged atraced does not run"
+"$tmp/x/usr/sbin/atraced" --version | grep -qF "atraced $version " || fail "the packaged atraced is not version $version"
+soname=$(objdump -p "$tmp/x$libdir/libatrace_client.so.$version" | awk '$1 == "SONAME" { print $2 }')
+[[ $soname == libatrace_client.so.0 ]] || fail "SONAME is '$soname', the package is libatrace-client0"
+for bin in "$tmp/x/usr/sbin/atraced" "$tmp/x/usr/bin/atracectl" "$tmp/x$libdir/libatrace_client.so.$version"; do
+  if objdump -p "$bin" | grep -E 'RPATH|RUNPATH'; then fail "$bin has an RPATH"; fi
+  if objdump -h "$bin" | grep -q '\.debug_info'; then fail "$bin is not stripped"; fi
+done
 
-# Maintainer scripts and conffiles.
-dpkg-deb -e "$deb" "$tmp/ctl"
+# Maintainer scripts (debhelper's) and conffiles.
+dpkg-deb -e "$(deb_of atraced)" "$tmp/ctl"
 for s in postinst prerm postrm; do
   [[ -x $tmp/ctl/$s ]] || fail "no executable $s"
   sh -n "$tmp/ctl/$s" || fail "$s: syntax error"
 done
-grep -q 'systemd-sysusers atraced.conf' "$tmp/ctl/postinst" || fail "postinst does not run systemd-sysusers"
-grep -q 'addgroup --system atrace' "$tmp/ctl/postinst" || fail "postinst has no addgroup fallback"
-grep -q 'systemd-tmpfiles --create atraced.conf' "$tmp/ctl/postinst" || fail "postinst does not run systemd-tmpfiles"
-grep -q '\[ -d /run/systemd/system \]' "$tmp/ctl/postinst" || fail "postinst does not check for running systemd"
-grep -q 'systemctl start atraced.socket' "$tmp/ctl/postinst" || fail "postinst does not start the socket"
-grep -q 'systemctl stop atraced.socket atraced.service' "$tmp/ctl/prerm" || fail "prerm does not stop the units"
+# The group before the directories that use it, and both before the socket (SocketGroup).
+order=$(grep -nE 'systemd-sysusers .*atraced\.conf|systemd-tmpfiles .*--create atraced\.conf|deb-systemd-helper enable .atraced\.socket.' "$tmp/ctl/postinst" | cut -d: -f1 | tr '\n' ' ')
+read -r l_sysusers l_tmpfiles l_enable rest <<<"$order"
+[[ -n ${l_enable:-} && -z ${rest:-} && $l_sysusers -lt $l_tmpfiles && $l_tmpfiles -lt $l_enable ]] ||
+  { cat "$tmp/ctl/postinst"; fail "postinst must run systemd-sysusers, then systemd-tmpfiles, then enable atraced.socket (lines: $order)"; }
+# Socket activation: the package starts the socket only; on upgrade it try-restarts the
+# service and leaves the socket alone (it queues clients meanwhile); removal stops the
+# socket, which stops the service (Requires=atraced.socket). Nothing else is invoked.
+invoked() { grep -oE "deb-systemd-invoke [^>]*" "$1" | sed 's/ *$//' | sort | tr '\n' ';'; }
+[[ $(invoked "$tmp/ctl/postinst") == "deb-systemd-invoke start 'atraced.socket';deb-systemd-invoke try-restart 'atraced.service';" ]] ||
+  { cat "$tmp/ctl/postinst"; fail "postinst units: $(invoked "$tmp/ctl/postinst")"; }
+grep -B1 "deb-systemd-invoke try-restart 'atraced.service'" "$tmp/ctl/postinst" | grep -qF 'if [ -n "$2" ]; then' ||
+  fail "postinst try-restarts the service on a fresh installation"
+[[ $(invoked "$tmp/ctl/prerm") == "deb-systemd-invoke stop 'atraced.socket';" ]] || fail "prerm units: $(invoked "$tmp/ctl/prerm")"
+grep -qF '[ "$1" = remove ] && [ -d /run/systemd/system ]' "$tmp/ctl/prerm" || fail "prerm stops the socket on upgrade too"
+if [[ -f $tmp/ctl/preinst ]] && grep -q 'deb-systemd-invoke stop' "$tmp/ctl/preinst"; then fail "preinst stops units on upgrade"; fi
+grep -q 'rm -rf /var/log/ascend/atrace' "$tmp/ctl/postrm" || fail "postrm does not remove the traces on purge"
+if grep -hE '^[^#]*\bsystemctl\b' "$tmp/ctl/postinst" "$tmp/ctl/prerm" "$tmp/ctl/postrm" | grep -v 'systemctl --system daemon-reload'; then
+  fail "a maintainer script calls systemctl by hand"
+fi
 grep -qx /etc/atraced/atraced.conf "$tmp/ctl/conffiles" || fail "/etc/atraced/atraced.conf is not a conffile"
-echo "OK: $(basename "$deb") checked ($(wc -l <"$tmp/list") entries)"
+grep -q '^libatrace_client.so.0 libatrace-client0 #MINVER#' "$(dpkg-deb -e "$(deb_of libatrace-client0)" "$tmp/ctl-lib" && echo "$tmp/ctl-lib/symbols")" ||
+  fail "libatrace-client0 has no symbols file"
+echo "OK: $(ls "$dir"/*_"$version"_"$arch".deb | wc -l) packages in $dir checked"

@@ -36,9 +36,24 @@ expect_line "$P/lib/systemd/user/atraced.service" "ExecStart=$P/sbin/atraced"
 expect_line "$P/etc/atraced/atraced.conf" "root = /var/log/ascend"
 if grep -q '@[A-Z_]*@' "$P"/lib/systemd/system/* "$P"/lib/systemd/user/*; then fail "unsubstituted @VAR@ in a unit"; fi
 
-verify() {  # verify [--user] UNIT...
+# Man pages (built when pandoc is there: ATRACED_MAN=AUTO). With them installed,
+# systemd-analyze verify also checks that every Documentation=man:... page is found (via
+# MANPATH); without them it is told not to look.
+pages=()
+if [[ -f $build/docs/man/atraced.8 ]]; then
+  pages=(man8/atraced.8 man5/atraced.conf.5)
+  if [[ -f $build/docs/man/atracectl.1 ]]; then pages+=(man1/atracectl.1); fi
+  for f in "${pages[@]}"; do expect_file "$P/share/man/$f"; done
+  export MANPATH=$P/share/man
+  man_check=()
+else
+  echo "note: man pages not built (no pandoc); Documentation= not checked"
+  man_check=(--man=no)
+fi
+
+verify() {  # verify [--user] verify UNIT...
   local out rc=0
-  out=$(systemd-analyze "$@" 2>&1) || rc=$?
+  out=$(systemd-analyze "${man_check[@]}" "$@" 2>&1) || rc=$?
   echo "systemd-analyze $* -> $rc"
   [[ -z $out ]] || echo "$out"
   [[ $rc == 0 ]] || fail "systemd-analyze $* failed"
@@ -62,6 +77,7 @@ for f in "$unitdir/atraced.socket" "$unitdir/atraced.service" "$userdir/atraced.
 done
 expect_line "$D$unitdir/atraced.service" "ExecStart=/usr/sbin/atraced --config /etc/atraced/atraced.conf"
 expect_line "$D$userdir/atraced.service" "ExecStart=/usr/sbin/atraced"
+for f in "${pages[@]}"; do expect_file "$D/usr/share/man/$f"; done
 
 # The group and the directories, applied to a scratch root.
 R=$tmp/root
