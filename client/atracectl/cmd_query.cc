@@ -73,7 +73,7 @@ int RunStatus(const Globals& g, const Args& args) {
             << "record number:     " << s.record_num << " per class\n"
             << "host dirs:         " << s.host_dirs << " / " << s.record_num << "\n"
             << "device dirs:       " << s.device_dirs << " / " << s.record_num << "\n"
-            << "exit dirs:         " << s.exit_dirs << " (not aged)\n"
+            << "exit dirs:         " << s.exit_dirs << " (bounded by the daemon's exit-record-num)\n"
             << "bytes used:        " << bytes.total() << " (" << HumanBytes(bytes.total()) << ")\n"
             << "clients:           " << s.clients << "\n"
             << "events begun:      " << s.events_begun << "\n"

@@ -14,7 +14,8 @@ std::string JsonString(std::string_view s);
 // "schedule", "stackcore", "exit" (or "unknown").
 std::string_view KindName(int kind);
 // The aging class of an event directory: "host", "device", or "exit" (exit dirs are
-// exempt from aging whatever their side, so they form their own class).
+// aged against their own bound, exit-record-num, whatever their side, so they form their
+// own class).
 std::string_view ClassName(int kind, int side);
 
 // 1536 -> "1.5 KiB"; below 1 KiB, "N B".

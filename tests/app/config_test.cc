@@ -45,6 +45,9 @@ TEST_CASE("flags are parsed", "[config]") {
   CHECK(p.config.log_level == LogLevel::kDebug);
   CHECK(p.config.uid_descriptor_share == 25u);  // the default
   CHECK(Parse({"--uid-descriptor-share", "50"}).config.uid_descriptor_share == 50u);
+  CHECK(p.config.exit_record_num == 100u);  // the default
+  CHECK(Parse({"--exit-record-num", "10"}).config.exit_record_num == 10u);
+  CHECK(Parse({"--exit-record-num", "100000"}).config.exit_record_num == 100000u);
 }
 
 TEST_CASE("bad flag values name the key and the range", "[config]") {
@@ -57,6 +60,9 @@ TEST_CASE("bad flag values name the key and the range", "[config]") {
       {{"--max-clients", "-1"}, "for max-clients"},
       {{"--uid-descriptor-share", "0"}, "invalid value [0] for uid-descriptor-share: expected an integer in [1, 100]"},
       {{"--uid-descriptor-share", "101"}, "for uid-descriptor-share: expected an integer in [1, 100]"},
+      {{"--exit-record-num", "9"}, "invalid value [9] for exit-record-num: expected an integer in [10, 100000]"},
+      {{"--exit-record-num", "100001"}, "for exit-record-num: expected an integer in [10, 100000]"},
+      {{"--exit-record-num", "1e3"}, "for exit-record-num"},
       {{"--socket", std::string(120, 's')}, "for socket: expected a path of 1-107 bytes"},
       {{"--root", ""}, "for root"},
       {{"--bogus"}, "unrecognised option '--bogus'"},
@@ -71,7 +77,7 @@ TEST_CASE("bad flag values name the key and the range", "[config]") {
 
 TEST_CASE("the configuration file sets keys and flags override it", "[config]") {
   atraced::testing::TempDir tmp;
-  atraced::testing::WriteFile(tmp / "a.conf", "# comment\nroot = /from/file\nrecord-num = 50\nsocket = /file.sock\nidle-timeout = 5\n");
+  atraced::testing::WriteFile(tmp / "a.conf", "# comment\nroot = /from/file\nrecord-num = 50\nsocket = /file.sock\nidle-timeout = 5\nexit-record-num = 20\n");
   auto p = Parse({"--config", tmp / "a.conf", "--socket", "/flag.sock"});
   REQUIRE(p.outcome == Outcome::kRun);
   CHECK(p.config.configured_root == "/from/file");
@@ -80,6 +86,8 @@ TEST_CASE("the configuration file sets keys and flags override it", "[config]") 
   CHECK_FALSE(p.config.record_num);
   CHECK(p.config.socket_path == "/flag.sock");
   CHECK(p.config.idle_timeout_s == 5);
+  CHECK(p.config.exit_record_num == 20u);
+  CHECK(Parse({"--config", tmp / "a.conf", "--exit-record-num", "30"}).config.exit_record_num == 30u);
 }
 
 TEST_CASE("bad configuration file values name the file and key", "[config]") {
@@ -90,6 +98,7 @@ TEST_CASE("bad configuration file values name the file and key", "[config]") {
       {"max-events-per-client = 5000\n", "for max-events-per-client: expected an integer in [1, 4096]"},
       {"forwarder-group =\n", "a group name must not be empty"},
       {"uid-descriptor-share = 25%\n", "invalid value [25%] for uid-descriptor-share"},
+      {"exit-record-num = 0\n", "invalid value [0] for exit-record-num"},
   }));
   atraced::testing::WriteFile(tmp / "bad.conf", text);
   auto p = Parse({"--config", tmp / "bad.conf"});
@@ -106,7 +115,7 @@ TEST_CASE("the shipped conf/atraced.conf parses and documents every key", "[conf
   CHECK(ParseConfigText(text, "conf/atraced.conf", &c) == "");
   for (const char* key : {"root", "socket", "record-num", "log-level", "socket-group", "forwarder-group",
                           "idle-timeout", "max-clients", "max-events-per-client", "max-files-per-client",
-                          "uid-descriptor-share"}) {
+                          "uid-descriptor-share", "exit-record-num"}) {
     CAPTURE(key);
     CHECK(text.find(std::string("# ") + key + " =") != std::string::npos);
   }

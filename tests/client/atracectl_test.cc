@@ -165,7 +165,7 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
   CHECK(Has(status.out, "root:              " + d.root() + "\n"));
   CHECK(Has(status.out, "host dirs:         1 / 10\n"));
   CHECK(Has(status.out, "device dirs:       1 / 10\n"));
-  CHECK(Has(status.out, "exit dirs:         1 (not aged)\n"));
+  CHECK(Has(status.out, "exit dirs:         1 (bounded by the daemon's exit-record-num)\n"));
   CHECK(Has(status.out, "bytes used:        9 (9 B)\n"));
 
   auto sj = Ctl(d, {"status", "--json"});

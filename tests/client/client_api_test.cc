@@ -297,10 +297,10 @@ TEST_CASE("status, list and vacuum report what the daemon holds", "[client]") {
 }
 
 TEST_CASE("list pages through more entries than one LIST reply holds", "[client]") {
-  DaemonProcess d;
+  DaemonProcess d({{"--exit-record-num", "2000"}});  // keep all 1100 exit dirs
   REQUIRE(d.Start());
   atrace_client* c = OpenClient(d.socket(), 5000, 256);
-  auto ev = HostEvent(ATRACE_EVENT_EXIT);  // exit dirs are not aged
+  auto ev = HostEvent(ATRACE_EVENT_EXIT);  // under exit-record-num: none aged
   auto f = Object("p");
   const int n = 1100;  // > 1024, the LIST page size
   for (int i = 0; i < n; ++i) REQUIRE(atrace_emit_async(c, &ev, &f, "x", 1) == 0);

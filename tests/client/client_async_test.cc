@@ -23,7 +23,7 @@ const atrace_file_spec kObject{ATRACE_FILE_OBJECT, "churn", 0, 0, 0, 0, nullptr}
 }  // namespace
 
 TEST_CASE("async: many events land, all counted, flush reports success", "[client][async]") {
-  DaemonProcess d;
+  DaemonProcess d({{"--exit-record-num", "1000"}});  // more exit dirs than the default bound keeps
   REQUIRE(d.Start());
   atrace_client* c = OpenClient(d.socket(), 5000, 8);
   const int n = 300;

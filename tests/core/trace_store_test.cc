@@ -152,7 +152,7 @@ TEST_CASE("host and device are counted separately", "[store]") {
   CHECK(f.store_->count(AgeClass::kDevice) == 10);
 }
 
-TEST_CASE("exit dirs are never aged and do not count", "[store]") {
+TEST_CASE("exit dirs do not count against record-num and are not aged by host dirs", "[store]") {
   StoreFixture f(10);
   std::vector<uint64_t> exits;
   for (int i = 0; i < 25; ++i) exits.push_back(f.Begin(EventKind::kExit));
@@ -162,6 +162,56 @@ TEST_CASE("exit dirs are never aged and do not count", "[store]") {
   for (auto s : exits) CHECK(f.OnDisk(s));
   f.Begin(EventKind::kSchedule);
   for (auto s : exits) CHECK(f.OnDisk(s));
+}
+
+TEST_CASE("exit dirs are bounded by exit-record-num, newest kept", "[store][exit]") {
+  StoreFixture f(10);
+  CHECK(f.store_->exit_record_num() == kExitRecordNumDefault);
+  f.store_->SetExitRecordNum(10);
+  std::vector<uint64_t> exits;
+  for (int i = 0; i < 10; ++i) exits.push_back(f.Begin(EventKind::kExit));
+  CHECK(f.store_->count(AgeClass::kExit) == 10);  // exactly at the bound: nothing goes
+  for (auto s : exits) CHECK(f.OnDisk(s));
+  exits.push_back(f.Begin(EventKind::kExit));       // one over: exactly the oldest goes
+  CHECK(f.store_->count(AgeClass::kExit) == 10);
+  CHECK_FALSE(f.OnDisk(exits[0]));
+  for (size_t i = 1; i < exits.size(); ++i) CHECK(f.OnDisk(exits[i]));
+  // Host dirs are not touched by the exit bound, and the other way round.
+  for (int i = 0; i < 5; ++i) f.Begin(EventKind::kSchedule);
+  CHECK(f.store_->count(AgeClass::kHost) == 5);
+  CHECK(f.store_->count(AgeClass::kExit) == 10);
+}
+
+TEST_CASE("a pinned exit dir is never removed by the exit bound", "[store][exit]") {
+  StoreFixture f(10);
+  f.store_->SetExitRecordNum(10);
+  uint64_t pinned = f.Begin(EventKind::kExit, Side::kHost, 100, /*end=*/false);
+  uint64_t second = f.Begin(EventKind::kExit);
+  for (int i = 0; i < 9; ++i) f.Begin(EventKind::kExit);
+  CHECK(f.OnDisk(pinned));
+  CHECK_FALSE(f.OnDisk(second));
+  CHECK(f.store_->count(AgeClass::kExit) == 10);
+}
+
+TEST_CASE("lowering exit-record-num ages exit dirs at once and survives a restart", "[store][exit]") {
+  StoreFixture f(10);
+  std::vector<uint64_t> exits;
+  for (int i = 0; i < 30; ++i) exits.push_back(f.Begin(EventKind::kExit));
+  CHECK(f.store_->count(AgeClass::kExit) == 30);  // under the default of 100
+  f.store_->SetExitRecordNum(20);
+  CHECK(f.store_->count(AgeClass::kExit) == 20);
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(f.OnDisk(exits[i]));
+  for (int i = 10; i < 30; ++i) CHECK(f.OnDisk(exits[i]));
+  CHECK(f.log_.Has(LogLevel::kNotice, "exit record num changed from 100 to 20"));
+  // A restart with a lower bound applies it at recovery, oldest first.
+  f.store_ = f.Make(10);
+  f.store_->SetExitRecordNum(15);
+  REQUIRE(f.store_->Recover().ok());
+  CHECK(f.store_->count(AgeClass::kExit) == 15);
+  for (int i = 10; i < 15; ++i) CHECK_FALSE(f.OnDisk(exits[i]));
+  for (int i = 15; i < 30; ++i) CHECK(f.OnDisk(exits[i]));
+  // Vacuum applies it too (nothing more to do here).
+  CHECK(f.store_->Vacuum(false).removed.empty());
 }
 
 TEST_CASE("stackcore dirs count in their class", "[store]") {

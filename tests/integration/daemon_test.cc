@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -89,7 +90,7 @@ TEST_CASE("aging is root-wide across client processes", "[integration]") {
   CHECK(d.LogHas("aged event dir " + d.trace_dir() + "/trace_"));
 }
 
-TEST_CASE("host and device dirs are counted separately and exit dirs are exempt", "[integration]") {
+TEST_CASE("host and device dirs are counted separately and exit dirs are not in their count", "[integration]") {
   DaemonProcess d;
   REQUIRE(d.Start());
   auto c = Connected(d);
@@ -104,6 +105,26 @@ TEST_CASE("host and device dirs are counted separately and exit dirs are exempt"
   CHECK(s.exit_dirs == 15);
   CHECK(SettledEventDirs(d.trace_dir(), "schedule", 20) == 20);
   CHECK(CountEventDirs(d.trace_dir(), "exit") == 15);
+}
+
+TEST_CASE("106 exit events at the defaults leave exactly the newest 100", "[integration][exit]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  std::vector<std::string> paths;
+  for (int i = 0; i < 106; ++i) {
+    paths.push_back(c.Emit(ATR_EVENT_EXIT, "exit", "e", &err));
+    REQUIRE(err.empty());
+  }
+  auto s = Status(c);
+  CHECK(s.exit_dirs == 100);
+  CHECK(s.dirs_aged == 6);
+  CHECK(SettledEventDirs(d.trace_dir(), "exit", 100) == 100);
+  // The six that went are the oldest; the returned paths are files inside event dirs.
+  namespace fs = std::filesystem;
+  for (int i = 0; i < 6; ++i) CHECK_FALSE(fs::exists(fs::path(paths[i]).parent_path()));
+  for (int i = 6; i < 106; ++i) CHECK(fs::exists(fs::path(paths[i]).parent_path()));
 }
 
 TEST_CASE("the environment picks the root and the record number", "[integration]") {
@@ -144,6 +165,9 @@ TEST_CASE("bad flags exit 2 with a message naming the key", "[integration]") {
   DaemonProcess d({{"--max-clients", "0"}, {}, true, 10});
   CHECK_FALSE(d.Start(5s));
   CHECK(d.LogHas("invalid value [0] for max-clients: expected an integer in [1, 65536]"));
+  DaemonProcess e({{"--exit-record-num", "9"}, {}, true, 10});
+  CHECK_FALSE(e.Start(5s));
+  CHECK(e.LogHas("invalid value [9] for exit-record-num: expected an integer in [10, 100000]"));
 }
 
 TEST_CASE("kill -9 and restart: the limit holds and nothing half-made stays", "[integration]") {
@@ -423,14 +447,22 @@ TEST_CASE("SIGHUP re-reads the configuration and ages at once", "[integration]")
   REQUIRE(d.Start());
   auto c = Connected(d);
   std::string err;
-  for (int i = 0; i < 20; ++i) c.Emit(ATR_EVENT_SCHEDULE, "o", "x", &err);
-  CHECK(Status(c).host_dirs == 20);
-  WriteFile(conf / "a.conf", "record-num = 12\n");
-  d.Signal(SIGHUP);
-  REQUIRE(d.WaitForLog("reloaded configuration; record num 12"));
-  for (int i = 0; i < 100 && Status(c).host_dirs != 12; ++i) std::this_thread::sleep_for(10ms);
-  CHECK(Status(c).host_dirs == 12);
-  CHECK(SettledEventDirs(d.trace_dir(), "schedule", 12) == 12);
+  // Emits `n` events of `event`, rewrites the file, reloads and checks the class shrank to `left`.
+  auto reload = [&](uint8_t event, const char* kind, uint32_t proto::StatusReply::*dirs, int n, const std::string& text,
+                    const std::string& logged, uint32_t left) {
+    for (int i = 0; i < n; ++i) c.Emit(event, "o", "x", &err);
+    CHECK(Status(c).*dirs == static_cast<uint32_t>(n));
+    WriteFile(conf / "a.conf", text);
+    d.Signal(SIGHUP);
+    REQUIRE(d.WaitForLog(logged));
+    for (int i = 0; i < 100 && Status(c).*dirs != left; ++i) std::this_thread::sleep_for(10ms);
+    CHECK(Status(c).*dirs == left);
+    CHECK(SettledEventDirs(d.trace_dir(), kind, left) == left);
+  };
+  reload(ATR_EVENT_SCHEDULE, "schedule", &proto::StatusReply::host_dirs, 20, "record-num = 12\n",
+         "reloaded configuration; record num 12", 12);
+  reload(ATR_EVENT_EXIT, "exit", &proto::StatusReply::exit_dirs, 15, "record-num = 12\nexit-record-num = 10\n",
+         "exit record num 10", 10);
 }
 
 TEST_CASE("the socket is mode 0660", "[integration][security]") {

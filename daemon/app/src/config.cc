@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "atraced/base/option_error.h"
+#include "atraced/core/aging.h"
 #include "atraced/core/record_num.h"
 
 namespace po = boost::program_options;
@@ -29,6 +30,7 @@ po::options_description SettingOptions() {
       ("max-clients", po::value<std::string>(), "connections served at once, 1-65536 (default: 1024)")
       ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")
       ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)")
+      ("exit-record-num", po::value<std::string>(), "exit event dirs kept across the whole root (the newest), 10-100000 (default: 100)")
       ("uid-descriptor-share", po::value<std::string>(), "percent of the daemon's descriptor budget for clients that the connections and files of one uid may hold, 1-100 (default: 25)");
   return d;
 }
@@ -89,6 +91,9 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   if (auto m = bounded("max-events-per-client", 1, 4096, &config->max_events_per_client); !m.empty()) return m;
   if (auto m = bounded("max-files-per-client", 1, 4096, &config->max_files_per_client); !m.empty()) return m;
   if (auto m = bounded("uid-descriptor-share", 1, 100, &config->uid_descriptor_share); !m.empty()) return m;
+  if (auto m = bounded("exit-record-num", kExitRecordNumMin, kExitRecordNumMax, &config->exit_record_num); !m.empty()) {
+    return m;
+  }
   return "";
 }
 

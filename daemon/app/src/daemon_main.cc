@@ -97,6 +97,7 @@ class Daemon {
     // terminal or in tests); set before Recover so start-up aging is reported too.
     std::optional<JournalEventSink> journal_sink;
     TraceStore store(**fs, remover, clock, log, record_num);
+    store.SetExitRecordNum(config_.exit_record_num);  // before Recover, which applies it
     if (StderrIsJournal()) {
       journal_sink.emplace();
       store.set_event_sink(&*journal_sink);
@@ -172,7 +173,7 @@ class Daemon {
     return code;
   }
 
-  // SIGHUP: re-read the configuration file and apply the record number at once.
+  // SIGHUP: re-read the configuration file and apply the record numbers at once.
   void Reload() {
     Notify(ReloadingMessage(MonotonicUsec()) + "\nSTATUS=Reloading configuration");
     std::vector<const char*> argv;
@@ -185,8 +186,9 @@ class Daemon {
     }
     log_.set_max_level(cl.config.log_level);
     uint32_t record_num = EffectiveRecordNum(cl.config, log_);
-    log_.Notice("reloaded configuration; record num ", record_num);
+    log_.Notice("reloaded configuration; record num ", record_num, ", exit record num ", cl.config.exit_record_num);
     service_->store().SetRecordNum(record_num);
+    service_->store().SetExitRecordNum(cl.config.exit_record_num);
     Notify("READY=1\nSTATUS=Reloaded; record num " + std::to_string(record_num));
   }
 

@@ -176,9 +176,8 @@ Status TraceStore::Recover() {
   log_.Info("recovered ", count(AgeClass::kHost), " host, ", count(AgeClass::kDevice), " device and ",
             count(AgeClass::kExit), " exit event dirs under ", fs_.trace_dir(), " (", unmanaged,
             " not managed by atraced, ", finishing.size() + sweeps.size(), " interrupted removals resumed, ", dropped,
-            " logged dirs gone); record num ", record_num_);
-  Enforce(AgeClass::kHost, false, nullptr);
-  Enforce(AgeClass::kDevice, false, nullptr);
+            " logged dirs gone); record num ", record_num_, ", exit record num ", exit_record_num_);
+  for (AgeClass c : kAllAgeClasses) Enforce(c, false, nullptr);
   return Status::Ok();
 }
 
@@ -221,9 +220,8 @@ Status TraceStore::AppendLog(const std::string& records) {
 }
 
 std::vector<TraceStore::ClassMap::iterator> TraceStore::PlanVictims(AgeClass c, size_t extra) {
-  if (!IsAged(c)) return {};
   ClassMap& map = classes_[static_cast<size_t>(c)];
-  return PlanAging(map.begin(), map.end(), map.size() + extra, record_num_,
+  return PlanAging(map.begin(), map.end(), map.size() + extra, LimitOf(c),
                    [](const auto& kv) { return kv.second.pins == 0; });
 }
 
@@ -434,10 +432,17 @@ void TraceStore::SetRecordNum(uint32_t record_num) {
   Enforce(AgeClass::kDevice, false, nullptr);
 }
 
+void TraceStore::SetExitRecordNum(uint32_t exit_record_num) {
+  if (exit_record_num != exit_record_num_) {
+    log_.Notice("exit record num changed from ", exit_record_num_, " to ", exit_record_num);
+  }
+  exit_record_num_ = exit_record_num;
+  Enforce(AgeClass::kExit, false, nullptr);
+}
+
 AgingReport TraceStore::Vacuum(bool dry_run) {
   AgingReport report;
-  Enforce(AgeClass::kHost, dry_run, &report);
-  Enforce(AgeClass::kDevice, dry_run, &report);
+  for (AgeClass c : kAllAgeClasses) Enforce(c, dry_run, &report);
   return report;
 }
 

@@ -30,6 +30,7 @@ struct Config {
   uint32_t max_events_per_client = 64;
   uint32_t max_files_per_client = 256;
   uint32_t uid_descriptor_share = 25;          // percent of the client descriptor budget per uid
+  uint32_t exit_record_num = 100;              // exit dirs kept (newest), kExitRecordNumMin..Max
 };
 
 struct ParsedCommandLine {

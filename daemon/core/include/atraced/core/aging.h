@@ -17,15 +17,22 @@
 
 namespace atraced {
 
-// Classes with separate limits. `exit` directories are exempt from the count limit.
+// Classes with separate limits: host and device share `record-num`; `exit` directories have
+// their own bound, `exit-record-num` (CANN never ages them; a crash-looping program would
+// otherwise fill the disk with them).
 enum class AgeClass : uint8_t { kHost = 0, kDevice = 1, kExit = 2 };
 inline constexpr size_t kAgeClassCount = 3;
+inline constexpr AgeClass kAllAgeClasses[kAgeClassCount] = {AgeClass::kHost, AgeClass::kDevice, AgeClass::kExit};
+
+// The bound on exit directories (newest kept), and its allowed range.
+inline constexpr uint32_t kExitRecordNumDefault = 100;
+inline constexpr uint32_t kExitRecordNumMin = 10;
+inline constexpr uint32_t kExitRecordNumMax = 100000;
 
 inline AgeClass ClassOf(EventKind kind, Side side) {
   if (kind == EventKind::kExit) return AgeClass::kExit;
   return side == Side::kDevice ? AgeClass::kDevice : AgeClass::kHost;
 }
-inline bool IsAged(AgeClass c) { return c != AgeClass::kExit; }
 const char* AgeClassName(AgeClass c);  // "host", "device", "exit"
 
 // Returns iterators to the directories to remove, oldest first. Stops scanning as soon as

@@ -104,6 +104,8 @@ class TraceStore {
 
   // Applies a new record number at once.
   void SetRecordNum(uint32_t record_num);
+  // Applies a new bound on exit directories at once (default kExitRecordNumDefault).
+  void SetExitRecordNum(uint32_t exit_record_num);
   // Applies the limits now, retrying failed deletes; dry_run only reports.
   AgingReport Vacuum(bool dry_run);
   // Collects finished deletes: counts and logs failures, queues them for a retry.
@@ -117,6 +119,9 @@ class TraceStore {
   void set_event_sink(StoreEventSink* sink) { sink_ = sink; }
 
   uint32_t record_num() const { return record_num_; }
+  uint32_t exit_record_num() const { return exit_record_num_; }
+  // The count limit of a class: record_num for host and device, exit_record_num for exit.
+  uint32_t LimitOf(AgeClass c) const { return c == AgeClass::kExit ? exit_record_num_ : record_num_; }
   size_t count(AgeClass c) const { return classes_[static_cast<size_t>(c)].size(); }
   const StoreCounters& counters() const { return counters_; }
   // Deletes decided and not yet finished (queued, running or failed and waiting to retry).
@@ -166,6 +171,7 @@ class TraceStore {
   Clock& clock_;
   Logger& log_;
   uint32_t record_num_;
+  uint32_t exit_record_num_ = kExitRecordNumDefault;
   uint64_t next_seq_ = 1;
   std::array<ClassMap, kAgeClassCount> classes_;
   std::unordered_map<uint64_t, AgeClass> class_of_;
