@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -515,4 +516,196 @@ TEST_CASE("rings need the MEMFD feature, a descriptor, and stay within their bou
   CHECK(f.Call(id, ATR_OP_GOODBYE, {}).status == 0);
   CHECK(f.service->rings() == 0);
   CHECK(f.Call(id, ATR_OP_GOODBYE, {}).status == ATR_EPROTO);
+}
+
+// ---- Death without GOODBYE ------------------------------------------------------------
+
+namespace {
+
+// An EmptyRing() holding `texts` as complete records 0..n-1.
+UniqueFd RingWith(const std::vector<std::string>& texts) {
+  UniqueFd fd = EmptyRing();
+  const uint32_t slot = ATR_RING_SLOT_SIZE(64);
+  uint64_t k = 0;
+  for (const std::string& text : texts) {
+    atr_ring_slot_head head{};
+    head.seq_done = k + 1;
+    head.timestamp_ns = 2 + k;
+    head.length = static_cast<uint32_t>(text.size());
+    const off_t at = static_cast<off_t>(ATR_RING_HEADER_SIZE + k * slot);
+    const uint64_t seq_start = k + 1;
+    REQUIRE(::pwrite(fd.get(), text.data(), text.size(), at + ATR_RING_SLOT_HEAD_SIZE) == static_cast<ssize_t>(text.size()));
+    REQUIRE(::pwrite(fd.get(), &seq_start, 8, at + slot - 8) == 8);
+    REQUIRE(::pwrite(fd.get(), &head, sizeof head, at) == static_cast<ssize_t>(sizeof head));
+    ++k;
+  }
+  REQUIRE(::pwrite(fd.get(), &k, 8, ATR_RING_OFF_WRITE_INDEX) == 8);
+  return fd;
+}
+
+struct RingClient {
+  ServiceFixture& f;
+  TraceService::ClientId id;
+
+  RingClient(ServiceFixture& fixture, int32_t pid) : f(fixture) {
+    id = f.service->Connect({pid, 1000, 1000});
+    proto::Hello h;
+    h.minor = 1;
+    h.features = ATR_FEATURE_MEMFD;
+    REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+  }
+  void Register(uint32_t object_id, UniqueFd fd, bool exit_save = false, const std::string& name = "") {
+    proto::RingRegister m;
+    m.object_id = object_id;
+    m.msg_num = 4;
+    m.msg_size = 64;
+    m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+    m.name = name.empty() ? "obj" + std::to_string(object_id) : name;
+    if (exit_save) m.flags = ATR_RING_EXIT_SAVE;
+    auto payload = Payload(m);
+    ReplyBatch batch;
+    proto::FrameHeader fh{static_cast<uint32_t>(payload.size()), ATR_OP_RING_REGISTER, 0, ++f.request_id};
+    f.service->Handle(id, fh, payload, batch, std::move(fd));
+    REQUIRE(ServiceFixture::Decode(batch).at(0).status == 0);
+  }
+};
+
+// Event dirs of `kind` under the fixture's trace dir.
+std::vector<std::string> KindDirs(ServiceFixture& f, const std::string& kind) {
+  std::vector<std::string> out;
+  const std::string trace = f.tmp.path() + "/atrace";
+  for (const auto& proc : ListNames(trace)) {
+    if (proc.rfind("trace_", 0) != 0) continue;
+    for (const auto& ev : ListNames(trace + "/" + proc)) {
+      if (ev.rfind(kind + "_event_", 0) == 0) out.push_back(trace + "/" + proc + "/" + ev);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a ring client that dies without GOODBYE leaves a stackcore dir with its rings", "[service][rings][death]") {
+  ServiceFixture f;
+  std::vector<std::chrono::milliseconds> scheduled;
+  f.service->SetDepartureScheduler([&](std::chrono::milliseconds in) { scheduled.push_back(in); });
+  f.processes.cmdlines[100] = std::string("./app --flag\n", 13);
+  RingClient c(f, 100);
+  c.Register(1, RingWith({"one", "two"}));
+  c.Register(2, RingWith({"exit record"}), /*exit_save=*/true);
+  c.Register(3, EmptyRing());
+  // Destroyed exitSave objects are saved too.
+  REQUIRE(f.Call(c.id, ATR_OP_RING_RELEASE, Payload(proto::IdRequest{2})).status == 0);
+
+  SECTION("killed: the zombie's status names the signal") {
+    f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+    f.service->Disconnect(c.id);
+    CHECK(f.service->departures() == 0);
+    CHECK(f.service->rings() == 0);
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    CHECK(BaseName(dirs[0]).rfind("stackcore_event_100_", 0) == 0);
+    auto names = ListNames(dirs[0]);
+    REQUIRE(names.size() == 3);
+    CHECK(names[0] == "schedule_tracer_obj1.txt");
+    CHECK(names[1] == "schedule_tracer_obj2.txt");
+    CHECK(names[2].rfind("stackcore_tracer_9_100_app_", 0) == 0);
+    const std::string report = ReadFile(dirs[0] + "/" + names[2]);
+    CHECK(report.find("how: killed by signal 9 (SIGKILL)") != std::string::npos);
+    CHECK(report.find("command line: ./app --flag\\x0a") != std::string::npos);  // escaped, one line
+    CHECK(report.find("rings: 3 (obj1, obj2 (destroyed, exitSave), obj3)") != std::string::npos);
+    CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("one\n") != std::string::npos);
+    CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("two\n") != std::string::npos);
+    CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj2.txt").find("exit record\n") != std::string::npos);
+    CHECK(f.store_->count(AgeClass::kHost) == 1);  // a stackcore dir ages with the host class
+    CHECK(f.service->counters().deaths_recorded == 1);
+    CHECK(f.log.Has(LogLevel::kNotice, "ended without GOODBYE"));
+    CHECK(scheduled.empty());
+  }
+  SECTION("_exit(3): no signal, the status is said") {
+    f.processes.ended[100] = ProcessEnd{true, 3 << 8};
+    f.service->Disconnect(c.id);
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    auto names = ListNames(dirs[0]);
+    REQUIRE(names.back().rfind("stackcore_tracer_0_100_app_", 0) == 0);
+    CHECK(ReadFile(dirs[0] + "/" + names.back()).find("how: exited with status 3") != std::string::npos);
+  }
+  SECTION("reaped before the daemon looked: it says it cannot tell") {
+    f.processes.processes.erase(100);
+    f.service->Disconnect(c.id);
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    auto names = ListNames(dirs[0]);
+    CHECK(ReadFile(dirs[0] + "/" + names.back()).find("cannot tell") != std::string::npos);
+  }
+  SECTION("still exiting at the close: checked again until it has ended") {
+    f.service->Disconnect(c.id);
+    CHECK(f.service->departures() == 1);
+    CHECK(f.service->rings() == 3);  // held meanwhile
+    REQUIRE(scheduled.size() == 1);
+    CHECK(scheduled[0] == std::chrono::milliseconds(5));
+    f.service->CheckDepartures();
+    CHECK(scheduled.back() == std::chrono::milliseconds(10));
+    CHECK(KindDirs(f, "stackcore").empty());
+    f.processes.ended[100] = ProcessEnd{true, SIGSEGV | 0x80};
+    f.service->CheckDepartures();
+    CHECK(f.service->departures() == 0);
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    auto names = ListNames(dirs[0]);
+    CHECK(names.back().rfind("stackcore_tracer_11_100_app_", 0) == 0);
+    CHECK(ReadFile(dirs[0] + "/" + names.back()).find("killed by signal 11 (SIGSEGV), core dumped") != std::string::npos);
+  }
+  SECTION("still running after every check (an exec, a closed descriptor): rings dropped, nothing written") {
+    f.service->Disconnect(c.id);
+    for (int i = 0; i < 20 && f.service->departures() > 0; ++i) f.service->CheckDepartures();
+    CHECK(f.service->departures() == 0);
+    CHECK(f.service->rings() == 0);
+    CHECK(KindDirs(f, "stackcore").empty());
+    CHECK(f.log.Has(LogLevel::kInfo, "still running"));
+    CHECK(scheduled.size() == 11);  // 12 checks; the last one schedules nothing more
+  }
+}
+
+TEST_CASE("no stackcore dir after GOODBYE, without rings, or for a 1.0 connection", "[service][rings][death]") {
+  ServiceFixture f;
+  f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+  f.processes.ended[200] = ProcessEnd{true, SIGKILL};
+  RingClient bye(f, 100);
+  bye.Register(1, RingWith({"saved at exit"}), /*exit_save=*/true);
+  REQUIRE(f.Call(bye.id, ATR_OP_GOODBYE, {}).status == 0);
+  f.service->Disconnect(bye.id);
+  RingClient empty(f, 200);
+  f.service->Disconnect(empty.id);
+  auto plain = f.Client(200);
+  f.service->Disconnect(plain);
+  CHECK(KindDirs(f, "stackcore").empty());
+  CHECK(KindDirs(f, "exit").size() == 1);
+  CHECK(f.service->departures() == 0);
+  CHECK(f.service->HoldsRings(bye.id) == false);
+}
+
+TEST_CASE("rings with no record still leave the report", "[service][rings][death]") {
+  ServiceFixture f;
+  f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+  RingClient c(f, 100);
+  c.Register(1, EmptyRing());
+  CHECK(f.service->HoldsRings(c.id));
+  f.service->Disconnect(c.id);
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 1);
+  auto names = ListNames(dirs[0]);
+  REQUIRE(names.size() == 1);
+  CHECK(names[0].rfind("stackcore_tracer_9_100_app_", 0) == 0);
+}
+
+TEST_CASE("a daemon that stops with departures pending writes nothing and frees them", "[service][rings][death]") {
+  ServiceFixture f;
+  RingClient c(f, 100);
+  c.Register(1, RingWith({"x"}));
+  f.service->Disconnect(c.id);  // process 100 is still listed: pending
+  REQUIRE(f.service->departures() == 1);
+  f.service.reset();
+  CHECK(KindDirs(f, "stackcore").empty());
 }

@@ -14,7 +14,19 @@ class FakeProcessTable final : public ProcessTable {
     if (it == processes.end()) return std::nullopt;
     return it->second;
   }
+  // A pid listed in `ended` reports that end; others are gone when absent from `processes`.
+  ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks) override {
+    auto it = ended.find(pid);
+    return it != ended.end() ? it->second : ProcessTable::CheckEnded(pid, start_ticks);
+  }
+  std::optional<std::string> CommandLine(int32_t pid) override {
+    auto it = cmdlines.find(pid);
+    if (it == cmdlines.end()) return std::nullopt;
+    return it->second;
+  }
   std::map<int32_t, ProcessFacts> processes;
+  std::map<int32_t, ProcessEnd> ended;
+  std::map<int32_t, std::string> cmdlines;
 };
 
 }  // namespace atraced::testing

@@ -115,6 +115,18 @@ class Daemon {
     TraceService service(store, processes, clock, log, service_options);
 
     asio::io_context io(1);
+    // Re-checks processes whose connections closed without GOODBYE (TraceService::CheckDepartures).
+    asio::steady_timer departures(io);
+    service.SetDepartureScheduler([&departures, &service](std::chrono::milliseconds in) {
+      departures.expires_after(in);  // cancels a wait already armed
+      departures.async_wait([&service](const boost::system::error_code& ec) {
+        if (!ec) service.CheckDepartures();
+      });
+    });
+    struct ClearScheduler {
+      TraceService& service;
+      ~ClearScheduler() { service.SetDepartureScheduler(nullptr); }
+    } clear_scheduler{service};
     // Catch the signals before the socket exists: a SIGTERM that arrives between listen and
     // the first wait is then queued by Asio and handled as a clean stop, not the default kill.
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);

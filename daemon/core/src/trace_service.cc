@@ -1,7 +1,10 @@
 #include "atraced/core/trace_service.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "atraced/core/trace_time.h"
@@ -12,6 +15,41 @@ namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD;
 constexpr size_t kMaxProcessRecords = 4096;  // beyond this, records of gone processes are pruned
+// A departed connection's process is checked at its close, then after 5, 10, 20 ... 640 ms:
+// about 3 s in all before a process that keeps running is taken to have only let go.
+constexpr uint32_t kMaxDepartureChecks = 12;
+
+std::chrono::milliseconds DepartureBackoff(uint32_t checks) {
+  return std::chrono::milliseconds(5) * (1u << std::min<uint32_t>(checks > 0 ? checks - 1 : 0, 7));
+}
+
+// CANN's line time, "YYYY-MM-DD hh:mm:ss.mmm.uuu", from the 20-digit form.
+std::string HumanTime(std::chrono::system_clock::time_point when) {
+  const std::string t = FormatTraceTime(when);
+  return t.substr(0, 4) + "-" + t.substr(4, 2) + "-" + t.substr(6, 2) + " " + t.substr(8, 2) + ":" + t.substr(10, 2) +
+         ":" + t.substr(12, 2) + "." + t.substr(14, 3) + "." + t.substr(17, 3);
+}
+
+std::string SignalName(int signo) {
+  const char* abbrev = ::sigabbrev_np(signo);
+  return std::to_string(signo) + (abbrev ? " (SIG" + std::string(abbrev) + ")" : "");
+}
+
+// Control characters of a command line as \xNN: the report is one line per fact.
+std::string Printable(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char ch : text) {
+    if (ch < 0x20 || ch == 0x7f || ch == '\\') {
+      out += "\\x";
+      out += kHex[ch >> 4];
+      out += kHex[ch & 15];
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
 
 int32_t Neg(int err) { return -err; }
 
@@ -21,6 +59,11 @@ TraceService::TraceService(TraceStore& store, ProcessTable& processes, Clock& cl
     : store_(store), processes_(processes), clock_(clock), log_(log), options_(std::move(options)) {}
 
 TraceService::~TraceService() {
+  // The daemon is stopping: its clients are alive, and nobody will run a check any more.
+  destroying_ = true;
+  schedule_departures_ = nullptr;
+  for (Departure& d : departures_) Forget(d.client);
+  departures_.clear();
   std::vector<ClientId> ids;
   for (auto& [id, c] : clients_) ids.push_back(id);
   for (ClientId id : ids) Disconnect(id);
@@ -55,6 +98,9 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
   Client c;
   c.peer = peer;
   c.process_dir = FormatProcessDirName(rec->name);
+  c.start_ticks = facts ? facts->start_ticks : 0;
+  c.program = facts ? facts->program : "unknown";
+  c.connected = clock_.Now();
   bool in_group = false;
   if (options_.forwarder_gid) {
     in_group = peer.gid == *options_.forwarder_gid ||
@@ -90,14 +136,117 @@ void TraceService::Disconnect(ClientId id) {
               " open event(s); ended them, keeping what was written");
   }
   for (auto& [eid, seq] : c.events) store_.EndEvent(seq);
-  rings_total_ -= c.rings.size();  // their mappings go with the client
+  c.files.clear();
+  c.events.clear();
   if (auto rec = process_records_.find(c.peer.pid);
       rec != process_records_.end() && FormatProcessDirName(rec->second.name) == c.process_dir &&
       rec->second.connections > 0) {
     --rec->second.connections;
   }
-  store_.ReleaseProcessDir(c.process_dir);
+  if (!destroying_ && (c.features & ATR_FEATURE_MEMFD) && !c.goodbye && !c.rings.empty()) {
+    // No GOODBYE: the process may have died. It keeps its rings and its process dir until
+    // the kernel says (CheckDepartures).
+    departures_.push_back({std::move(c), clock_.Now(), 0});
+    clients_.erase(it);
+    CheckDepartures();
+    return;
+  }
+  Forget(c);
   clients_.erase(it);
+}
+
+void TraceService::Forget(Client& c) {
+  rings_total_ -= c.rings.size();  // their mappings go with the client
+  c.rings.clear();
+  c.released.clear();
+  store_.ReleaseProcessDir(c.process_dir);
+}
+
+bool TraceService::HoldsRings(ClientId id) const {
+  auto it = clients_.find(id);
+  return it != clients_.end() && !it->second.rings.empty();
+}
+
+void TraceService::ScheduleDepartures() {
+  if (departures_.empty() || !schedule_departures_) return;
+  uint32_t fewest = kMaxDepartureChecks;
+  for (const Departure& d : departures_) fewest = std::min(fewest, d.checks);
+  schedule_departures_(DepartureBackoff(fewest));
+}
+
+void TraceService::CheckDepartures() {
+  for (size_t i = 0; i < departures_.size();) {
+    Departure& d = departures_[i];
+    const ProcessEnd end = processes_.CheckEnded(d.client.peer.pid, d.client.start_ticks);
+    ++d.checks;
+    if (end.gone) {
+      RecordDeath(d, end);
+    } else if (d.checks >= kMaxDepartureChecks) {
+      log_.Info("pid ", d.client.peer.pid, " closed its connection without GOODBYE and is still running (an exec, ",
+                "a closed descriptor, or a connection the daemon dropped); dropping its ", d.client.rings.size(),
+                " ring(s)");
+    } else {
+      ++i;
+      continue;
+    }
+    Forget(d.client);
+    departures_.erase(departures_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  ScheduleDepartures();
+}
+
+void TraceService::RecordDeath(const Departure& d, const ProcessEnd& end) {
+  const Client& c = d.client;
+  int signo = 0;
+  std::string how;
+  if (end.wait_status && WIFSIGNALED(*end.wait_status)) {
+    signo = WTERMSIG(*end.wait_status);
+    how = "killed by signal " + SignalName(signo) + (WCOREDUMP(*end.wait_status) ? ", core dumped" : "");
+  } else if (end.wait_status && *end.wait_status != 0 && WIFEXITED(*end.wait_status)) {
+    how = "exited with status " + std::to_string(WEXITSTATUS(*end.wait_status)) + " without GOODBYE (_exit, or exit "
+          "before the library's destructor ran)";
+  } else if (end.wait_status) {
+    how = "vanished without reporting a signal; its exit status reads 0 (an _exit(0), or a status the daemon may "
+          "not read)";
+  } else {
+    how = "vanished without reporting a signal (SIGKILL, the OOM killer, _exit or a crash are possible); the "
+          "daemon cannot tell which: the process was reaped before it could read its status";
+  }
+  // One ring per object name: a live object over a destroyed exitSave one of the same name,
+  // else the newest (ids ascend).
+  std::map<std::string, std::pair<uint32_t, const HeldRing*>> by_name;
+  for (auto& [id, ring] : c.rings) {
+    const bool live = !c.released.count(id);
+    auto [pos, inserted] = by_name.try_emplace(ring.name(), id, &ring);
+    if (!inserted && (live || c.released.count(pos->second.first))) pos->second = {id, &ring};
+  }
+  std::vector<const HeldRing*> chosen;
+  std::string ring_list;
+  for (auto& [name, entry] : by_name) {
+    chosen.push_back(entry.second);
+    ring_list += (ring_list.empty() ? "" : ", ") + name + (c.released.count(entry.first) ? " (destroyed, exitSave)" : "");
+  }
+  const auto now = clock_.Now();
+  std::string text = "atraced: process " + std::to_string(c.peer.pid) + " (" + c.program +
+                     ") ended without GOODBYE\n"
+                     "how: " + how + "\n"
+                     "pid: " + std::to_string(c.peer.pid) + "\n"
+                     "uid: " + std::to_string(c.peer.uid) + "\n"
+                     "program: " + c.program + "\n"
+                     "command line: " + (c.cmdline.empty() ? "(not readable)" : Printable(c.cmdline)) + "\n"
+                     "start time: " + std::to_string(c.start_ticks) + " clock ticks after boot (/proc/<pid>/stat)\n"
+                     "connected: " + HumanTime(c.connected) + "\n"
+                     "last request: " + HumanTime(c.last_activity) + "\n"
+                     "connection closed: " + HumanTime(d.closed) + "\n"
+                     "written: " + HumanTime(now) + "\n"
+                     "rings: " + std::to_string(chosen.size()) + (ring_list.empty() ? "" : " (" + ring_list + ")") +
+                     "; a ring with no record has no file\n";
+  HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(now)}),
+                        std::vector<uint8_t>(text.begin(), text.end())};
+  Reply r = SaveRings(c, EventKind::kStackcore, chosen, &report);
+  ++counters_.deaths_recorded;
+  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, "; stackcore dir with ",
+              chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
 }
 
 void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload, ReplyBatch& out,
@@ -141,6 +290,7 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
       default: refusal = Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
     }
   }
+  if (c.features & ATR_FEATURE_MEMFD) c.last_activity = clock_.Now();  // for a death report
   std::vector<uint8_t> reply;
   if (refusal) {
     ++counters_.requests_refused;
@@ -176,7 +326,10 @@ TraceService::Reply TraceService::OnHello(Client& c, std::span<const uint8_t> pa
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
-  if (c.features & ATR_FEATURE_MEMFD) r.daemon_pid = static_cast<uint32_t>(::getpid());  // for PR_SET_PTRACER
+  if (c.features & ATR_FEATURE_MEMFD) {
+    r.daemon_pid = static_cast<uint32_t>(::getpid());  // for PR_SET_PTRACER
+    if (auto cmdline = processes_.CommandLine(c.peer.pid)) c.cmdline = std::move(*cmdline);  // for a death report
+  }
   r.max_payload = ATR_MAX_PAYLOAD;
   r.features = c.features;
   r.peer_pid = static_cast<uint32_t>(c.peer.pid);
@@ -491,7 +644,8 @@ TraceService::Reply TraceService::OnGoodbye(Client& c, std::span<const uint8_t> 
   return result;
 }
 
-TraceService::Reply TraceService::SaveRings(Client& c, EventKind kind, const std::vector<const HeldRing*>& rings) {
+TraceService::Reply TraceService::SaveRings(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
+                                            const HeldRing::File* report) {
   // Format first: an event directory is made only when some ring holds a record.
   std::vector<HeldRing::File> files;
   for (const HeldRing* ring : rings) {
@@ -500,7 +654,8 @@ TraceService::Reply TraceService::SaveRings(Client& c, EventKind kind, const std
     for (const auto& p : problems) log_.Warning("ring ", ring->name(), " of pid ", c.peer.pid, ": ", p);
     if (file) files.push_back(std::move(*file));
   }
-  if (files.empty()) return std::nullopt;
+  if (files.empty() && !report) return std::nullopt;
+  if (report) files.insert(files.begin(), *report);
   std::optional<ProcessDirName> process = ParseProcessDirName(c.process_dir);
   if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
   auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid});
@@ -514,7 +669,7 @@ TraceService::Reply TraceService::SaveRings(Client& c, EventKind kind, const std
       continue;
     }
     store_.AddBytes(begun->seq, f.bytes.size());
-    ++counters_.rings_saved;
+    if (&f != &files.front() || !report) ++counters_.rings_saved;
   }
   store_.EndEvent(begun->seq);
   return result;

@@ -65,6 +65,10 @@ void Session::OnDeadline() {
     log_.Notice("dropping connection of pid ", peer_.pid, " uid ", peer_.uid, ": a request was not completed within ",
                 idle_timeout_.count(), " s");
     Close("request deadline");
+  } else if (service_.HoldsRings(client_id_)) {
+    // A libascend_trace process: its records go into the rings with no request, and this
+    // connection closing is how the daemon learns that it died (trace_service.h).
+    ArmDeadline(idle_timeout_);
   } else {
     log_.Info("dropping idle connection of pid ", peer_.pid, " after ", idle_timeout_.count(), " s");
     Close("idle timeout");

@@ -21,6 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 
 #include "atraced/core/clock.h"
@@ -75,6 +77,7 @@ struct ServiceCounters {
   uint64_t forwarder_claims = 0;
   uint64_t rings_refused = 0;  // registrations refused: a bound, a bad memfd or header
   uint64_t rings_saved = 0;    // ring files written
+  uint64_t deaths_recorded = 0;  // stackcore dirs written for processes that died without GOODBYE
 };
 
 class TraceService {
@@ -92,6 +95,23 @@ class TraceService {
   // one; on any other frame it is a protocol violation and the connection is closed.
   void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
               UniqueFd attached = UniqueFd());
+
+  // A 1.1 connection that holds rings is a process's registration for crash capture: the
+  // session does not drop it for being idle (submitting records makes no request).
+  bool HoldsRings(ClientId id) const;
+
+  // Death without GOODBYE. A ring-holding connection that closes without GOODBYE is kept
+  // as a departure until the kernel says whether its process ended (the socket closes a
+  // moment before the process becomes a zombie). An ended process gets a stackcore event
+  // dir: a report, then one file per ring. One still running after about 3 s (an exec, a
+  // closed descriptor, a connection the daemon dropped) loses its rings, as before.
+  // CheckDepartures re-checks them; the service asks for it through the scheduler (the
+  // event loop's timer), or a test calls it.
+  void SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule) {
+    schedule_departures_ = std::move(schedule);
+  }
+  void CheckDepartures();
+  size_t departures() const { return departures_.size(); }
 
   size_t clients() const { return clients_.size(); }
   // The feature bits HELLO granted to this client (0 before HELLO or for an unknown id).
@@ -125,6 +145,18 @@ class TraceService {
     std::map<uint32_t, HeldRing> rings;              // object id -> ring, live or released
     std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
     bool goodbye = false;
+    // For the report of a death without GOODBYE (rings clients only).
+    uint64_t start_ticks = 0;
+    std::string program;
+    std::string cmdline;  // captured at HELLO
+    std::chrono::system_clock::time_point connected{};
+    std::chrono::system_clock::time_point last_activity{};
+  };
+  // A ring-holding client whose connection closed without GOODBYE (see CheckDepartures).
+  struct Departure {
+    Client client;
+    std::chrono::system_clock::time_point closed{};
+    uint32_t checks = 0;
   };
   struct ProcessRecord {
     uint64_t start_ticks = 0;
@@ -161,7 +193,14 @@ class TraceService {
   Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record).
-  Reply SaveRings(Client& c, EventKind kind, const std::vector<const HeldRing*>& rings);
+  // `report`, if given, is written first and makes the directory even without records.
+  Reply SaveRings(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
+                  const HeldRing::File* report = nullptr);
+  // Writes the stackcore dir of a departed client whose process ended.
+  void RecordDeath(const Departure& d, const ProcessEnd& end);
+  // Releases what a client still holds once it is gone for good.
+  void Forget(Client& c);
+  void ScheduleDepartures();
   void DropRing(Client& c, std::map<uint32_t, HeldRing>::iterator it);
 
   TraceStore& store_;
@@ -174,6 +213,9 @@ class TraceService {
   std::unordered_map<int32_t, ProcessRecord> process_records_;
   size_t rings_total_ = 0;
   ServiceCounters counters_;
+  std::vector<Departure> departures_;
+  std::function<void(std::chrono::milliseconds)> schedule_departures_;
+  bool destroying_ = false;
 };
 
 }  // namespace atraced

@@ -1,0 +1,46 @@
+/* A process that uses libascend_trace and then dies in the way its first argument names.
+ * tests/ascend_trace/crash_test.cc runs it against the real daemon.
+ *
+ *   crash_child MODE N
+ *
+ * Creates object "crash_obj" and submits "record 0" .. "record N-1"; creates exitSave object
+ * "crash_exit", submits "exit record" and destroys it; prints "ready\n" on stdout; then:
+ *   wait    sleeps until it is killed (the parent sends SIGKILL)
+ *   exit3   _exit(3): no destructor, no GOODBYE
+ *   normal  returns from main: the library says GOODBYE
+ * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer. */
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "atrace_api.h"
+#include "atrace_pub.h"
+
+int main(int argc, char **argv) {
+    TraceAttr attr;
+    TraHandle h, x;
+    int i, n;
+    char line[64];
+
+    if (argc != 3) return 2;
+    n = atoi(argv[2]);
+    memset(&attr, 0, sizeof attr);
+    h = AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "crash_obj", &attr);
+    attr.exitSave = true;
+    x = AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "crash_exit", &attr);
+    if (h < 0 || x < 0) return 10;
+    for (i = 0; i < n; ++i) {
+        snprintf(line, sizeof line, "record %d", i);
+        if (AtraceSubmit(h, line, (uint32_t)strlen(line)) != TRACE_SUCCESS) return 10;
+    }
+    if (AtraceSubmit(x, "exit record", 11) != TRACE_SUCCESS) return 10;
+    AtraceDestroy(x);
+    printf("ready\n");
+    fflush(stdout);
+    if (strcmp(argv[1], "wait") == 0) {
+        for (;;) pause();
+    }
+    if (strcmp(argv[1], "exit3") == 0) _exit(3);
+    return 0;
+}
