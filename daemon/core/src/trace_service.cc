@@ -241,8 +241,7 @@ void TraceService::RecordDeath(const Departure& d, const ProcessEnd& end) {
                      "written: " + HumanTime(now) + "\n"
                      "rings: " + std::to_string(chosen.size()) + (ring_list.empty() ? "" : " (" + ring_list + ")") +
                      "; a ring with no record has no file\n";
-  HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(now)}),
-                        std::vector<uint8_t>(text.begin(), text.end())};
+  HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(now)}), text};
   Reply r = SaveRings(c, EventKind::kStackcore, chosen, &report);
   ++counters_.deaths_recorded;
   log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, "; stackcore dir with ",
@@ -663,7 +662,8 @@ TraceService::Reply TraceService::SaveRings(const Client& c, EventKind kind, con
   Reply result;
   for (HeldRing::File& f : files) {
     auto out = store_.OpenFile(begun->seq, f.name);
-    Status st = out.ok() ? (*out)->Append(f.bytes) : out.status();
+    Status st = out.ok() ? (*out)->Append({reinterpret_cast<const uint8_t*>(f.bytes.data()), f.bytes.size()})
+                         : out.status();
     if (!st.ok()) {
       if (!result) result = Refusal{Neg(st.err()), st.message()};  // the first failure; the others still try
       continue;

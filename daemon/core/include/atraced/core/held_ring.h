@@ -46,7 +46,7 @@ class HeldRing {
   // (CANN writes no file then). `problems` receives what was wrong with the ring, if anything.
   struct File {
     TraceFileName name;
-    std::vector<uint8_t> bytes;
+    std::string bytes;  // text or binary, as the file holds it
   };
   std::optional<File> Save(std::vector<std::string>* problems) const;
 
