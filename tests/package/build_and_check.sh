@@ -17,7 +17,7 @@
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=${1:-$src/build/package}
-packages=(atraced atracectl libatrace-client0 libatrace-client-dev)
+packages=(atraced atracectl libatrace-client0 libatrace-client-dev libascend-trace0 libascend-trace-dev)
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== package: $* ($(( $(date +%s) - t0 )) s)"; }
@@ -130,6 +130,13 @@ g++ -std=c++17 -Wall -Werror "$src/tests/client/consumer/consumer.cc" -o "$scrat
   fail "a C++ consumer does not build with pkg-config"
 gcc -std=c99 -pedantic -Wall -Werror "$src/tests/client/c99_example.c" -o "$scratch/consumer_c99" $(pkg-config --cflags --libs atrace_client) ||
   fail "a C99 consumer does not build with pkg-config"
+# The CANN drop-in, the way an application builds against CANN's headers: pkg-config keeps
+# the library under -Wl,--as-needed, and programs linked against CANN's library find ours
+# under its file name in the private directory.
+gcc -std=c99 -pedantic -Wall -Werror "$src/tests/ascend_trace/dropin_example.c" -o "$scratch/dropin" -Wl,--as-needed \
+  $(pkg-config --cflags --libs ascend_trace) || fail "the drop-in example does not build with pkg-config ascend_trace"
+objdump -p "$scratch/dropin" | grep -qE 'NEEDED +libascend_trace\.so\.0$' || fail "the drop-in example does not need libascend_trace.so.0"
+[[ -e /usr/lib/$triplet/ascend-trace/libascend_trace.so ]] || fail "no libascend_trace.so under CANN's name in /usr/lib/$triplet/ascend-trace"
 cmake -S "$src/tests/client/consumer" -B "$scratch/consumer_cmake" >"$scratch/cmake.log" 2>&1 &&
   cmake --build "$scratch/consumer_cmake" >>"$scratch/cmake.log" 2>&1 || { cat "$scratch/cmake.log"; fail "find_package(AtraceClient) consumer"; }
 
@@ -148,6 +155,9 @@ for exe in consumer_pc consumer_c99 consumer_cmake/consumer; do
   path=$("$scratch/$exe" "$sock" "${exe##*/}") || fail "$exe failed"
   [[ -s $path && $path == "$scratch/root/atrace/"* ]] || fail "$exe wrote '$path'"
 done
+ATRACED_SOCKET=$sock "$scratch/dropin" >/dev/null || fail "the drop-in example failed against the installed daemon"
+ls "$scratch"/root/atrace/trace_*/schedule_event_*/schedule_tracer_c_app.txt >/dev/null 2>&1 ||
+  fail "the drop-in example's report is not in the CANN layout"
 kill -TERM "$pid"
 rc=0; wait "$pid" || rc=$?
 [[ $rc == 0 ]] || { cat "$scratch/daemon.log"; fail "atraced exited $rc on SIGTERM"; }

@@ -36,6 +36,10 @@ expect_files atraced /usr/sbin/atraced /etc/atraced/atraced.conf \
   /usr/share/man/man8/atraced.8.gz /usr/share/man/man5/atraced.conf.5.gz /usr/share/doc/atraced/copyright
 expect_files atracectl /usr/bin/atracectl /usr/share/man/man1/atracectl.1.gz
 expect_files libatrace-client0 "$libdir/libatrace_client.so.0" "$libdir/libatrace_client.so.$version"
+expect_files libascend-trace0 "$libdir/libascend_trace.so.0" "$libdir/libascend_trace.so.$version" \
+  "$libdir/ascend-trace/libascend_trace.so"
+expect_files libascend-trace-dev "$libdir/libascend_trace.so" /usr/include/ascend_trace/atrace_pub.h \
+  /usr/include/ascend_trace/atrace_types.h /usr/include/ascend_trace/atrace_api.h "$libdir/pkgconfig/ascend_trace.pc"
 expect_files libatrace-client-dev "$libdir/libatrace_client.so" /usr/include/atraced/atrace_client.h \
   /usr/include/atraced/atrace_client.hpp "$libdir/pkgconfig/atrace_client.pc" \
   "$libdir/cmake/AtraceClient/AtraceClientConfig.cmake" "$libdir/cmake/AtraceClient/AtraceClientTargets.cmake"
@@ -57,7 +61,7 @@ done
 grep -q 'libatrace-client0 (>= ' <<<"$(field atracectl Depends)" || fail "atracectl does not depend on libatrace-client0"
 [[ $(field libatrace-client-dev Depends) == *"libatrace-client0 (= $version)"* ]] || fail "-dev does not pin libatrace-client0"
 [[ $(field libatrace-client0 Multi-Arch) == same ]] || fail "libatrace-client0 is not Multi-Arch: same"
-for pkg in atraced atracectl libatrace-client0 libatrace-client-dev; do
+for pkg in atraced atracectl libatrace-client0 libatrace-client-dev libascend-trace0 libascend-trace-dev; do
   m=$(field "$pkg" Maintainer)
   [[ $m == *@* && $m != *localhost* && $m != *.invalid* ]] || fail "$pkg: bogus Maintainer '$m'"
   dpkg-deb -f "$(deb_of "$pkg")" Description | awk -v p="$pkg" 'length > 79 { print p ": description line over 79 columns: " $0; bad = 1 } END { exit bad }' ||
@@ -65,7 +69,7 @@ for pkg in atraced atracectl libatrace-client0 libatrace-client-dev; do
 done
 
 # Contents.
-for pkg in atraced atracectl libatrace-client0; do dpkg-deb -x "$(deb_of "$pkg")" "$tmp/x"; done
+for pkg in atraced atracectl libatrace-client0 libascend-trace0; do dpkg-deb -x "$(deb_of "$pkg")" "$tmp/x"; done
 unit=$tmp/x/lib/systemd/system
 grep -qxF "ExecStart=/usr/sbin/atraced --config /etc/atraced/atraced.conf" "$unit/atraced.service" || fail "system unit ExecStart"
 grep -qxF "ListenStream=/run/atraced/atraced.sock" "$unit/atraced.socket" || fail "socket path"
@@ -78,6 +82,8 @@ grep -qxF "root = /var/log/ascend" "$tmp/x/etc/atraced/atraced.conf" || fail "co
 "$tmp/x/usr/sbin/atraced" --version | grep -qF "atraced $version " || fail "the packaged atraced is not version $version"
 soname=$(objdump -p "$tmp/x$libdir/libatrace_client.so.$version" | awk '$1 == "SONAME" { print $2 }')
 [[ $soname == libatrace_client.so.0 ]] || fail "SONAME is '$soname', the package is libatrace-client0"
+soname=$(objdump -p "$tmp/x$libdir/libascend_trace.so.$version" | awk '$1 == "SONAME" { print $2 }')
+[[ $soname == libascend_trace.so.0 ]] || fail "SONAME is '$soname', the package is libascend-trace0"
 for bin in "$tmp/x/usr/sbin/atraced" "$tmp/x/usr/bin/atracectl" "$tmp/x$libdir/libatrace_client.so.$version"; do
   if objdump -p "$bin" | grep -E 'RPATH|RUNPATH'; then fail "$bin has an RPATH"; fi
   if objdump -h "$bin" | grep -q '\.debug_info'; then fail "$bin is not stripped"; fi
@@ -112,4 +118,6 @@ fi
 grep -qx /etc/atraced/atraced.conf "$tmp/ctl/conffiles" || fail "/etc/atraced/atraced.conf is not a conffile"
 grep -q '^libatrace_client.so.0 libatrace-client0 #MINVER#' "$(dpkg-deb -e "$(deb_of libatrace-client0)" "$tmp/ctl-lib" && echo "$tmp/ctl-lib/symbols")" ||
   fail "libatrace-client0 has no symbols file"
+grep -q '^libascend_trace.so.0 libascend-trace0 #MINVER#' "$(dpkg-deb -e "$(deb_of libascend-trace0)" "$tmp/ctl-asc" && echo "$tmp/ctl-asc/symbols")" ||
+  fail "libascend-trace0 has no symbols file"
 echo "OK: $(ls "$dir"/*_"$version"_"$arch".deb | wc -l) packages in $dir checked"
