@@ -105,9 +105,10 @@ case "${1:-}" in
     build build/asan -DATRACED_SANITIZE=ON -DATRACED_WERROR=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_tests build/asan
-    echo "== ThreadSanitizer: the concurrent parts (sessions, the daemon binary)"
-    build build/tsan -DATRACED_TSAN=ON -DATRACED_WERROR=ON --target ipc_tests integration_tests atraced
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_tests build/tsan -R '^(ipc_tests|integration_tests)[.]'
+    echo "== ThreadSanitizer: the concurrent parts (sessions, the daemon binary, the drop-in's lock-free ring)"
+    build build/tsan -DATRACED_TSAN=ON -DATRACED_WERROR=ON --target ipc_tests integration_tests atraced ascend_trace_tests
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_tests build/tsan \
+      -R '^(ipc_tests|integration_tests)[.]|^ascend_trace_tests[.]ring: 4 writers'
     echo "== fuzzing"
     fuzz_all
     echo "== release build, warnings as errors"
