@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "atraced/base/send_fd.h"
 #include "atraced/proto/frame_decoder.h"
 #include "atraced/proto/ring_reader.h"
 
@@ -64,22 +65,10 @@ void FakeDaemon::ServeConnection(int fd) {
     if (::poll(p, 2, -1) < 0) continue;
     if (p[1].revents) return;
     auto space = decoder.WritableSpace(4096);
-    iovec iov{space.data(), space.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    std::vector<atraced::UniqueFd> got;
+    const ssize_t n = atraced::RecvWithFds(fd, space.data(), space.size(), 0, 8, &got, nullptr);
     if (n <= 0) return;  // the client hung up
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-      for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-        int got;
-        std::memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof got);
-        fds.push_back(got);
-      }
-    }
+    for (atraced::UniqueFd& g : got) fds.push_back(g.release());
     decoder.Commit(static_cast<size_t>(n));
     proto::FrameHeader h;
     std::span<const uint8_t> payload;

@@ -75,6 +75,7 @@ TEST_CASE("ring: 4 writers and a concurrent reader: no torn record, honest count
   done.store(true, std::memory_order_release);
   reader.join();
 
+  INFO("snapshots " << snapshots << ", torn slots seen " << torn_seen << ", dropped " << failed);
   CHECK(bad == 0);
   CHECK(snapshots > 0);
   const auto final_copy = ring.Copy();
@@ -95,6 +96,4 @@ TEST_CASE("ring: 4 writers and a concurrent reader: no torn record, honest count
     CHECK(static_cast<int64_t>(rec.seq) > last[rec.writer]);
     last[rec.writer] = rec.seq;
   }
-  INFO("snapshots " << snapshots << ", torn slots seen " << torn_seen << ", dropped " << failed);
-  SUCCEED();
 }

@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "atraced/base/send_fd.h"
+
 namespace atraced::testing {
 
 std::optional<RawClient> RawClient::Connect(const std::string& path) {
@@ -44,24 +46,10 @@ bool RawClient::ReadMore(std::chrono::milliseconds timeout) {
   int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
   if (r <= 0) return false;
   auto space = decoder_->WritableSpace();
-  iovec iov{space.data(), space.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
+  std::vector<UniqueFd> got;
+  ssize_t n = RecvWithFds(fd_.get(), space.data(), space.size(), 0, 8, &got, nullptr);
   if (n <= 0) return false;
-  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-      fds_.emplace_back(fd);
-    }
-  }
+  for (UniqueFd& fd : got) fds_.push_back(std::move(fd));
   decoder_->Commit(static_cast<size_t>(n));
   return true;
 }

@@ -440,7 +440,11 @@ Status PosixFileSystem::MakeDir(const std::string& rel) {
 }
 
 Result<std::vector<DirEntry>> PosixFileSystem::ListDir(const std::string& rel) {
-  if (Status st = EnsureTraceDir(); !st.ok()) return st;
+  // Only a listing of the trace directory itself checks that the path still names it:
+  // recovery lists every process directory right after, through the same descriptor.
+  if (rel.empty()) {
+    if (Status st = EnsureTraceDir(); !st.ok()) return st;
+  }
   auto dir = OwnerDirFd();
   UniqueFd fd(rel.empty() ? ::openat(dir->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                           : OpenBeneath(dir->get(), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));

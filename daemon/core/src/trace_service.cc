@@ -114,13 +114,16 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
   return id;
 }
 
+void TraceService::Account(OpenFile& f) {
+  if (f.file->size() <= f.accounted) return;
+  store_.AddBytes(f.seq, f.file->size() - f.accounted);
+  f.accounted = f.file->size();
+}
+
 uint64_t TraceService::CloseFile(OpenFile& f) {
   if (!f.file) return f.accounted;
   if (f.passed) (void)f.file->Refresh();  // the client may have written through its descriptor
-  if (f.file->size() > f.accounted) {
-    store_.AddBytes(f.seq, f.file->size() - f.accounted);
-    f.accounted = f.file->size();
-  }
+  Account(f);
   f.file.reset();
   f.charge.Reset();
   return f.accounted;
@@ -434,8 +437,7 @@ TraceService::Reply TraceService::OnFileAppend(Client& c, std::span<const uint8_
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.file_id) + " is not open"};
   OpenFile& of = f->second;
   if (Status st = of.file->Append(m.data); !st.ok()) return Refusal{Neg(st.err()), st.message()};
-  store_.AddBytes(of.seq, of.file->size() - of.accounted);
-  of.accounted = of.file->size();
+  Account(of);
   proto::Encode(proto::SizeReply{of.file->size()}, body);
   return std::nullopt;
 }

@@ -172,6 +172,8 @@ class TraceService {
   using Reply = std::optional<Refusal>;
 
   ProcessRecord* RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts);
+  // Adds to the store's counters what the file holds beyond what was counted already.
+  void Account(OpenFile& f);
   // Closes the file and accounts what was written to it; returns its final size.
   uint64_t CloseFile(OpenFile& f);
   Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
