@@ -86,7 +86,8 @@ const char* atrace_client_strerror(int error) {
     case -EBADF: return "file already closed";
     case -ESRCH: return "no such process";
     case -EIO: return "I/O error";
-    case -ENOSPC: return "no space left on device";
+    case -ENOSPC: return "no space left: the disk, or the daemon's byte budget or keep-free reserve";
+    case -EAGAIN: return "the daemon's rate limit on new events was reached: retry later";
     case -EMFILE: return "daemon out of descriptors";
     case -ENOSYS: return "operation not supported by the daemon";
     case -EBADMSG: return "daemon could not decode the request";

@@ -32,6 +32,7 @@ std::string_view StatusName(int32_t status) {
     case ATR_ESRCH: return "ESRCH";
     case ATR_EIO: return "EIO";
     case ATR_EBADF: return "EBADF";
+    case ATR_EAGAIN: return "EAGAIN";
     case ATR_EACCES: return "EACCES";
     case ATR_EBUSY: return "EBUSY";
     case ATR_EEXIST: return "EEXIST";

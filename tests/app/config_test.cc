@@ -2,6 +2,8 @@
 // refused with the key and the allowed range (exit code 2 in the daemon).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "atraced/app/config.h"
@@ -133,4 +135,72 @@ TEST_CASE("option text containing Boost placeholders is reported, not looped on"
     CHECK(err.rfind("x.conf: ", 0) == 0);
     CHECK(err.find('%') == std::string::npos);
   }
+}
+
+TEST_CASE("retention and rate-limit keys are parsed with journald's units", "[config]") {
+  auto d = Parse({});
+  REQUIRE(d.outcome == Outcome::kRun);
+  CHECK_FALSE(d.config.retention.max_use);  // journald's defaults, resolved against the disk
+  CHECK_FALSE(d.config.retention.keep_free);
+  CHECK(d.config.retention.policy == AgingPolicy::kFifo);
+  CHECK(d.config.retention.max_age.count() == 0);
+  CHECK(d.config.rate_limit.interval == std::chrono::seconds(30));
+  CHECK(d.config.rate_limit.burst == 10000u);
+  CHECK(d.config.max_bytes_per_client == 0u);
+
+  auto p = Parse({"--max-use", "2G", "--keep-free", "20%", "--aging-policy", "fair", "--max-age", "7d",
+                  "--rate-limit-interval", "500ms", "--rate-limit-burst", "0", "--max-bytes-per-client", "64M"});
+  REQUIRE(p.outcome == Outcome::kRun);
+  CHECK(p.config.retention.max_use == SizeSpec{2ull << 30, false});
+  CHECK(p.config.retention.keep_free == SizeSpec{20, true});
+  CHECK(p.config.retention.policy == AgingPolicy::kFair);
+  CHECK(p.config.retention.max_age == std::chrono::hours(24 * 7));
+  CHECK(p.config.rate_limit.interval == std::chrono::milliseconds(500));
+  CHECK_FALSE(p.config.rate_limit.enabled());
+  CHECK(p.config.max_bytes_per_client == 64u << 20);
+
+  testing::TempDir dir;
+  std::string path = dir.path() + "/a.conf";
+  {
+    std::ofstream out(path);
+    out << "max-use = 100M\nkeep-free = 1G\nmax-age = 12h\nrate-limit-burst = 5\n";
+  }
+  auto f = Parse({"--config", path, "--max-use", "200M"});
+  REQUIRE(f.outcome == Outcome::kRun);
+  CHECK(f.config.retention.max_use == SizeSpec{200u << 20, false});  // the flag wins
+  CHECK(f.config.retention.keep_free == SizeSpec{1u << 30, false});
+  CHECK(f.config.retention.max_age == std::chrono::hours(12));
+  CHECK(f.config.rate_limit.burst == 5u);
+}
+
+TEST_CASE("bad retention values name the key and what is allowed", "[config]") {
+  auto [args, needle] = GENERATE(table<std::vector<std::string>, std::string>({
+      {{"--max-use", "10X"}, "invalid value [10X] for max-use: expected bytes with an optional K, M, G or T, or a percentage"},
+      {{"--max-use", "101%"}, "for max-use"},
+      {{"--max-use", "-1"}, "for max-use"},
+      {{"--keep-free", "1.5G"}, "invalid value [1.5G] for keep-free"},
+      {{"--aging-policy", "lifo"}, "invalid value [lifo] for aging-policy: expected fifo or fair"},
+      {{"--max-age", "7w"}, "invalid value [7w] for max-age: expected a time span like 500ms, 30s"},
+      {{"--max-age", "1500ms"}, "for max-age: expected whole seconds"},
+      {{"--max-age", "99999d"}, "for max-age"},
+      {{"--rate-limit-interval", "s"}, "for rate-limit-interval"},
+      {{"--rate-limit-interval", "2d"}, "for rate-limit-interval"},
+      {{"--rate-limit-burst", "1000000001"}, "for rate-limit-burst: expected an integer in [0, 1000000000]"},
+      {{"--max-bytes-per-client", "10%"}, "invalid value [10%] for max-bytes-per-client: expected bytes with an optional K, M, G or T"},
+  }));
+  auto p = Parse(args);
+  CHECK(p.outcome == Outcome::kUsageError);
+  CHECK(p.output.find(needle) != std::string::npos);
+}
+
+TEST_CASE("time spans", "[config]") {
+  CHECK(ParseTimeSpan("0") == std::chrono::milliseconds(0));
+  CHECK(ParseTimeSpan("45") == std::chrono::seconds(45));
+  CHECK(ParseTimeSpan("5min") == std::chrono::minutes(5));
+  CHECK(ParseTimeSpan("2h") == std::chrono::hours(2));
+  CHECK_FALSE(ParseTimeSpan(""));
+  CHECK_FALSE(ParseTimeSpan("min"));
+  CHECK_FALSE(ParseTimeSpan("5 min"));
+  CHECK_FALSE(ParseTimeSpan("99999999999999999999d"));
+  CHECK_FALSE(ParseTimeSpan("9999999999999999d"));
 }

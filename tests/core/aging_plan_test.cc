@@ -66,3 +66,40 @@ TEST_CASE("the plan follows list order, not the numbers' size", "[aging]") {
   std::vector<Dir> dirs{{30}, {10}, {20}};
   CHECK(Plan(dirs, 1) == std::vector<uint64_t>{30, 10});
 }
+
+namespace {
+std::vector<size_t> ByPolicy(AgingPolicy policy, const std::vector<AgingCandidate>& pool, size_t count) {
+  return PlanByPolicy(policy, pool, [count](size_t n, uint64_t) { return n >= count; });
+}
+}  // namespace
+
+TEST_CASE("fair takes from the group holding the most, oldest first, and ties go to the older", "[aging]") {
+  // Oldest first: group 1 once, group 7 three times, group 2 once.
+  std::vector<AgingCandidate> pool{{10, 1, true}, {10, 7, true}, {10, 7, true}, {10, 7, true}, {10, 2, true}};
+  CHECK(ByPolicy(AgingPolicy::kFifo, pool, 2) == std::vector<size_t>{0, 1});
+  CHECK(ByPolicy(AgingPolicy::kFair, pool, 2) == std::vector<size_t>{1, 2});
+  // After two, group 7 holds one like the others: the oldest of them, group 1's, is next.
+  CHECK(ByPolicy(AgingPolicy::kFair, pool, 3) == std::vector<size_t>{1, 2, 0});
+}
+
+TEST_CASE("fair never takes a pinned dir, but pinned ones count for their group", "[aging]") {
+  std::vector<AgingCandidate> pool{{10, 1, true}, {10, 7, false}, {10, 7, false}, {10, 7, true}, {10, 2, true}};
+  CHECK(ByPolicy(AgingPolicy::kFair, pool, 1) == std::vector<size_t>{3});
+  // Asked for more than is removable: all removable ones, and no more.
+  CHECK(ByPolicy(AgingPolicy::kFair, pool, 9).size() == 3);
+  CHECK(ByPolicy(AgingPolicy::kFifo, pool, 9) == std::vector<size_t>{0, 3, 4});
+}
+
+TEST_CASE("planning for bytes stops once enough are freed", "[aging]") {
+  std::vector<AgingCandidate> pool{{100, 1, true}, {50, 1, true}, {500, 2, true}};
+  auto plan = PlanByPolicy(AgingPolicy::kFifo, pool, [](size_t, uint64_t bytes) { return bytes >= 120; });
+  CHECK(plan == std::vector<size_t>{0, 1});
+}
+
+TEST_CASE("aging policy and reason names", "[aging]") {
+  CHECK(ParseAgingPolicy("fair") == AgingPolicy::kFair);
+  CHECK(ParseAgingPolicy("fifo") == AgingPolicy::kFifo);
+  CHECK_FALSE(ParseAgingPolicy("FIFO"));
+  CHECK(std::string(AgingReasonName(AgingReason::kMaxUse)) == "bytes");
+  CHECK(std::string(AgingReasonName(AgingReason::kKeepFree)) == "keep-free");
+}

@@ -25,6 +25,12 @@ class CaptureLog {
     }
     return false;
   }
+  // Lines at `level` that contain `needle`.
+  size_t Count(LogLevel level, const std::string& needle) const {
+    size_t n = 0;
+    for (const auto& l : lines_) n += l.level == level && l.text.find(needle) != std::string::npos;
+    return n;
+  }
   bool HasExact(LogLevel level, const std::string& text) const {
     for (const auto& l : lines_) {
       if (l.level == level && l.text == text) return true;

@@ -12,7 +12,9 @@ class FaultWritableFile final : public WritableFile {
       : fs_(fs), base_(std::move(base)), rel_(std::move(rel)) {}
   Status Append(std::span<const uint8_t> data) override {
     if (int e = fs_.Check(FsOp::kAppend, rel_)) return Injected(e, "write " + rel_);
-    return base_->Append(data);
+    Status st = base_->Append(data);
+    if (st.ok()) fs_.Consumed(data.size());
+    return st;
   }
   uint64_t size() const override { return base_->size(); }
   Result<uint64_t> Refresh() override {
@@ -87,11 +89,34 @@ Status FaultFileSystem::ReplaceFile(const std::string& rel, std::span<const uint
 }
 Status FaultFileSystem::RemoveTree(const std::string& rel) {
   if (int e = Check(FsOp::kRemoveTree, rel)) return Injected(e, "remove " + rel);
-  return base_.RemoveTree(rel);
+  bool faking = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    faking = fake_space_.has_value();
+  }
+  uint64_t freed = 0;
+  if (faking) {
+    auto bytes = base_.TreeBytes(rel);
+    freed = bytes.ok() ? *bytes : 0;
+  }
+  Status st = base_.RemoveTree(rel);
+  if (st.ok() && faking) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fake_space_->available = std::min(fake_space_->total, fake_space_->available + freed);
+  }
+  return st;
 }
 Status FaultFileSystem::RemoveEmptyDir(const std::string& rel) {
   if (int e = Check(FsOp::kRemoveEmptyDir, rel)) return Injected(e, "rmdir " + rel);
   return base_.RemoveEmptyDir(rel);
+}
+Result<FsSpace> FaultFileSystem::Space() {
+  if (int e = Check(FsOp::kSpace, "")) return Injected(e, "statvfs");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fake_space_) return *fake_space_;
+  }
+  return base_.Space();
 }
 Result<uint64_t> FaultFileSystem::TreeBytes(const std::string& rel) {
   if (int e = Check(FsOp::kTreeBytes, rel)) return Injected(e, "du " + rel);

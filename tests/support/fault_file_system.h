@@ -6,6 +6,8 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,7 @@ namespace atraced::testing {
 
 enum class FsOp {
   kMakeDir, kListDir, kOpenAppend, kAppend, kReadFile, kReplaceFile, kRemoveTree, kRemoveEmptyDir, kTreeBytes,
-  kRefresh, kDup, kCount
+  kRefresh, kDup, kSpace, kCount
 };
 
 class FaultFileSystem final : public FileSystem {
@@ -36,6 +38,24 @@ class FaultFileSystem final : public FileSystem {
     std::lock_guard<std::mutex> lock(mu_);
     rules_.clear();
   }
+  // Makes Space() report these figures instead of the real file system's; `available` then
+  // shrinks by what is appended through this wrapper and grows by what RemoveTree frees
+  // (as TreeBytes measured it just before), so a test can fill a fake disk through the store.
+  // Measuring calls TreeBytes from the remover's thread: use it with the InlineRemover.
+  void FakeSpace(uint64_t total, uint64_t available) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fake_space_ = FsSpace{total, available};
+  }
+  // Sets the fake free space (after FakeSpace), as if someone else filled or freed the disk.
+  void SetAvailable(uint64_t available) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fake_space_) fake_space_->available = available;
+  }
+  // Called by the file wrapper after a successful append of `bytes`.
+  void Consumed(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fake_space_) fake_space_->available -= std::min(bytes, fake_space_->available);
+  }
   int calls(FsOp op) const { return calls_[static_cast<size_t>(op)].load(); }
   // Calls of every operation so far.
   int total_calls() const;
@@ -50,6 +70,7 @@ class FaultFileSystem final : public FileSystem {
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Result<uint64_t> TreeBytes(const std::string& rel) override;
+  Result<FsSpace> Space() override;
 
   // Returns the errno to inject, or 0 to pass through (used by the file wrapper too).
   int Check(FsOp op, const std::string& path);
@@ -66,6 +87,7 @@ class FaultFileSystem final : public FileSystem {
   FileSystem& base_;
   std::mutex mu_;  // the remover thread calls RemoveTree beside the test's thread
   std::vector<Rule> rules_;
+  std::optional<FsSpace> fake_space_;
   std::atomic<int> calls_[static_cast<size_t>(FsOp::kCount)] = {};
 };
 

@@ -31,7 +31,14 @@ po::options_description SettingOptions() {
       ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")
       ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)")
       ("exit-record-num", po::value<std::string>(), "exit event dirs kept across the whole root (the newest), 10-100000 (default: 100)")
-      ("uid-descriptor-share", po::value<std::string>(), "percent of the daemon's descriptor budget for clients that the connections and files of one uid may hold, 1-100 (default: 25)");
+      ("uid-descriptor-share", po::value<std::string>(), "percent of the daemon's descriptor budget for clients that the connections and files of one uid may hold, 1-100 (default: 25)")
+      ("max-use", po::value<std::string>(), "byte budget of the trace root: a size with K, M, G or T, or a % of its file system (default: 10%, at most 4G)")
+      ("keep-free", po::value<std::string>(), "free space kept on the root's file system: a size with K, M, G or T, or a % (default: 15%, at most 4G)")
+      ("aging-policy", po::value<std::string>(), "which dir goes first when a limit asks: fifo (the oldest) or fair (the oldest of the process group holding the most) (default: fifo)")
+      ("max-age", po::value<std::string>(), "age event dirs older than this, a time span like 7d, 12h, 30min; 0 turns it off (default: 0)")
+      ("rate-limit-interval", po::value<std::string>(), "refill time of each client's event buckets, a time span like 30s; 0 turns rate limiting off (default: 30s)")
+      ("rate-limit-burst", po::value<std::string>(), "event dirs a client process may create per interval, 0-1000000000; 0 turns rate limiting off (default: 10000)")
+      ("max-bytes-per-client", po::value<std::string>(), "bytes one client process may write over its life, a size with K, M, G or T; 0: no bound (default: 0)");
   return d;
 }
 
@@ -42,6 +49,37 @@ po::options_description CommandOptions() {
       ("version", "show the version and exit")
       ("config", po::value<std::string>(), "read settings from FILE (flags override it)");
   return d;
+}
+
+bool ParseBounded(const std::string& text, uint32_t lo, uint32_t hi, uint32_t* out);
+
+// The size keys: journald's syntax (byte_budget.h); `percent_ok` for shares of the file system.
+std::string ApplySize(const po::variables_map& vm, const char* key, bool percent_ok, const std::string& origin,
+                      std::optional<SizeSpec>* out) {
+  if (!vm.count(key)) return "";
+  const std::string text = vm[key].as<std::string>();
+  auto spec = ParseSizeSpec(text);
+  if (!spec || (spec->percent && !percent_ok)) {
+    return origin + ": invalid value [" + text + "] for " + key + ": expected bytes with an optional K, M, G or T" +
+           (percent_ok ? ", or a percentage of the file system up to 100%" : "");
+  }
+  *out = spec;
+  return "";
+}
+
+// The time-span keys, bounded to [0, max].
+std::string ApplySpan(const po::variables_map& vm, const char* key, std::chrono::milliseconds max,
+                      const std::string& origin, std::chrono::milliseconds* out) {
+  if (!vm.count(key)) return "";
+  const std::string text = vm[key].as<std::string>();
+  auto span = ParseTimeSpan(text);
+  if (!span || *span > max) {
+    return origin + ": invalid value [" + text + "] for " + key +
+           ": expected a time span like 500ms, 30s, 5min, 12h or 7d, at most " +
+           std::to_string(std::chrono::duration_cast<std::chrono::hours>(max).count() / 24) + "d; 0 turns it off";
+  }
+  *out = *span;
+  return "";
 }
 
 bool ParseBounded(const std::string& text, uint32_t lo, uint32_t hi, uint32_t* out) {
@@ -94,10 +132,51 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   if (auto m = bounded("exit-record-num", kExitRecordNumMin, kExitRecordNumMax, &config->exit_record_num); !m.empty()) {
     return m;
   }
+  RetentionSettings& r = config->retention;
+  if (auto m = ApplySize(vm, "max-use", true, origin, &r.max_use); !m.empty()) return m;
+  if (auto m = ApplySize(vm, "keep-free", true, origin, &r.keep_free); !m.empty()) return m;
+  if (vm.count("aging-policy")) {
+    auto policy = ParseAgingPolicy(str("aging-policy"));
+    if (!policy) return origin + ": invalid value [" + str("aging-policy") + "] for aging-policy: expected fifo or fair";
+    r.policy = *policy;
+  }
+  constexpr std::chrono::milliseconds kMaxSpan = std::chrono::hours(24 * 3650);
+  std::chrono::milliseconds max_age = r.max_age;
+  if (auto m = ApplySpan(vm, "max-age", kMaxSpan, origin, &max_age); !m.empty()) return m;
+  if (max_age.count() % 1000 != 0) {
+    return origin + ": invalid value [" + str("max-age") + "] for max-age: expected whole seconds";
+  }
+  r.max_age = std::chrono::duration_cast<std::chrono::seconds>(max_age);
+  if (auto m = ApplySpan(vm, "rate-limit-interval", std::chrono::hours(24), origin, &config->rate_limit.interval);
+      !m.empty()) {
+    return m;
+  }
+  if (auto m = bounded("rate-limit-burst", 0, 1000000000, &config->rate_limit.burst); !m.empty()) return m;
+  std::optional<SizeSpec> per_client;
+  if (auto m = ApplySize(vm, "max-bytes-per-client", false, origin, &per_client); !m.empty()) return m;
+  if (per_client) config->max_bytes_per_client = per_client->value;
   return "";
 }
 
 }  // namespace
+
+std::optional<std::chrono::milliseconds> ParseTimeSpan(const std::string& text) {
+  const size_t digits = text.find_first_not_of("0123456789");
+  if (digits == 0 || text.empty()) return std::nullopt;
+  uint64_t n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + (digits == std::string::npos ? text.size() : digits), n);
+  if (ec != std::errc()) return std::nullopt;
+  const std::string unit = digits == std::string::npos ? "" : text.substr(digits);
+  uint64_t ms_per = 0;
+  if (unit == "ms") ms_per = 1;
+  else if (unit.empty() || unit == "s") ms_per = 1000;
+  else if (unit == "min") ms_per = 60 * 1000;
+  else if (unit == "h") ms_per = 3600 * 1000;
+  else if (unit == "d") ms_per = 24 * 3600 * 1000;
+  else return std::nullopt;
+  if (n > static_cast<uint64_t>(std::chrono::milliseconds::max().count()) / ms_per) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<int64_t>(n * ms_per));
+}
 
 std::string UsageText() {
   std::ostringstream out;

@@ -98,7 +98,8 @@ class Daemon {
     // terminal or in tests); set before Recover so start-up aging is reported too.
     std::optional<JournalEventSink> journal_sink;
     TraceStore store(**fs, remover, clock, log, record_num);
-    store.SetExitRecordNum(config_.exit_record_num);  // before Recover, which applies it
+    store.SetExitRecordNum(config_.exit_record_num);  // before Recover, which applies them
+    (void)store.SetRetention(config_.retention);      // resolved against the file system by Recover
     if (StderrIsJournal()) {
       journal_sink.emplace();
       store.set_event_sink(&*journal_sink);
@@ -113,6 +114,8 @@ class Daemon {
     service_options.forwarder_gid = forwarder_gid;
     service_options.root = root->path;
     service_options.fd_budget = &fd_budget;
+    service_options.rate_limit = config_.rate_limit;
+    service_options.max_bytes_per_client = config_.max_bytes_per_client;
     TraceService service(store, processes, clock, log, service_options);
 
     asio::io_context io(1);
@@ -186,7 +189,8 @@ class Daemon {
     return code;
   }
 
-  // SIGHUP: re-read the configuration file and apply the record numbers at once.
+  // SIGHUP: re-read the configuration file and apply the record numbers and the retention
+  // and per-client limits at once.
   void Reload() {
     Notify(ReloadingMessage(MonotonicUsec()) + "\nSTATUS=Reloading configuration");
     std::vector<const char*> argv;
@@ -202,6 +206,10 @@ class Daemon {
     log_.Notice("reloaded configuration; record num ", record_num, ", exit record num ", cl.config.exit_record_num);
     service_->store().SetRecordNum(record_num);
     service_->store().SetExitRecordNum(cl.config.exit_record_num);
+    if (Status st = service_->store().SetRetention(cl.config.retention); !st.ok()) {
+      log_.Error("reload: cannot apply the byte limits: ", st.message());
+    }
+    service_->SetClientLimits(cl.config.rate_limit, cl.config.max_bytes_per_client);
     Notify("READY=1\nSTATUS=Reloaded; record num " + std::to_string(record_num));
   }
 
@@ -221,7 +229,10 @@ class Daemon {
     tick_timer_->expires_after(interval);
     tick_timer_->async_wait([this, &io](const boost::system::error_code& ec) {
       if (ec) return;
-      service_->store().CollectRemovals();
+      // Finished deletes, a fresh free-space figure, max-age and the byte limits, and the
+      // rate limiter's summary lines.
+      service_->store().Tick();
+      service_->Tick();
       // A renamed or deleted trace directory is noticed here: a stat every tick costs
       // nothing, where one per request would cost every event two system calls.
       service_->store().CheckTraceDir();

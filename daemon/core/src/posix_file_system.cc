@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -608,6 +609,15 @@ Result<uint64_t> PosixFileSystem::TreeBytes(const std::string& rel) {
     return Errno(err, "open " + trace_dir_ + "/" + rel);
   }
   return SumAt(fd.get(), trace_dir_ + "/" + rel, dev_, 0);
+}
+
+Result<FsSpace> PosixFileSystem::Space() {
+  struct statvfs v {};
+  if (::fstatvfs(OwnerDirFd()->get(), &v) != 0) {
+    int err = errno;
+    return Errno(err, "statvfs " + trace_dir_);
+  }
+  return FsSpace{static_cast<uint64_t>(v.f_blocks) * v.f_frsize, static_cast<uint64_t>(v.f_bavail) * v.f_frsize};
 }
 
 }  // namespace atraced

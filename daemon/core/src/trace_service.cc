@@ -84,7 +84,10 @@ TraceService::ProcessRecord* TraceService::RecordFor(int32_t pid, const std::opt
     }
   }
   // A process directory carries the time of the pid's first connection.
-  ProcessRecord rec{start, {facts ? facts->pgid : pid, pid, FormatTraceTime(clock_.Now())}, 0};
+  ProcessRecord rec;
+  rec.start_ticks = start;
+  rec.name = {facts ? facts->pgid : pid, pid, FormatTraceTime(clock_.Now())};
+  rec.program = facts ? facts->program : "";
   if (rec.name.pgid <= 0) rec.name.pgid = pid;
   auto [pos, inserted] = process_records_.insert_or_assign(pid, rec);
   (void)inserted;
@@ -114,16 +117,18 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
   return id;
 }
 
-void TraceService::Account(OpenFile& f) {
+void TraceService::Account(const Client& c, OpenFile& f) {
   if (f.file->size() <= f.accounted) return;
-  store_.AddBytes(f.seq, f.file->size() - f.accounted);
+  const uint64_t delta = f.file->size() - f.accounted;
   f.accounted = f.file->size();
+  if (auto rec = process_records_.find(c.peer.pid); rec != process_records_.end()) rec->second.bytes += delta;
+  store_.AddBytes(f.seq, delta);
 }
 
-uint64_t TraceService::CloseFile(OpenFile& f) {
+uint64_t TraceService::CloseFile(const Client& c, OpenFile& f) {
   if (!f.file) return f.accounted;
   if (f.passed) (void)f.file->Refresh();  // the client may have written through its descriptor
-  Account(f);
+  Account(c, f);
   f.file.reset();
   f.charge.Reset();
   return f.accounted;
@@ -133,7 +138,7 @@ void TraceService::Disconnect(ClientId id) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   Client& c = it->second;
-  for (auto& [fid, f] : c.files) CloseFile(f);
+  for (auto& [fid, f] : c.files) CloseFile(c, f);
   if (!c.events.empty()) {
     log_.Info("client pid ", c.peer.pid, " disconnected with ", c.events.size(),
               " open event(s); ended them, keeping what was written");
@@ -298,7 +303,9 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     ++counters_.requests_refused;
     // Descriptor refusals come in floods from one uid: one line per interval for each.
     uint64_t suppressed = 0;
-    if (!refusal->fd_budget || options_.fd_budget->ShouldLogRefusal(c.peer.uid, &suppressed)) {
+    if (refusal->logged_elsewhere) {
+      // Counted, and summed up in lines of their own (the store's, and Tick's).
+    } else if (!refusal->fd_budget || options_.fd_budget->ShouldLogRefusal(c.peer.uid, &suppressed)) {
       log_.Log(refusal->fd_budget ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
                " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(refusal->status), " ",
                refusal->message,
@@ -378,8 +385,9 @@ TraceService::Reply TraceService::OnEventBegin(Client& c, std::span<const uint8_
   }
   if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + process_dir};
   EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid};
+  if (auto refused = AdmitEvent(c, spec.kind)) return refused;
   auto r = store_.BeginEvent(spec);
-  if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message()};
+  if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message(), false, r.status().err() == ENOSPC};
   c.events.emplace(m.event_id, r->seq);
   proto::Encode(proto::PathReply{store_.fs().trace_dir() + "/" + r->rel_path}, body);
   return std::nullopt;
@@ -436,8 +444,12 @@ TraceService::Reply TraceService::OnFileAppend(Client& c, std::span<const uint8_
   auto f = c.files.find(m.file_id);
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.file_id) + " is not open"};
   OpenFile& of = f->second;
+  if (auto refused = AdmitBytes(c, m.data.size())) return refused;
+  if (Status st = store_.MakeRoom(of.seq, m.data.size()); !st.ok()) {
+    return Refusal{Neg(st.err()), st.message(), false, true};
+  }
   if (Status st = of.file->Append(m.data); !st.ok()) return Refusal{Neg(st.err()), st.message()};
-  Account(of);
+  Account(c, of);
   proto::Encode(proto::SizeReply{of.file->size()}, body);
   return std::nullopt;
 }
@@ -471,7 +483,7 @@ TraceService::Reply TraceService::OnFileClose(Client& c, std::span<const uint8_t
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   auto f = c.files.find(m.id);
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
-  const uint64_t size = CloseFile(f->second);
+  const uint64_t size = CloseFile(c, f->second);
   c.files.erase(f);
   proto::Encode(proto::SizeReply{size}, body);
   return std::nullopt;
@@ -485,7 +497,7 @@ TraceService::Reply TraceService::OnEventEnd(Client& c, std::span<const uint8_t>
   const uint64_t seq = ev->second;
   for (auto f = c.files.begin(); f != c.files.end();) {  // files still open in the event end with it
     if (f->second.event_id == m.id) {
-      CloseFile(f->second);
+      CloseFile(c, f->second);
       f = c.files.erase(f);
     } else {
       ++f;
@@ -612,6 +624,7 @@ TraceService::Reply TraceService::OnRingReport(Client& c, std::span<const uint8_
     chosen.push_back(&it->second);
   }
   // Written before the reply either way: `wait` only tells the client whether to wait.
+  if (auto refused = AdmitEvent(c, EventKind::kSchedule)) return refused;
   return SaveRings(c, EventKind::kSchedule, chosen);
 }
 
@@ -622,6 +635,7 @@ TraceService::Reply TraceService::OnRingSaveAll(Client& c, std::span<const uint8
   for (auto& [id, ring] : c.rings) {
     if (!c.released.count(id)) chosen.push_back(&ring);
   }
+  if (auto refused = AdmitEvent(c, EventKind::kSchedule)) return refused;
   return SaveRings(c, EventKind::kSchedule, chosen);
 }
 
@@ -637,7 +651,8 @@ TraceService::Reply TraceService::OnGoodbye(Client& c, std::span<const uint8_t> 
   }
   std::vector<const HeldRing*> chosen;
   for (auto& [name, ring] : by_name) chosen.push_back(ring);
-  Reply result = SaveRings(c, EventKind::kExit, chosen);
+  Reply result = AdmitEvent(c, EventKind::kExit);
+  if (!result) result = SaveRings(c, EventKind::kExit, chosen);
   // The process is leaving: its rings are of no further use.
   rings_total_ -= c.rings.size();
   c.rings.clear();
@@ -659,6 +674,10 @@ TraceService::Reply TraceService::SaveRings(const Client& c, EventKind kind, con
   if (report) files.insert(files.begin(), *report);
   std::optional<ProcessDirName> process = ParseProcessDirName(c.process_dir);
   if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
+  uint64_t total = 0;
+  for (const HeldRing::File& f : files) total += f.bytes.size();
+  // Room for all of it first: a stackcore dir with half its rings would mislead.
+  if (Status st = store_.MakeRoom(0, total); !st.ok()) return Refusal{Neg(st.err()), st.message(), false, true};
   auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid});
   if (!begun.ok()) return Refusal{Neg(begun.status().err()), begun.status().message()};
   Reply result;
@@ -675,6 +694,55 @@ TraceService::Reply TraceService::SaveRings(const Client& c, EventKind kind, con
   }
   store_.EndEvent(begun->seq);
   return result;
+}
+
+TraceService::Reply TraceService::AdmitEvent(const Client& c, EventKind kind) {
+  if (!options_.rate_limit.enabled()) return std::nullopt;
+  auto rec = process_records_.find(c.peer.pid);
+  if (rec == process_records_.end()) return std::nullopt;
+  ProcessRecord& r = rec->second;
+  const bool final = kind != EventKind::kSchedule;
+  const auto now = clock_.Now();
+  if ((final ? r.final_bucket : r.schedule_bucket).Take(options_.rate_limit, now)) return std::nullopt;
+  if (r.suppressed++ == 0) r.suppressed_since = now;
+  if (r.program.empty()) r.program = c.program;
+  ++counters_.refused_rate_limit;
+  const auto& limit = options_.rate_limit;
+  return Refusal{ATR_EAGAIN,
+                 std::string("rate limit: this process created its ") + (final ? "exit and stackcore" : "schedule") +
+                     " events faster than rate-limit-burst " + std::to_string(limit.burst) + " per rate-limit-interval " +
+                     std::to_string(limit.interval.count()) + " ms; retry later",
+                 false, true};
+}
+
+TraceService::Reply TraceService::AdmitBytes(const Client& c, uint64_t incoming) {
+  const uint64_t max = options_.max_bytes_per_client;
+  if (max == 0) return std::nullopt;
+  auto rec = process_records_.find(c.peer.pid);
+  const uint64_t written = rec == process_records_.end() ? 0 : rec->second.bytes;
+  if (written + incoming <= max && written + incoming >= written) return std::nullopt;
+  ++counters_.refused_client_bytes;
+  return Refusal{ATR_EBUSY, "bytes: this process wrote " + std::to_string(written) + " bytes; " +
+                                std::to_string(incoming) + " more would pass max-bytes-per-client " + std::to_string(max)};
+}
+
+void TraceService::SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client) {
+  options_.rate_limit = rate_limit;
+  options_.max_bytes_per_client = max_bytes_per_client;
+}
+
+void TraceService::Tick() {
+  const auto now = clock_.Now();
+  const auto& limit = options_.rate_limit;
+  for (auto& [pid, r] : process_records_) {
+    if (r.suppressed == 0 || now - r.suppressed_since < limit.interval) continue;
+    log_.Warning("suppressed ", r.suppressed, " events from pid ", pid, " (", r.program.empty() ? "unknown" : r.program,
+                 ") in the last ",
+                 std::chrono::duration_cast<std::chrono::seconds>(now - r.suppressed_since).count(),
+                 " s: rate-limit-burst ", limit.burst, " per rate-limit-interval ",
+                 std::chrono::duration_cast<std::chrono::seconds>(limit.interval).count(), " s");
+    r.suppressed = 0;
+  }
 }
 
 std::string TraceService::StatusLine() const {

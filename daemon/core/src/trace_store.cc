@@ -7,15 +7,6 @@
 
 namespace atraced {
 
-const char* AgeClassName(AgeClass c) {
-  switch (c) {
-    case AgeClass::kHost: return "host";
-    case AgeClass::kDevice: return "device";
-    case AgeClass::kExit: return "exit";
-  }
-  return "?";
-}
-
 namespace {
 
 std::span<const uint8_t> Bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
@@ -55,8 +46,14 @@ void TraceStore::Adopt(OrderEntry meta) {
   e.rel_path = meta.process_dir + "/" + meta.event_dir;
   e.kind = name ? name->kind : EventKind::kSchedule;
   e.pid = name ? name->pid : 0;
+  auto process = ParseProcessDirName(meta.process_dir);
+  e.pgid = process ? process->pgid : 0;
+  // The byte budget needs every directory's size: measured once here, then kept up to date.
+  auto bytes = fs_.TreeBytes(e.rel_path);
+  e.bytes = bytes.ok() ? *bytes : 0;
   const uint64_t seq = meta.seq;
   const AgeClass c = meta.cls;
+  AddUse(c, e.bytes);
   by_path_[e.rel_path] = seq;
   class_of_[seq] = c;
   e.meta = std::move(meta);
@@ -65,6 +62,9 @@ void TraceStore::Adopt(OrderEntry meta) {
 
 Status TraceStore::Recover() {
   trace_dir_generation_ = fs_.trace_dir_generation();
+  if (Status st = ResolveLimits(); !st.ok()) return st;
+  used_ = {};
+  used_total_ = 0;
   for (auto& m : classes_) m.clear();
   class_of_.clear();
   by_path_.clear();
@@ -176,8 +176,10 @@ Status TraceStore::Recover() {
   log_.Info("recovered ", count(AgeClass::kHost), " host, ", count(AgeClass::kDevice), " device and ",
             count(AgeClass::kExit), " exit event dirs under ", fs_.trace_dir(), " (", unmanaged,
             " not managed by atraced, ", finishing.size() + sweeps.size(), " interrupted removals resumed, ", dropped,
-            " logged dirs gone); record num ", record_num_, ", exit record num ", exit_record_num_);
+            " logged dirs gone); record num ", record_num_, ", exit record num ", exit_record_num_, "; ", UseLine());
   for (AgeClass c : kAllAgeClasses) Enforce(c, false, nullptr);
+  AgeByTime();
+  AgeForBytes(0, 0);
   return Status::Ok();
 }
 
@@ -219,24 +221,99 @@ Status TraceStore::AppendLog(const std::string& records) {
   return Status::Ok();
 }
 
-std::vector<TraceStore::ClassMap::iterator> TraceStore::PlanVictims(AgeClass c, size_t extra) {
+std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra) {
   ClassMap& map = classes_[static_cast<size_t>(c)];
-  return PlanAging(map.begin(), map.end(), map.size() + extra, LimitOf(c),
-                   [](const auto& kv) { return kv.second.pins == 0; });
+  const size_t count = map.size() + extra;
+  const size_t limit = LimitOf(c);
+  std::vector<Victim> victims;
+  if (count <= limit) return victims;
+  if (retention_.policy == AgingPolicy::kFifo) {  // the event path: no scan of the class
+    for (auto it : PlanAging(map.begin(), map.end(), count, limit, [](const auto& kv) { return kv.second.pins == 0; })) {
+      victims.push_back({c, it});
+    }
+    return victims;
+  }
+  std::vector<ClassMap::iterator> refs;
+  std::vector<AgingCandidate> pool;
+  refs.reserve(map.size());
+  pool.reserve(map.size());
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    refs.push_back(it);
+    pool.push_back({it->second.bytes, it->second.pgid, it->second.pins == 0});
+  }
+  const size_t excess = count - limit;
+  for (size_t i : PlanByPolicy(retention_.policy, pool, [excess](size_t n, uint64_t) { return n >= excess; })) {
+    victims.push_back({c, refs[i]});
+  }
+  return victims;
 }
 
-void TraceStore::Retire(AgeClass c, const std::vector<ClassMap::iterator>& victims, AgingReport* report) {
-  ClassMap& map = classes_[static_cast<size_t>(c)];
-  for (auto it : victims) {
+std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> classes, uint64_t need,
+                                                      uint64_t protect, uint64_t* freed) {
+  // The classes merged in creation order: the oldest directory of the pool goes first.
+  std::vector<Victim> refs;
+  for (AgeClass c : classes) {
+    ClassMap& map = classes_[static_cast<size_t>(c)];
+    for (auto it = map.begin(); it != map.end(); ++it) refs.push_back({c, it});
+  }
+  if (classes.size() > 1) {
+    std::sort(refs.begin(), refs.end(), [](const Victim& a, const Victim& b) { return a.it->first < b.it->first; });
+  }
+  std::vector<AgingCandidate> pool;
+  pool.reserve(refs.size());
+  for (const Victim& v : refs) {
+    pool.push_back({v.it->second.bytes, v.it->second.pgid, v.it->second.pins == 0 && v.it->first != protect});
+  }
+  std::vector<Victim> victims;
+  *freed = 0;
+  for (size_t i : PlanByPolicy(retention_.policy, pool, [need](size_t, uint64_t bytes) { return bytes >= need; })) {
+    victims.push_back(refs[i]);
+    *freed += pool[i].bytes;
+  }
+  return victims;
+}
+
+bool TraceStore::LogRemovals(const std::vector<Victim>& victims, const char* what) {
+  if (victims.empty()) return true;
+  std::string records;
+  for (const Victim& v : victims) AppendRemoved(v.it->first, records);
+  if (Status st = AppendLog(records); !st.ok()) {
+    log_.Warning("cannot age ", what, " now: the order log cannot be written: ", st.message());
+    return false;
+  }
+  return true;
+}
+
+void TraceStore::AddUse(AgeClass c, uint64_t bytes) {
+  used_[static_cast<size_t>(c)] += bytes;
+  used_total_ += bytes;
+}
+
+void TraceStore::SubUse(AgeClass c, uint64_t bytes) {
+  uint64_t& u = used_[static_cast<size_t>(c)];
+  u -= std::min(u, bytes);
+  used_total_ -= std::min(used_total_, bytes);
+}
+
+void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report) {
+  for (const Victim& v : victims) {
+    const AgeClass c = v.cls;
+    ClassMap& map = classes_[static_cast<size_t>(c)];
+    auto it = v.it;
     Entry& e = it->second;
     const uint64_t seq = it->first;
-    RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir),
-                   e.bytes.value_or(0)};
+    RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), e.bytes};
     ++counters_.dirs_aged;
+    ++counters_.dirs_aged_by[static_cast<size_t>(reason)];
+    counters_.bytes_freed_by[static_cast<size_t>(reason)] += e.bytes;
+    counters_.bytes_freed += e.bytes;
+    freed_since_sample_ += e.bytes;
+    SubUse(c, e.bytes);
     // Debug, like "created": at the limit both happen on every event, and a line per event
     // is the log spam journald users complain of. The journal still gets a structured entry
     // (the sink), and STATUS counts them.
-    log_.Debug("aged event dir ", Abs(e.rel_path), " (class=", AgeClassName(c), ", seq=", seq, ")");
+    log_.Debug("aged event dir ", Abs(e.rel_path), " (class=", AgeClassName(c), ", seq=", seq,
+               ", reason=", AgingReasonName(reason), ")");
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
     if (report) report->removed.push_back(e.rel_path);
     removing_paths_.insert(e.rel_path);
@@ -252,6 +329,7 @@ void TraceStore::CollectRemovals() {
   for (RemovalDone& d : remover_.TakeFinished()) {
     auto p = pending_.find(d.job.seq);
     if (d.status.ok()) {
+      deletes_done_since_sample_ = true;
       removing_paths_.erase(d.job.rel_path);
       if (p != pending_.end()) pending_.erase(p);
       continue;
@@ -259,6 +337,7 @@ void TraceStore::CollectRemovals() {
     // Still on disk and already logged as removed: retried on the next aging pass, and
     // finished at the next start-up whatever happens.
     ++counters_.removal_failures;
+    freed_since_sample_ -= std::min(freed_since_sample_, d.job.bytes);  // not freed after all
     log_.Warning("can not remove dir ", Abs(d.job.rel_path), ", errno=", d.status.err(), ": ", d.status.message());
     if (p != pending_.end()) p->second.failed = true;
   }
@@ -281,17 +360,169 @@ void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
   if (victims.empty()) return;  // within the limit, or all left is pinned: enforced on release
   if (dry_run) {
     if (report) {
-      for (auto it : victims) report->removed.push_back(it->second.rel_path);
+      for (const Victim& v : victims) report->removed.push_back(v.it->second.rel_path);
     }
     return;
   }
-  std::string records;
-  for (auto it : victims) AppendRemoved(it->first, records);
-  if (Status st = AppendLog(records); !st.ok()) {
-    log_.Warning("cannot age ", AgeClassName(c), " dirs now: the order log cannot be written: ", st.message());
+  if (!LogRemovals(victims, (std::string(AgeClassName(c)) + " dirs").c_str())) return;
+  Retire(victims, report ? AgingReason::kVacuum : AgingReason::kCount, report);
+}
+
+uint64_t TraceStore::free_bytes() const {
+  const uint64_t up = free_sample_ + freed_since_sample_;
+  return up > written_since_sample_ ? up - written_since_sample_ : 0;
+}
+
+ByteNeed TraceStore::NeedFor(uint64_t incoming) const {
+  if (!limits_resolved_) return {};  // before Recover: nothing is counted yet
+  return BytesToFree(used_total_, incoming, limits_.max_use, free_bytes(), limits_.keep_free);
+}
+
+void TraceStore::SampleSpace() {
+  CollectRemovals();
+  auto space = fs_.Space();
+  sampled_at_ = clock_.Now();
+  deletes_done_since_sample_ = false;
+  if (!space.ok()) {
+    log_.Warning("cannot read the free space of ", fs_.trace_dir(), ": ", space.status().message(),
+                 "; keeping the last figure");
     return;
   }
-  Retire(c, victims, report);
+  free_sample_ = space->available;
+  written_since_sample_ = 0;
+  // Deletes still running are not in the figure yet; they will be in a moment.
+  freed_since_sample_ = 0;
+  for (const auto& [seq, p] : pending_) {
+    if (!p.failed) freed_since_sample_ += p.job.bytes;
+  }
+}
+
+Status TraceStore::ResolveLimits() {
+  auto space = fs_.Space();
+  if (!space.ok()) return Status::Error(space.status().err(), "cannot size the byte limits: " + space.status().message());
+  limits_ = ResolveByteLimits(retention_, space->total);
+  limits_resolved_ = true;
+  free_sample_ = space->available;
+  written_since_sample_ = 0;
+  freed_since_sample_ = 0;
+  sampled_at_ = clock_.Now();
+  return Status::Ok();
+}
+
+std::string TraceStore::UseLine() const {
+  return "use " + std::to_string(used_total_) + " of budget " + std::to_string(limits_.max_use) + " bytes, " +
+         std::to_string(free_bytes()) + " free (keep-free " + std::to_string(limits_.keep_free) + ")";
+}
+
+ByteNeed TraceStore::AgeForBytes(uint64_t incoming, uint64_t protect) {
+  ByteNeed need = NeedFor(incoming);
+  if (need.bytes == 0) return need;
+  // The estimate says a limit binds: ask the file system once for this pass (unless it was
+  // asked a moment ago and nothing was deleted since), then age the oldest.
+  const auto now = clock_.Now();
+  if (deletes_done_since_sample_ || now - sampled_at_ >= kResampleInterval) {
+    SampleSpace();
+    need = NeedFor(incoming);
+    if (need.bytes == 0) return need;
+  }
+  const AgingReason reason = need.limit == ByteLimit::kKeepFree ? AgingReason::kKeepFree : AgingReason::kMaxUse;
+  // Exit directories go last: host and device first, merged in creation order.
+  static constexpr AgeClass kEvents[] = {AgeClass::kHost, AgeClass::kDevice};
+  static constexpr AgeClass kExits[] = {AgeClass::kExit};
+  uint64_t freed = 0;
+  auto victims = PlanBytes(kEvents, need.bytes, protect, &freed);
+  if (freed < need.bytes) {
+    uint64_t more = 0;
+    auto exits = PlanBytes(kExits, need.bytes - freed, protect, &more);
+    victims.insert(victims.end(), exits.begin(), exits.end());
+  }
+  if (victims.empty() || !LogRemovals(victims, (std::string("dirs for ") + ByteLimitName(need.limit)).c_str())) {
+    return need;
+  }
+  const size_t n = victims.size();
+  Retire(victims, reason, nullptr);
+  log_.Info("aged ", n, " event dir(s) for ", ByteLimitName(need.limit), "; ", UseLine());
+  return NeedFor(incoming);
+}
+
+void TraceStore::AgeByTime() {
+  if (retention_.max_age.count() <= 0) return;
+  const int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch()).count();
+  const int64_t cutoff = now_us - std::chrono::duration_cast<std::chrono::microseconds>(retention_.max_age).count();
+  std::vector<Victim> victims;
+  for (AgeClass c : kAllAgeClasses) {
+    ClassMap& map = classes_[static_cast<size_t>(c)];
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (it->second.pins == 0 && it->second.meta.created_us < cutoff) victims.push_back({c, it});
+    }
+  }
+  if (victims.empty() || !LogRemovals(victims, "dirs for max-age")) return;
+  const size_t n = victims.size();
+  Retire(victims, AgingReason::kAge, nullptr);
+  log_.Info("aged ", n, " event dir(s) older than max-age ", retention_.max_age.count(), "s; ", UseLine());
+}
+
+Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming) {
+  ByteNeed need = NeedFor(incoming);
+  if (need.bytes != 0) need = AgeForBytes(incoming, seq);
+  if (need.bytes == 0) {
+    if (refusing_) {
+      refusing_ = false;
+      log_.Notice("space is back within the limits: accepting writes again (", refusals_unlogged_,
+                  " more refused since the last report); ", UseLine());
+      refusals_unlogged_ = 0;
+    }
+    return Status::Ok();
+  }
+  ++counters_.refused_by_limit[static_cast<size_t>(need.limit)];
+  std::string why = need.limit == ByteLimit::kKeepFree
+                        ? "keep-free: the file system has " + std::to_string(free_bytes()) + " bytes free and " +
+                              std::to_string(limits_.keep_free) + " are kept free"
+                        : "max-use: the trace root holds " + std::to_string(used_total_) + " of its " +
+                              std::to_string(limits_.max_use) + "-byte budget";
+  why += incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits";
+  why += " and nothing left is unpinned to age";
+  const auto now = clock_.Now();
+  if (!refusing_ || now - refusal_logged_at_ >= kRefusalLogInterval) {
+    log_.Warning("refusing writes (ENOSPC) under ", fs_.trace_dir(), ": ", why, " (", refusals_unlogged_,
+                 " more refused since the last report)");
+    refusal_logged_at_ = now;
+    refusals_unlogged_ = 0;
+  } else {
+    ++refusals_unlogged_;
+  }
+  refusing_ = true;
+  return Status::Error(ENOSPC, why);
+}
+
+Status TraceStore::SetRetention(const RetentionSettings& settings) {
+  if (!(settings == retention_)) {
+    log_.Notice("retention: max-use ", settings.max_use ? "set" : "default", ", keep-free ",
+                settings.keep_free ? "set" : "default", ", aging-policy ", AgingPolicyName(settings.policy),
+                ", max-age ", settings.max_age.count() ? std::to_string(settings.max_age.count()) + "s" : "off");
+  }
+  retention_ = settings;
+  if (!limits_resolved_) return Status::Ok();  // Recover resolves them
+  if (Status st = ResolveLimits(); !st.ok()) return st;
+  for (AgeClass c : kAllAgeClasses) Enforce(c, false, nullptr);
+  AgeByTime();
+  AgeForBytes(0, 0);
+  return Status::Ok();
+}
+
+void TraceStore::Tick() {
+  SampleSpace();
+  RetryFailed();
+  AgeByTime();
+  AgeForBytes(0, 0);
+  const uint64_t aged = counters_.dirs_aged_by[static_cast<size_t>(AgingReason::kCount)];
+  if (aged != count_aged_reported_) {
+    // At the count limit every event ages one directory: one line per tick, not per event.
+    log_.Info("aged ", aged - count_aged_reported_, " event dir(s) for the count limit since the last report; ",
+              UseLine());
+    count_aged_reported_ = aged;
+  }
 }
 
 void TraceStore::CheckTraceDir() {
@@ -312,6 +543,7 @@ void TraceStore::OnTraceDirReplaced() {
       }
       by_path_.erase(it->second.rel_path);
       class_of_.erase(it->first);
+      SubUse(it->second.meta.cls, it->second.bytes);
       it = map.erase(it);
       ++left;
     }
@@ -342,6 +574,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
     return BeginResult{found->second, rel, false};
   }
   if (removing_paths_.count(rel)) return Status::Error(EBUSY, Abs(rel) + " is being removed by aging");
+  if (Status st = MakeRoom(0, 0); !st.ok()) return st;
 
   const AgeClass c = ClassOf(spec.kind, spec.side);
   const uint64_t seq = next_seq_++;
@@ -351,7 +584,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   auto victims = PlanVictims(c, 1);
   std::string records;
   AppendCreated(meta, records);
-  for (auto it : victims) AppendRemoved(it->first, records);
+  for (const Victim& v : victims) AppendRemoved(v.it->first, records);
   if (Status st = AppendLog(records); !st.ok()) return Status::Error(st.err(), "order log: " + st.message());
 
   // The process directory usually exists already (every event after a process's first), so
@@ -371,19 +604,19 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
     std::string undo;
     AppendRemoved(seq, undo);
     (void)AppendLog(undo);
-    Retire(c, victims, nullptr);
+    Retire(victims, AgingReason::kCount, nullptr);
     if (made.err() == EEXIST) return Status::Error(EEXIST, Abs(rel) + " already exists and was not created by atraced");
     return made;
   }
 
-  Entry e{meta, rel, spec.kind, spec.pid, 1, 0};
+  Entry e{meta, rel, spec.kind, spec.pid, 1, 0, spec.process.pgid};
   classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   class_of_[seq] = c;
   by_path_[rel] = seq;
   ++counters_.events_created;
   log_.Debug("created event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
   if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
-  Retire(c, victims, nullptr);  // the new directory was not among them: it was not listed yet
+  Retire(victims, AgingReason::kCount, nullptr);  // the new directory was not among them: it was not listed yet
   // The mkdir may have found the trace directory deleted and re-created it: the new entry is
   // pinned, so it is kept and goes into the new order log.
   if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
@@ -404,7 +637,13 @@ Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const T
 
 void TraceStore::AddBytes(uint64_t seq, uint64_t bytes) {
   counters_.bytes_written += bytes;
-  if (Entry* e = FindEntry(seq); e != nullptr && e->bytes) *e->bytes += bytes;
+  written_since_sample_ += bytes;
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return;
+  e->bytes += bytes;
+  AddUse(e->meta.cls, bytes);
+  // Daemon writes asked MakeRoom first; bytes written through a passed descriptor did not.
+  if (NeedFor(0).bytes != 0) AgeForBytes(0, seq);
 }
 
 void TraceStore::HoldProcessDir(const std::string& name) { ++process_holds_[name]; }
@@ -443,17 +682,17 @@ void TraceStore::SetExitRecordNum(uint32_t exit_record_num) {
 AgingReport TraceStore::Vacuum(bool dry_run) {
   AgingReport report;
   for (AgeClass c : kAllAgeClasses) Enforce(c, dry_run, &report);
+  if (!dry_run) {
+    AgeByTime();
+    AgeForBytes(0, 0);
+  }
   return report;
 }
 
 EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
-  if (!e.bytes) {
-    auto bytes = fs_.TreeBytes(e.rel_path);
-    if (bytes.ok()) e.bytes = *bytes;
-  }
   const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
   return EventInfo{seq,        e.rel_path,         e.kind,   side,           e.meta.device_id, e.pid,
-                   e.meta.uid, e.meta.created_us, e.bytes.value_or(0), e.pins};
+                   e.meta.uid, e.meta.created_us, e.bytes, e.pins};
 }
 
 std::optional<EventInfo> TraceStore::Find(uint64_t seq) {

@@ -102,12 +102,13 @@ enum atr_status {
   ATR_ESRCH = -3,            /* the named host pid does not exist */
   ATR_EIO = -5,              /* the disk failed */
   ATR_EBADF = -9,            /* 1.1: RING_REGISTER without exactly one descriptor */
+  ATR_EAGAIN = -11,          /* the client's rate limit on new events is reached; retry later */
   ATR_EACCES = -13,          /* the filesystem refused */
-  ATR_EBUSY = -16,           /* a per-client bound (events, files, bytes) is reached */
+  ATR_EBUSY = -16,           /* a per-client bound (events, files, bytes written) is reached */
   ATR_EEXIST = -17,          /* the event or file id is already in use on this connection */
   ATR_EINVAL = -22,          /* a field is out of range or malformed; the message names it */
   ATR_EMFILE = -24,          /* the daemon is out of descriptors */
-  ATR_ENOSPC = -28,          /* the disk is full */
+  ATR_ENOSPC = -28,          /* the disk is full, or the root's byte budget or keep-free reserve is reached */
   ATR_ENAMETOOLONG = -36,    /* a name is longer than its limit */
   ATR_ENOSYS = -38,          /* unknown opcode */
   ATR_EPROTO = -71,          /* request before HELLO, or HELLO twice */

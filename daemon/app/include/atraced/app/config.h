@@ -6,12 +6,15 @@
 // naming the key and what is allowed (exit code 2), never replaced by a default.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "atraced/core/log.h"
+#include "atraced/core/rate_limit.h"
+#include "atraced/core/retention.h"
 
 namespace atraced {
 
@@ -31,7 +34,14 @@ struct Config {
   uint32_t max_files_per_client = 256;
   uint32_t uid_descriptor_share = 25;          // percent of the client descriptor budget per uid
   uint32_t exit_record_num = 100;              // exit dirs kept (newest), kExitRecordNumMin..Max
+  RetentionSettings retention;                 // max-use, keep-free, aging-policy, max-age
+  RateLimit rate_limit;                        // rate-limit-interval, rate-limit-burst
+  uint64_t max_bytes_per_client = 0;           // 0: no bound
 };
+
+// A time span as journald writes them: an integer with an optional unit, ms, s, min, h or
+// d (none: seconds); "0" is zero. nullopt for anything else or an overflow.
+std::optional<std::chrono::milliseconds> ParseTimeSpan(const std::string& text);
 
 struct ParsedCommandLine {
   enum class Outcome { kRun, kExitSuccess, kUsageError } outcome = Outcome::kRun;

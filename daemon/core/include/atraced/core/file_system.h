@@ -31,6 +31,14 @@ struct DirEntry {
   Type type = Type::kOther;
 };
 
+// The file system the trace directory is on (fstatvfs): its size, and what an unprivileged
+// writer may still use (f_bavail; the daemon does not run as root, so the root-only reserve
+// is not room for it).
+struct FsSpace {
+  uint64_t total = 0;
+  uint64_t available = 0;
+};
+
 // A trace file opened for appending. Destroying it closes the file.
 class WritableFile {
  public:
@@ -73,6 +81,9 @@ class FileSystem {
   virtual Status RemoveEmptyDir(const std::string& rel) = 0;
   // Sum of the sizes of the regular files in a directory tree.
   virtual Result<uint64_t> TreeBytes(const std::string& rel) = 0;
+  // The size and free space of the trace directory's file system: one fstatvfs. The store
+  // asks at most once per aging pass (see trace_store.h for when), never per append.
+  virtual Result<FsSpace> Space() = 0;
   // Checks that <root>/atrace is still the directory held open (neither deleted nor
   // renamed away) and re-creates it if not. The default has nothing to check.
   virtual Status CheckTraceDir() { return Status::Ok(); }

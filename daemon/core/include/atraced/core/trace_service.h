@@ -31,6 +31,7 @@
 #include "atraced/core/held_ring.h"
 #include "atraced/core/log.h"
 #include "atraced/core/process_table.h"
+#include "atraced/core/rate_limit.h"
 #include "atraced/core/trace_store.h"
 #include "atraced/base/unique_fd.h"
 #include "atraced/proto/codec.h"
@@ -57,6 +58,13 @@ struct ServiceOptions {
   // Charged one descriptor per open file and per descriptor waiting to be passed, to the
   // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
   FdBudget* fd_budget = nullptr;
+  // Event directories a client process may create (rate_limit.h): one bucket for schedule
+  // events and another for exit and stackcore ones, so chatty schedule traffic cannot
+  // starve a process's last words. Refused with -EAGAIN.
+  RateLimit rate_limit;
+  // Bytes one client process may write over its life (daemon appends and what it wrote
+  // through passed descriptors, counted when the file is closed); 0: no bound. -EBUSY.
+  uint64_t max_bytes_per_client = 0;
 };
 
 // Replies to one batch of requests, in request order.
@@ -78,6 +86,8 @@ struct ServiceCounters {
   uint64_t rings_refused = 0;  // registrations refused: a bound, a bad memfd or header
   uint64_t rings_saved = 0;    // ring files written
   uint64_t deaths_recorded = 0;  // stackcore dirs written for processes that died without GOODBYE
+  uint64_t refused_rate_limit = 0;    // events refused by a client's rate limit
+  uint64_t refused_client_bytes = 0;  // writes refused by max-bytes-per-client
 };
 
 class TraceService {
@@ -112,6 +122,12 @@ class TraceService {
   }
   void CheckDepartures();
   size_t departures() const { return departures_.size(); }
+
+  // Applies new per-client limits at once (SIGHUP).
+  void SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client);
+  // The timer's work: one log line per client process whose events the rate limit refused
+  // during the last interval ("suppressed 1234 events from pid 77 (train.py)").
+  void Tick();
 
   size_t clients() const { return clients_.size(); }
   // The feature bits HELLO granted to this client (0 before HELLO or for an unknown id).
@@ -162,20 +178,33 @@ class TraceService {
     uint64_t start_ticks = 0;
     ProcessDirName name;
     uint32_t connections = 0;
+    // Per-process limits: every connection of the process shares them.
+    TokenBucket schedule_bucket;
+    TokenBucket final_bucket;  // exit and stackcore events
+    uint64_t suppressed = 0;   // refused by the rate limit since the last report
+    std::chrono::system_clock::time_point suppressed_since{};
+    uint64_t bytes = 0;        // written, for max-bytes-per-client
+    std::string program;
   };
   // A failed request: the status (negative errno) and the message the client sees.
   struct Refusal {
     int32_t status;
     std::string message;
     bool fd_budget = false;  // a descriptor refusal: logged once per interval per uid
+    bool logged_elsewhere = false;  // a rate-limit or disk refusal: its own summary lines
   };
   using Reply = std::optional<Refusal>;
 
   ProcessRecord* RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts);
-  // Adds to the store's counters what the file holds beyond what was counted already.
-  void Account(OpenFile& f);
+  // Adds to the store's and the process's counters what the file holds beyond what was
+  // counted already.
+  void Account(const Client& c, OpenFile& f);
   // Closes the file and accounts what was written to it; returns its final size.
-  uint64_t CloseFile(OpenFile& f);
+  uint64_t CloseFile(const Client& c, OpenFile& f);
+  // The rate limit of the client's process for one more event of `kind`.
+  Reply AdmitEvent(const Client& c, EventKind kind);
+  // max-bytes-per-client: may the client's process write `incoming` more bytes?
+  Reply AdmitBytes(const Client& c, uint64_t incoming);
   Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
   Reply OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);

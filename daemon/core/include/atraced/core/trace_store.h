@@ -14,13 +14,25 @@
 // Cost of an event at the limit, on the caller's path: one append to the order log (the new
 // directory and the removals it causes, together), one mkdir, then the files. The delete
 // of the aged directory runs on the remover.
+//
+// Byte limits (retention.h), cost model: the bytes of every directory are known (measured
+// once at recovery, then added as they are written), so the root's use is a running sum and
+// checking a request against `max-use` is O(1) with no system call. Free space for
+// `keep-free` is an estimate: the last fstatvfs, minus what was written since, plus what
+// was aged since. A fresh fstatvfs is taken on the daemon's tick and when the estimate says
+// the reserve may be reached (at most once per aging pass, and no more often than every
+// kResampleInterval while it stays short), never per append. An aging pass for bytes costs
+// the directories of the pool it plans over (host and device merged, then exit).
+// `max-age` is checked on the tick: one scan of the entries.
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,6 +45,7 @@
 #include "atraced/core/names.h"
 #include "atraced/core/order_log.h"
 #include "atraced/core/remover.h"
+#include "atraced/core/retention.h"
 #include "atraced/core/status.h"
 #include "atraced/core/store_events.h"
 
@@ -70,8 +83,13 @@ struct EventInfo {
 struct StoreCounters {
   uint64_t events_created = 0;
   uint64_t dirs_aged = 0;          // taken off the lists by aging (their delete may still run)
+  std::array<uint64_t, kAgingReasonCount> dirs_aged_by{};    // the same, by reason
+  std::array<uint64_t, kAgingReasonCount> bytes_freed_by{};  // their bytes, by reason
   uint64_t removal_failures = 0;   // deletes that failed (each is retried)
   uint64_t bytes_written = 0;
+  uint64_t bytes_freed = 0;        // the bytes of aged directories
+  // Writes and new events refused with ENOSPC, indexed by ByteLimit (max-use, keep-free).
+  std::array<uint64_t, 3> refused_by_limit{};
 };
 
 // What an aging pass took off the lists (relative paths), for VACUUM's reply.
@@ -93,9 +111,17 @@ class TraceStore {
   // Releases one pin; an unpinned class over its limit is aged at once.
   void EndEvent(uint64_t seq);
 
+  // Before the daemon writes `incoming` bytes into event `seq` (0: before a new event is
+  // made): ages what the byte limits ask for, never a pinned directory or `seq`; if that is
+  // not enough, refuses with ENOSPC and a message naming the limit (counted, and logged
+  // at most once per kRefusalLogInterval). O(1) while the limits are met.
+  Status MakeRoom(uint64_t seq, uint64_t incoming);
+
   // Opens (creating if needed) a file in a pinned event.
   Result<std::unique_ptr<WritableFile>> OpenFile(uint64_t seq, const TraceFileName& name);
   // Accounts bytes written into an event's files (by the daemon or through a passed fd).
+  // Bytes that came in through a passed descriptor may take the root over its budget; the
+  // oldest unpinned directories are then aged at once.
   void AddBytes(uint64_t seq, uint64_t bytes);
 
   // A process directory held by a live client is not removed when aging empties it.
@@ -106,8 +132,15 @@ class TraceStore {
   void SetRecordNum(uint32_t record_num);
   // Applies a new bound on exit directories at once (default kExitRecordNumDefault).
   void SetExitRecordNum(uint32_t exit_record_num);
+  // Applies new retention settings (byte budget, keep-free, policy, max age) at once. Sizes
+  // in % are resolved against the file system now; fails only if it cannot be asked.
+  Status SetRetention(const RetentionSettings& settings);
   // Applies the limits now, retrying failed deletes; dry_run only reports.
   AgingReport Vacuum(bool dry_run);
+  // The timer's work (the daemon's tick): collects finished deletes, takes a fresh free
+  // space figure, ages what `max-age` and the byte limits ask for, and logs one line when
+  // directories were aged for the count limit since the last tick.
+  void Tick();
   // Collects finished deletes: counts and logs failures, queues them for a retry.
   void CollectRemovals();
   // Checks that the trace directory was not deleted or renamed away; if it was, it is
@@ -124,6 +157,13 @@ class TraceStore {
   uint32_t LimitOf(AgeClass c) const { return c == AgeClass::kExit ? exit_record_num_ : record_num_; }
   size_t count(AgeClass c) const { return classes_[static_cast<size_t>(c)].size(); }
   const StoreCounters& counters() const { return counters_; }
+  const RetentionSettings& retention() const { return retention_; }
+  const ByteLimits& byte_limits() const { return limits_; }
+  // Bytes of the counted event directories, in all and per class.
+  uint64_t used_bytes() const { return used_total_; }
+  uint64_t used_bytes(AgeClass c) const { return used_[static_cast<size_t>(c)]; }
+  // The free-space estimate (see the cost model above).
+  uint64_t free_bytes() const;
   // Deletes decided and not yet finished (queued, running or failed and waiting to retry).
   size_t removals_pending() const { return pending_.size(); }
   const FileSystem& fs() const { return fs_; }
@@ -136,6 +176,10 @@ class TraceStore {
   // The order log is rewritten once it holds this many more records than live entries.
   static constexpr size_t kCompactSlack = 8192;
   static constexpr size_t kMaxOrderLogBytes = 64u << 20;
+  // While free space stays short, fstatvfs is asked again at most this often (sooner once a
+  // delete finished).
+  static constexpr auto kResampleInterval = std::chrono::milliseconds(100);
+  static constexpr auto kRefusalLogInterval = std::chrono::seconds(10);
 
  private:
   struct Entry {
@@ -144,17 +188,36 @@ class TraceStore {
     EventKind kind = EventKind::kSchedule;
     int32_t pid = 0;
     uint32_t pins = 0;
-    std::optional<uint64_t> bytes;  // unknown for recovered dirs until someone asks
+    uint64_t bytes = 0;  // measured at recovery, then added as written
+    int32_t pgid = 0;    // of the process dir: the group `aging-policy = fair` counts by
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
+  struct Victim {
+    AgeClass cls;
+    ClassMap::iterator it;
+  };
 
   Entry* FindEntry(uint64_t seq);
   // Plans the victims of class `c` if it held `extra` more directories than it does.
-  std::vector<ClassMap::iterator> PlanVictims(AgeClass c, size_t extra);
+  std::vector<Victim> PlanVictims(AgeClass c, size_t extra);
+  // Plans, under the aging policy, victims from the classes in `pool` merged in creation
+  // order until `need` bytes are freed; skips pinned directories and `protect`.
+  std::vector<Victim> PlanBytes(std::span<const AgeClass> pool, uint64_t need, uint64_t protect, uint64_t* freed);
+  // Writes the victims' '-' records; false (logged) if the order log cannot be written.
+  bool LogRemovals(const std::vector<Victim>& victims, const char* what);
   // Takes planned victims off the lists and hands them to the remover (their '-' records
   // must already be in the log).
-  void Retire(AgeClass c, const std::vector<ClassMap::iterator>& victims, AgingReport* report);
+  void Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report);
   void Enforce(AgeClass c, bool dry_run, AgingReport* report);
+  // Ages for the byte limits so that `incoming` more bytes fit; returns what is still missing.
+  ByteNeed AgeForBytes(uint64_t incoming, uint64_t protect);
+  void AgeByTime();
+  ByteNeed NeedFor(uint64_t incoming) const;
+  Status ResolveLimits();
+  void SampleSpace();
+  std::string UseLine() const;  // "use X of budget Y, Z free (keep-free W)"
+  void AddUse(AgeClass c, uint64_t bytes);
+  void SubUse(AgeClass c, uint64_t bytes);
   void RetryFailed();
   Status AppendLog(const std::string& records);
   Status RewriteLog();
@@ -190,6 +253,22 @@ class TraceStore {
   size_t log_records_ = 0;
   uint64_t trace_dir_generation_ = 0;
   StoreCounters counters_;
+  RetentionSettings retention_;
+  ByteLimits limits_;
+  bool limits_resolved_ = false;
+  std::array<uint64_t, kAgeClassCount> used_{};
+  uint64_t used_total_ = 0;
+  // The free-space estimate: the last fstatvfs, what was written since, what was aged since.
+  uint64_t free_sample_ = 0;
+  uint64_t written_since_sample_ = 0;
+  uint64_t freed_since_sample_ = 0;
+  std::chrono::system_clock::time_point sampled_at_{};
+  bool deletes_done_since_sample_ = false;
+  // Refusals: logged once per interval; "resumed" once when space returns.
+  bool refusing_ = false;
+  uint64_t refusals_unlogged_ = 0;
+  std::chrono::system_clock::time_point refusal_logged_at_{};
+  uint64_t count_aged_reported_ = 0;
   StoreEventSink* sink_ = nullptr;
 };
 
