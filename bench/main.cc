@@ -157,7 +157,11 @@ std::unique_ptr<Daemon> StartDaemon(const Env& env, const std::string& name, uin
   o.socket = env.work + "/" + name + ".sock";
   o.log = env.work + "/" + name + ".log";
   o.record_num = record_num;
-  o.extra = std::move(extra);
+  // One bench process makes far more events than a client's default rate limit allows (10000
+  // per 30 s): the cases measure the event path, so the limiter is off unless a case turns it
+  // on (the retention case does, with a burst no case reaches).
+  if (std::find(extra.begin(), extra.end(), "--rate-limit-burst") == extra.end()) o.extra = {"--rate-limit-burst", "0"};
+  o.extra.insert(o.extra.end(), extra.begin(), extra.end());
   if (!MakeDirs(o.root)) Fail("mkdir " + o.root + ": " + std::strerror(errno));
   std::string error;
   int64_t t = d->Start(o, &error);
@@ -245,6 +249,62 @@ class PingPong {
   pid_t pid_ = -1;
   int fd_ = -1;
 };
+
+// ---- case: retention limits ----------------------------------------------------------------
+
+// Churn at record num 10 against two daemons side by side: one with the count alone (budget
+// and reserve out of reach, no rate limit), one with every retention limit on (the default
+// max-use and keep-free, a rate limiter that counts every event, a per-client byte bound,
+// max-age): what the limits cost per event.
+void RetentionCase(const Env& env, Table& table) {
+  const Params& p = env.p;
+  const auto data = Pattern(kEventBytes);
+  const atrace_event_spec ev = HostEvent();
+  const atrace_file_spec file = ObjectFile();
+  struct Setup {
+    std::string name;
+    std::vector<std::string> args;
+    std::unique_ptr<Daemon> daemon;
+    ClientPtr client;
+  };
+  std::vector<Setup> setups;
+  setups.push_back({"count", {"--max-use", "100%", "--keep-free", "0"}, nullptr, nullptr});
+  setups.push_back({"limits",
+                    {"--max-use", "10%", "--keep-free", "15%", "--rate-limit-burst", "1000000000",
+                     "--rate-limit-interval", "1s", "--max-bytes-per-client", "1T", "--max-age", "1d"},
+                    nullptr, nullptr});
+  for (auto& s : setups) {
+    s.daemon = StartDaemon(env, "ret-" + s.name, 10, nullptr, s.args);
+    s.client.reset(OpenClient(s.daemon->socket()));
+    for (int i = 0; i < 10; ++i) {
+      Check(atrace_emit(s.client.get(), &ev, &file, data.data(), data.size(), 0, nullptr, 0), "prefill", s.client.get());
+    }
+  }
+  const int n = p.churn_events;
+  std::vector<Side> sides;
+  for (auto& s : setups) {
+    atrace_client* c = s.client.get();
+    sides.push_back({s.name, [c, n, &data, &ev, &file] {
+                       int64_t t0 = NowNs();
+                       for (int i = 0; i < n; ++i) {
+                         Check(atrace_emit(c, &ev, &file, data.data(), data.size(), 0, nullptr, 0), "atrace_emit", c);
+                       }
+                       return static_cast<double>(NowNs() - t0) / 1000.0 / n;
+                     }, {}});
+  }
+  Interleave(sides, p.churn_rounds);
+  auto& count = Find(sides, "count")->values;
+  auto& limits = Find(sides, "limits")->values;
+  table.AddValue("retention.count", "atrace_emit at record num 10, the count limit alone", "us/event", count);
+  table.AddValue("retention.limits", "the same with max-use, keep-free, rate limit, byte bound and max-age on",
+                 "us/event", limits);
+  table.AddValue("retention.vs_count", "time/event with every limit on / with the count alone, per round", "x",
+                 Ratios(limits, count), Goal::kAtMost, 1.1);
+  for (auto& s : setups) {
+    s.client.reset();
+    s.daemon->Stop();
+  }
+}
 
 // ---- case 1: event churn -----------------------------------------------------------------
 
@@ -964,7 +1024,7 @@ void Usage(FILE* out) {
   std::fprintf(out,
                "usage: atraced_bench [--mode full|quick|smoke] [--quick] [--only CASES] [--atraced PATH]\n"
                "                     [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
-               "  CASES: comma-separated of churn,bulk,conc,recovery,memory,submit,report (default: all)\n"
+               "  CASES: comma-separated of churn,retention,bulk,conc,recovery,memory,submit,report (default: all)\n"
                "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
 }
 
@@ -1021,7 +1081,7 @@ int Main(int argc, char** argv) {
     pos = end + 1;
   }
   for (const auto& c : cases) {
-    static const std::set<std::string> known{"churn", "bulk", "conc", "recovery", "memory", "submit", "report"};
+    static const std::set<std::string> known{"churn", "retention", "bulk", "conc", "recovery", "memory", "submit", "report"};
     if (!known.count(c)) Fail("--only: unknown case [" + c + "]");
   }
   auto want = [&](const char* c) { return cases.empty() || cases.count(c) > 0; };
@@ -1056,6 +1116,7 @@ int Main(int argc, char** argv) {
   int status = 0;
   try {
     if (want("churn")) stage("churn", [&] { ChurnCase(env, table, shared); });
+    if (want("retention")) stage("retention", [&] { RetentionCase(env, table); });
     if (want("bulk")) stage("bulk", [&] { BulkCase(env, table, shared); });
     if (want("conc")) stage("concurrency", [&] { ConcurrencyCase(env, table, shared); });
     if (want("memory")) stage("memory", [&] { MemoryCase(env, table, shared); });
