@@ -14,9 +14,11 @@ class FaultWritableFile final : public WritableFile {
     if (int e = fs_.Check(FsOp::kAppend, rel_)) return Injected(e, "write " + rel_);
     return base_->Append(data);
   }
-  uint64_t size() const override { return base_->size(); }
-  Result<uint64_t> Refresh() override {
+  DiskUsage usage() const override { return faked_ ? *faked_ : base_->usage(); }
+  Result<DiskUsage> Refresh() override {
     if (int e = fs_.Check(FsOp::kRefresh, rel_)) return Injected(e, "stat " + rel_);
+    faked_ = fs_.FakedUsage(rel_);
+    if (faked_) return *faked_;
     return base_->Refresh();
   }
   Result<UniqueFd> Dup() override {
@@ -28,6 +30,7 @@ class FaultWritableFile final : public WritableFile {
   FaultFileSystem& fs_;
   std::unique_ptr<WritableFile> base_;
   std::string rel_;
+  std::optional<DiskUsage> faked_;  // from FakeUsage, as of the last Refresh
 };
 
 }  // namespace
@@ -93,8 +96,9 @@ Status FaultFileSystem::RemoveEmptyDir(const std::string& rel) {
   if (int e = Check(FsOp::kRemoveEmptyDir, rel)) return Injected(e, "rmdir " + rel);
   return base_.RemoveEmptyDir(rel);
 }
-Result<uint64_t> FaultFileSystem::TreeBytes(const std::string& rel) {
+Result<DiskUsage> FaultFileSystem::TreeBytes(const std::string& rel) {
   if (int e = Check(FsOp::kTreeBytes, rel)) return Injected(e, "du " + rel);
+  if (auto faked = FakedUsage(rel)) return *faked;
   return base_.TreeBytes(rel);
 }
 

@@ -231,7 +231,7 @@ void TraceStore::Retire(AgeClass c, const std::vector<ClassMap::iterator>& victi
     Entry& e = it->second;
     const uint64_t seq = it->first;
     RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir),
-                   e.bytes.value_or(0)};
+                   e.bytes.value_or(DiskUsage{}).allocated};
     ++counters_.dirs_aged;
     // Debug, like "created": at the limit both happen on every event, and a line per event
     // is the log spam journald users complain of. The journal still gets a structured entry
@@ -376,7 +376,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
     return made;
   }
 
-  Entry e{meta, rel, spec.kind, spec.pid, 1, 0};
+  Entry e{meta, rel, spec.kind, spec.pid, 1, DiskUsage{}};
   classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   class_of_[seq] = c;
   by_path_[rel] = seq;
@@ -402,9 +402,10 @@ Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const T
   return fs_.OpenAppend(e->rel_path + "/" + name.str());
 }
 
-void TraceStore::AddBytes(uint64_t seq, uint64_t bytes) {
-  counters_.bytes_written += bytes;
-  if (Entry* e = FindEntry(seq); e != nullptr && e->bytes) *e->bytes += bytes;
+void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
+  counters_.bytes_written += grown.allocated;
+  counters_.bytes_apparent += grown.apparent;
+  if (Entry* e = FindEntry(seq); e != nullptr && e->bytes) *e->bytes += grown;
 }
 
 void TraceStore::HoldProcessDir(const std::string& name) { ++process_holds_[name]; }
@@ -452,8 +453,9 @@ EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
     if (bytes.ok()) e.bytes = *bytes;
   }
   const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
-  return EventInfo{seq,        e.rel_path,         e.kind,   side,           e.meta.device_id, e.pid,
-                   e.meta.uid, e.meta.created_us, e.bytes.value_or(0), e.pins};
+  const DiskUsage bytes = e.bytes.value_or(DiskUsage{});
+  return EventInfo{seq,   e.rel_path,         e.kind,   side,           e.meta.device_id, e.pid,
+                   e.meta.uid, e.meta.created_us, bytes.allocated, bytes.apparent, e.pins};
 }
 
 std::optional<EventInfo> TraceStore::Find(uint64_t seq) {

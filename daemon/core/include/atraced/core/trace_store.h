@@ -63,7 +63,8 @@ struct EventInfo {
   int32_t pid = 0;
   uint32_t uid = 0;
   int64_t created_us = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;           // allocated: what the directory takes from the disk
+  uint64_t apparent_bytes = 0;  // the files' lengths, holes included
   uint32_t pins = 0;
 };
 
@@ -71,7 +72,8 @@ struct StoreCounters {
   uint64_t events_created = 0;
   uint64_t dirs_aged = 0;          // taken off the lists by aging (their delete may still run)
   uint64_t removal_failures = 0;   // deletes that failed (each is retried)
-  uint64_t bytes_written = 0;
+  uint64_t bytes_written = 0;   // allocated (see DiskUsage): what the budget protects
+  uint64_t bytes_apparent = 0;  // the same growth measured by file length
 };
 
 // What an aging pass took off the lists (relative paths), for VACUUM's reply.
@@ -95,8 +97,10 @@ class TraceStore {
 
   // Opens (creating if needed) a file in a pinned event.
   Result<std::unique_ptr<WritableFile>> OpenFile(uint64_t seq, const TraceFileName& name);
-  // Accounts bytes written into an event's files (by the daemon or through a passed fd).
-  void AddBytes(uint64_t seq, uint64_t bytes);
+  // Accounts growth of an event's files (by the daemon or through a passed fd).
+  void AddBytes(uint64_t seq, DiskUsage grown);
+  // Bytes the daemon itself wrote: both figures are the count written.
+  void AddBytes(uint64_t seq, uint64_t written) { AddBytes(seq, DiskUsage{written, written}); }
 
   // A process directory held by a live client is not removed when aging empties it.
   void HoldProcessDir(const std::string& name);
@@ -144,7 +148,7 @@ class TraceStore {
     EventKind kind = EventKind::kSchedule;
     int32_t pid = 0;
     uint32_t pins = 0;
-    std::optional<uint64_t> bytes;  // unknown for recovered dirs until someone asks
+    std::optional<DiskUsage> bytes;  // unknown for recovered dirs until someone asks
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
 
