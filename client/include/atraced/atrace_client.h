@@ -178,7 +178,7 @@ ATRACE_EXPORT int atrace_client_flush(atrace_client *client);
 ATRACE_EXPORT int atrace_event_begin(atrace_client *client, const atrace_event_spec *spec,
                                      atrace_event **out);
 /* Ends the event (closing its files still open) and frees the handle, also on error.
- * bytes (may be NULL) receives the bytes in the event's files. */
+ * bytes (may be NULL) receives the disk the event's files take (allocated blocks). */
 ATRACE_EXPORT int atrace_event_end(atrace_event *event, uint64_t *bytes);
 /* The event directory's absolute path; valid while the event handle lives. */
 ATRACE_EXPORT const char *atrace_event_path(const atrace_event *event);

@@ -193,7 +193,8 @@ ATR_STATIC_ASSERT(sizeof(struct atr_file_append) == 8, "atr_file_append is 8 byt
 /* FILE_GET_FD, FILE_CLOSE and EVENT_END requests (8 bytes).
  * FILE_GET_FD reply: empty body; on success the reply frame carries one descriptor as
  * SCM_RIGHTS ancillary data, opened O_WRONLY|O_APPEND.
- * FILE_CLOSE reply body: u64 final file size. EVENT_END reply body: u64 event bytes. */
+ * FILE_CLOSE reply body: u64 final file size (its length). EVENT_END reply body: u64 event
+ * bytes, the disk its files take (allocated blocks; see PROTOCOL.md, Sizes). */
 struct atr_id_request {
   uint32_t id;
   uint32_t reserved;
