@@ -13,14 +13,31 @@ namespace atracectl {
 
 namespace {
 
+// Disk use per class in one of the two figures: allocated (what fills the disk, and what
+// the budget counts) or apparent (file lengths; a sparse file makes them differ).
 struct ClassTotals {
   uint64_t host = 0, device = 0, exit = 0;
   uint64_t total() const { return host + device + exit; }
-  void Add(const atrace::ListEntry& e) {
+  void Add(const atrace::ListEntry& e, uint64_t bytes) {
     auto cls = ClassName(e.kind, e.side);
-    (cls == "exit" ? exit : cls == "device" ? device : host) += e.bytes;
+    (cls == "exit" ? exit : cls == "device" ? device : host) += bytes;
   }
 };
+
+struct Usage {
+  ClassTotals allocated, apparent;
+  explicit Usage(const std::vector<atrace::ListEntry>& entries) {
+    for (const auto& e : entries) {
+      allocated.Add(e, e.bytes);
+      apparent.Add(e, e.apparent_bytes);
+    }
+  }
+};
+
+std::string JsonClass(uint32_t dirs, const std::string& limit, uint64_t bytes, uint64_t apparent) {
+  return "{\"dirs\":" + std::to_string(dirs) + ",\"limit\":" + limit + ",\"bytes\":" + std::to_string(bytes) +
+         ",\"apparent_bytes\":" + std::to_string(apparent) + "}";
+}
 
 // The options shared by the query commands: --json only, or nothing.
 std::optional<po::variables_map> ParseSimple(const Args& args, const std::string& usage, bool json, bool dry_run,
@@ -53,19 +70,21 @@ int RunStatus(const Globals& g, const Args& args) {
   if (auto ec = client.Status(&s)) return Fail(client, "status", ec);
   std::vector<atrace::ListEntry> entries;
   if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
-  ClassTotals bytes;
-  for (const auto& e : entries) bytes.Add(e);
+  const Usage use(entries);
+  const ClassTotals& bytes = use.allocated;
+  const ClassTotals& apparent = use.apparent;
+  const std::string limit = std::to_string(s.record_num);
 
   if ((*vm)["json"].as<bool>()) {
-    std::cout << "{\"root\":" << JsonString(s.root) << ",\"record_num\":" << s.record_num
-              << ",\"classes\":{"
-              << "\"host\":{\"dirs\":" << s.host_dirs << ",\"limit\":" << s.record_num << ",\"bytes\":" << bytes.host
-              << "},\"device\":{\"dirs\":" << s.device_dirs << ",\"limit\":" << s.record_num
-              << ",\"bytes\":" << bytes.device << "},\"exit\":{\"dirs\":" << s.exit_dirs
-              << ",\"limit\":null,\"bytes\":" << bytes.exit << "}}"
-              << ",\"bytes_used\":" << bytes.total() << ",\"clients\":" << s.clients << ",\"counters\":{"
+    std::cout << "{\"root\":" << JsonString(s.root) << ",\"record_num\":" << s.record_num << ",\"classes\":{"
+              << "\"host\":" << JsonClass(s.host_dirs, limit, bytes.host, apparent.host)
+              << ",\"device\":" << JsonClass(s.device_dirs, limit, bytes.device, apparent.device)
+              << ",\"exit\":" << JsonClass(s.exit_dirs, "null", bytes.exit, apparent.exit) << "}"
+              << ",\"bytes_used\":" << bytes.total() << ",\"bytes_apparent\":" << apparent.total()
+              << ",\"clients\":" << s.clients << ",\"counters\":{"
               << "\"events_begun\":" << s.events_begun << ",\"dirs_aged\":" << s.dirs_aged
-              << ",\"bytes_written\":" << s.bytes_written << ",\"removal_failures\":" << s.removal_failures
+              << ",\"bytes_written\":" << s.bytes_written << ",\"bytes_written_apparent\":" << s.bytes_apparent
+              << ",\"removal_failures\":" << s.removal_failures
               << ",\"requests_refused\":" << s.requests_refused << "}}\n";
     return kExitOk;
   }
@@ -74,11 +93,12 @@ int RunStatus(const Globals& g, const Args& args) {
             << "host dirs:         " << s.host_dirs << " / " << s.record_num << "\n"
             << "device dirs:       " << s.device_dirs << " / " << s.record_num << "\n"
             << "exit dirs:         " << s.exit_dirs << " (bounded by the daemon's exit-record-num)\n"
-            << "bytes used:        " << bytes.total() << " (" << HumanBytes(bytes.total()) << ")\n"
+            << "bytes used:        " << bytes.total() << " (" << HumanBytes(bytes.total()) << ") on disk\n"
+            << "bytes apparent:    " << apparent.total() << " (" << HumanBytes(apparent.total()) << ") by length\n"
             << "clients:           " << s.clients << "\n"
             << "events begun:      " << s.events_begun << "\n"
             << "dirs aged:         " << s.dirs_aged << "\n"
-            << "bytes written:     " << s.bytes_written << "\n"
+            << "bytes written:     " << s.bytes_written << " on disk, " << s.bytes_apparent << " by length\n"
             << "removal failures:  " << s.removal_failures << "\n"
             << "requests refused:  " << s.requests_refused << "\n";
   return kExitOk;
@@ -100,16 +120,18 @@ int RunList(const Globals& g, const Args& args) {
       std::cout << (i ? "," : "") << "{\"seq\":" << e.seq << ",\"class\":" << JsonString(ClassName(e.kind, e.side))
                 << ",\"kind\":" << JsonString(KindName(e.kind)) << ",\"device_id\":" << e.device_id
                 << ",\"pid\":" << e.pid << ",\"uid\":" << e.uid << ",\"bytes\":" << e.bytes
+                << ",\"apparent_bytes\":" << e.apparent_bytes
                 << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
                 << ",\"path\":" << JsonString(e.path) << "}";
     }
     std::cout << "]}\n";
     return kExitOk;
   }
-  std::cout << "SEQ\tCLASS\tKIND\tPID\tUID\tSIZE\tAGE\tPATH\n";
+  // SIZE is the disk used; APPARENT the files' length, which only a sparse file makes larger.
+  std::cout << "SEQ\tCLASS\tKIND\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n";
   for (const auto& e : entries) {
     std::cout << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t" << e.pid << "\t"
-              << e.uid << "\t" << HumanBytes(e.bytes) << "\t" << HumanAge(AgeSeconds(e, now)) << "\t" << e.path
+              << e.uid << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t" << HumanAge(AgeSeconds(e, now)) << "\t" << e.path
               << "\n";
   }
   return kExitOk;
@@ -123,17 +145,22 @@ int RunDu(const Globals& g, const Args& args) {
   if (!client) return kExitFailed;
   std::vector<atrace::ListEntry> entries;
   if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
-  ClassTotals bytes;
-  for (const auto& e : entries) bytes.Add(e);
+  const Usage use(entries);
+  const ClassTotals& bytes = use.allocated;
+  const ClassTotals& apparent = use.apparent;
   if ((*vm)["json"].as<bool>()) {
     std::cout << "{\"host\":" << bytes.host << ",\"device\":" << bytes.device << ",\"exit\":" << bytes.exit
-              << ",\"total\":" << bytes.total() << "}\n";
+              << ",\"total\":" << bytes.total() << ",\"apparent\":{\"host\":" << apparent.host
+              << ",\"device\":" << apparent.device << ",\"exit\":" << apparent.exit
+              << ",\"total\":" << apparent.total() << "}}\n";
     return kExitOk;
   }
-  std::cout << bytes.host << "\thost\n"
-            << bytes.device << "\tdevice\n"
-            << bytes.exit << "\texit\n"
-            << bytes.total() << "\ttotal\n";
+  // Like du(1): the disk used first; the apparent size (du --apparent-size) as a third column,
+  // so scripts reading the first two keep working.
+  std::cout << bytes.host << "\thost\t" << apparent.host << "\n"
+            << bytes.device << "\tdevice\t" << apparent.device << "\n"
+            << bytes.exit << "\texit\t" << apparent.exit << "\n"
+            << bytes.total() << "\ttotal\t" << apparent.total() << "\n";
   return kExitOk;
 }
 

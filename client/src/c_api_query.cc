@@ -1,6 +1,8 @@
 // STATUS, LIST (paged until exhausted) and VACUUM.
 #include <errno.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "atraced/atrace_client.h"
@@ -29,31 +31,42 @@ int Query(atrace_client& c, uint16_t opcode, const Request& request, Body* out) 
   return proto::Decode(replies.front().body, out) ? -EPROTO : 0;
 }
 
+// The whole struct from a STATUS reply; the entry points copy as much as their caller has.
+void FillStatus(const proto::StatusReply& s, atrace_status* out) {
+  out->record_num = s.record_num;
+  out->host_dirs = s.host_dirs;
+  out->device_dirs = s.device_dirs;
+  out->exit_dirs = s.exit_dirs;
+  out->clients = s.clients;
+  out->events_begun = s.events_begun;
+  out->dirs_aged = s.dirs_aged;
+  out->bytes_written = s.bytes_written;
+  out->removal_failures = s.removal_failures;
+  out->requests_refused = s.requests_refused;
+  size_t n = std::min(s.root.size(), sizeof out->root - 1);
+  std::memcpy(out->root, s.root.data(), n);
+  out->root[n] = '\0';
+  out->bytes_apparent = s.bytes_apparent;
+}
+
 }  // namespace
 
 extern "C" {
 
 int atrace_client_status(atrace_client* client, atrace_status* out) {
+  return atrace_client_status_ex(client, out, offsetof(atrace_status, bytes_apparent));
+}
+
+int atrace_client_status_ex(atrace_client* client, atrace_status* out, size_t size) {
   if (client == nullptr || out == nullptr) return -EINVAL;
   return Guarded([&] {
     std::lock_guard<std::mutex> lock(client->mu);
     proto::StatusReply s;
     int rc = Query(*client, ATR_OP_STATUS, proto::StatusRequest{}, &s);
     if (rc != 0) return rc;
-    *out = atrace_status{};
-    out->record_num = s.record_num;
-    out->host_dirs = s.host_dirs;
-    out->device_dirs = s.device_dirs;
-    out->exit_dirs = s.exit_dirs;
-    out->clients = s.clients;
-    out->events_begun = s.events_begun;
-    out->dirs_aged = s.dirs_aged;
-    out->bytes_written = s.bytes_written;
-    out->removal_failures = s.removal_failures;
-    out->requests_refused = s.requests_refused;
-    size_t n = std::min(s.root.size(), sizeof out->root - 1);
-    std::memcpy(out->root, s.root.data(), n);
-    out->root[n] = '\0';
+    atrace_status full{};  // filled whole, copied as far as the caller's struct goes
+    FillStatus(s, &full);
+    std::memcpy(out, &full, std::min(size, sizeof full));
     return 0;
   });
 }
@@ -72,8 +85,8 @@ int atrace_client_list(atrace_client* client, atrace_list_fn fn, void* user) {
       }
       // The callback runs without the lock, so it may call into this handle.
       for (const auto& e : page.entries) {
-        atrace_list_entry entry{e.seq, e.kind, e.side, e.device_id, e.pid, e.uid, e.bytes, e.created_unix_us,
-                                e.path.c_str()};
+        atrace_list_entry entry{e.seq,   e.kind,          e.side,         e.device_id,      e.pid,
+                                e.uid,   e.bytes,         e.created_unix_us, e.path.c_str(), e.apparent_bytes};
         int stop = fn(&entry, user);
         if (stop != 0) return stop;
         request.after_seq = e.seq;

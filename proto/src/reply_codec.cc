@@ -132,6 +132,7 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
   PutU64(out, m.removal_failures);
   PutU64(out, m.requests_refused);
   PutString16(out, m.root);
+  PutU64(out, m.bytes_apparent);
 }
 
 DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
@@ -147,6 +148,8 @@ DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
              "STATUS reply");
   PROTO_TRY(CheckReserved("reserved", reserved));
   PROTO_TRY(ReadString16(in, "root", &m->root));
+  // Appended fields are read when there; anything after them is a later version's.
+  if (!in.ReadU64(&m->bytes_apparent)) m->bytes_apparent = m->bytes_written;
   return CheckPath("root", m->root, /*absolute=*/true);
 }
 
@@ -167,6 +170,8 @@ void Encode(const ListReply& m, std::vector<uint8_t>& out) {
     PutU64(out, e.created_unix_us);
     PutString16(out, e.path);
   }
+  // Appended after every entry: an entry cannot grow (see PROTOCOL.md).
+  for (const ListEntry& e : m.entries) PutU64(out, e.apparent_bytes);
 }
 
 namespace {
@@ -212,6 +217,11 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   m->entries.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
     PROTO_TRY(DecodeListEntry(in, "entries[" + std::to_string(i) + "]", &m->entries[i]));
+  }
+  // The apparent sizes, all or none: a body without them comes from an older daemon.
+  const bool apparent = in.remaining() / 8 >= count;
+  for (ListEntry& e : m->entries) {
+    if (!apparent || !in.ReadU64(&e.apparent_bytes)) e.apparent_bytes = e.bytes;
   }
   return std::nullopt;
 }

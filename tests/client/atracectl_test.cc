@@ -166,7 +166,9 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
   CHECK(Has(status.out, "host dirs:         1 / 10\n"));
   CHECK(Has(status.out, "device dirs:       1 / 10\n"));
   CHECK(Has(status.out, "exit dirs:         1 (bounded by the daemon's exit-record-num)\n"));
-  CHECK(Has(status.out, "bytes used:        9 (9 B)\n"));
+  CHECK(Has(status.out, "bytes used:        9 (9 B) on disk\n"));
+  CHECK(Has(status.out, "bytes apparent:    9 (9 B) by length\n"));  // the daemon's appends count as written
+  CHECK(Has(status.out, "bytes written:     9 on disk, 9 by length\n"));
 
   auto sj = Ctl(d, {"status", "--json"});
   REQUIRE(sj.exit_code == 0);
@@ -174,24 +176,26 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
   CHECK(Trim(sj.out).back() == '}');
   CHECK(Has(sj.out, "\"root\":\"" + d.root() + "\""));
   CHECK(JsonNumber(sj.out, "record_num") == 10);
-  CHECK(Has(sj.out, "\"host\":{\"dirs\":1,\"limit\":10,\"bytes\":5}"));
-  CHECK(Has(sj.out, "\"device\":{\"dirs\":1,\"limit\":10,\"bytes\":3}"));
-  CHECK(Has(sj.out, "\"exit\":{\"dirs\":1,\"limit\":null,\"bytes\":1}"));
+  CHECK(Has(sj.out, "\"host\":{\"dirs\":1,\"limit\":10,\"bytes\":5,\"apparent_bytes\":5}"));
+  CHECK(Has(sj.out, "\"device\":{\"dirs\":1,\"limit\":10,\"bytes\":3,\"apparent_bytes\":3}"));
+  CHECK(Has(sj.out, "\"exit\":{\"dirs\":1,\"limit\":null,\"bytes\":1,\"apparent_bytes\":1}"));
   CHECK(JsonNumber(sj.out, "bytes_used") == 9);
+  CHECK(JsonNumber(sj.out, "bytes_apparent") == 9);
+  CHECK(JsonNumber(sj.out, "bytes_written_apparent") == 9);
   CHECK(JsonNumber(sj.out, "clients") == 1);  // this very atracectl
   CHECK(JsonNumber(sj.out, "events_begun") == 3);
   CHECK(JsonNumber(sj.out, "bytes_written") == 9);
 
   auto list = Ctl(d, {"list"});
   REQUIRE(list.exit_code == 0);
-  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tPID\tUID\tSIZE\tAGE\tPATH\n"));
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n"));
   CHECK(Has(list.out, "\tdevice\tschedule\t"));
   CHECK(Has(list.out, "\texit\texit\t"));
   auto lj = Ctl(d, {"list", "--json"});
   REQUIRE(lj.exit_code == 0);
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
   std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
-                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
+                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
                    "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\"\\}");
   auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
   CHECK(std::distance(begin, std::sregex_iterator()) == 3);
@@ -200,9 +204,10 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
 
   auto du = Ctl(d, {"du"});
   REQUIRE(du.exit_code == 0);
-  CHECK(du.out == "5\thost\n3\tdevice\n1\texit\n9\ttotal\n");
+  CHECK(du.out == "5\thost\t5\n3\tdevice\t3\n1\texit\t1\n9\ttotal\t9\n");
   auto duj = Ctl(d, {"du", "--json"});
-  CHECK(Trim(duj.out) == "{\"host\":5,\"device\":3,\"exit\":1,\"total\":9}");
+  CHECK(Trim(duj.out) ==
+        "{\"host\":5,\"device\":3,\"exit\":1,\"total\":9,\"apparent\":{\"host\":5,\"device\":3,\"exit\":1,\"total\":9}}");
 
   auto dry = Ctl(d, {"vacuum", "--dry-run"});
   REQUIRE(dry.exit_code == 0);

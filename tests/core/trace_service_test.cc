@@ -372,6 +372,48 @@ TEST_CASE("FILE_GET_FD passes a descriptor with its reply frame", "[service]") {
   CHECK(ReadFile(dir + "/schedule_tracer_fd.txt") == "via-fd");
 }
 
+// Defect 4 of issue 14: through a passed descriptor a client can make a sparse file whose
+// length says nothing about the disk it takes. The fault FS fakes one: 1 TiB long, 8 KiB used.
+TEST_CASE("a passed file counts by its allocated blocks and reports its length beside", "[service]") {
+  ServiceFixture f;
+  auto id = f.Client(100);
+  std::string dir = f.Begin(id, 1);
+  REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(1, 1, "sparse"))).status == 0);
+  std::string appended = "abc";
+  auto append = Payload(proto::FileAppend{1, {reinterpret_cast<const uint8_t*>(appended.data()), appended.size()}});
+  REQUIRE(f.Call(id, ATR_OP_FILE_APPEND, append).status == 0);  // counted as written: 3 and 3
+  UniqueFd fd;
+  REQUIRE(f.Call(id, ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{1}), &fd).status == 0);
+  REQUIRE(fd.valid());
+  const std::string rel = dir.substr(f.fault_->trace_dir().size() + 1) + "/schedule_tracer_sparse.txt";
+  constexpr uint64_t kTiB = 1ull << 40;
+  f.fault_->FakeUsage(rel, {8192, kTiB + 1});
+
+  // STATUS and LIST measure the open passed file now, not at its close.
+  proto::StatusReply s;
+  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_STATUS, {}).body, &s));
+  CHECK(s.bytes_written == 8192);
+  CHECK(s.bytes_apparent == kTiB + 1);
+  proto::ListReply list;
+  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_LIST, Payload(proto::ListRequest{0, 10})).body, &list));
+  REQUIRE(list.entries.size() == 1);
+  CHECK(list.entries[0].bytes == 8192);
+  CHECK(list.entries[0].apparent_bytes == kTiB + 1);
+
+  // An append to a passed file is measured from the file too, not added as written.
+  proto::SizeReply size;
+  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_FILE_APPEND, append).body, &size));
+  CHECK(size.size == kTiB + 1);
+  f.fault_->FakeUsage(rel, {4096, 10});  // shrunk by its holder: the counters keep the peak
+  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1})).body, &size));
+  CHECK(size.size == 10);  // the close replies the file's length
+  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{1})).body, &size));
+  CHECK(size.size == 8192);
+  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_STATUS, {}).body, &s));
+  CHECK(s.bytes_written == 8192);
+  CHECK(s.bytes_apparent == kTiB + 1);
+}
+
 TEST_CASE("status, list and vacuum", "[service]") {
   ServiceFixture f;
   auto id = f.Client(100);

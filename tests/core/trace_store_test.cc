@@ -555,8 +555,23 @@ TEST_CASE("listing reports class, pid, uid and bytes in creation order", "[store
   f.Restart(10);  // bytes of recovered dirs come from the disk
   auto after = f.store_->List(0, 100);
   REQUIRE(after.size() == 3);
-  CHECK(after[0].bytes == 5);
+  CHECK(after[0].apparent_bytes == 5);
+  CHECK(after[0].bytes % 512 == 0);  // allocated blocks: whole sectors, whatever the length
   (void)c;
+}
+
+TEST_CASE("recovery sizes a directory by its allocated blocks, its length beside", "[store]") {
+  StoreFixture f(10);
+  uint64_t a = f.Begin(EventKind::kSchedule, Side::kHost, 100, false);
+  f.Write(a, "x", "12345");
+  const std::string rel = f.paths_.at(a);
+  f.fault_.FakeUsage(rel, {8192, (1ull << 40) + 1});  // a sparse file made through a passed fd
+  f.Restart(10);
+  CHECK(f.store_->used_bytes() == 8192);  // what the byte budget counts
+  auto list = f.store_->List(0, 100);
+  REQUIRE(list.size() == 1);
+  CHECK(list[0].bytes == 8192);
+  CHECK(list[0].apparent_bytes == (1ull << 40) + 1);
 }
 
 TEST_CASE("created and aged dirs are reported as structured events", "[store]") {

@@ -1,11 +1,18 @@
-// libFuzzer target: arbitrary bytes from a client, through a real Session over an in-process
-// socket pair, into the request handler and the store on a scratch root, on one io_context
-// as in the daemon, so each input runs deterministically to completion. Aging (with inline
-// deletes) keeps the scratch root bounded however long the fuzzer runs.
+// libFuzzer target: a client, through a real Session over an in-process socket pair, into
+// the request handler and the store on a scratch root, on one io_context as in the daemon,
+// so each input runs deterministically to completion. Aging (with inline deletes) keeps the
+// scratch root bounded however long the fuzzer runs.
+//
+// Two kinds of input: raw bytes, fed as they are (single frames, garbage, the frame corpus),
+// and, after a first byte of kScriptMarker, a script of requests (session_script.h) that
+// reaches FILE_GET_FD, pipelined batches and tampering with passed files. Every descriptor
+// received is closed, and each input checks that the process holds no more than it did.
+#include <dirent.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -15,6 +22,8 @@
 #include "atraced/core/remover.h"
 #include "atraced/core/trace_service.h"
 #include "atraced/ipc/session.h"
+#include "session_peer.h"
+#include "session_script.h"
 
 using namespace atraced;
 
@@ -50,10 +59,39 @@ World& TheWorld() {
   return *w;
 }
 
+constexpr uint8_t kScriptMarker = 0xA5;
+
+size_t OpenFds() {
+  size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (::readdir(d) != nullptr) ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+// Descriptors the process may gain without leaking: the store's cache of process dirs and
+// a few for the order log and libFuzzer's own. A leak of one per input passes this in a few
+// hundred inputs.
+constexpr size_t kFdSlack = PosixFileSystem::kDirCacheSize + 16;
+
+void FeedRaw(fuzz::Peer& peer, const uint8_t* data, size_t size, const bool& closed) {
+  // Sends, then drains replies, in steps, as the raw corpus always did.
+  size_t off = 0;
+  while (off < size && !closed) {
+    ssize_t n = ::send(peer.fd(), data + off, size - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) off += static_cast<size_t>(n);
+    if (n < 0 && errno != EAGAIN) break;
+    peer.Pump();
+    peer.Drain();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   World& w = TheWorld();
+  static const size_t fds_at_start = OpenFds();
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0) return 0;
   LocalSocket server(w.io);
@@ -63,29 +101,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                            std::chrono::seconds(30), [&closed](Session*) { closed = true; });
   session->Start();
   session.reset();
-  size_t off = 0;
-  char sink[65536];
-  // Feed the input while draining replies, then hang up and let the session wind down.
-  while (off < size) {
-    ssize_t n = ::send(sv[1], data + off, size - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) off += static_cast<size_t>(n);
-    if (n < 0 && errno != EAGAIN) break;
-    w.io.restart();
-    w.io.poll();
-    while (::recv(sv[1], sink, sizeof sink, MSG_DONTWAIT) > 0) {
+  {
+    fuzz::Peer peer(w.io, sv[1]);
+    if (size > 0 && data[0] == kScriptMarker) {
+      fuzz::ScriptReader script(data + 1, size - 1);
+      fuzz::ScriptClient(peer, closed).Run(script);
+    } else {
+      FeedRaw(peer, data, size, closed);
     }
-    if (closed) break;
-  }
-  ::shutdown(sv[1], SHUT_WR);
-  for (int i = 0; i < 10000 && !closed; ++i) {
-    w.io.restart();
-    w.io.poll();
-    while (::recv(sv[1], sink, sizeof sink, MSG_DONTWAIT) > 0) {
+    // Hang up and let the session wind down, reading (and closing) what is still sent.
+    ::shutdown(peer.fd(), SHUT_WR);
+    for (int i = 0; i < 10000 && !closed; ++i) {
+      peer.Pump();
+      peer.Drain();
     }
   }
-  ::close(sv[1]);
   w.io.restart();
   w.io.poll();
   if (!closed) std::abort();  // a session must end when its peer hangs up
+  if (OpenFds() > fds_at_start + kFdSlack) {
+    std::fprintf(stderr, "descriptor leak: %zu open, %zu at the start\n", OpenFds(), fds_at_start);
+    std::abort();
+  }
   return 0;
 }

@@ -231,7 +231,10 @@ TEST_CASE("fd passing: the client writes at native speed into the daemon's file"
   CHECK(ReadFile(path.path) == data);
   CHECK(path.path.substr(path.path.rfind('/') + 1) == "schedule_tracer_aicpu.bin");
   CHECK(c.Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{1}))->status == 0);
-  CHECK(Status(c).bytes_written == data.size());
+  const proto::StatusReply st = Status(c);
+  CHECK(st.bytes_apparent == data.size());  // written through the descriptor: measured by fstat
+  CHECK(st.bytes_written % 512 == 0);       // allocated blocks
+  CHECK(st.bytes_written >= data.size() / 2);
 }
 
 TEST_CASE("fd passing must be negotiated", "[integration]") {

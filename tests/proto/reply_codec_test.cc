@@ -147,12 +147,13 @@ StatusReply SampleStatus() {
   s.removal_failures = 9;
   s.requests_refused = 10;
   s.root = "/var/log";
+  s.bytes_apparent = 1ull << 40;
   return s;
 }
 
 TEST_CASE("STATUS reply: layout, round trip, rejections", "[codec][reply][status]") {
   const auto body = EncodeToVector(SampleStatus());
-  REQUIRE(body.size() == 64 + 2 + 8);
+  REQUIRE(body.size() == 64 + 2 + 8 + 8);
   CHECK(std::vector<uint8_t>(body.begin(), body.begin() + 24) ==
         Bytes({1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0}));
   CHECK(body[40] == 8);  // bytes_written, low byte first
@@ -165,10 +166,15 @@ TEST_CASE("STATUS reply: layout, round trip, rejections", "[codec][reply][status
   CHECK(out.bytes_written == 0x0102030405060708ull);
   CHECK(out.requests_refused == 10);
   CHECK(out.root == "/var/log");
+  CHECK(out.bytes_apparent == 1ull << 40);  // appended after the root path
+  CHECK(body[74 + 5] == 1);
 
   auto extended = body;
   extended.push_back(1);  // later minor versions append after the root path
   CHECK(RequireDecoded<StatusReply>(extended).root == "/var/log");
+  // An older daemon's body ends at the root; its bytes_written was the file length.
+  CHECK(RequireDecoded<StatusReply>(std::span(body).first(74)).bytes_apparent == 0x0102030405060708ull);
+  CHECK(RequireDecoded<StatusReply>(std::span(body).first(80)).bytes_apparent == 0x0102030405060708ull);
 
   auto reserved = body;
   reserved[20] = 1;
@@ -188,6 +194,7 @@ ListEntry SampleEntry(uint64_t seq, std::string path) {
   e.bytes = 1 << 20;
   e.created_unix_us = 1700000000000000ull;
   e.path = std::move(path);
+  e.apparent_bytes = (1ull << 40) + seq;
   return e;
 }
 
@@ -195,9 +202,16 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   ListReply in;
   in.entries.push_back(SampleEntry(1, "trace_1_2_20240131235959123456/1_event_2_x"));
   in.entries.push_back(SampleEntry(2, "trace_1_2_20240131235959123456/2_event_2_y"));
-  const auto body = EncodeToVector(in);
+  const auto full = EncodeToVector(in);
   const size_t entry_size = 40 + 2 + in.entries[0].path.size();
-  REQUIRE(body.size() == 8 + 2 * entry_size);
+  REQUIRE(full.size() == 8 + 2 * entry_size + 2 * 8);  // the apparent sizes follow every entry
+  const ListReply with_apparent = RequireDecoded<ListReply>(full);
+  CHECK(with_apparent.entries[0].apparent_bytes == (1ull << 40) + 1);
+  CHECK(with_apparent.entries[1].apparent_bytes == (1ull << 40) + 2);
+  CHECK(with_apparent.entries[1].path == in.entries[1].path);
+  // Without them (an older daemon, or one cut short): all fall back to `bytes`.
+  const std::vector<uint8_t> body(full.begin(), full.end() - 16);
+  CHECK(RequireDecoded<ListReply>(std::span(full).first(full.size() - 1)).entries[0].apparent_bytes == 1 << 20);
   CHECK(std::vector<uint8_t>(body.begin(), body.begin() + 18) ==
         Bytes({2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1}));
   const ListReply out = RequireDecoded<ListReply>(body);
@@ -211,6 +225,7 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   CHECK(out.entries[1].bytes == 1 << 20);
   CHECK(out.entries[1].created_unix_us == 1700000000000000ull);
   CHECK(out.entries[1].path == in.entries[1].path);
+  CHECK(out.entries[1].apparent_bytes == 1 << 20);
 
   CHECK(RequireDecoded<ListReply>(EncodeToVector(ListReply{})).entries.empty());
 

@@ -16,9 +16,11 @@ class FaultWritableFile final : public WritableFile {
     if (st.ok()) fs_.Consumed(data.size());
     return st;
   }
-  uint64_t size() const override { return base_->size(); }
-  Result<uint64_t> Refresh() override {
+  DiskUsage usage() const override { return faked_ ? *faked_ : base_->usage(); }
+  Result<DiskUsage> Refresh() override {
     if (int e = fs_.Check(FsOp::kRefresh, rel_)) return Injected(e, "stat " + rel_);
+    faked_ = fs_.FakedUsage(rel_);
+    if (faked_) return *faked_;
     return base_->Refresh();
   }
   Result<UniqueFd> Dup() override {
@@ -30,6 +32,7 @@ class FaultWritableFile final : public WritableFile {
   FaultFileSystem& fs_;
   std::unique_ptr<WritableFile> base_;
   std::string rel_;
+  std::optional<DiskUsage> faked_;  // from FakeUsage, as of the last Refresh
 };
 
 }  // namespace
@@ -97,7 +100,7 @@ Status FaultFileSystem::RemoveTree(const std::string& rel) {
   uint64_t freed = 0;
   if (faking) {
     auto bytes = base_.TreeBytes(rel);
-    freed = bytes.ok() ? *bytes : 0;
+    freed = bytes.ok() ? bytes->apparent : 0;  // what Consumed took: the bytes appended
   }
   Status st = base_.RemoveTree(rel);
   if (st.ok() && faking) {
@@ -118,8 +121,9 @@ Result<FsSpace> FaultFileSystem::Space() {
   }
   return base_.Space();
 }
-Result<uint64_t> FaultFileSystem::TreeBytes(const std::string& rel) {
+Result<DiskUsage> FaultFileSystem::TreeBytes(const std::string& rel) {
   if (int e = Check(FsOp::kTreeBytes, rel)) return Injected(e, "du " + rel);
+  if (auto faked = FakedUsage(rel)) return *faked;
   return base_.TreeBytes(rel);
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <algorithm>
@@ -34,9 +35,23 @@ class FaultFileSystem final : public FileSystem {
     std::lock_guard<std::mutex> lock(mu_);
     rules_.push_back({op, std::move(path_part), 0, 1, std::move(action)});
   }
+  // Makes the file or tree at exactly `rel` report `usage` (a sparse file, say) from
+  // Refresh and TreeBytes instead of what the disk says; it stands until the file's next
+  // Refresh, whatever Append writes meanwhile.
+  void FakeUsage(std::string rel, DiskUsage usage) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fake_usage_[std::move(rel)] = usage;
+  }
+  std::optional<DiskUsage> FakedUsage(const std::string& rel) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = fake_usage_.find(rel);
+    if (it == fake_usage_.end()) return std::nullopt;
+    return it->second;
+  }
   void Clear() {
     std::lock_guard<std::mutex> lock(mu_);
     rules_.clear();
+    fake_usage_.clear();
   }
   // Makes Space() report these figures instead of the real file system's; `available` then
   // shrinks by what is appended through this wrapper and grows by what RemoveTree frees
@@ -69,7 +84,7 @@ class FaultFileSystem final : public FileSystem {
   Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
-  Result<uint64_t> TreeBytes(const std::string& rel) override;
+  Result<DiskUsage> TreeBytes(const std::string& rel) override;
   Result<FsSpace> Space() override;
 
   // Returns the errno to inject, or 0 to pass through (used by the file wrapper too).
@@ -88,6 +103,7 @@ class FaultFileSystem final : public FileSystem {
   std::mutex mu_;  // the remover thread calls RemoveTree beside the test's thread
   std::vector<Rule> rules_;
   std::optional<FsSpace> fake_space_;
+  std::map<std::string, DiskUsage> fake_usage_;
   std::atomic<int> calls_[static_cast<size_t>(FsOp::kCount)] = {};
 };
 

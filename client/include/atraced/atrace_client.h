@@ -101,10 +101,13 @@ typedef struct atrace_status {
   uint32_t clients;
   uint64_t events_begun;
   uint64_t dirs_aged;
-  uint64_t bytes_written;
+  uint64_t bytes_written;     /* disk taken: allocated blocks (st_blocks * 512) */
   uint64_t removal_failures;
   uint64_t requests_refused;
   char root[ATRACE_PATH_MAX]; /* the spool root, NUL-terminated */
+  /* Appended after 0.1.0: filled by atrace_client_status_ex only (atrace_client_status
+   * writes no further than root, the struct its callers were built with). */
+  uint64_t bytes_apparent;    /* the same growth by file length, holes included */
 } atrace_status;
 
 typedef struct atrace_list_entry {
@@ -114,9 +117,11 @@ typedef struct atrace_list_entry {
   uint32_t device_id;
   int32_t pid;
   uint32_t uid;
-  uint64_t bytes;
+  uint64_t bytes;          /* disk used: allocated blocks */
   uint64_t created_unix_us;
   const char *path; /* relative to <root>/atrace; valid during the callback only */
+  /* Appended after 0.1.0 (the library owns the struct, so older callers never read it). */
+  uint64_t apparent_bytes; /* the files' lengths, holes included */
 } atrace_list_entry;
 
 /* Counters of one handle, for the application and for tests. */
@@ -173,7 +178,7 @@ ATRACE_EXPORT int atrace_client_flush(atrace_client *client);
 ATRACE_EXPORT int atrace_event_begin(atrace_client *client, const atrace_event_spec *spec,
                                      atrace_event **out);
 /* Ends the event (closing its files still open) and frees the handle, also on error.
- * bytes (may be NULL) receives the bytes in the event's files. */
+ * bytes (may be NULL) receives the disk the event's files take (allocated blocks). */
 ATRACE_EXPORT int atrace_event_end(atrace_event *event, uint64_t *bytes);
 /* The event directory's absolute path; valid while the event handle lives. */
 ATRACE_EXPORT const char *atrace_event_path(const atrace_event *event);
@@ -194,7 +199,11 @@ ATRACE_EXPORT const char *atrace_file_path(const atrace_file *file);
 
 /* ---- Queries ---------------------------------------------------------------------------- */
 
+/* Fills *out up to and including root (the layout of 0.1.0). */
 ATRACE_EXPORT int atrace_client_status(atrace_client *client, atrace_status *out);
+/* Fills the first `size` bytes of *out: pass sizeof *out, and a later library with a longer
+ * struct fills what this one knows of it. */
+ATRACE_EXPORT int atrace_client_status_ex(atrace_client *client, atrace_status *out, size_t size);
 /* Calls fn for every event directory in creation order (paging through LIST). */
 ATRACE_EXPORT int atrace_client_list(atrace_client *client, atrace_list_fn fn, void *user);
 /* Applies the aging limits now (or only reports, dry_run != 0); fn (may be NULL) gets each

@@ -60,6 +60,7 @@ struct ListEntry {
   uint64_t bytes = 0;
   uint64_t created_unix_us = 0;
   std::string path;  // relative to <root>/atrace
+  uint64_t apparent_bytes = 0;
 };
 
 class File {
@@ -173,7 +174,7 @@ class Client {
     return Event(e);
   }
 
-  std::error_code Status(atrace_status* out) { return MakeError(atrace_client_status(c_.get(), out)); }
+  std::error_code Status(atrace_status* out) { return MakeError(atrace_client_status_ex(c_.get(), out, sizeof *out)); }
 
   std::error_code List(std::vector<ListEntry>* out) {
     out->clear();
@@ -182,7 +183,7 @@ class Client {
         [](const atrace_list_entry* e, void* user) {
           auto* v = static_cast<std::vector<ListEntry>*>(user);
           v->push_back(ListEntry{e->seq, e->kind, e->side, e->device_id, e->pid, e->uid, e->bytes,
-                                 e->created_unix_us, e->path});
+                                 e->created_unix_us, e->path, e->apparent_bytes});
           return 0;
         },
         out));

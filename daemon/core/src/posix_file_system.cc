@@ -74,6 +74,11 @@ int WalkBeneath(int base, const std::string& rest, int flags, mode_t mode) {
   return ::openat(at, parts->back().c_str(), flags | O_NOFOLLOW, mode);
 }
 
+// Both figures of a stat: st_blocks is in 512-byte units whatever the file system's block size.
+DiskUsage UsageOf(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_blocks) * 512, static_cast<uint64_t>(st.st_size)};
+}
+
 DirEntry::Type TypeOf(int dirfd, const char* name, unsigned char t) {
   if (t == DT_UNKNOWN) {  // some filesystems do not fill d_type
     struct stat st {};
@@ -121,8 +126,8 @@ Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what) {
 
 class PosixWritableFile final : public WritableFile {
  public:
-  PosixWritableFile(UniqueFd fd, uint64_t size, std::string path)
-      : fd_(std::move(fd)), size_(size), path_(std::move(path)) {}
+  PosixWritableFile(UniqueFd fd, DiskUsage usage, std::string path)
+      : fd_(std::move(fd)), usage_(usage), path_(std::move(path)) {}
 
   Status Append(std::span<const uint8_t> data) override {
     while (!data.empty()) {
@@ -133,20 +138,20 @@ class PosixWritableFile final : public WritableFile {
         return Errno(err, "write " + path_);
       }
       if (n == 0) return Status::Error(EIO, "write " + path_ + " returned 0");
-      size_ += static_cast<uint64_t>(n);
+      usage_ += {static_cast<uint64_t>(n), static_cast<uint64_t>(n)};
       data = data.subspan(static_cast<size_t>(n));
     }
     return Status::Ok();
   }
-  uint64_t size() const override { return size_; }
-  Result<uint64_t> Refresh() override {
+  DiskUsage usage() const override { return usage_; }
+  Result<DiskUsage> Refresh() override {
     struct stat st {};
     if (::fstat(fd_.get(), &st) != 0) {
       int err = errno;
       return Errno(err, "stat " + path_);
     }
-    size_ = static_cast<uint64_t>(st.st_size);
-    return size_;
+    usage_ = UsageOf(st);
+    return usage_;
   }
   Result<UniqueFd> Dup() override {
     UniqueFd dup(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
@@ -159,7 +164,7 @@ class PosixWritableFile final : public WritableFile {
 
  private:
   UniqueFd fd_;
-  uint64_t size_;
+  DiskUsage usage_;
   std::string path_;
 };
 
@@ -211,11 +216,11 @@ Status RemoveAt(int parent, const std::string& name, const std::string& shown, d
   return Status::Ok();
 }
 
-Result<uint64_t> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth) {
+Result<DiskUsage> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth) {
   if (depth > kMaxRemoveDepth) return Status::Error(ELOOP, shown + ": tree too deep");
   auto entries = ReadEntries(dirfd, shown);
   if (!entries.ok()) return entries.status();
-  uint64_t total = 0;
+  DiskUsage total;
   for (const DirEntry& e : *entries) {
     if (e.type == DirEntry::Type::kDirectory) {
       UniqueFd sub(::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -227,7 +232,7 @@ Result<uint64_t> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth
     } else if (e.type == DirEntry::Type::kRegular) {
       struct stat st {};
       if (::fstatat(dirfd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-        total += static_cast<uint64_t>(st.st_size);
+        total += UsageOf(st);
       }
     }
   }
@@ -468,7 +473,7 @@ Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::str
       if ((kFileMode & ~umask_) != kFileMode) {
         if (Status st = FixMode(fd.get(), kFileMode); !st.ok()) return st;
       }
-      return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), 0, path));
+      return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), {}, path));
     }
     int err = errno;
     if (err == ENOENT && attempt == 0 && !anchor->cached.empty()) {
@@ -491,7 +496,7 @@ Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::str
       int ferr = errno;
       return Errno(ferr, "fcntl " + path);
     }
-    return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), static_cast<uint64_t>(st.st_size), path));
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), UsageOf(st), path));
   }
   return Status::Error(ENOENT, "open " + path + ": parent missing");
 }
@@ -537,7 +542,7 @@ Status PosixFileSystem::ReplaceFile(const std::string& rel, std::span<const uint
     int err = errno;
     return Errno(err, "create " + trace_dir_ + "/" + tmp);
   }
-  PosixWritableFile file(std::move(fd), 0, trace_dir_ + "/" + tmp);
+  PosixWritableFile file(std::move(fd), {}, trace_dir_ + "/" + tmp);
   if (Status st = file.Append(data); !st.ok()) return st;
   // The rename must not publish an empty file after a power cut.
   auto copy = file.Dup();
@@ -601,7 +606,7 @@ Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
   return Status::Ok();
 }
 
-Result<uint64_t> PosixFileSystem::TreeBytes(const std::string& rel) {
+Result<DiskUsage> PosixFileSystem::TreeBytes(const std::string& rel) {
   auto dir = OwnerDirFd();
   UniqueFd fd(OpenBeneath(dir->get(), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
   if (!fd.valid()) {

@@ -118,20 +118,34 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
 }
 
 void TraceService::Account(const Client& c, OpenFile& f) {
-  if (f.file->size() <= f.accounted) return;
-  const uint64_t delta = f.file->size() - f.accounted;
-  f.accounted = f.file->size();
-  if (auto rec = process_records_.find(c.peer.pid); rec != process_records_.end()) rec->second.bytes += delta;
-  store_.AddBytes(f.seq, delta);
+  if (f.passed) (void)f.file->Refresh();  // a failed fstat keeps the last figures
+  // Growth only: the counters count what was written since start, and a file its holder
+  // shrank keeps being charged for its peak until its directory is aged, which errs on the
+  // side of the budget.
+  const DiskUsage now = f.file->usage();
+  const DiskUsage grown{now.allocated > f.accounted.allocated ? now.allocated - f.accounted.allocated : 0,
+                        now.apparent > f.accounted.apparent ? now.apparent - f.accounted.apparent : 0};
+  if (grown == DiskUsage{}) return;
+  if (auto rec = process_records_.find(c.peer.pid); rec != process_records_.end()) rec->second.bytes += grown.allocated;
+  store_.AddBytes(f.seq, grown);
+  f.accounted = {std::max(now.allocated, f.accounted.allocated), std::max(now.apparent, f.accounted.apparent)};
+}
+
+void TraceService::AccountPassedFiles() {
+  for (auto& [id, c] : clients_) {
+    for (auto& [file_id, f] : c.files) {
+      if (f.passed && f.file) Account(c, f);
+    }
+  }
 }
 
 uint64_t TraceService::CloseFile(const Client& c, OpenFile& f) {
-  if (!f.file) return f.accounted;
-  if (f.passed) (void)f.file->Refresh();  // the client may have written through its descriptor
+  if (!f.file) return f.accounted.apparent;
   Account(c, f);
+  const uint64_t length = f.file->size();
   f.file.reset();
   f.charge.Reset();
-  return f.accounted;
+  return length;
 }
 
 void TraceService::Disconnect(ClientId id) {
@@ -431,9 +445,9 @@ TraceService::Reply TraceService::OnFileOpen(Client& c, std::span<const uint8_t>
   if (auto refused = ChargeFd(c, &charge)) return refused;
   auto file = store_.OpenFile(ev->second, *name);
   if (!file.ok()) return Refusal{Neg(file.status().err()), file.status().message()};
-  const uint64_t size = (*file)->size();
   const std::string* dir = store_.PathOf(ev->second);
-  c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*file), std::move(charge), size, false});
+  const DiskUsage usage = (*file)->usage();
+  c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*file), std::move(charge), usage, false});
   proto::Encode(proto::PathReply{store_.fs().trace_dir() + "/" + (dir ? *dir : "") + "/" + name->str()}, body);
   return std::nullopt;
 }
@@ -470,6 +484,8 @@ TraceService::Reply TraceService::OnFileGetFd(Client& c, std::span<const uint8_t
   if (!(c.features & ATR_FEATURE_FD_PASSING)) return Refusal{ATR_ENOTSUP, "FILE_GET_FD: fd passing was not negotiated in HELLO"};
   auto f = c.files.find(m.id);
   if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
+  // What the holder writes is only seen afterwards: a process at its byte bound gets no more.
+  if (auto refused = AdmitBytes(c, 1)) return refused;
   if (auto refused = ChargeFd(c, charge)) return refused;
   auto dup = f->second.file->Dup();
   if (!dup.ok()) return Refusal{Neg(dup.status().err()), dup.status().message()};
@@ -513,6 +529,7 @@ TraceService::Reply TraceService::OnEventEnd(Client& c, std::span<const uint8_t>
 TraceService::Reply TraceService::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::StatusRequest m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  AccountPassedFiles();
   const StoreCounters& sc = store_.counters();
   proto::StatusReply r;
   r.record_num = store_.record_num();
@@ -523,6 +540,7 @@ TraceService::Reply TraceService::OnStatus(std::span<const uint8_t> payload, std
   r.events_begun = sc.events_created;
   r.dirs_aged = sc.dirs_aged;
   r.bytes_written = sc.bytes_written;
+  r.bytes_apparent = sc.bytes_apparent;
   r.removal_failures = sc.removal_failures;
   r.requests_refused = counters_.requests_refused;
   r.root = options_.root;
@@ -533,6 +551,7 @@ TraceService::Reply TraceService::OnStatus(std::span<const uint8_t> payload, std
 TraceService::Reply TraceService::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::ListRequest m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  AccountPassedFiles();
   proto::ListReply r;
   for (const EventInfo& e : store_.List(m.after_seq, m.max_entries)) {
     proto::ListEntry le;
@@ -543,6 +562,7 @@ TraceService::Reply TraceService::OnList(std::span<const uint8_t> payload, std::
     le.pid = e.pid;
     le.uid = e.uid;
     le.bytes = e.bytes;
+    le.apparent_bytes = e.apparent_bytes;
     le.created_unix_us = static_cast<uint64_t>(std::max<int64_t>(0, e.created_us));
     le.path = e.rel_path;
     r.entries.push_back(std::move(le));

@@ -50,10 +50,10 @@ void TraceStore::Adopt(OrderEntry meta) {
   e.pgid = process ? process->pgid : 0;
   // The byte budget needs every directory's size: measured once here, then kept up to date.
   auto bytes = fs_.TreeBytes(e.rel_path);
-  e.bytes = bytes.ok() ? *bytes : 0;
+  e.bytes = bytes.ok() ? *bytes : DiskUsage{};
   const uint64_t seq = meta.seq;
   const AgeClass c = meta.cls;
-  AddUse(c, e.bytes);
+  AddUse(c, e.bytes.allocated);
   by_path_[e.rel_path] = seq;
   class_of_[seq] = c;
   e.meta = std::move(meta);
@@ -239,7 +239,7 @@ std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra
   pool.reserve(map.size());
   for (auto it = map.begin(); it != map.end(); ++it) {
     refs.push_back(it);
-    pool.push_back({it->second.bytes, it->second.pgid, it->second.pins == 0});
+    pool.push_back({it->second.bytes.allocated, it->second.pgid, it->second.pins == 0});
   }
   const size_t excess = count - limit;
   for (size_t i : PlanByPolicy(retention_.policy, pool, [excess](size_t n, uint64_t) { return n >= excess; })) {
@@ -262,7 +262,7 @@ std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> 
   std::vector<AgingCandidate> pool;
   pool.reserve(refs.size());
   for (const Victim& v : refs) {
-    pool.push_back({v.it->second.bytes, v.it->second.pgid, v.it->second.pins == 0 && v.it->first != protect});
+    pool.push_back({v.it->second.bytes.allocated, v.it->second.pgid, v.it->second.pins == 0 && v.it->first != protect});
   }
   std::vector<Victim> victims;
   *freed = 0;
@@ -302,13 +302,14 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     auto it = v.it;
     Entry& e = it->second;
     const uint64_t seq = it->first;
-    RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), e.bytes};
+    const uint64_t bytes = e.bytes.allocated;
+    RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};
     ++counters_.dirs_aged;
     ++counters_.dirs_aged_by[static_cast<size_t>(reason)];
-    counters_.bytes_freed_by[static_cast<size_t>(reason)] += e.bytes;
-    counters_.bytes_freed += e.bytes;
-    freed_since_sample_ += e.bytes;
-    SubUse(c, e.bytes);
+    counters_.bytes_freed_by[static_cast<size_t>(reason)] += bytes;
+    counters_.bytes_freed += bytes;
+    freed_since_sample_ += bytes;
+    SubUse(c, bytes);
     // Debug, like "created": at the limit both happen on every event, and a line per event
     // is the log spam journald users complain of. The journal still gets a structured entry
     // (the sink), and STATUS counts them.
@@ -543,7 +544,7 @@ void TraceStore::OnTraceDirReplaced() {
       }
       by_path_.erase(it->second.rel_path);
       class_of_.erase(it->first);
-      SubUse(it->second.meta.cls, it->second.bytes);
+      SubUse(it->second.meta.cls, it->second.bytes.allocated);
       it = map.erase(it);
       ++left;
     }
@@ -609,7 +610,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
     return made;
   }
 
-  Entry e{meta, rel, spec.kind, spec.pid, 1, 0, spec.process.pgid};
+  Entry e{meta, rel, spec.kind, spec.pid, 1, DiskUsage{}, spec.process.pgid};
   classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   class_of_[seq] = c;
   by_path_[rel] = seq;
@@ -635,13 +636,14 @@ Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const T
   return fs_.OpenAppend(e->rel_path + "/" + name.str());
 }
 
-void TraceStore::AddBytes(uint64_t seq, uint64_t bytes) {
-  counters_.bytes_written += bytes;
-  written_since_sample_ += bytes;
+void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
+  counters_.bytes_written += grown.allocated;
+  counters_.bytes_apparent += grown.apparent;
+  written_since_sample_ += grown.allocated;
   Entry* e = FindEntry(seq);
   if (e == nullptr) return;
-  e->bytes += bytes;
-  AddUse(e->meta.cls, bytes);
+  e->bytes += grown;
+  AddUse(e->meta.cls, grown.allocated);
   // Daemon writes asked MakeRoom first; bytes written through a passed descriptor did not.
   if (NeedFor(0).bytes != 0) AgeForBytes(0, seq);
 }
@@ -691,8 +693,8 @@ AgingReport TraceStore::Vacuum(bool dry_run) {
 
 EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
   const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
-  return EventInfo{seq,        e.rel_path,         e.kind,   side,           e.meta.device_id, e.pid,
-                   e.meta.uid, e.meta.created_us, e.bytes, e.pins};
+  return EventInfo{seq,        e.rel_path,        e.kind,            side,              e.meta.device_id, e.pid,
+                   e.meta.uid, e.meta.created_us, e.bytes.allocated, e.bytes.apparent, e.pins};
 }
 
 std::optional<EventInfo> TraceStore::Find(uint64_t seq) {

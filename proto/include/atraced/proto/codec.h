@@ -159,6 +159,7 @@ struct StatusReply {
   uint64_t events_begun = 0, dirs_aged = 0, bytes_written = 0, removal_failures = 0,
            requests_refused = 0;
   std::string root;
+  uint64_t bytes_apparent = 0;  // after root; from an older daemon, bytes_written
 };
 
 struct ListEntry {
@@ -167,9 +168,10 @@ struct ListEntry {
   uint32_t device_id = 0;
   int32_t pid = 0;
   uint32_t uid = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // allocated
   uint64_t created_unix_us = 0;
-  std::string path;  // relative to <root>/atrace
+  std::string path;             // relative to <root>/atrace
+  uint64_t apparent_bytes = 0;  // after all entries; from an older daemon, `bytes`
 };
 
 struct ListReply {

@@ -194,7 +194,8 @@ ATR_STATIC_ASSERT(sizeof(struct atr_file_append) == 8, "atr_file_append is 8 byt
 /* FILE_GET_FD, FILE_CLOSE and EVENT_END requests (8 bytes).
  * FILE_GET_FD reply: empty body; on success the reply frame carries one descriptor as
  * SCM_RIGHTS ancillary data, opened O_WRONLY|O_APPEND.
- * FILE_CLOSE reply body: u64 final file size. EVENT_END reply body: u64 event bytes. */
+ * FILE_CLOSE reply body: u64 final file size (its length). EVENT_END reply body: u64 event
+ * bytes, the disk its files take (allocated blocks; see PROTOCOL.md, Sizes). */
 struct atr_id_request {
   uint32_t id;
   uint32_t reserved;
@@ -219,9 +220,20 @@ struct atr_status_reply {
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_status_reply) == 64, "atr_status_reply is 64 bytes");
 
+/* STATUS reply, appended after the root path (1.1): the apparent size. bytes_written counts
+ * allocated blocks (st_blocks * 512), which is what fills a disk; this counts the same growth
+ * by file length, holes included. A shorter body comes from an older daemon, whose
+ * bytes_written was the file length. */
+struct atr_status_reply_apparent {
+  uint64_t bytes_apparent;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_status_reply_apparent) == 8, "atr_status_reply_apparent is 8 bytes");
+
 /* LIST request (16 bytes): entries with seq > after_seq, at most max_entries (<= 1024).
  * Reply body: u32 count, u32 reserved, then count entries, each an atr_list_entry followed by
- * u16 length + path relative to the trace directory (<root>/atrace). */
+ * u16 length + path relative to the trace directory (<root>/atrace), then (1.1) count u64s:
+ * each entry's apparent bytes, in entry order. Entries carry no size, so they cannot grow;
+ * the new figures go after all of them. A body without them comes from an older daemon. */
 struct atr_list_request {
   uint64_t after_seq;
   uint32_t max_entries;
@@ -237,7 +249,7 @@ struct atr_list_entry {
   uint32_t device_id;
   int32_t pid;
   uint32_t uid;       /* of the peer that created the event */
-  uint64_t bytes;     /* bytes in the directory's files */
+  uint64_t bytes;     /* disk used by the directory's files: allocated blocks */
   uint64_t created_unix_us; /* daemon clock at creation, for display only */
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_list_entry) == 40, "atr_list_entry is 40 bytes");

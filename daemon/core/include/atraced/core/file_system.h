@@ -7,6 +7,10 @@
 // Writes go through WritableFile (LevelDB's WritableFile): the file object counts its own
 // bytes, so the layers above never hold a raw descriptor and never fstat to learn a size.
 //
+// Sizes come as DiskUsage, two figures: what the disk really gives the file (allocated
+// blocks, which is what a byte budget protects) and its length (what `ls -l` shows). They
+// differ for a sparse file, which a client holding a passed descriptor can make at will.
+//
 // Threading: one owner thread calls everything, except RemoveTree and RemoveEmptyDir, which
 // the background remover (remover.h) also calls; implementations make those two safe to run
 // beside the owner's calls.
@@ -39,17 +43,32 @@ struct FsSpace {
   uint64_t available = 0;
 };
 
+struct DiskUsage {
+  uint64_t allocated = 0;  // st_blocks * 512: the disk really used
+  uint64_t apparent = 0;   // st_size: a hole of 1 TiB counts here, not above
+  DiskUsage& operator+=(const DiskUsage& o) {
+    allocated += o.allocated;
+    apparent += o.apparent;
+    return *this;
+  }
+  bool operator==(const DiskUsage&) const = default;
+};
+
 // A trace file opened for appending. Destroying it closes the file.
 class WritableFile {
  public:
   virtual ~WritableFile() = default;
   // Writes all of `data` at the end of the file, retrying short writes.
   virtual Status Append(std::span<const uint8_t> data) = 0;
-  // Bytes in the file: its size when opened plus what Append wrote. A client writing
-  // through a descriptor from Dup() is not seen until Refresh().
-  virtual uint64_t size() const = 0;
-  // Re-reads the size from the file itself (after descriptors were handed out).
-  virtual Result<uint64_t> Refresh() = 0;
+  // The file's use when opened plus what Append wrote, counted as written in both figures
+  // (the daemon's own appends make no holes). A client writing through a descriptor from
+  // Dup() is not seen until Refresh().
+  virtual DiskUsage usage() const = 0;
+  // The file's length as far as this object knows (replies report it as the file size).
+  uint64_t size() const { return usage().apparent; }
+  // Re-reads both figures from the file itself (fstat), for a file whose descriptor was
+  // handed out: from then on only the file can say what it holds.
+  virtual Result<DiskUsage> Refresh() = 0;
   // A new close-on-exec descriptor of the same open file, to pass to a client.
   virtual Result<UniqueFd> Dup() = 0;
 };
@@ -79,8 +98,8 @@ class FileSystem {
   virtual Status RemoveTree(const std::string& rel) = 0;
   // rmdir(2): fails with ENOTEMPTY if anything is inside.
   virtual Status RemoveEmptyDir(const std::string& rel) = 0;
-  // Sum of the sizes of the regular files in a directory tree.
-  virtual Result<uint64_t> TreeBytes(const std::string& rel) = 0;
+  // Sum of the use of the regular files in a directory tree (both figures).
+  virtual Result<DiskUsage> TreeBytes(const std::string& rel) = 0;
   // The size and free space of the trace directory's file system: one fstatvfs. The store
   // asks at most once per aging pass (see trace_store.h for when), never per append.
   virtual Result<FsSpace> Space() = 0;

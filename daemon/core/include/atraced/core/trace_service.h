@@ -147,7 +147,7 @@ class TraceService {
     uint32_t event_id = 0;
     std::unique_ptr<WritableFile> file;
     FdCharge charge;         // the file's descriptor, charged to the peer's uid
-    uint64_t accounted = 0;  // bytes of the file already added to the store's counters
+    DiskUsage accounted;     // use of the file already added to the store's counters
     bool passed = false;     // a descriptor went to the client: it may write behind our back
   };
   struct Client {
@@ -197,9 +197,13 @@ class TraceService {
 
   ProcessRecord* RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts);
   // Adds to the store's and the process's counters what the file holds beyond what was
-  // counted already.
+  // counted already. A passed file is measured with fstat first: its holder may have
+  // written anywhere in it.
   void Account(const Client& c, OpenFile& f);
-  // Closes the file and accounts what was written to it; returns its final size.
+  // Accounts every open file whose descriptor was passed, so STATUS and LIST report what
+  // the disk holds now, not at the files' close. One fstat per such file.
+  void AccountPassedFiles();
+  // Closes the file and accounts what was written to it; returns its final length.
   uint64_t CloseFile(const Client& c, OpenFile& f);
   // The rate limit of the client's process for one more event of `kind`.
   Reply AdmitEvent(const Client& c, EventKind kind);

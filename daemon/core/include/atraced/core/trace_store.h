@@ -76,7 +76,8 @@ struct EventInfo {
   int32_t pid = 0;
   uint32_t uid = 0;
   int64_t created_us = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;           // allocated: what the directory takes from the disk
+  uint64_t apparent_bytes = 0;  // the files' lengths, holes included
   uint32_t pins = 0;
 };
 
@@ -86,8 +87,9 @@ struct StoreCounters {
   std::array<uint64_t, kAgingReasonCount> dirs_aged_by{};    // the same, by reason
   std::array<uint64_t, kAgingReasonCount> bytes_freed_by{};  // their bytes, by reason
   uint64_t removal_failures = 0;   // deletes that failed (each is retried)
-  uint64_t bytes_written = 0;
-  uint64_t bytes_freed = 0;        // the bytes of aged directories
+  uint64_t bytes_written = 0;   // allocated (see DiskUsage): what the budget protects
+  uint64_t bytes_apparent = 0;  // the same growth measured by file length
+  uint64_t bytes_freed = 0;     // the (allocated) bytes of aged directories
   // Writes and new events refused with ENOSPC, indexed by ByteLimit (max-use, keep-free).
   std::array<uint64_t, 3> refused_by_limit{};
 };
@@ -119,10 +121,12 @@ class TraceStore {
 
   // Opens (creating if needed) a file in a pinned event.
   Result<std::unique_ptr<WritableFile>> OpenFile(uint64_t seq, const TraceFileName& name);
-  // Accounts bytes written into an event's files (by the daemon or through a passed fd).
-  // Bytes that came in through a passed descriptor may take the root over its budget; the
-  // oldest unpinned directories are then aged at once.
-  void AddBytes(uint64_t seq, uint64_t bytes);
+  // Accounts growth of an event's files (by the daemon or through a passed fd). Growth
+  // through a passed descriptor may take the root over its budget; the oldest unpinned
+  // directories are then aged at once.
+  void AddBytes(uint64_t seq, DiskUsage grown);
+  // Bytes the daemon itself wrote: both figures are the count written.
+  void AddBytes(uint64_t seq, uint64_t written) { AddBytes(seq, DiskUsage{written, written}); }
 
   // A process directory held by a live client is not removed when aging empties it.
   void HoldProcessDir(const std::string& name);
@@ -188,7 +192,7 @@ class TraceStore {
     EventKind kind = EventKind::kSchedule;
     int32_t pid = 0;
     uint32_t pins = 0;
-    uint64_t bytes = 0;  // measured at recovery, then added as written
+    DiskUsage bytes;   // measured at recovery, then added as written; the budget counts .allocated
     int32_t pgid = 0;    // of the process dir: the group `aging-policy = fair` counts by
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
