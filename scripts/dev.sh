@@ -18,6 +18,7 @@ packages=(
   clang libclang-rt-14-dev
   systemd dpkg-dev file
   build-essential debhelper lintian pandoc man-db
+  libdw-dev prometheus
 )
 
 install_deps() {

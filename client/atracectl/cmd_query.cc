@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "format.h"
 #include "parse.h"
+#include "prometheus.h"
 
 namespace po = boost::program_options;
 
@@ -62,12 +63,25 @@ uint64_t AgeSeconds(const atrace::ListEntry& e, uint64_t now_us) {
 
 int RunStatus(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
-  auto vm = ParseSimple(args, "Usage: atracectl [--socket PATH] status [--json]", true, false, &exit_code);
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)")(
+      "prometheus", po::bool_switch(),
+      "Prometheus text exposition format, for node_exporter's textfile collector (see docs/CLIENT.md)");
+  auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] status [--json | --prometheus]", options,
+                         po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
+  if ((*vm)["json"].as<bool>() && (*vm)["prometheus"].as<bool>()) {
+    std::cerr << "atracectl status: --json and --prometheus exclude each other\n";
+    return kExitUsage;
+  }
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
   atrace_status s{};
   if (auto ec = client.Status(&s)) return Fail(client, "status", ec);
+  if ((*vm)["prometheus"].as<bool>()) {
+    std::cout << PrometheusText(s);
+    return kExitOk;
+  }
   std::vector<atrace::ListEntry> entries;
   if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
   const Usage use(entries);
@@ -85,7 +99,20 @@ int RunStatus(const Globals& g, const Args& args) {
               << "\"events_begun\":" << s.events_begun << ",\"dirs_aged\":" << s.dirs_aged
               << ",\"bytes_written\":" << s.bytes_written << ",\"bytes_written_apparent\":" << s.bytes_apparent
               << ",\"removal_failures\":" << s.removal_failures
-              << ",\"requests_refused\":" << s.requests_refused << "}}\n";
+              << ",\"requests_refused\":" << s.requests_refused << "}";
+    if (s.retention_known) {
+      std::cout << ",\"retention\":{\"max_use\":" << s.max_use << ",\"keep_free\":" << s.keep_free
+                << ",\"fs_free\":" << s.fs_free << ",\"aging_policy\":\"" << (s.aging_policy ? "fair" : "fifo")
+                << "\",\"max_age_s\":" << s.max_age_s << ",\"exit_record_num\":" << s.exit_record_num
+                << ",\"used\":{\"host\":" << s.used_host << ",\"device\":" << s.used_device
+                << ",\"exit\":" << s.used_exit << "},\"bytes_freed\":" << s.bytes_freed
+                << ",\"aged\":{\"count\":" << s.aged_count << ",\"bytes\":" << s.aged_max_use
+                << ",\"keep_free\":" << s.aged_keep_free << ",\"age\":" << s.aged_max_age
+                << ",\"vacuum\":" << s.aged_vacuum << "},\"refused\":{\"max_use\":" << s.refused_max_use
+                << ",\"keep_free\":" << s.refused_keep_free << ",\"rate_limit\":" << s.refused_rate_limit
+                << ",\"max_bytes_per_client\":" << s.refused_client_bytes << "}}";
+    }
+    std::cout << "}\n";
     return kExitOk;
   }
   std::cout << "root:              " << s.root << "\n"
@@ -101,6 +128,20 @@ int RunStatus(const Globals& g, const Args& args) {
             << "bytes written:     " << s.bytes_written << " on disk, " << s.bytes_apparent << " by length\n"
             << "removal failures:  " << s.removal_failures << "\n"
             << "requests refused:  " << s.requests_refused << "\n";
+  if (s.retention_known) {
+    std::cout << "max-use:           " << s.max_use << " (" << HumanBytes(s.max_use) << "), "
+              << s.used_host + s.used_device + s.used_exit << " used\n"
+              << "keep-free:         " << s.keep_free << " (" << HumanBytes(s.keep_free) << "), " << s.fs_free
+              << " (" << HumanBytes(s.fs_free) << ") free\n"
+              << "aging policy:      " << (s.aging_policy ? "fair" : "fifo") << ", max-age "
+              << (s.max_age_s ? std::to_string(s.max_age_s) + " s" : std::string("off")) << "\n"
+              << "aged by reason:    count " << s.aged_count << ", bytes " << s.aged_max_use << ", keep-free "
+              << s.aged_keep_free << ", age " << s.aged_max_age << ", vacuum " << s.aged_vacuum << "; "
+              << s.bytes_freed << " bytes freed\n"
+              << "refused by limit:  max-use " << s.refused_max_use << ", keep-free " << s.refused_keep_free
+              << ", rate-limit " << s.refused_rate_limit << ", max-bytes-per-client " << s.refused_client_bytes
+              << "\n";
+  }
   return kExitOk;
 }
 

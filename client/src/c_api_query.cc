@@ -47,6 +47,28 @@ void FillStatus(const proto::StatusReply& s, atrace_status* out) {
   std::memcpy(out->root, s.root.data(), n);
   out->root[n] = '\0';
   out->bytes_apparent = s.bytes_apparent;
+  const auto& r = s.retention;
+  out->retention_known = r.present ? 1 : 0;
+  out->aging_policy = r.aging_policy;
+  out->max_use = r.max_use;
+  out->keep_free = r.keep_free;
+  out->fs_free = r.fs_free;
+  out->used_host = r.used_host;
+  out->used_device = r.used_device;
+  out->used_exit = r.used_exit;
+  out->bytes_freed = r.bytes_freed;
+  out->aged_count = r.aged_count;
+  out->aged_max_use = r.aged_max_use;
+  out->aged_keep_free = r.aged_keep_free;
+  out->aged_max_age = r.aged_max_age;
+  out->aged_vacuum = r.aged_vacuum;
+  out->refused_max_use = r.refused_max_use;
+  out->refused_keep_free = r.refused_keep_free;
+  out->refused_rate_limit = r.refused_rate_limit;
+  out->refused_client_bytes = r.refused_client_bytes;
+  out->exit_record_num = r.exit_record_num;
+  out->reserved = 0;
+  out->max_age_s = r.max_age_s;
 }
 
 }  // namespace

@@ -133,6 +133,16 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
   PutU64(out, m.requests_refused);
   PutString16(out, m.root);
   PutU64(out, m.bytes_apparent);
+  if (!m.retention.present) return;
+  const auto& r = m.retention;
+  for (uint64_t v : {r.max_use, r.keep_free, r.fs_free, r.used_host, r.used_device, r.used_exit, r.bytes_freed,
+                     r.aged_count, r.aged_max_use, r.aged_keep_free, r.aged_max_age, r.aged_vacuum, r.refused_max_use,
+                     r.refused_keep_free, r.refused_rate_limit, r.refused_client_bytes}) {
+    PutU64(out, v);
+  }
+  PutU32(out, r.exit_record_num);
+  PutU32(out, r.aging_policy);
+  PutU64(out, r.max_age_s);
 }
 
 DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
@@ -149,7 +159,19 @@ DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
   PROTO_TRY(CheckReserved("reserved", reserved));
   PROTO_TRY(ReadString16(in, "root", &m->root));
   // Appended fields are read when there; anything after them is a later version's.
-  if (!in.ReadU64(&m->bytes_apparent)) m->bytes_apparent = m->bytes_written;
+  if (!in.ReadU64(&m->bytes_apparent)) {
+    m->bytes_apparent = m->bytes_written;
+  } else {
+    auto& r = m->retention;
+    r.present = in.ReadU64(&r.max_use) && in.ReadU64(&r.keep_free) && in.ReadU64(&r.fs_free) &&
+                in.ReadU64(&r.used_host) && in.ReadU64(&r.used_device) && in.ReadU64(&r.used_exit) &&
+                in.ReadU64(&r.bytes_freed) && in.ReadU64(&r.aged_count) && in.ReadU64(&r.aged_max_use) &&
+                in.ReadU64(&r.aged_keep_free) && in.ReadU64(&r.aged_max_age) && in.ReadU64(&r.aged_vacuum) &&
+                in.ReadU64(&r.refused_max_use) && in.ReadU64(&r.refused_keep_free) &&
+                in.ReadU64(&r.refused_rate_limit) && in.ReadU64(&r.refused_client_bytes) &&
+                in.ReadU32(&r.exit_record_num) && in.ReadU32(&r.aging_policy) && in.ReadU64(&r.max_age_s);
+    if (!r.present) r = {};  // a truncated block is not half believed
+  }
   return CheckPath("root", m->root, /*absolute=*/true);
 }
 

@@ -6,10 +6,14 @@
 
 #include <unistd.h>
 
+#include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "client_test_util.h"
 #include "support/daemon_process.h"
+#include "support/raw_client.h"
 
 using namespace atraced::testing;
 using atrace_test::Run;
@@ -215,4 +219,69 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
   auto vac = Ctl(d, {"vacuum", "--json"});
   REQUIRE(vac.exit_code == 0);
   CHECK(Trim(vac.out) == "{\"dry_run\":false,\"removed\":[]}");
+}
+
+namespace {
+// A strict reading of the text exposition format where promtool is missing: every sample's
+// family has a HELP and a TYPE line before it, counters end in _total, values are integers.
+std::string ExpositionProblem(const std::string& text) {
+  std::map<std::string, std::string> types;
+  std::set<std::string> helped;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string first, name, type;
+    words >> first;
+    if (first == "#") {
+      words >> type >> name;
+      if (type == "HELP") helped.insert(name);
+      if (type == "TYPE") words >> types[name];
+      continue;
+    }
+    const std::string family = first.substr(0, first.find('{'));
+    if (!helped.count(family) || !types.count(family)) return "no HELP/TYPE before " + line;
+    if (types[family] == "counter" && family.size() < 6) return "short counter " + family;
+    if (types[family] == "counter" && family.compare(family.size() - 6, 6, "_total") != 0) {
+      return "counter without _total: " + family;
+    }
+    std::string value;
+    words >> value;
+    if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) return "bad value in " + line;
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("atracectl status --prometheus passes the exposition format check and counts refusals by reason",
+          "[atracectl]") {
+  DaemonProcess d({{"--rate-limit-burst", "2"}});
+  REQUIRE(d.Start());
+  // One process (this test's) over its burst: every atracectl run would be a process of its own.
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  std::string error;
+  CHECK_FALSE(c->Emit(ATR_EVENT_SCHEDULE, "o", "x", &error).empty());
+  CHECK_FALSE(c->Emit(ATR_EVENT_SCHEDULE, "o", "x", &error).empty());
+  CHECK(c->Emit(ATR_EVENT_SCHEDULE, "o", "x", &error).empty());
+  CHECK(Has(error, "rate limit"));
+  auto text = Ctl(d, {"status", "--prometheus"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "atraced_refusals_total{reason=\"rate-limit\"} 1\n"));
+  CHECK(Has(text.out, "atraced_event_dirs{class=\"host\"} 2\n"));
+  CHECK(Has(text.out, "# TYPE atraced_dirs_aged_total counter\n"));
+  CHECK(ExpositionProblem(text.out) == "");
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, text.out);
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+  } else {
+    WARN("promtool not installed: checked with the test's own reader only");
+  }
+  auto json = Ctl(d, {"status", "--json"});
+  CHECK(Has(json.out, "\"refused\":{\"max_use\":0,\"keep_free\":0,\"rate_limit\":1"));
+  auto both = Ctl(d, {"status", "--json", "--prometheus"});
+  CHECK(both.exit_code == 2);
+  CHECK(Has(both.err, "exclude each other"));
 }

@@ -108,6 +108,22 @@ typedef struct atrace_status {
   /* Appended after 0.1.0: filled by atrace_client_status_ex only (atrace_client_status
    * writes no further than root, the struct its callers were built with). */
   uint64_t bytes_apparent;    /* the same growth by file length, holes included */
+  /* Retention, appended after bytes_apparent (filled by atrace_client_status_ex only; all 0
+   * from a daemon that does not send them, which retention_known says). Bytes are allocated. */
+  uint32_t retention_known;   /* 1 if the fields below came from the daemon */
+  uint32_t aging_policy;      /* 0 fifo, 1 fair */
+  uint64_t max_use;           /* the byte budget in force */
+  uint64_t keep_free;         /* the free space kept */
+  uint64_t fs_free;           /* the daemon's estimate of the file system's free space */
+  uint64_t used_host, used_device, used_exit;
+  uint64_t bytes_freed;       /* by aging */
+  uint64_t aged_count, aged_max_use, aged_keep_free, aged_max_age, aged_vacuum; /* dirs, by reason */
+  uint64_t refused_max_use, refused_keep_free; /* -ENOSPC */
+  uint64_t refused_rate_limit;                 /* -EAGAIN */
+  uint64_t refused_client_bytes;               /* -EBUSY: max-bytes-per-client */
+  uint32_t exit_record_num;
+  uint32_t reserved;
+  uint64_t max_age_s;         /* 0: off */
 } atrace_status;
 
 typedef struct atrace_list_entry {

@@ -544,6 +544,28 @@ TraceService::Reply TraceService::OnStatus(std::span<const uint8_t> payload, std
   r.removal_failures = sc.removal_failures;
   r.requests_refused = counters_.requests_refused;
   r.root = options_.root;
+  auto& t = r.retention;
+  t.present = true;
+  t.max_use = store_.byte_limits().max_use;
+  t.keep_free = store_.byte_limits().keep_free;
+  t.fs_free = store_.free_bytes();
+  t.used_host = store_.used_bytes(AgeClass::kHost);
+  t.used_device = store_.used_bytes(AgeClass::kDevice);
+  t.used_exit = store_.used_bytes(AgeClass::kExit);
+  t.bytes_freed = sc.bytes_freed;
+  auto aged = [&sc](AgingReason why) { return sc.dirs_aged_by[static_cast<size_t>(why)]; };
+  t.aged_count = aged(AgingReason::kCount);
+  t.aged_max_use = aged(AgingReason::kMaxUse);
+  t.aged_keep_free = aged(AgingReason::kKeepFree);
+  t.aged_max_age = aged(AgingReason::kAge);
+  t.aged_vacuum = aged(AgingReason::kVacuum);
+  t.refused_max_use = sc.refused_by_limit[static_cast<size_t>(ByteLimit::kMaxUse)];
+  t.refused_keep_free = sc.refused_by_limit[static_cast<size_t>(ByteLimit::kKeepFree)];
+  t.refused_rate_limit = counters_.refused_rate_limit;
+  t.refused_client_bytes = counters_.refused_client_bytes;
+  t.exit_record_num = store_.exit_record_num();
+  t.aging_policy = static_cast<uint32_t>(store_.retention().policy);
+  t.max_age_s = static_cast<uint64_t>(store_.retention().max_age.count());
   proto::Encode(r, body);
   return std::nullopt;
 }

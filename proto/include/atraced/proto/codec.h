@@ -160,6 +160,15 @@ struct StatusReply {
            requests_refused = 0;
   std::string root;
   uint64_t bytes_apparent = 0;  // after root; from an older daemon, bytes_written
+  // After bytes_apparent (atr_status_reply_retention); `present` is false from an older daemon.
+  struct Retention {
+    bool present = false;
+    uint64_t max_use = 0, keep_free = 0, fs_free = 0, used_host = 0, used_device = 0, used_exit = 0, bytes_freed = 0;
+    uint64_t aged_count = 0, aged_max_use = 0, aged_keep_free = 0, aged_max_age = 0, aged_vacuum = 0;
+    uint64_t refused_max_use = 0, refused_keep_free = 0, refused_rate_limit = 0, refused_client_bytes = 0;
+    uint32_t exit_record_num = 0, aging_policy = 0;
+    uint64_t max_age_s = 0;
+  } retention;
 };
 
 struct ListEntry {

@@ -229,6 +229,33 @@ struct atr_status_reply_apparent {
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_status_reply_apparent) == 8, "atr_status_reply_apparent is 8 bytes");
 
+/* STATUS reply, appended after atr_status_reply_apparent (1.1): retention. The byte limits in
+ * force (resolved against the root's file system), the free-space estimate, the use per
+ * class (allocated bytes), directories aged by reason, and refusals by reason. A shorter
+ * body comes from a daemon without them. */
+struct atr_status_reply_retention {
+  uint64_t max_use;
+  uint64_t keep_free;
+  uint64_t fs_free;           /* the daemon's estimate: its last fstatvfs, corrected since */
+  uint64_t used_host;
+  uint64_t used_device;
+  uint64_t used_exit;
+  uint64_t bytes_freed;       /* by aging, all reasons */
+  uint64_t aged_count;        /* dirs aged for record-num / exit-record-num */
+  uint64_t aged_max_use;
+  uint64_t aged_keep_free;
+  uint64_t aged_max_age;
+  uint64_t aged_vacuum;
+  uint64_t refused_max_use;   /* -ENOSPC */
+  uint64_t refused_keep_free; /* -ENOSPC */
+  uint64_t refused_rate_limit;   /* -EAGAIN */
+  uint64_t refused_client_bytes; /* -EBUSY, max-bytes-per-client */
+  uint32_t exit_record_num;
+  uint32_t aging_policy;      /* 0 fifo, 1 fair */
+  uint64_t max_age_s;         /* 0: off */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_status_reply_retention) == 144, "atr_status_reply_retention is 144 bytes");
+
 /* LIST request (16 bytes): entries with seq > after_seq, at most max_entries (<= 1024).
  * Reply body: u32 count, u32 reserved, then count entries, each an atr_list_entry followed by
  * u16 length + path relative to the trace directory (<root>/atrace), then (1.1) count u64s:

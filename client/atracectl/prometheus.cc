@@ -1,0 +1,69 @@
+#include "prometheus.h"
+
+#include <sstream>
+#include <utility>
+#include <vector>
+
+namespace atracectl {
+namespace {
+
+using Samples = std::vector<std::pair<std::string, uint64_t>>;  // labels ("" or {k="v"}), value
+
+class Exposition {
+ public:
+  void Family(const char* name, const char* type, const char* help, const Samples& samples) {
+    out_ << "# HELP " << name << ' ' << help << '\n' << "# TYPE " << name << ' ' << type << '\n';
+    for (const auto& [labels, value] : samples) out_ << name << labels << ' ' << value << '\n';
+  }
+  void Gauge(const char* name, const char* help, uint64_t value) { Family(name, "gauge", help, {{"", value}}); }
+  void Counter(const char* name, const char* help, uint64_t value) { Family(name, "counter", help, {{"", value}}); }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+std::string Label(const char* key, const char* value) { return std::string("{") + key + "=\"" + value + "\"}"; }
+
+}  // namespace
+
+std::string PrometheusText(const atrace_status& s) {
+  Exposition e;
+  e.Family("atraced_event_dirs", "gauge", "Event directories the daemon counts, by class.",
+           {{Label("class", "host"), s.host_dirs}, {Label("class", "device"), s.device_dirs},
+            {Label("class", "exit"), s.exit_dirs}});
+  e.Family("atraced_event_dirs_limit", "gauge", "Event directories kept per class (record-num, exit-record-num).",
+           {{Label("class", "host"), s.record_num}, {Label("class", "device"), s.record_num},
+            {Label("class", "exit"), s.exit_record_num}});
+  e.Gauge("atraced_clients", "Connections served now.", s.clients);
+  e.Counter("atraced_events_created_total", "Event directories created.", s.events_begun);
+  e.Counter("atraced_written_bytes_total", "Bytes written into event files (allocated blocks).", s.bytes_written);
+  e.Counter("atraced_written_apparent_bytes_total", "Growth of event files by length, holes included.",
+            s.bytes_apparent);
+  e.Counter("atraced_requests_refused_total", "Requests refused, for any reason.", s.requests_refused);
+  e.Counter("atraced_removal_failures_total", "Deletes of aged directories that failed (each is retried).",
+            s.removal_failures);
+  if (s.retention_known) {
+    e.Family("atraced_used_bytes", "gauge", "Bytes (allocated) held by the counted event directories, by class.",
+             {{Label("class", "host"), s.used_host}, {Label("class", "device"), s.used_device},
+              {Label("class", "exit"), s.used_exit}});
+    e.Gauge("atraced_max_use_bytes", "The byte budget of the trace root (max-use).", s.max_use);
+    e.Gauge("atraced_keep_free_bytes", "Free space kept on the root's file system (keep-free).", s.keep_free);
+    e.Gauge("atraced_fs_free_bytes", "The daemon's estimate of the free space on the root's file system.", s.fs_free);
+    e.Gauge("atraced_max_age_seconds", "Event directories older than this are aged; 0: off.", s.max_age_s);
+    e.Family("atraced_dirs_aged_total", "counter", "Event directories aged, by the limit that asked.",
+             {{Label("reason", "count"), s.aged_count}, {Label("reason", "bytes"), s.aged_max_use},
+              {Label("reason", "keep-free"), s.aged_keep_free}, {Label("reason", "age"), s.aged_max_age},
+              {Label("reason", "vacuum"), s.aged_vacuum}});
+    e.Counter("atraced_freed_bytes_total", "Bytes (allocated) of the directories aged.", s.bytes_freed);
+    e.Family("atraced_refusals_total", "counter", "Requests refused by a retention limit, by limit.",
+             {{Label("reason", "max-use"), s.refused_max_use}, {Label("reason", "keep-free"), s.refused_keep_free},
+              {Label("reason", "rate-limit"), s.refused_rate_limit},
+              {Label("reason", "max-bytes-per-client"), s.refused_client_bytes}});
+  } else {
+    e.Counter("atraced_dirs_aged_total", "Event directories aged.", s.dirs_aged);
+  }
+  return e.str();
+}
+
+}  // namespace atracectl
