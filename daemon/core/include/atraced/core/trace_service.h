@@ -26,6 +26,7 @@
 #include <memory>
 
 #include "atraced/core/clock.h"
+#include "atraced/core/crash_inspector.h"
 #include "atraced/core/fd_budget.h"
 #include "atraced/core/file_system.h"
 #include "atraced/core/held_ring.h"
@@ -57,6 +58,12 @@ struct ServiceOptions {
   // Charged one descriptor per open file and per descriptor waiting to be passed, to the
   // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
   FdBudget* fd_budget = nullptr;
+  // CRASH: who looks at the crashed process from outside (threads, backtrace, maps), and
+  // how long it may take. The event loop waits that long at most, once per crash; the
+  // process's handler waits longer (5 s by default). nullptr: the report says there is no
+  // unwinder, and the rings are still written.
+  CrashInspector* crash_inspector = nullptr;
+  std::chrono::milliseconds crash_budget{2000};
 };
 
 // Replies to one batch of requests, in request order.
@@ -78,6 +85,7 @@ struct ServiceCounters {
   uint64_t rings_refused = 0;  // registrations refused: a bound, a bad memfd or header
   uint64_t rings_saved = 0;    // ring files written
   uint64_t deaths_recorded = 0;  // stackcore dirs written for processes that died without GOODBYE
+  uint64_t crashes_recorded = 0; // stackcore dirs written at CRASH, while the process waited
 };
 
 class TraceService {
@@ -145,6 +153,7 @@ class TraceService {
     std::map<uint32_t, HeldRing> rings;              // object id -> ring, live or released
     std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
     bool goodbye = false;
+    bool crash_recorded = false;  // CRASH wrote this process's stackcore dir: no second one at close
     // For the report of a death without GOODBYE (rings clients only).
     uint64_t start_ticks = 0;
     std::string program;
@@ -193,6 +202,12 @@ class TraceService {
   Reply OnRingReport(Client& c, std::span<const uint8_t> payload);
   Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload);
   Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
+  Reply OnCrash(Client& c, std::span<const uint8_t> payload);
+  // The connection of c's process (pid and start time) that holds rings: c or another.
+  Client* RingHolderOf(Client& c);
+  // The rings a death or a crash saves: one per object name, a live object over a destroyed
+  // exitSave one of the same name, else the newest. `names` lists them for the report.
+  static std::vector<const HeldRing*> RingsAtDeath(const Client& c, std::string* names);
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record).
   // `report`, if given, is written first and makes the directory even without records.
