@@ -8,7 +8,12 @@
  *   wait    sleeps until it is killed (the parent sends SIGKILL)
  *   exit3   _exit(3): no destructor, no GOODBYE
  *   normal  returns from main: the library says GOODBYE
- * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer. */
+ *   segv    dereferences NULL in crash_here() (the library's handler reports it)
+ *   abort   calls abort() in abort_here()
+ *   segv-on-input  reads one byte from stdin first (so the parent can stop or kill the
+ *           daemon), then as segv
+ * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
+ * backtrace names crash_here/abort_here and main. */
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -16,6 +21,14 @@
 
 #include "atrace_api.h"
 #include "atrace_pub.h"
+
+/* noinline and not static: the backtrace must show these names. */
+__attribute__((noinline)) void crash_here(void) {
+    volatile int *volatile p = NULL;
+    *p = 42;
+}
+
+__attribute__((noinline)) void abort_here(void) { abort(); }
 
 int main(int argc, char **argv) {
     TraceAttr attr;
@@ -42,5 +55,12 @@ int main(int argc, char **argv) {
         for (;;) pause();
     }
     if (strcmp(argv[1], "exit3") == 0) _exit(3);
+    if (strcmp(argv[1], "segv-on-input") == 0) {
+        char c;
+        if (read(0, &c, 1) != 1) return 11;
+        crash_here();
+    }
+    if (strcmp(argv[1], "segv") == 0) crash_here();
+    if (strcmp(argv[1], "abort") == 0) abort_here();
     return 0;
 }

@@ -1,0 +1,126 @@
+// A fatal signal that libascend_trace catches, against the real daemon: the handler sends
+// CRASH, the daemon writes the stackcore dir with a backtrace it unwinds from outside, the
+// handler re-raises and the process dies of its own signal, as it would without the library.
+// Also: the opt-out, and a daemon that is gone or never answers (the wait is bounded).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "atraced/proto/codec.h"
+#include "crash_handler.h"
+#include "crash_util.h"
+
+using namespace crash_test;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void RequireDiedOf(Child& child, int signo) {
+  const int status = child.Wait();
+  INFO("status " << status);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == signo);
+}
+
+// The one stackcore dir of a crashed child, its ring's records, and its report.
+std::string CrashReport(const DaemonProcess& d, const Child& child, const std::string& signo, int records) {
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  CHECK(Records(dirs[0] + "/schedule_tracer_crash_obj.txt") == Expected(0, records));
+  CHECK(Records(dirs[0] + "/schedule_tracer_crash_exit.txt") == std::vector<std::string>{"exit record"});
+  return ReportOf(dirs[0], child.pid, signo);  // the main thread crashed: tid == pid
+}
+
+}  // namespace
+
+TEST_CASE("crash signal: a NULL dereference is reported with a backtrace, then kills as SIGSEGV", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv", 7);
+  RequireDiedOf(child, SIGSEGV);  // the stackcore dir is written before the handler re-raises
+  const std::string report = CrashReport(d, child, "11", 7);
+  INFO(report);
+  CHECK(report.find("signal: 11 (SIGSEGV)\n") != std::string::npos);
+  CHECK(report.find("code: 1 (SEGV_MAPERR)\n") != std::string::npos);
+  CHECK(report.find("fault address: 0x0000000000000000\n") != std::string::npos);
+  CHECK(report.find("thread: " + std::to_string(child.pid) + "\n") != std::string::npos);
+  CHECK(report.find(std::string("command line: ") + ASCEND_TRACE_CRASH_CHILD + " segv 7\n") != std::string::npos);
+  CHECK(report.find(" crash_here+0x") != std::string::npos);
+  CHECK(report.find(" main+0x") != std::string::npos);
+  CHECK(report.find("libascend_trace.so") != std::string::npos);  // the handler's own frames, on top
+  CHECK(report.find("\nmaps:\n") != std::string::npos);
+  // The connections close without GOODBYE: no second dir for the same death.
+  REQUIRE(d.WaitForLog("closed its connection after CRASH"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(DirsOf(d, "stackcore", child.pid).size() == 1);
+  CHECK_FALSE(d.LogHas("ended without GOODBYE"));
+}
+
+TEST_CASE("crash signal: abort() is reported with a backtrace, then kills as SIGABRT", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "abort", 3);
+  RequireDiedOf(child, SIGABRT);
+  const std::string report = CrashReport(d, child, "6", 3);
+  INFO(report);
+  CHECK(report.find("signal: 6 (SIGABRT)\n") != std::string::npos);
+  CHECK(report.find("code: -6 (SI_TKILL") != std::string::npos);
+  CHECK(report.find(" abort_here+0x") != std::string::npos);
+  // abort() never returns: g++ may move main's call of it into a cold part, main.cold.
+  CHECK((report.find(" main+0x") != std::string::npos || report.find(" main.cold+0x") != std::string::npos));
+}
+
+TEST_CASE("crash signal: ASCEND_COREDUMP_SIGNAL=none leaves the default disposition", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv", 2, {"ASCEND_COREDUMP_SIGNAL=none"});
+  // Only the death without GOODBYE is seen: no CRASH, so no backtrace. Reaped only after the
+  // daemon has read the zombie's status (it names the signal then).
+  const std::string report = CrashReport(d, child, "11", 2);
+  RequireDiedOf(child, SIGSEGV);
+  INFO(report);
+  CHECK(report.find("ended without GOODBYE") != std::string::npos);
+  CHECK(report.find("backtrace") == std::string::npos);
+  CHECK_FALSE(d.LogHas("caught signal"));
+}
+
+TEST_CASE("crash signal: with the daemon gone the handler re-raises at once", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-on-input", 1);
+  REQUIRE(d.Stop(SIGKILL));
+  const auto start = Clock::now();
+  REQUIRE(::write(child.input, "x", 1) == 1);
+  RequireDiedOf(child, SIGSEGV);
+  CHECK(Clock::now() - start < std::chrono::seconds(2));
+}
+
+TEST_CASE("crash signal: a daemon that never answers costs the wait bound, no more", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-on-input", 1, {"ASCEND_TRACE_CRASH_WAIT_MS=700"});
+  REQUIRE(::kill(d.pid(), SIGSTOP) == 0);  // connected, but nobody reads
+  const auto start = Clock::now();
+  REQUIRE(::write(child.input, "x", 1) == 1);
+  RequireDiedOf(child, SIGSEGV);
+  const auto took = Clock::now() - start;
+  ::kill(d.pid(), SIGCONT);
+  CHECK(took >= std::chrono::milliseconds(650));
+  CHECK(took < std::chrono::milliseconds(3000));
+}
+
+TEST_CASE("crash signal: the handler's hand-built frame is the codec's CRASH frame", "[crash][signal]") {
+  unsigned char frame[ascend_trace::kCrashFrameSize];
+  ascend_trace::BuildCrashFrame(SIGBUS, 2, 4321, 0xfedcba9876543210ull, frame);
+  std::vector<uint8_t> payload, expected;
+  atraced::proto::Encode(atraced::proto::Crash{SIGBUS, 2, 4321, 0xfedcba9876543210ull}, payload);
+  atraced::proto::AppendFrame(expected, ATR_OP_CRASH, 0, ascend_trace::kCrashRequestId, payload);
+  CHECK(std::vector<uint8_t>(frame, frame + sizeof frame) == expected);
+}
