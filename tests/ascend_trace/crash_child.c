@@ -12,8 +12,10 @@
  *   abort   calls abort() in abort_here()
  *   segv-on-input  reads one byte from stdin first (so the parent can stop or kill the
  *           daemon), then as segv
+ *   two-threads    two threads dereference NULL at the same moment
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
  * backtrace names crash_here/abort_here and main. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -29,6 +31,15 @@ __attribute__((noinline)) void crash_here(void) {
 }
 
 __attribute__((noinline)) void abort_here(void) { abort(); }
+
+static pthread_barrier_t together;
+
+static void *crash_together(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&together);
+    crash_here();
+    return NULL;
+}
 
 int main(int argc, char **argv) {
     TraceAttr attr;
@@ -61,6 +72,12 @@ int main(int argc, char **argv) {
         crash_here();
     }
     if (strcmp(argv[1], "segv") == 0) crash_here();
+    if (strcmp(argv[1], "two-threads") == 0) {
+        pthread_t t;
+        pthread_barrier_init(&together, NULL, 2);
+        if (pthread_create(&t, NULL, crash_together, NULL) != 0) return 10;
+        crash_together(NULL);
+    }
     if (strcmp(argv[1], "abort") == 0) abort_here();
     return 0;
 }

@@ -116,6 +116,35 @@ TEST_CASE("crash signal: a daemon that never answers costs the wait bound, no mo
   CHECK(took < std::chrono::milliseconds(3000));
 }
 
+TEST_CASE("crash signal: two threads faulting at once make one report and one death", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "two-threads", 4);
+  const auto start = Clock::now();
+  RequireDiedOf(child, SIGSEGV);
+  CHECK(Clock::now() - start < std::chrono::seconds(4));  // the waiting thread never waits its full bound
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  CHECK(Records(dirs[0] + "/schedule_tracer_crash_obj.txt") == Expected(0, 4));
+  REQUIRE(d.WaitForLog("closed its connection after CRASH"));
+  CHECK(DirsOf(d, "stackcore", child.pid).size() == 1);
+}
+
+TEST_CASE("crash signal: a second signal inside the handler dies at once, no deadlock", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-on-input", 1);  // the default 5 s wait
+  REQUIRE(::kill(d.pid(), SIGSTOP) == 0);  // the handler waits for a reply that does not come
+  REQUIRE(::write(child.input, "x", 1) == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = Clock::now();
+  REQUIRE(::kill(child.pid, SIGBUS) == 0);  // lands in the only thread, inside the SIGSEGV handler
+  RequireDiedOf(child, SIGBUS);
+  const auto took = Clock::now() - start;
+  ::kill(d.pid(), SIGCONT);
+  CHECK(took < std::chrono::seconds(2));
+}
+
 TEST_CASE("crash signal: the handler's hand-built frame is the codec's CRASH frame", "[crash][signal]") {
   unsigned char frame[ascend_trace::kCrashFrameSize];
   ascend_trace::BuildCrashFrame(SIGBUS, 2, 4321, 0xfedcba9876543210ull, frame);
