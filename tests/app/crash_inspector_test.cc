@@ -12,6 +12,7 @@
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "atraced/crash/proc_crash_inspector.h"
 #include "support/temp_dir.h"
@@ -47,6 +48,36 @@ TEST_CASE("crash inspector: threads, maps and a backtrace of a live thread", "[c
   CHECK(facts.backtrace.find("#0 ") == 0);
   CHECK(facts.backtrace.find("pause") != std::string::npos);
   CHECK(facts.backtrace.find(" main+0x") != std::string::npos);
+}
+
+TEST_CASE("crash inspector: all threads, when configured, after the crashing one", "[crash][inspector]") {
+  int tids[2];
+  REQUIRE(::pipe(tids) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the main thread "crashed"; a second one waits elsewhere
+    std::thread([fd = tids[1]] {
+      const pid_t self = ::gettid();
+      (void)!::write(fd, &self, sizeof self);
+      for (;;) ::pause();
+    }).detach();
+    for (;;) ::pause();
+  }
+  pid_t second = 0;
+  REQUIRE(::read(tids[0], &second, sizeof second) == sizeof second);
+  ::close(tids[0]);
+  ::close(tids[1]);
+  ProcCrashInspector inspector(ATRACED_BINARY, "/proc", /*all_threads=*/true);
+  const auto facts = inspector.Inspect(child, child, std::chrono::seconds(10));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  INFO(facts.backtrace);
+  const size_t other = facts.backtrace.find("\nthread " + std::to_string(second) + ":\n");
+  REQUIRE(other != std::string::npos);
+  CHECK(facts.backtrace.find(" main+0x") < other);  // the crashing thread first
+  CHECK(facts.backtrace.find("#0 ", other) != std::string::npos);
+  CHECK(facts.backtrace.find("\nthread " + std::to_string(child) + ":\n") == std::string::npos);
+  CHECK(facts.threads.find(std::to_string(second) + " ") != std::string::npos);
 }
 
 TEST_CASE("crash inspector: a thread of another process is not unwound", "[crash][inspector]") {

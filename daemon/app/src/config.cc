@@ -31,7 +31,9 @@ po::options_description SettingOptions() {
       ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")
       ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)")
       ("exit-record-num", po::value<std::string>(), "exit event dirs kept across the whole root (the newest), 10-100000 (default: 100)")
-      ("uid-descriptor-share", po::value<std::string>(), "percent of the daemon's descriptor budget for clients that the connections and files of one uid may hold, 1-100 (default: 25)");
+      ("uid-descriptor-share", po::value<std::string>(), "percent of the daemon's descriptor budget for clients that the connections and files of one uid may hold, 1-100 (default: 25)")
+      ("crash-all-threads", po::value<std::string>(), "1: a crash report has the backtrace of every thread, not only the crashing one, 0-1 (default: 0)")
+      ("crash-unwind-timeout-ms", po::value<std::string>(), "deadline for unwinding a crashed client, during which the daemon serves no one else, 100-10000 (default: 2000)");
   return d;
 }
 
@@ -91,6 +93,8 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   if (auto m = bounded("max-events-per-client", 1, 4096, &config->max_events_per_client); !m.empty()) return m;
   if (auto m = bounded("max-files-per-client", 1, 4096, &config->max_files_per_client); !m.empty()) return m;
   if (auto m = bounded("uid-descriptor-share", 1, 100, &config->uid_descriptor_share); !m.empty()) return m;
+  if (auto m = bounded("crash-all-threads", 0, 1, &config->crash_all_threads); !m.empty()) return m;
+  if (auto m = bounded("crash-unwind-timeout-ms", 100, 10000, &config->crash_unwind_timeout_ms); !m.empty()) return m;
   if (auto m = bounded("exit-record-num", kExitRecordNumMin, kExitRecordNumMax, &config->exit_record_num); !m.empty()) {
     return m;
   }

@@ -109,7 +109,8 @@ std::string ProcCrashInspector::Backtrace(pid_t pid, pid_t tid, std::chrono::mil
   ::posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
   ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // the listening socket is not CLOEXEC under systemd
   const std::string pid_text = std::to_string(pid), tid_text = std::to_string(tid);
-  const char* argv[] = {helper_.c_str(), kUnwindHelperFlag, pid_text.c_str(), tid_text.c_str(), nullptr};
+  const char* argv[] = {helper_.c_str(), kUnwindHelperFlag, pid_text.c_str(), tid_text.c_str(),
+                        all_threads_ ? kAllThreadsArg : nullptr, nullptr};
   const char* envp[] = {nullptr};  // no DEBUGINFOD_URLS: the helper never goes to the network
   pid_t child = -1;
   const int spawned = ::posix_spawn(&child, helper_.c_str(), &actions, nullptr, const_cast<char* const*>(argv),

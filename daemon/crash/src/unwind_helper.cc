@@ -49,7 +49,25 @@ int OnFrame(Dwfl_Frame* state, void* arg) {
   return ++walk->frames >= kMaxFrames ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
-int Unwind(pid_t pid, pid_t tid) {
+// The other threads, after the crashing one (config crash-all-threads).
+struct Others {
+  Dwfl* dwfl = nullptr;
+  pid_t crashing = 0;
+};
+
+int OnThread(Dwfl_Thread* thread, void* arg) {
+  Others* others = static_cast<Others*>(arg);
+  const pid_t tid = dwfl_thread_tid(thread);
+  if (tid == others->crashing) return DWARF_CB_OK;
+  std::printf("\nthread %d:\n", tid);
+  Walk walk{others->dwfl, 0};
+  if (dwfl_thread_getframes(thread, OnFrame, &walk) != 0 && walk.frames == 0) {
+    std::printf("(no backtrace: %s)\n", dwfl_errmsg(-1));
+  }
+  return DWARF_CB_OK;
+}
+
+int Unwind(pid_t pid, pid_t tid, bool all_threads) {
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
                                            &debuginfo_path};
@@ -78,6 +96,10 @@ int Unwind(pid_t pid, pid_t tid) {
     } else {
       rc = 0;
     }
+    if (all_threads) {
+      Others others{dwfl, tid};
+      dwfl_getthreads(dwfl, OnThread, &others);
+    }
   }
   dwfl_end(dwfl);  // detaches: the process goes on to re-raise
   std::fflush(stdout);
@@ -96,12 +118,13 @@ bool ParsePid(const char* text, pid_t* out) {
 
 int UnwindHelperMain(int argc, const char* const* argv) {
   pid_t pid = 0, tid = 0;
-  if (argc != 4 || std::strcmp(argv[1], kUnwindHelperFlag) != 0 || !ParsePid(argv[2], &pid) ||
+  const bool all_threads = argc == 5 && std::strcmp(argv[4], kAllThreadsArg) == 0;
+  if ((argc != 4 && !all_threads) || std::strcmp(argv[1], kUnwindHelperFlag) != 0 || !ParsePid(argv[2], &pid) ||
       !ParsePid(argv[3], &tid)) {
-    std::fprintf(stderr, "usage: atraced %s PID TID (run by atraced itself)\n", kUnwindHelperFlag);
+    std::fprintf(stderr, "usage: atraced %s PID TID [%s] (run by atraced itself)\n", kUnwindHelperFlag, kAllThreadsArg);
     return 2;
   }
-  return Unwind(pid, tid);
+  return Unwind(pid, tid, all_threads);
 }
 
 }  // namespace atraced::crash

@@ -31,6 +31,8 @@ struct Config {
   uint32_t max_files_per_client = 256;
   uint32_t uid_descriptor_share = 25;          // percent of the client descriptor budget per uid
   uint32_t exit_record_num = 100;              // exit dirs kept (newest), kExitRecordNumMin..Max
+  uint32_t crash_all_threads = 0;              // 1: a CRASH report has every thread's backtrace
+  uint32_t crash_unwind_timeout_ms = 2000;     // the unwind's deadline; the event loop waits this long at most
 };
 
 struct ParsedCommandLine {

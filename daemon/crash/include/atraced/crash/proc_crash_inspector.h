@@ -12,9 +12,11 @@ class ProcCrashInspector final : public CrashInspector {
  public:
   // `helper` is the executable run as `helper --crash-unwind-helper PID TID`: the daemon
   // itself (/proc/self/exe) in production, which works even after a package upgrade
-  // replaced the file.
-  explicit ProcCrashInspector(std::string helper = "/proc/self/exe", std::string proc_root = "/proc")
-      : helper_(std::move(helper)), proc_root_(std::move(proc_root)) {}
+  // replaced the file. `all_threads`: the other threads' backtraces follow the crashing one's
+  // (config crash-all-threads).
+  explicit ProcCrashInspector(std::string helper = "/proc/self/exe", std::string proc_root = "/proc",
+                              bool all_threads = false)
+      : helper_(std::move(helper)), proc_root_(std::move(proc_root)), all_threads_(all_threads) {}
 
   CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) override;
 
@@ -25,6 +27,7 @@ class ProcCrashInspector final : public CrashInspector {
 
   std::string helper_;
   std::string proc_root_;
+  bool all_threads_ = false;
 };
 
 }  // namespace atraced::crash

@@ -12,9 +12,12 @@
 namespace atraced::crash {
 
 inline constexpr const char* kUnwindHelperFlag = "--crash-unwind-helper";
+inline constexpr const char* kAllThreadsArg = "all-threads";
 
-// argv: {program, kUnwindHelperFlag, pid, tid}. Returns the process's exit code: 0 with
-// frames printed, 1 with a line saying why there are none, 2 for a bad command line.
+// argv: {program, kUnwindHelperFlag, pid, tid[, kAllThreadsArg]}. Prints the frames of `tid`,
+// then, with kAllThreadsArg, a "thread N:" section for each other thread. Returns the
+// process's exit code: 0 with frames printed, 1 with a line saying why there are none, 2 for
+// a bad command line.
 int UnwindHelperMain(int argc, const char* const* argv);
 
 }  // namespace atraced::crash
