@@ -818,3 +818,31 @@ TEST_CASE("CRASH without the feature or without rings is refused with a reason",
     CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{0, 1, 100, 0})).status == ATR_EINVAL);
   }
 }
+
+TEST_CASE("CRASH: one uid gets a bounded number of unwinds a minute", "[service][rings][crash]") {
+  FakeCrashInspector inspector;
+  ServiceOptions o;
+  o.crash_inspector = &inspector;
+  o.crash_unwinds_per_uid_per_minute = 2;
+  ServiceFixture f(o);
+  auto crash = [&](int32_t pid) {
+    f.processes.processes[pid] = {pid, static_cast<uint64_t>(pid) * 10, "looper", {}};
+    RingClient rings(f, pid);
+    rings.Register(1, RingWith({"r"}));
+    REQUIRE(f.Call(CrashChannel(f, pid), ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, pid, 0})).status == 0);
+    return inspector.last_budget;
+  };
+  CHECK(crash(1001) == std::chrono::milliseconds(2000));
+  CHECK(crash(1002) == std::chrono::milliseconds(2000));
+  CHECK(crash(1003) == std::chrono::milliseconds(0));  // the third within the minute: no unwind
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 3);
+  bool said_why = false;
+  for (const auto& dir : dirs) {
+    said_why = said_why || ReadFile(dir + "/" + ListNames(dir).back()).find("crashes unwound in the last minute") !=
+                               std::string::npos;
+  }
+  CHECK(said_why);
+  f.clock.Advance(std::chrono::minutes(1));
+  CHECK(crash(1004) == std::chrono::milliseconds(2000));  // a minute later, again
+}

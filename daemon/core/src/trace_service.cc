@@ -677,6 +677,20 @@ TraceService::Client* TraceService::RingHolderOf(Client& c) {
   return nullptr;
 }
 
+bool TraceService::TakeUnwind(uint32_t uid) {
+  const auto now = clock_.Now();
+  for (auto it = unwinds_by_uid_.begin(); it != unwinds_by_uid_.end();) {  // forget what is a minute old
+    auto& times = it->second;
+    times.erase(std::remove_if(times.begin(), times.end(), [&](auto t) { return now - t >= std::chrono::minutes(1); }),
+                times.end());
+    it = times.empty() ? unwinds_by_uid_.erase(it) : std::next(it);
+  }
+  auto& times = unwinds_by_uid_[uid];
+  if (times.size() >= options_.crash_unwinds_per_uid_per_minute) return false;
+  times.push_back(now);
+  return true;
+}
+
 TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> payload) {
   proto::Crash m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
@@ -692,7 +706,13 @@ TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> pa
   // The process waits in its handler while this runs: a bounded look from outside.
   CrashFacts facts;
   if (options_.crash_inspector) {
-    facts = options_.crash_inspector->Inspect(c.peer.pid, m.tid, options_.crash_budget);
+    const bool unwind = TakeUnwind(c.peer.uid);
+    facts = options_.crash_inspector->Inspect(c.peer.pid, m.tid, unwind ? options_.crash_budget : std::chrono::milliseconds(0));
+    if (!unwind) {
+      facts.backtrace = "(none: uid " + std::to_string(c.peer.uid) + " already had " +
+                        std::to_string(options_.crash_unwinds_per_uid_per_minute) +
+                        " crashes unwound in the last minute; the daemon serves no one while it unwinds)\n";
+    }
   } else {
     facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
              "(not read: this daemon has no crash inspector)\n"};

@@ -98,6 +98,7 @@ std::string ProcCrashInspector::Backtrace(pid_t pid, pid_t tid, std::chrono::mil
   if (::access(task.c_str(), F_OK) != 0) {
     return "(none: thread " + std::to_string(tid) + " is not a thread of pid " + std::to_string(pid) + ")\n";
   }
+  if (budget.count() <= 0) return "(none: no time to unwind)\n";  // the caller says why
   const auto deadline = Clock::now() + budget;
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return std::string("(none: pipe: ") + std::strerror(errno) + ")\n";

@@ -22,7 +22,8 @@ class CrashInspector {
  public:
   virtual ~CrashInspector() = default;
   // Must return within about `budget` whatever the process does (attaching may block): the
-  // daemon's event loop waits for it, and the process waits for the daemon.
+  // daemon's event loop waits for it, and the process waits for the daemon. A budget of 0:
+  // threads and maps only, no unwinding.
   virtual CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) = 0;
 };
 

@@ -64,6 +64,10 @@ struct ServiceOptions {
   // unwinder, and the rings are still written.
   CrashInspector* crash_inspector = nullptr;
   std::chrono::milliseconds crash_budget{2000};
+  // The event loop stalls while it unwinds: one uid gets at most this many unwinds a minute
+  // (a crash loop, or a user forking processes that crash on purpose). Past it the report
+  // has threads and maps but no backtrace, and says why.
+  uint32_t crash_unwinds_per_uid_per_minute = 5;
 };
 
 // Replies to one batch of requests, in request order.
@@ -203,6 +207,8 @@ class TraceService {
   Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload);
   Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
   Reply OnCrash(Client& c, std::span<const uint8_t> payload);
+  // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
+  bool TakeUnwind(uint32_t uid);
   // The connection of c's process (pid and start time) that holds rings: c or another.
   Client* RingHolderOf(Client& c);
   // The rings a death or a crash saves: one per object name, a live object over a destroyed
@@ -231,6 +237,7 @@ class TraceService {
   size_t rings_total_ = 0;
   ServiceCounters counters_;
   std::vector<Departure> departures_;
+  std::unordered_map<uint32_t, std::vector<std::chrono::system_clock::time_point>> unwinds_by_uid_;  // the last minute's
   std::function<void(std::chrono::milliseconds)> schedule_departures_;
   bool destroying_ = false;
 };
