@@ -13,9 +13,10 @@
 //                                    default 5000; an invalid value is reported and ignored
 //
 // Limits: the handler runs on an alternate stack only in threads that have one; the library
-// gives one (64 KiB) to the thread that installs the handlers (the first to register a ring
-// with a daemon that offers CRASH). Another thread that overflows its stack dies without a
-// report, as it would without the library; the other faults of other threads are reported.
+// gives one (64 KiB) to the thread that installs the handlers (the first to connect to a
+// daemon that offers CRASH, usually the one creating the first object). Another thread that
+// overflows its stack dies without a report, as it would without the library; the other
+// faults of other threads are reported.
 #pragma once
 
 #include <sys/types.h>
