@@ -86,6 +86,30 @@ TEST_CASE("crash inspector: a thread of another process is not unwound", "[crash
   CHECK(facts.backtrace.find("is not a thread of pid") != std::string::npos);
 }
 
+TEST_CASE("crash inspector: a helper that may not trace the process says why", "[crash][inspector]") {
+  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
+    WARN("needs root and setpriv to run the helper as another uid; skipping");
+    return;
+  }
+  const pid_t child = ::fork();  // root's process; the helper runs as nobody
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    for (;;) ::pause();
+  }
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  ProcCrashInspector inspector(
+      Script(dir, std::string("exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups ") + ATRACED_BINARY + " \"$@\""));
+  const auto facts = inspector.Inspect(child, child, std::chrono::seconds(10));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  INFO(facts.backtrace);
+  CHECK(facts.backtrace.find("(no backtrace: ") == 0);
+  CHECK((facts.backtrace.find("Permission denied") != std::string::npos ||
+         facts.backtrace.find("not permitted") != std::string::npos));
+  CHECK(facts.maps.find("app_tests") != std::string::npos);  // the daemon itself still read the rest
+}
+
 TEST_CASE("crash inspector: a helper that hangs is killed at the deadline", "[crash][inspector]") {
   TempDir dir;
   ProcCrashInspector inspector(Script(dir, "exec sleep 30"));
