@@ -63,6 +63,27 @@ TEST_CASE("crash signal: a NULL dereference is reported with a backtrace, then k
   CHECK_FALSE(d.LogHas("ended without GOODBYE"));
 }
 
+TEST_CASE("crash signal: the core dump is still written after the report", "[crash][signal]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  WARN("a sanitizer turns core dumps off; skipping");
+#else
+  if (atraced::testing::ReadFile("/proc/sys/kernel/core_pattern") != "core\n") {
+    WARN("kernel.core_pattern is not 'core' (a plain file in the cwd); skipping");
+    return;
+  }
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  atraced::testing::TempDir cwd;
+  Child child(d, "segv", 2, {}, cwd.path());
+  const int status = child.Wait();
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGSEGV);
+  CHECK(WCOREDUMP(status));
+  CHECK(atraced::testing::Exists(cwd / "core"));
+  CHECK(AwaitStackcore(d, child.pid).size() == 1);
+#endif
+}
+
 TEST_CASE("crash signal: abort() is reported with a backtrace, then kills as SIGABRT", "[crash][signal]") {
   DaemonProcess d;
   REQUIRE(d.Start());

@@ -34,8 +34,10 @@ struct Child {
 
   int input = -1;  // the child's stdin (mode segv-on-input)
 
-  // `env`: more NAME=value entries. No core file: a crashing child would write one.
-  Child(const DaemonProcess& d, const std::string& mode, int records, const std::vector<std::string>& env = {}) {
+  // `env`: more NAME=value entries. No core file unless `core_dir` is given: the child then
+  // runs there with an unlimited core size.
+  Child(const DaemonProcess& d, const std::string& mode, int records, const std::vector<std::string>& env = {},
+        const std::string& core_dir = "") {
     int out[2], in[2];
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
@@ -53,8 +55,9 @@ struct Child {
     if (pid == 0) {
       ::dup2(out[1], 1);
       ::dup2(in[0], 0);
-      const rlimit no_core{0, 0};
-      ::setrlimit(RLIMIT_CORE, &no_core);
+      const rlimit core{core_dir.empty() ? 0 : RLIM_INFINITY, core_dir.empty() ? 0 : RLIM_INFINITY};
+      ::setrlimit(RLIMIT_CORE, &core);
+      if (!core_dir.empty() && ::chdir(core_dir.c_str()) != 0) ::_exit(126);
       const char* argv[] = {ASCEND_TRACE_CRASH_CHILD, mode.c_str(), count.c_str(), nullptr};
       ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
       ::_exit(127);
