@@ -13,9 +13,12 @@
  *   segv-on-input  reads one byte from stdin first (so the parent can stop or kill the
  *           daemon), then as segv
  *   two-threads    two threads dereference NULL at the same moment
+ *   segv-chained   installs its own SIGSEGV handler (which _exits with 42) before using
+ *           the library, then as segv: the library's handler must pass the signal on
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
  * backtrace names crash_here/abort_here and main. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -32,6 +35,11 @@ __attribute__((noinline, no_sanitize("address", "undefined"))) void crash_here(v
 }
 
 __attribute__((noinline)) void abort_here(void) { abort(); }
+
+static void own_handler(int signo) {
+    (void)signo;
+    _exit(42);
+}
 
 static pthread_barrier_t together;
 
@@ -50,6 +58,7 @@ int main(int argc, char **argv) {
 
     if (argc != 3) return 2;
     n = atoi(argv[2]);
+    if (strcmp(argv[1], "segv-chained") == 0) signal(SIGSEGV, own_handler);
     memset(&attr, 0, sizeof attr);
     h = AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "crash_obj", &attr);
     attr.exitSave = true;
@@ -72,7 +81,7 @@ int main(int argc, char **argv) {
         if (read(0, &c, 1) != 1) return 11;
         crash_here();
     }
-    if (strcmp(argv[1], "segv") == 0) crash_here();
+    if (strcmp(argv[1], "segv") == 0 || strcmp(argv[1], "segv-chained") == 0) crash_here();
     if (strcmp(argv[1], "two-threads") == 0) {
         pthread_t t;
         pthread_barrier_init(&together, NULL, 2);

@@ -84,6 +84,19 @@ TEST_CASE("crash signal: the core dump is still written after the report", "[cra
 #endif
 }
 
+TEST_CASE("crash signal: the application's own earlier handler still runs after the report", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-chained", 2);
+  const int status = child.Wait();
+  INFO("status " << status);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 42);  // what its handler does
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  CHECK(ReportOf(dirs[0], child.pid, "11").find(" crash_here+0x") != std::string::npos);
+}
+
 TEST_CASE("crash signal: abort() is reported with a backtrace, then kills as SIGABRT", "[crash][signal]") {
   DaemonProcess d;
   REQUIRE(d.Start());
