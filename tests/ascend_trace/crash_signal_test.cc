@@ -97,6 +97,18 @@ TEST_CASE("crash signal: the application's own earlier handler still runs after 
   CHECK(ReportOf(dirs[0], child.pid, "11").find(" crash_here+0x") != std::string::npos);
 }
 
+TEST_CASE("crash signal: SIGTERM left at its default is reported too, as CANN does", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "wait", 2);
+  REQUIRE(::kill(child.pid, SIGTERM) == 0);
+  RequireDiedOf(child, SIGTERM);
+  const std::string report = CrashReport(d, child, "15", 2);
+  INFO(report);
+  CHECK(report.find("code: 0 (SI_USER: kill())\n") != std::string::npos);
+  CHECK(report.find(" main+0x") != std::string::npos);
+}
+
 TEST_CASE("crash signal: abort() is reported with a backtrace, then kills as SIGABRT", "[crash][signal]") {
   DaemonProcess d;
   REQUIRE(d.Start());
