@@ -705,6 +705,7 @@ TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> pa
   holder->crash_recorded = c.crash_recorded = true;
   // The process waits in its handler while this runs: a bounded look from outside.
   CrashFacts facts;
+  const auto looked = clock_.Now();
   if (options_.crash_inspector) {
     const bool unwind = TakeUnwind(c.peer.uid);
     facts = options_.crash_inspector->Inspect(c.peer.pid, m.tid, unwind ? options_.crash_budget : std::chrono::milliseconds(0));
@@ -720,6 +721,7 @@ TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> pa
   std::string ring_list;
   std::vector<const HeldRing*> chosen = RingsAtDeath(*holder, &ring_list);
   const auto now = clock_.Now();
+  const auto inspect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - looked).count();
   const std::string text =
       "atraced: process " + std::to_string(c.peer.pid) + " (" + holder->program + ") caught a fatal signal\n"
       "signal: " + SignalName(m.signo) + "\n"
@@ -733,8 +735,10 @@ TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> pa
   HeldRing::File report{TraceFileName::Stackcore({m.signo, m.tid, holder->program, FormatTraceTime(now)}), text};
   Reply r = SaveRings(*holder, EventKind::kStackcore, chosen, &report);
   ++counters_.crashes_recorded;
+  // The inspection's time is how long every other client waited: worth a look when it grows.
   log_.Notice("pid ", c.peer.pid, " (", holder->program, ") caught signal ", SignalName(m.signo), " in thread ", m.tid,
-              "; stackcore dir with ", chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
+              "; inspected in ", inspect_ms, " ms; stackcore dir with ", chosen.size(), " ring(s)",
+              r ? " failed: " + r->message : std::string(" written"));
   return r;
 }
 
