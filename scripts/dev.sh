@@ -14,7 +14,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # Everything the build, the tests, the sanitizer and the fuzz stages use.
 packages=(
   cmake g++ make pkg-config
-  libboost-dev libboost-program-options-dev libsystemd-dev catch2
+  libboost-dev libboost-program-options-dev libsystemd-dev libdw-dev catch2
   clang libclang-rt-14-dev
   systemd dpkg-dev file
   build-essential debhelper lintian pandoc man-db

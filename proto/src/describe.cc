@@ -20,6 +20,7 @@ std::string_view OpcodeName(uint16_t opcode) {
     case ATR_OP_RING_REPORT: return "RING_REPORT";
     case ATR_OP_RING_SAVE_ALL: return "RING_SAVE_ALL";
     case ATR_OP_GOODBYE: return "GOODBYE";
+    case ATR_OP_CRASH: return "CRASH";
     default: return "UNKNOWN";
   }
 }

@@ -50,6 +50,10 @@ TEST_CASE("flags are parsed", "[config]") {
   CHECK(p.config.exit_record_num == 100u);  // the default
   CHECK(Parse({"--exit-record-num", "10"}).config.exit_record_num == 10u);
   CHECK(Parse({"--exit-record-num", "100000"}).config.exit_record_num == 100000u);
+  CHECK(p.config.crash_all_threads == 0u);  // the defaults
+  CHECK(p.config.crash_unwind_timeout_ms == 2000u);
+  CHECK(Parse({"--crash-all-threads", "1"}).config.crash_all_threads == 1u);
+  CHECK(Parse({"--crash-unwind-timeout-ms", "100"}).config.crash_unwind_timeout_ms == 100u);
 }
 
 TEST_CASE("bad flag values name the key and the range", "[config]") {
@@ -65,6 +69,9 @@ TEST_CASE("bad flag values name the key and the range", "[config]") {
       {{"--exit-record-num", "9"}, "invalid value [9] for exit-record-num: expected an integer in [10, 100000]"},
       {{"--exit-record-num", "100001"}, "for exit-record-num: expected an integer in [10, 100000]"},
       {{"--exit-record-num", "1e3"}, "for exit-record-num"},
+      {{"--crash-all-threads", "2"}, "invalid value [2] for crash-all-threads: expected an integer in [0, 1]"},
+      {{"--crash-unwind-timeout-ms", "99"}, "for crash-unwind-timeout-ms: expected an integer in [100, 10000]"},
+      {{"--crash-unwind-timeout-ms", "10001"}, "for crash-unwind-timeout-ms"},
       {{"--socket", std::string(120, 's')}, "for socket: expected a path of 1-107 bytes"},
       {{"--root", ""}, "for root"},
       {{"--bogus"}, "unrecognised option '--bogus'"},
@@ -117,7 +124,7 @@ TEST_CASE("the shipped conf/atraced.conf parses and documents every key", "[conf
   CHECK(ParseConfigText(text, "conf/atraced.conf", &c) == "");
   for (const char* key : {"root", "socket", "record-num", "log-level", "socket-group", "forwarder-group",
                           "idle-timeout", "max-clients", "max-events-per-client", "max-files-per-client",
-                          "uid-descriptor-share", "exit-record-num"}) {
+                          "uid-descriptor-share", "exit-record-num", "crash-all-threads", "crash-unwind-timeout-ms"}) {
     CAPTURE(key);
     CHECK(text.find(std::string("# ") + key + " =") != std::string::npos);
   }

@@ -8,7 +8,17 @@
  *   wait    sleeps until it is killed (the parent sends SIGKILL)
  *   exit3   _exit(3): no destructor, no GOODBYE
  *   normal  returns from main: the library says GOODBYE
- * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer. */
+ *   segv    dereferences NULL in crash_here() (the library's handler reports it)
+ *   abort   calls abort() in abort_here()
+ *   segv-on-input  reads one byte from stdin first (so the parent can stop or kill the
+ *           daemon), then as segv
+ *   two-threads    two threads dereference NULL at the same moment
+ *   segv-chained   installs its own SIGSEGV handler (which _exits with 42) before using
+ *           the library, then as segv: the library's handler must pass the signal on
+ * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
+ * backtrace names crash_here/abort_here and main. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -16,6 +26,29 @@
 
 #include "atrace_api.h"
 #include "atrace_pub.h"
+
+/* noinline and not static: the backtrace must show these names. Not instrumented: under
+ * ASan/UBSan the store must still be a real fault, not a sanitizer report. */
+__attribute__((noinline, no_sanitize("address", "undefined"))) void crash_here(void) {
+    volatile int *volatile p = NULL;
+    *p = 42;
+}
+
+__attribute__((noinline)) void abort_here(void) { abort(); }
+
+static void own_handler(int signo) {
+    (void)signo;
+    _exit(42);
+}
+
+static pthread_barrier_t together;
+
+static void *crash_together(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&together);
+    crash_here();
+    return NULL;
+}
 
 int main(int argc, char **argv) {
     TraceAttr attr;
@@ -25,6 +58,7 @@ int main(int argc, char **argv) {
 
     if (argc != 3) return 2;
     n = atoi(argv[2]);
+    if (strcmp(argv[1], "segv-chained") == 0) signal(SIGSEGV, own_handler);
     memset(&attr, 0, sizeof attr);
     h = AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "crash_obj", &attr);
     attr.exitSave = true;
@@ -42,5 +76,18 @@ int main(int argc, char **argv) {
         for (;;) pause();
     }
     if (strcmp(argv[1], "exit3") == 0) _exit(3);
+    if (strcmp(argv[1], "segv-on-input") == 0) {
+        char c;
+        if (read(0, &c, 1) != 1) return 11;
+        crash_here();
+    }
+    if (strcmp(argv[1], "segv") == 0 || strcmp(argv[1], "segv-chained") == 0) crash_here();
+    if (strcmp(argv[1], "two-threads") == 0) {
+        pthread_t t;
+        pthread_barrier_init(&together, NULL, 2);
+        if (pthread_create(&t, NULL, crash_together, NULL) != 0) return 10;
+        crash_together(NULL);
+    }
+    if (strcmp(argv[1], "abort") == 0) abort_here();
     return 0;
 }

@@ -22,116 +22,11 @@
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
 #include "support/temp_dir.h"
+#include "crash_util.h"
 
-using atraced::testing::DaemonProcess;
 using atraced::testing::RawClient;
-using atraced::testing::ListNames;
-using atraced::testing::ReadFile;
 
-namespace {
-
-// The child, started with $ATRACED_SOCKET pointing at `d`, once it printed "ready".
-struct Child {
-  pid_t pid = -1;
-  bool reaped = false;
-  int status = 0;
-
-  Child(const DaemonProcess& d, const std::string& mode, int records) {
-    int out[2];
-    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
-    const std::string env_socket = "ATRACED_SOCKET=" + d.socket();
-    const std::string count = std::to_string(records);
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::dup2(out[1], 1);
-      const char* argv[] = {ASCEND_TRACE_CRASH_CHILD, mode.c_str(), count.c_str(), nullptr};
-      const char* envp[] = {env_socket.c_str(), nullptr};
-      ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    std::string got;
-    pollfd p{out[0], POLLIN, 0};
-    char buf[16];
-    while (got.find('\n') == std::string::npos && ::poll(&p, 1, 10000) == 1) {
-      ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      got.append(buf, static_cast<size_t>(n));
-    }
-    ::close(out[0]);
-    REQUIRE(got == "ready\n");
-  }
-  ~Child() {
-    if (!reaped && pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-    }
-  }
-  int Wait() {
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    reaped = true;
-    return status;
-  }
-};
-
-// Event dirs of `kind` for pid `pid`, as absolute paths.
-std::vector<std::string> DirsOf(const DaemonProcess& d, const std::string& kind, pid_t pid) {
-  std::vector<std::string> out;
-  const std::string prefix = kind + "_event_" + std::to_string(pid) + "_";
-  for (const auto& proc : ListNames(d.trace_dir())) {
-    if (proc.rfind("trace_", 0) != 0) continue;
-    for (const auto& ev : ListNames(d.trace_dir() + "/" + proc)) {
-      if (ev.rfind(prefix, 0) == 0) out.push_back(d.trace_dir() + "/" + proc + "/" + ev);
-    }
-  }
-  return out;
-}
-
-// Waits until a stackcore dir of `pid` holds a report (the last file written is not
-// awaited: the report is written first, then the rings, all in one turn of the loop).
-std::vector<std::string> AwaitStackcore(const DaemonProcess& d, pid_t pid) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (d.LogHas("pid " + std::to_string(pid) + " (")) {
-      auto dirs = DirsOf(d, "stackcore", pid);
-      if (!dirs.empty()) return dirs;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return {};
-}
-
-// The record texts of a .txt ring file (the part after CANN's time stamp).
-std::vector<std::string> Records(const std::string& path) {
-  std::vector<std::string> out;
-  const std::string text = ReadFile(path);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string line = text.substr(pos, nl - pos);
-    out.push_back(line.size() > 28 ? line.substr(28) : line);  // "YYYY-MM-DD hh:mm:ss.mmm.uuu "
-    pos = nl + 1;
-  }
-  return out;
-}
-
-std::vector<std::string> Expected(int from, int to) {
-  std::vector<std::string> out;
-  for (int i = from; i < to; ++i) out.push_back("record " + std::to_string(i));
-  return out;
-}
-
-std::string ReportOf(const std::string& dir, pid_t pid, const std::string& signo) {
-  for (const auto& name : ListNames(dir)) {
-    if (name.rfind("stackcore_tracer_" + signo + "_" + std::to_string(pid) + "_", 0) == 0) return ReadFile(dir + "/" + name);
-  }
-  FAIL("no stackcore_tracer_" << signo << "_" << pid << "_* in " << dir);
-  return "";
-}
-
-}  // namespace
+using namespace crash_test;
 
 TEST_CASE("crash: a SIGKILLed process leaves a stackcore dir with every ring's records", "[crash]") {
   DaemonProcess d;

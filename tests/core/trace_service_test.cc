@@ -825,3 +825,140 @@ TEST_CASE("new per-client limits apply at once", "[service][rate]") {
   f.service->SetClientLimits(RateLimit{std::chrono::seconds(0), 1}, 0);
   CHECK_FALSE(f.Begin(a, 3).empty());
 }
+
+namespace {
+
+// Says what a real inspector would, and what it was asked.
+class FakeCrashInspector final : public CrashInspector {
+ public:
+  CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) override {
+    asked.push_back({pid, tid});
+    last_budget = budget;
+    return {"100 app\n101 worker\n", "#0   0x0000000000401136 crash_here+0x6 /usr/bin/app\n", "00400000-00401000 r-xp app\n"};
+  }
+  std::vector<std::pair<pid_t, pid_t>> asked;
+  std::chrono::milliseconds last_budget{0};
+};
+
+// A connection that asked for CRASH (the library's second connection, holding no ring).
+TraceService::ClientId CrashChannel(ServiceFixture& f, int32_t pid, uint64_t features = ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH) {
+  auto id = f.service->Connect({pid, 1000, 1000});
+  proto::Hello h;
+  h.minor = 1;
+  h.features = features;
+  REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("CRASH writes the stackcore dir while the process waits, once", "[service][rings][crash]") {
+  FakeCrashInspector inspector;
+  ServiceOptions o;
+  o.crash_inspector = &inspector;
+  o.crash_budget = std::chrono::milliseconds(1234);
+  ServiceFixture f(o);
+  f.processes.cmdlines[100] = "./app --run";
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"before the crash"}));
+  const auto channel = CrashChannel(f, 100);
+  CHECK((f.service->features(channel) & ATR_FEATURE_CRASH) != 0);
+
+  const auto r = f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, 101, 0x10}));
+  REQUIRE(r.status == 0);
+  CHECK(inspector.asked == std::vector<std::pair<pid_t, pid_t>>{{100, 101}});
+  CHECK(inspector.last_budget == std::chrono::milliseconds(1234));
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 1);
+  auto names = ListNames(dirs[0]);
+  REQUIRE(names.size() == 2);
+  CHECK(names[0] == "schedule_tracer_obj1.txt");
+  REQUIRE(names[1].rfind("stackcore_tracer_11_101_app_", 0) == 0);
+  const std::string report = ReadFile(dirs[0] + "/" + names[1]);
+  INFO(report);
+  CHECK(report.find("signal: 11 (SIGSEGV)\n") != std::string::npos);
+  CHECK(report.find("code: 1 (SEGV_MAPERR)\n") != std::string::npos);
+  CHECK(report.find("fault address: 0x0000000000000010\n") != std::string::npos);
+  CHECK(report.find("thread: 101\n") != std::string::npos);
+  CHECK(report.find("command line: ./app --run\n") != std::string::npos);
+  CHECK(report.find("crash_here+0x6") != std::string::npos);
+  CHECK(report.find("101 worker") != std::string::npos);
+  CHECK(report.find("r-xp app") != std::string::npos);
+  CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("before the crash\n") != std::string::npos);
+  CHECK(f.service->counters().crashes_recorded == 1);
+
+  // A second CRASH (another thread) is refused; the process's death writes no second dir.
+  CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGABRT, -6, 100, 0})).status == ATR_EEXIST);
+  f.processes.ended[100] = ProcessEnd{true, SIGSEGV};
+  f.service->Disconnect(channel);
+  f.service->Disconnect(rings.id);
+  CHECK(KindDirs(f, "stackcore").size() == 1);
+  CHECK(f.service->counters().deaths_recorded == 0);
+  CHECK(f.service->departures() == 0);
+  CHECK(f.service->rings() == 0);
+}
+
+TEST_CASE("CRASH without the feature or without rings is refused with a reason", "[service][rings][crash]") {
+  ServiceFixture f;  // no inspector: the report says so, the rings are still written
+  const auto crash = Payload(proto::Crash{SIGSEGV, 1, 100, 0});
+  SECTION("a 1.0 connection, and CRASH asked for without MEMFD, do not get it") {
+    const auto plain = f.Client(100);
+    const auto r = f.Call(plain, ATR_OP_CRASH, crash);
+    CHECK(r.status == ATR_ENOTSUP);
+    CHECK(r.message.find("ATR_FEATURE_CRASH") != std::string::npos);
+    const auto no_memfd = CrashChannel(f, 100, ATR_FEATURE_CRASH);
+    CHECK(f.service->features(no_memfd) == 0);
+    CHECK(f.Call(no_memfd, ATR_OP_CRASH, crash).status == ATR_ENOTSUP);
+  }
+  SECTION("no connection of the process holds a ring") {
+    RingClient other(f, 200);  // another process's rings do not count
+    other.Register(1, RingWith({"theirs"}));
+    const auto channel = CrashChannel(f, 100);
+    const auto r = f.Call(channel, ATR_OP_CRASH, crash);
+    CHECK(r.status == ATR_ENOENT);
+    CHECK(r.message.find("holds a ring") != std::string::npos);
+    CHECK(KindDirs(f, "stackcore").empty());
+  }
+  SECTION("the rings' own connection may send it; no inspector is said in the report") {
+    RingClient c(f, 100);
+    c.Register(1, RingWith({"x"}));
+    REQUIRE(f.Call(c.id, ATR_OP_CRASH, crash).status == ATR_ENOTSUP);  // MEMFD alone is not CRASH
+    const auto channel = CrashChannel(f, 100);
+    REQUIRE(f.Call(channel, ATR_OP_CRASH, crash).status == 0);
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    CHECK(ReadFile(dirs[0] + "/" + ListNames(dirs[0]).back()).find("no unwinder") != std::string::npos);
+  }
+  SECTION("a malformed CRASH is refused by the decoder") {
+    const auto channel = CrashChannel(f, 100);
+    CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{0, 1, 100, 0})).status == ATR_EINVAL);
+  }
+}
+
+TEST_CASE("CRASH: one uid gets a bounded number of unwinds a minute", "[service][rings][crash]") {
+  FakeCrashInspector inspector;
+  ServiceOptions o;
+  o.crash_inspector = &inspector;
+  o.crash_unwinds_per_uid_per_minute = 2;
+  ServiceFixture f(o);
+  auto crash = [&](int32_t pid) {
+    f.processes.processes[pid] = {pid, static_cast<uint64_t>(pid) * 10, "looper", {}};
+    RingClient rings(f, pid);
+    rings.Register(1, RingWith({"r"}));
+    REQUIRE(f.Call(CrashChannel(f, pid), ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, pid, 0})).status == 0);
+    return inspector.last_budget;
+  };
+  CHECK(crash(1001) == std::chrono::milliseconds(2000));
+  CHECK(crash(1002) == std::chrono::milliseconds(2000));
+  CHECK(crash(1003) == std::chrono::milliseconds(0));  // the third within the minute: no unwind
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 3);
+  bool said_why = false;
+  for (const auto& dir : dirs) {
+    said_why = said_why || ReadFile(dir + "/" + ListNames(dir).back()).find("crashes unwound in the last minute") !=
+                               std::string::npos;
+  }
+  CHECK(said_why);
+  f.clock.Advance(std::chrono::minutes(1));
+  CHECK(crash(1004) == std::chrono::milliseconds(2000));  // a minute later, again
+}

@@ -62,6 +62,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<RingReport>(payload);
   CheckRequest<RingSaveAll>(payload);
   CheckRequest<Goodbye>(payload);
+  CheckRequest<Crash>(payload);
 
   ReplyHead head;
   if (!DecodeReply(payload, &head)) {

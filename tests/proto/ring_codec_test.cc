@@ -130,6 +130,28 @@ TEST_CASE("RING_REPORT, RING_SAVE_ALL, GOODBYE: layouts and rejections", "[codec
   RequireRejected<Goodbye>(Bytes({0}), ATR_EBADMSG, "GOODBYE");
 }
 
+TEST_CASE("CRASH: 24 bytes, signo and tid in range, reserved zero", "[codec][crash]") {
+  const auto crash = EncodeToVector(Crash{11, 1, 0x1234, 0x1122334455667788ull});
+  CHECK(crash == Bytes({11, 0, 0, 0, 1, 0, 0, 0, 0x34, 0x12, 0, 0, 0, 0, 0, 0,  //
+                        0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}));
+  const Crash m = RequireDecoded<Crash>(crash);
+  CHECK(m.signo == 11);
+  CHECK(m.code == 1);
+  CHECK(m.tid == 0x1234);
+  CHECK(m.fault_addr == 0x1122334455667788ull);
+  CHECK(RequireDecoded<Crash>(EncodeToVector(Crash{6, -6, 1, 0})).code == -6);  // SI_TKILL from abort()
+  RequireRejected<Crash>(EncodeToVector(Crash{0, 0, 1, 0}), ATR_EINVAL, "signo");
+  RequireRejected<Crash>(EncodeToVector(Crash{65, 0, 1, 0}), ATR_EINVAL, "signo");
+  RequireRejected<Crash>(EncodeToVector(Crash{11, 0, 0, 0}), ATR_EINVAL, "tid");
+  RequireRejected<Crash>(EncodeToVector(Crash{11, 0, -1, 0}), ATR_EINVAL, "tid");
+  auto reserved = crash;
+  reserved[12] = 1;
+  RequireRejected<Crash>(reserved, ATR_EINVAL, "reserved");
+  auto short_crash = crash;
+  short_crash.pop_back();
+  RequireRejected<Crash>(short_crash, ATR_EBADMSG, "CRASH");
+}
+
 TEST_CASE("HELLO reply: daemon_pid exactly when the memfd feature is granted", "[codec][ring]") {
   HelloReply with{1, 1, ATR_MAX_PAYLOAD, ATR_FEATURE_MEMFD, 10, 20, 4242};
   const auto body = EncodeToVector(with);

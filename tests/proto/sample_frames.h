@@ -142,7 +142,7 @@ inline std::vector<uint8_t> SampleReplies() {
 
 // File name in tests/fuzz/corpus/frame_decoder/ -> contents.
 // A 1.1 ring session: HELLO asking for memfd rings, a binary ring's registration, a report,
-// a save, a release and GOODBYE, then the daemon's HELLO reply with its pid.
+// a save, a release, GOODBYE and a CRASH, then the daemon's HELLO reply with its pid.
 inline std::vector<uint8_t> SampleRingSession() {
   std::vector<uint8_t> stream, payload;
   auto add = [&](uint16_t opcode, uint16_t flags, uint32_t id) {
@@ -169,6 +169,8 @@ inline std::vector<uint8_t> SampleRingSession() {
   Encode(IdRequest{1}, payload);
   add(ATR_OP_RING_RELEASE, 0, 5);
   add(ATR_OP_GOODBYE, 0, 6);
+  Encode(Crash{11, 1, 4243, 0x10}, payload);  // SIGSEGV, SEGV_MAPERR; a separate connection in practice
+  add(ATR_OP_CRASH, 0, 7);
   EncodeReplyOk(payload);
   Encode(HelloReply{ATR_VERSION_MAJOR, ATR_VERSION_MINOR_MEMFD, ATR_MAX_PAYLOAD, ATR_FEATURE_MEMFD, 4242, 1000, 77},
          payload);

@@ -73,13 +73,14 @@ TEST_CASE("the sample frames decode", "[samples]") {
       case ATR_OP_RING_REPORT: { RingReport m; r = Decode(p, &m); break; }
       case ATR_OP_RING_SAVE_ALL: { RingSaveAll m; r = Decode(p, &m); break; }
       case ATR_OP_GOODBYE: { Goodbye m; r = Decode(p, &m); break; }
+      case ATR_OP_CRASH: { Crash m; r = Decode(p, &m); break; }
       default: { IdRequest m; r = Decode(p, &m); break; }
     }
     CHECK_FALSE(r.has_value());
   }
   CHECK(d.error().empty());
   CHECK(d.buffered() == 0);
-  CHECK(frames == 1 + 1 + 5 + 4 + 3 + 7 + 7);
+  CHECK(frames == 1 + 1 + 5 + 4 + 3 + 7 + 8);
 }
 
 #ifdef ATRACED_SOURCE_DIR

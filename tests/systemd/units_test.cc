@@ -59,7 +59,9 @@ TEST_CASE("system service unit: notify, watchdog, reload, hardening that leaves 
         "ExecStart=@ATRACED_SBIN_DIR@/atraced --config @ATRACED_CONF_FILE@", "Requires=atraced.socket",
         "NoNewPrivileges=yes", "ProtectSystem=strict", "ReadWritePaths=/var/log/ascend", "PrivateTmp=yes",
         "ProtectHome=yes", "RestrictAddressFamilies=AF_UNIX", "SystemCallFilter=@system-service",
-        "LockPersonality=yes", "MemoryDenyWriteExecute=yes", "ProtectProc=default", "ProcSubset=all"}) {
+        "LockPersonality=yes", "MemoryDenyWriteExecute=yes", "ProtectProc=default", "ProcSubset=all",
+        // crash capture: ptrace and nothing more of @debug, and the capability for other uids
+        "SystemCallFilter=ptrace process_vm_readv", "CapabilityBoundingSet=CAP_CHOWN CAP_DAC_OVERRIDE CAP_SYS_PTRACE"}) {
     CAPTURE(line);
     CHECK(Has(s, line));
   }

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "atraced/proto/ring_layout.h"
+#include "crash_handler.h"
 #include "endpoint.h"  // client/src: the socket paths and a deadline-bounded connect
 #include "state.h"
 
@@ -48,6 +49,8 @@ DaemonLink::DaemonLink() = default;
 DaemonLink::~DaemonLink() = default;
 
 void DaemonLink::Drop() {
+  SetCrashChannel(-1, 0);  // before the close: the handler must not use a reused number
+  crash_sock_.reset();
   sock_.reset();  // close(), never shutdown(): after fork() the socket may be shared
   decoder_.reset();
   daemon_pid_ = 0;
@@ -72,35 +75,64 @@ int DaemonLink::Connect() {
   const auto deadline = Clock::now() + std::chrono::milliseconds(kConnectMs);
   const auto paths = atrace_client_internal::CandidateSocketPaths(nullptr);
   int rc = -ENOENT;
+  std::string connected_path;
   for (const std::string& path : paths) {
     atraced::UniqueFd fd;
     rc = atrace_client_internal::ConnectUnix(path, atrace_client_internal::Deadline::In(RemainingMs(deadline)), &fd);
     if (rc == 0) {
       sock_ = std::move(fd);
+      connected_path = path;
       break;
     }
   }
   if (rc != 0) return rc;
   decoder_ = std::make_unique<proto::FrameDecoder>();
-  proto::Hello hello{ATR_VERSION_MAJOR, ATR_VERSION_MINOR_MEMFD, ATR_FEATURE_MEMFD};
-  std::vector<uint8_t> payload, body;
-  proto::Encode(hello, payload);
-  rc = Exchange(ATR_OP_HELLO, payload, -1, RemainingMs(deadline), &body);
+  // ATR_FEATURE_CRASH here only asks whether the daemon offers it (CRASH itself goes on the
+  // second connection).
+  const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0);
+  proto::HelloReply reply;
+  rc = Hello(sock_.get(), *decoder_, next_request_id_++, features, deadline, &reply);
   if (rc != 0) {
     Drop();
-    return rc < 0 ? rc : -EPROTO;
-  }
-  proto::HelloReply reply;
-  if (proto::Decode(body, &reply) || reply.major != ATR_VERSION_MAJOR) {
-    Drop();
-    return -EPROTO;
+    return rc;
   }
   if ((reply.features & ATR_FEATURE_MEMFD) == 0) {  // a 1.0 daemon: it cannot hold rings
     Drop();
     return -ENOTSUP;
   }
   daemon_pid_ = reply.daemon_pid;
+  if (reply.features & ATR_FEATURE_CRASH) OpenCrashChannel(connected_path, deadline);
   return 0;
+}
+
+int DaemonLink::Hello(int sock, proto::FrameDecoder& decoder, uint32_t request_id, uint64_t features,
+                      Clock::time_point deadline, proto::HelloReply* reply) {
+  proto::Hello hello{ATR_VERSION_MAJOR, ATR_VERSION_MINOR_MEMFD, features};
+  std::vector<uint8_t> payload, frame, body;
+  proto::Encode(hello, payload);
+  proto::AppendFrame(frame, ATR_OP_HELLO, 0, request_id, payload);
+  int rc = SendAll(sock, frame, -1, deadline);
+  if (rc == 0) rc = ReadReply(sock, decoder, ATR_OP_HELLO, request_id, deadline, &body);
+  if (rc != 0) return rc < 0 ? rc : -EPROTO;
+  if (proto::Decode(body, reply) || reply->major != ATR_VERSION_MAJOR) return -EPROTO;
+  return 0;
+}
+
+void DaemonLink::OpenCrashChannel(const std::string& path, Clock::time_point deadline) {
+  atraced::UniqueFd fd;
+  if (atrace_client_internal::ConnectUnix(path, atrace_client_internal::Deadline::In(RemainingMs(deadline)), &fd) != 0) {
+    return;
+  }
+  proto::FrameDecoder decoder;
+  proto::HelloReply reply;
+  static_assert(kCrashRequestId != 1, "the channel's HELLO is request 1");
+  if (Hello(fd.get(), decoder, 1, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH, deadline, &reply) != 0 ||
+      !(reply.features & ATR_FEATURE_CRASH) || decoder.buffered() != 0) {
+    return;
+  }
+  crash_sock_ = std::move(fd);
+  InstallCrashHandlers();
+  SetCrashChannel(crash_sock_.get(), static_cast<pid_t>(reply.daemon_pid));
 }
 
 int DaemonLink::EnsureConnected(State& s) {
@@ -229,8 +261,8 @@ int DaemonLink::Exchange(uint16_t opcode, const std::vector<uint8_t>& payload, i
   const uint32_t id = next_request_id_++;
   std::vector<uint8_t> frame;
   proto::AppendFrame(frame, opcode, 0, id, payload);
-  int rc = SendAll(frame, fd, deadline);
-  if (rc == 0) rc = ReadReply(opcode, id, deadline, body);
+  int rc = SendAll(sock_.get(), frame, fd, deadline);
+  if (rc == 0) rc = ReadReply(sock_.get(), *decoder_, opcode, id, deadline, body);
   if (rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -EPIPE || rc == -EPROTO) {
     // The stream's state is unknown now (a late reply would be mistaken for the next one).
     Drop();
@@ -239,13 +271,13 @@ int DaemonLink::Exchange(uint16_t opcode, const std::vector<uint8_t>& payload, i
   return rc;
 }
 
-int DaemonLink::SendAll(const std::vector<uint8_t>& frame, int fd, Clock::time_point deadline) {
+int DaemonLink::SendAll(int sock, const std::vector<uint8_t>& frame, int fd, Clock::time_point deadline) {
   size_t sent = 0;
   bool fd_sent = fd < 0;
   while (sent < frame.size()) {
     // Exactly one descriptor, on the frame's first byte (PROTOCOL.md, RING_REGISTER).
     // MSG_NOSIGNAL: a daemon that hung up is EPIPE here, never SIGPIPE in the application.
-    const ssize_t n = atraced::SendWithFd(sock_.get(), frame.data() + sent, frame.size() - sent, fd_sent ? -1 : fd,
+    const ssize_t n = atraced::SendWithFd(sock, frame.data() + sent, frame.size() - sent, fd_sent ? -1 : fd,
                                           MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       sent += static_cast<size_t>(n);
@@ -254,7 +286,7 @@ int DaemonLink::SendAll(const std::vector<uint8_t>& frame, int fd, Clock::time_p
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (int rc = Wait(sock_.get(), POLLOUT, deadline); rc != 0) return rc;
+      if (int rc = Wait(sock, POLLOUT, deadline); rc != 0) return rc;
       continue;
     }
     return (n < 0 && errno != EPIPE && errno != ECONNRESET) ? -errno : -ECONNRESET;
@@ -262,12 +294,12 @@ int DaemonLink::SendAll(const std::vector<uint8_t>& frame, int fd, Clock::time_p
   return 0;
 }
 
-int DaemonLink::ReadReply(uint16_t opcode, uint32_t request_id, Clock::time_point deadline,
-                          std::vector<uint8_t>* body) {
+int DaemonLink::ReadReply(int sock, proto::FrameDecoder& decoder, uint16_t opcode, uint32_t request_id,
+                          Clock::time_point deadline, std::vector<uint8_t>* body) {
   for (;;) {
     proto::FrameHeader h;
     std::span<const uint8_t> payload;
-    const auto r = decoder_->Next(&h, &payload);
+    const auto r = decoder.Next(&h, &payload);
     if (r == proto::FrameDecoder::Result::kError) return -EPROTO;
     if (r == proto::FrameDecoder::Result::kFrame) {
       if (h.flags != ATR_FLAG_REPLY || h.opcode != opcode || h.request_id != request_id) return -EPROTO;
@@ -276,17 +308,17 @@ int DaemonLink::ReadReply(uint16_t opcode, uint32_t request_id, Clock::time_poin
       if (body != nullptr) body->assign(head.body.begin(), head.body.end());
       return head.status;
     }
-    auto space = decoder_->WritableSpace(4096);
+    auto space = decoder.WritableSpace(4096);
     // No reply of ours carries a descriptor: any the daemon sends is closed with `stray`.
     std::vector<atraced::UniqueFd> stray;
-    const ssize_t n = atraced::RecvWithFds(sock_.get(), space.data(), space.size(), MSG_DONTWAIT, 4, &stray, nullptr);
+    const ssize_t n = atraced::RecvWithFds(sock, space.data(), space.size(), MSG_DONTWAIT, 4, &stray, nullptr);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (int rc = Wait(sock_.get(), POLLIN, deadline); rc != 0) return rc;
+      if (int rc = Wait(sock, POLLIN, deadline); rc != 0) return rc;
       continue;
     }
     if (n <= 0) return n == 0 || errno == ECONNRESET ? -ECONNRESET : -errno;
-    decoder_->Commit(static_cast<size_t>(n));
+    decoder.Commit(static_cast<size_t>(n));
   }
 }
 

@@ -49,6 +49,13 @@ class DaemonLink {
  private:
   int EnsureConnected(State& s);
   int Connect();
+  // HELLO on `sock` asking for `features`; the reply's body decoded into `reply`.
+  int Hello(int sock, atraced::proto::FrameDecoder& decoder, uint32_t request_id, uint64_t features,
+            std::chrono::steady_clock::time_point deadline, atraced::proto::HelloReply* reply);
+  // The CRASH connection (crash_handler.h): a second one, so that the signal handler owns a
+  // socket no other thread reads or writes. Best effort: without it a crash is recorded as
+  // a death without GOODBYE, with no backtrace.
+  void OpenCrashChannel(const std::string& path, std::chrono::steady_clock::time_point deadline);
   void RegisterAll(State& s);
   int SendRegister(State& s, const std::string& name, uint32_t wire_id, bool exit_save, bool no_lock,
                    uint32_t msg_num, uint32_t msg_size, uint64_t ring_bytes,
@@ -57,13 +64,14 @@ class DaemonLink {
   // which the connection is dropped.
   int Exchange(uint16_t opcode, const std::vector<uint8_t>& payload, int fd, int timeout_ms,
                std::vector<uint8_t>* body = nullptr);
-  int SendAll(const std::vector<uint8_t>& frame, int fd, std::chrono::steady_clock::time_point deadline);
-  int ReadReply(uint16_t opcode, uint32_t request_id, std::chrono::steady_clock::time_point deadline,
-                std::vector<uint8_t>* body);
+  static int SendAll(int sock, const std::vector<uint8_t>& frame, int fd, std::chrono::steady_clock::time_point deadline);
+  static int ReadReply(int sock, atraced::proto::FrameDecoder& decoder, uint16_t opcode, uint32_t request_id,
+                       std::chrono::steady_clock::time_point deadline, std::vector<uint8_t>* body);
   void Drop();
   void NoteOutage(int err);
 
   atraced::UniqueFd sock_;
+  atraced::UniqueFd crash_sock_;  // handed to the signal handler; closed with sock_
   pid_t owner_ = 0;
   uint64_t epoch_ = 0;  // bumped on every connection
   uint32_t next_request_id_ = 1;

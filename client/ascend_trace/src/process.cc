@@ -6,6 +6,7 @@
 
 #include "atrace_api.h"
 #include "atrace_pub.h"
+#include "crash_handler.h"
 #include "daemon_link.h"
 #include "state.h"
 
@@ -71,6 +72,9 @@ __attribute__((destructor)) void AtExit() {
   s.link->Goodbye(s);
 }
 
-__attribute__((constructor)) void AtLoad() { ::pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild); }
+__attribute__((constructor)) void AtLoad() {
+  ::pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
+  LoadCrashSettings();  // the environment, once; the handlers come with the first connection
+}
 
 }  // namespace

@@ -38,7 +38,9 @@ po::options_description SettingOptions() {
       ("max-age", po::value<std::string>(), "age event dirs older than this, a time span like 7d, 12h, 30min; 0 turns it off (default: 0)")
       ("rate-limit-interval", po::value<std::string>(), "refill time of each client's event buckets, a time span like 30s; 0 turns rate limiting off (default: 30s)")
       ("rate-limit-burst", po::value<std::string>(), "event dirs a client process may create per interval, 0-1000000000; 0 turns rate limiting off (default: 10000)")
-      ("max-bytes-per-client", po::value<std::string>(), "bytes one client process may write over its life, a size with K, M, G or T; 0: no bound (default: 0)");
+      ("max-bytes-per-client", po::value<std::string>(), "bytes one client process may write over its life, a size with K, M, G or T; 0: no bound (default: 0)")
+      ("crash-all-threads", po::value<std::string>(), "1: a crash report has the backtrace of every thread, not only the crashing one, 0-1 (default: 0)")
+      ("crash-unwind-timeout-ms", po::value<std::string>(), "deadline for unwinding a crashed client, during which the daemon serves no one else, 100-10000 (default: 2000)");
   return d;
 }
 
@@ -129,6 +131,8 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   if (auto m = bounded("max-events-per-client", 1, 4096, &config->max_events_per_client); !m.empty()) return m;
   if (auto m = bounded("max-files-per-client", 1, 4096, &config->max_files_per_client); !m.empty()) return m;
   if (auto m = bounded("uid-descriptor-share", 1, 100, &config->uid_descriptor_share); !m.empty()) return m;
+  if (auto m = bounded("crash-all-threads", 0, 1, &config->crash_all_threads); !m.empty()) return m;
+  if (auto m = bounded("crash-unwind-timeout-ms", 100, 10000, &config->crash_unwind_timeout_ms); !m.empty()) return m;
   if (auto m = bounded("exit-record-num", kExitRecordNumMin, kExitRecordNumMax, &config->exit_record_num); !m.empty()) {
     return m;
   }

@@ -25,6 +25,8 @@
 #include "atraced/core/root.h"
 #include "atraced/core/trace_service.h"
 #include "atraced/core/trace_store.h"
+#include "atraced/crash/proc_crash_inspector.h"
+#include "atraced/crash/unwind_helper.h"
 #include "atraced/ipc/asio.h"
 #include "atraced/ipc/listener.h"
 #include "atraced/proto/socket_path.h"
@@ -116,6 +118,11 @@ class Daemon {
     service_options.fd_budget = &fd_budget;
     service_options.rate_limit = config_.rate_limit;
     service_options.max_bytes_per_client = config_.max_bytes_per_client;
+    // CRASH: threads and maps from /proc, the backtrace from this binary run as the unwind
+    // helper (daemon/crash/unwind_helper.h).
+    crash::ProcCrashInspector crash_inspector("/proc/self/exe", "/proc", config_.crash_all_threads != 0);
+    service_options.crash_inspector = &crash_inspector;
+    service_options.crash_budget = std::chrono::milliseconds(config_.crash_unwind_timeout_ms);
     TraceService service(store, processes, clock, log, service_options);
 
     asio::io_context io(1);
@@ -270,6 +277,8 @@ class Daemon {
 }  // namespace
 
 int DaemonMain(int argc, const char* const* argv) {
+  // The daemon runs itself as the unwinder of a crashed client (ProcCrashInspector).
+  if (argc > 1 && std::strcmp(argv[1], crash::kUnwindHelperFlag) == 0) return crash::UnwindHelperMain(argc, argv);
   try {
     ParsedCommandLine cl = ParseCommandLine(argc, argv);
     switch (cl.outcome) {

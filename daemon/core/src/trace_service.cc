@@ -1,19 +1,21 @@
 #include "atraced/core/trace_service.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "atraced/core/signal_names.h"
 #include "atraced/core/trace_time.h"
 #include "atraced/proto/wire.h"
 
 namespace atraced {
 namespace {
 
-constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD;
+constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH;
 constexpr size_t kMaxProcessRecords = 4096;  // beyond this, records of gone processes are pruned
 // A departed connection's process is checked at its close, then after 5, 10, 20 ... 640 ms:
 // about 3 s in all before a process that keeps running is taken to have only let go.
@@ -28,11 +30,6 @@ std::string HumanTime(std::chrono::system_clock::time_point when) {
   const std::string t = FormatTraceTime(when);
   return t.substr(0, 4) + "-" + t.substr(4, 2) + "-" + t.substr(6, 2) + " " + t.substr(8, 2) + ":" + t.substr(10, 2) +
          ":" + t.substr(12, 2) + "." + t.substr(14, 3) + "." + t.substr(17, 3);
-}
-
-std::string SignalName(int signo) {
-  const char* abbrev = ::sigabbrev_np(signo);
-  return std::to_string(signo) + (abbrev ? " (SIG" + std::string(abbrev) + ")" : "");
 }
 
 // Control characters of a command line as \xNN: the report is one line per fact.
@@ -52,6 +49,29 @@ std::string Printable(const std::string& text) {
 }
 
 int32_t Neg(int err) { return -err; }
+
+// The lines a death report and a crash report share: who the process was.
+template <typename ClientT>
+std::string ProcessLines(const ClientT& c) {
+  return "pid: " + std::to_string(c.peer.pid) + "\n"
+         "uid: " + std::to_string(c.peer.uid) + "\n"
+         "program: " + c.program + "\n"
+         "command line: " + (c.cmdline.empty() ? "(not readable)" : Printable(c.cmdline)) + "\n"
+         "start time: " + std::to_string(c.start_ticks) + " clock ticks after boot (/proc/<pid>/stat)\n"
+         "connected: " + HumanTime(c.connected) + "\n"
+         "last request: " + HumanTime(c.last_activity) + "\n";
+}
+
+std::string RingsLine(size_t count, const std::string& names) {
+  return "rings: " + std::to_string(count) + (names.empty() ? "" : " (" + names + ")") +
+         "; a ring with no record has no file\n";
+}
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
 
 }  // namespace
 
@@ -165,7 +185,9 @@ void TraceService::Disconnect(ClientId id) {
       rec->second.connections > 0) {
     --rec->second.connections;
   }
-  if (!destroying_ && (c.features & ATR_FEATURE_MEMFD) && !c.goodbye && !c.rings.empty()) {
+  if (c.crash_recorded && !c.goodbye && !c.rings.empty()) {
+    log_.Info("pid ", c.peer.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
+  } else if (!destroying_ && (c.features & ATR_FEATURE_MEMFD) && !c.goodbye && !c.rings.empty()) {
     // No GOODBYE: the process may have died. It keeps its rings and its process dir until
     // the kernel says (CheckDepartures).
     departures_.push_back({std::move(c), clock_.Now(), 0});
@@ -234,8 +256,24 @@ void TraceService::RecordDeath(const Departure& d, const ProcessEnd& end) {
     how = "vanished without reporting a signal (SIGKILL, the OOM killer, _exit or a crash are possible); the "
           "daemon cannot tell which: the process was reaped before it could read its status";
   }
-  // One ring per object name: a live object over a destroyed exitSave one of the same name,
-  // else the newest (ids ascend).
+  std::string ring_list;
+  std::vector<const HeldRing*> chosen = RingsAtDeath(c, &ring_list);
+  const auto now = clock_.Now();
+  std::string text = "atraced: process " + std::to_string(c.peer.pid) + " (" + c.program +
+                     ") ended without GOODBYE\n"
+                     "how: " + how + "\n" + ProcessLines(c) +
+                     "connection closed: " + HumanTime(d.closed) + "\n"
+                     "written: " + HumanTime(now) + "\n" +
+                     RingsLine(chosen.size(), ring_list);
+  HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(now)}), text};
+  Reply r = SaveRings(c, EventKind::kStackcore, chosen, &report);
+  ++counters_.deaths_recorded;
+  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, "; stackcore dir with ",
+              chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
+}
+
+std::vector<const HeldRing*> TraceService::RingsAtDeath(const Client& c, std::string* names) {
+  // ids ascend: a later one of the same name is newer.
   std::map<std::string, std::pair<uint32_t, const HeldRing*>> by_name;
   for (auto& [id, ring] : c.rings) {
     const bool live = !c.released.count(id);
@@ -243,31 +281,11 @@ void TraceService::RecordDeath(const Departure& d, const ProcessEnd& end) {
     if (!inserted && (live || c.released.count(pos->second.first))) pos->second = {id, &ring};
   }
   std::vector<const HeldRing*> chosen;
-  std::string ring_list;
   for (auto& [name, entry] : by_name) {
     chosen.push_back(entry.second);
-    ring_list += (ring_list.empty() ? "" : ", ") + name + (c.released.count(entry.first) ? " (destroyed, exitSave)" : "");
+    *names += (names->empty() ? "" : ", ") + name + (c.released.count(entry.first) ? " (destroyed, exitSave)" : "");
   }
-  const auto now = clock_.Now();
-  std::string text = "atraced: process " + std::to_string(c.peer.pid) + " (" + c.program +
-                     ") ended without GOODBYE\n"
-                     "how: " + how + "\n"
-                     "pid: " + std::to_string(c.peer.pid) + "\n"
-                     "uid: " + std::to_string(c.peer.uid) + "\n"
-                     "program: " + c.program + "\n"
-                     "command line: " + (c.cmdline.empty() ? "(not readable)" : Printable(c.cmdline)) + "\n"
-                     "start time: " + std::to_string(c.start_ticks) + " clock ticks after boot (/proc/<pid>/stat)\n"
-                     "connected: " + HumanTime(c.connected) + "\n"
-                     "last request: " + HumanTime(c.last_activity) + "\n"
-                     "connection closed: " + HumanTime(d.closed) + "\n"
-                     "written: " + HumanTime(now) + "\n"
-                     "rings: " + std::to_string(chosen.size()) + (ring_list.empty() ? "" : " (" + ring_list + ")") +
-                     "; a ring with no record has no file\n";
-  HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(now)}), text};
-  Reply r = SaveRings(c, EventKind::kStackcore, chosen, &report);
-  ++counters_.deaths_recorded;
-  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, "; stackcore dir with ",
-              chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
+  return chosen;
 }
 
 void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload, ReplyBatch& out,
@@ -289,6 +307,8 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     refusal = Refusal{ATR_EPROTO, "flags: a request must not carry the reply flag"};
   } else if (!c.hello_done && h.opcode != ATR_OP_HELLO) {
     refusal = Refusal{ATR_EPROTO, "opcode: send HELLO first"};
+  } else if (h.opcode == ATR_OP_CRASH && !(c.features & ATR_FEATURE_CRASH)) {
+    refusal = Refusal{ATR_ENOTSUP, "CRASH: ATR_FEATURE_CRASH was not negotiated in HELLO"};
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
     refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO"};
   } else {
@@ -308,6 +328,7 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
       case ATR_OP_RING_REPORT: refusal = OnRingReport(c, payload); break;
       case ATR_OP_RING_SAVE_ALL: refusal = OnRingSaveAll(c, payload); break;
       case ATR_OP_GOODBYE: refusal = OnGoodbye(c, payload); break;
+      case ATR_OP_CRASH: refusal = OnCrash(c, payload); break;
       default: refusal = Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
     }
   }
@@ -346,6 +367,7 @@ TraceService::Reply TraceService::OnHello(Client& c, std::span<const uint8_t> pa
   }
   c.hello_done = true;
   c.features = m.features & kSupportedFeatures;
+  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~ATR_FEATURE_CRASH;  // a crash saves rings
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
@@ -700,6 +722,81 @@ TraceService::Reply TraceService::OnGoodbye(Client& c, std::span<const uint8_t> 
   c.rings.clear();
   c.released.clear();
   return result;
+}
+
+TraceService::Client* TraceService::RingHolderOf(Client& c) {
+  if (!c.rings.empty() && !c.goodbye) return &c;
+  for (auto& [id, other] : clients_) {
+    if (other.peer.pid == c.peer.pid && other.start_ticks == c.start_ticks && !other.rings.empty() && !other.goodbye) {
+      return &other;
+    }
+  }
+  return nullptr;
+}
+
+bool TraceService::TakeUnwind(uint32_t uid) {
+  const auto now = clock_.Now();
+  for (auto it = unwinds_by_uid_.begin(); it != unwinds_by_uid_.end();) {  // forget what is a minute old
+    auto& times = it->second;
+    times.erase(std::remove_if(times.begin(), times.end(), [&](auto t) { return now - t >= std::chrono::minutes(1); }),
+                times.end());
+    it = times.empty() ? unwinds_by_uid_.erase(it) : std::next(it);
+  }
+  auto& times = unwinds_by_uid_[uid];
+  if (times.size() >= options_.crash_unwinds_per_uid_per_minute) return false;
+  times.push_back(now);
+  return true;
+}
+
+TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> payload) {
+  proto::Crash m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  Client* holder = RingHolderOf(c);
+  if (!holder) {
+    return Refusal{ATR_ENOENT, "CRASH: no connection of pid " + std::to_string(c.peer.pid) +
+                                   " holds a ring (register one first): there is nothing to save"};
+  }
+  if (holder->crash_recorded) {
+    return Refusal{ATR_EEXIST, "CRASH: the crash of pid " + std::to_string(c.peer.pid) + " is already recorded"};
+  }
+  holder->crash_recorded = c.crash_recorded = true;
+  // The process waits in its handler while this runs: a bounded look from outside.
+  CrashFacts facts;
+  const auto looked = clock_.Now();
+  if (options_.crash_inspector) {
+    const bool unwind = TakeUnwind(c.peer.uid);
+    facts = options_.crash_inspector->Inspect(c.peer.pid, m.tid, unwind ? options_.crash_budget : std::chrono::milliseconds(0));
+    if (!unwind) {
+      facts.backtrace = "(none: uid " + std::to_string(c.peer.uid) + " already had " +
+                        std::to_string(options_.crash_unwinds_per_uid_per_minute) +
+                        " crashes unwound in the last minute; the daemon serves no one while it unwinds)\n";
+    }
+  } else {
+    facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
+             "(not read: this daemon has no crash inspector)\n"};
+  }
+  std::string ring_list;
+  std::vector<const HeldRing*> chosen = RingsAtDeath(*holder, &ring_list);
+  const auto now = clock_.Now();
+  const auto inspect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - looked).count();
+  const std::string text =
+      "atraced: process " + std::to_string(c.peer.pid) + " (" + holder->program + ") caught a fatal signal\n"
+      "signal: " + SignalName(m.signo) + "\n"
+      "code: " + SignalCodeName(m.signo, m.code) + "\n"
+      "fault address: " + Hex(m.fault_addr) + "\n"
+      "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(*holder) +
+      "written: " + HumanTime(now) + "\n" +
+      RingsLine(chosen.size(), ring_list) +
+      "\nbacktrace of thread " + std::to_string(m.tid) + ", unwound by atraced from outside the process:\n" +
+      facts.backtrace + "\nthreads:\n" + facts.threads + "\nmaps:\n" + facts.maps;
+  HeldRing::File report{TraceFileName::Stackcore({m.signo, m.tid, holder->program, FormatTraceTime(now)}), text};
+  Reply r = SaveRings(*holder, EventKind::kStackcore, chosen, &report);
+  ++counters_.crashes_recorded;
+  // The inspection's time is how long every other client waited: worth a look when it grows.
+  log_.Notice("pid ", c.peer.pid, " (", holder->program, ") caught signal ", SignalName(m.signo), " in thread ", m.tid,
+              "; inspected in ", inspect_ms, " ms; stackcore dir with ", chosen.size(), " ring(s)",
+              r ? " failed: " + r->message : std::string(" written"));
+  return r;
 }
 
 TraceService::Reply TraceService::SaveRings(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,

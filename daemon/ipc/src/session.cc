@@ -6,6 +6,7 @@
 
 #include "atraced/base/send_fd.h"
 #include "atraced/ipc/peer_credentials.h"
+#include "atraced/proto/wire.h"
 
 namespace atraced {
 
@@ -65,9 +66,10 @@ void Session::OnDeadline() {
     log_.Notice("dropping connection of pid ", peer_.pid, " uid ", peer_.uid, ": a request was not completed within ",
                 idle_timeout_.count(), " s");
     Close("request deadline");
-  } else if (service_.HoldsRings(client_id_)) {
+  } else if (service_.HoldsRings(client_id_) || (service_.features(client_id_) & ATR_FEATURE_CRASH)) {
     // A libascend_trace process: its records go into the rings with no request, and this
-    // connection closing is how the daemon learns that it died (trace_service.h).
+    // connection closing is how the daemon learns that it died (trace_service.h). Its
+    // CRASH connection is silent until the process catches a fatal signal.
     ArmDeadline(idle_timeout_);
   } else {
     log_.Info("dropping idle connection of pid ", peer_.pid, " after ", idle_timeout_.count(), " s");

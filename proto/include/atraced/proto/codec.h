@@ -133,6 +133,14 @@ struct RingSaveAll {
 
 struct Goodbye {};  // empty payload
 
+// CRASH (ATR_FEATURE_CRASH): sent by the signal handler; see wire.h atr_crash.
+struct Crash {
+  int32_t signo = 0;  // 1..ATR_MAX_SIGNO
+  int32_t code = 0;   // si_code
+  int32_t tid = 0;    // > 0
+  uint64_t fault_addr = 0;
+};
+
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
 struct HelloReply {
@@ -208,6 +216,7 @@ void Encode(const RingRegister& m, std::vector<uint8_t>& out);
 void Encode(const RingReport& m, std::vector<uint8_t>& out);
 void Encode(const RingSaveAll& m, std::vector<uint8_t>& out);
 void Encode(const Goodbye& m, std::vector<uint8_t>& out);
+void Encode(const Crash& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -236,6 +245,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, RingRegister* m);
 DecodeResult Decode(std::span<const uint8_t> payload, RingReport* m);
 DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Goodbye* m);
+DecodeResult Decode(std::span<const uint8_t> payload, Crash* m);
 
 struct ReplyHead {
   int32_t status = 0;

@@ -10,6 +10,9 @@
  *   1.1  behind feature ATR_FEATURE_MEMFD: RING_REGISTER (a sealed memfd ring attached as
  *        SCM_RIGHTS), RING_RELEASE, RING_REPORT, RING_SAVE_ALL, GOODBYE; the HELLO reply
  *        carries the daemon's pid when the feature is granted.
+ *        Later, still 1.1 (a feature bit, no new minor): behind ATR_FEATURE_CRASH (granted
+ *        only with ATR_FEATURE_MEMFD), CRASH: a fatal signal caught in the process, answered
+ *        once the daemon has written the stackcore dir.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -64,6 +67,7 @@
 /* Feature bits (HELLO). The server answers with the subset it grants. */
 #define ATR_FEATURE_FD_PASSING (1ull << 0) /* FILE_GET_FD hands out the file's descriptor */
 #define ATR_FEATURE_MEMFD (1ull << 1)      /* 1.1: RING_* and GOODBYE, rings in sealed memfds */
+#define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH; granted only together with MEMFD */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -81,7 +85,9 @@ enum atr_opcode {
   ATR_OP_RING_RELEASE = 12,
   ATR_OP_RING_REPORT = 13,
   ATR_OP_RING_SAVE_ALL = 14,
-  ATR_OP_GOODBYE = 15
+  ATR_OP_GOODBYE = 15,
+  /* 1.1, only after ATR_FEATURE_CRASH was granted: */
+  ATR_OP_CRASH = 16
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -366,5 +372,19 @@ struct atr_ring_save_all {
 ATR_STATIC_ASSERT(sizeof(struct atr_ring_save_all) == 8, "atr_ring_save_all is 8 bytes");
 
 /* GOODBYE request: empty payload. Reply body: empty, sent after the exit files are written. */
+
+/* CRASH request (24 bytes): a fatal signal caught by the process's handler, which waits for
+ * the reply before it re-raises. The daemon writes a stackcore dir with the rings a
+ * connection of the same process holds, a report and a backtrace of `tid` it unwinds from
+ * outside, then replies. Reply body: empty. */
+#define ATR_MAX_SIGNO 64
+struct atr_crash {
+  int32_t signo;       /* 1..ATR_MAX_SIGNO */
+  int32_t code;        /* siginfo si_code, as the kernel gave it */
+  int32_t tid;         /* the thread that took the signal, > 0 */
+  uint32_t reserved;
+  uint64_t fault_addr; /* siginfo si_addr (0 where the signal has none) */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_crash) == 24, "atr_crash is 24 bytes");
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

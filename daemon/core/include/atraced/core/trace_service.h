@@ -26,6 +26,7 @@
 #include <memory>
 
 #include "atraced/core/clock.h"
+#include "atraced/core/crash_inspector.h"
 #include "atraced/core/fd_budget.h"
 #include "atraced/core/file_system.h"
 #include "atraced/core/held_ring.h"
@@ -65,6 +66,16 @@ struct ServiceOptions {
   // Bytes one client process may write over its life (daemon appends and what it wrote
   // through passed descriptors, counted when the file is closed); 0: no bound. -EBUSY.
   uint64_t max_bytes_per_client = 0;
+  // CRASH: who looks at the crashed process from outside (threads, backtrace, maps), and
+  // how long it may take. The event loop waits that long at most, once per crash; the
+  // process's handler waits longer (5 s by default). nullptr: the report says there is no
+  // unwinder, and the rings are still written.
+  CrashInspector* crash_inspector = nullptr;
+  std::chrono::milliseconds crash_budget{2000};
+  // The event loop stalls while it unwinds: one uid gets at most this many unwinds a minute
+  // (a crash loop, or a user forking processes that crash on purpose). Past it the report
+  // has threads and maps but no backtrace, and says why.
+  uint32_t crash_unwinds_per_uid_per_minute = 5;
 };
 
 // Replies to one batch of requests, in request order.
@@ -88,6 +99,7 @@ struct ServiceCounters {
   uint64_t deaths_recorded = 0;  // stackcore dirs written for processes that died without GOODBYE
   uint64_t refused_rate_limit = 0;    // events refused by a client's rate limit
   uint64_t refused_client_bytes = 0;  // writes refused by max-bytes-per-client
+  uint64_t crashes_recorded = 0; // stackcore dirs written at CRASH, while the process waited
 };
 
 class TraceService {
@@ -161,6 +173,7 @@ class TraceService {
     std::map<uint32_t, HeldRing> rings;              // object id -> ring, live or released
     std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
     bool goodbye = false;
+    bool crash_recorded = false;  // CRASH wrote this process's stackcore dir: no second one at close
     // For the report of a death without GOODBYE (rings clients only).
     uint64_t start_ticks = 0;
     std::string program;
@@ -226,6 +239,14 @@ class TraceService {
   Reply OnRingReport(Client& c, std::span<const uint8_t> payload);
   Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload);
   Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
+  Reply OnCrash(Client& c, std::span<const uint8_t> payload);
+  // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
+  bool TakeUnwind(uint32_t uid);
+  // The connection of c's process (pid and start time) that holds rings: c or another.
+  Client* RingHolderOf(Client& c);
+  // The rings a death or a crash saves: one per object name, a live object over a destroyed
+  // exitSave one of the same name, else the newest. `names` lists them for the report.
+  static std::vector<const HeldRing*> RingsAtDeath(const Client& c, std::string* names);
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record).
   // `report`, if given, is written first and makes the directory even without records.
@@ -249,6 +270,7 @@ class TraceService {
   size_t rings_total_ = 0;
   ServiceCounters counters_;
   std::vector<Departure> departures_;
+  std::unordered_map<uint32_t, std::vector<std::chrono::system_clock::time_point>> unwinds_by_uid_;  // the last minute's
   std::function<void(std::chrono::milliseconds)> schedule_departures_;
   bool destroying_ = false;
 };

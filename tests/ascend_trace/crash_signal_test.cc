@@ -1,0 +1,201 @@
+// A fatal signal that libascend_trace catches, against the real daemon: the handler sends
+// CRASH, the daemon writes the stackcore dir with a backtrace it unwinds from outside, the
+// handler re-raises and the process dies of its own signal, as it would without the library.
+// Also: the opt-out, and a daemon that is gone or never answers (the wait is bounded).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "atraced/proto/codec.h"
+#include "crash_handler.h"
+#include "crash_util.h"
+
+using namespace crash_test;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void RequireDiedOf(Child& child, int signo) {
+  const int status = child.Wait();
+  INFO("status " << status);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == signo);
+}
+
+// The one stackcore dir of a crashed child, its ring's records, and its report.
+std::string CrashReport(const DaemonProcess& d, const Child& child, const std::string& signo, int records) {
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  CHECK(Records(dirs[0] + "/schedule_tracer_crash_obj.txt") == Expected(0, records));
+  CHECK(Records(dirs[0] + "/schedule_tracer_crash_exit.txt") == std::vector<std::string>{"exit record"});
+  return ReportOf(dirs[0], child.pid, signo);  // the main thread crashed: tid == pid
+}
+
+}  // namespace
+
+TEST_CASE("crash signal: a NULL dereference is reported with a backtrace, then kills as SIGSEGV", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv", 7);
+  RequireDiedOf(child, SIGSEGV);  // the stackcore dir is written before the handler re-raises
+  const std::string report = CrashReport(d, child, "11", 7);
+  INFO(report);
+  CHECK(report.find("signal: 11 (SIGSEGV)\n") != std::string::npos);
+  CHECK(report.find("code: 1 (SEGV_MAPERR)\n") != std::string::npos);
+  CHECK(report.find("fault address: 0x0000000000000000\n") != std::string::npos);
+  CHECK(report.find("thread: " + std::to_string(child.pid) + "\n") != std::string::npos);
+  CHECK(report.find(std::string("command line: ") + ASCEND_TRACE_CRASH_CHILD + " segv 7\n") != std::string::npos);
+  CHECK(report.find(" crash_here+0x") != std::string::npos);
+  CHECK(report.find(" main+0x") != std::string::npos);
+  CHECK(report.find("libascend_trace.so") != std::string::npos);  // the handler's own frames, on top
+  CHECK(report.find("\nmaps:\n") != std::string::npos);
+  // The connections close without GOODBYE: no second dir for the same death.
+  REQUIRE(d.WaitForLog("closed its connection after CRASH"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(DirsOf(d, "stackcore", child.pid).size() == 1);
+  CHECK_FALSE(d.LogHas("ended without GOODBYE"));
+}
+
+TEST_CASE("crash signal: the core dump is still written after the report", "[crash][signal]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  WARN("a sanitizer turns core dumps off; skipping");
+#else
+  if (atraced::testing::ReadFile("/proc/sys/kernel/core_pattern") != "core\n") {
+    WARN("kernel.core_pattern is not 'core' (a plain file in the cwd); skipping");
+    return;
+  }
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  atraced::testing::TempDir cwd;
+  Child child(d, "segv", 2, {}, cwd.path());
+  const int status = child.Wait();
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGSEGV);
+  CHECK(WCOREDUMP(status));
+  CHECK(atraced::testing::Exists(cwd / "core"));
+  CHECK(AwaitStackcore(d, child.pid).size() == 1);
+#endif
+}
+
+TEST_CASE("crash signal: the application's own earlier handler still runs after the report", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-chained", 2);
+  const int status = child.Wait();
+  INFO("status " << status);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 42);  // what its handler does
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  CHECK(ReportOf(dirs[0], child.pid, "11").find(" crash_here+0x") != std::string::npos);
+}
+
+TEST_CASE("crash signal: SIGTERM left at its default is reported too, as CANN does", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "wait", 2);
+  REQUIRE(::kill(child.pid, SIGTERM) == 0);
+  RequireDiedOf(child, SIGTERM);
+  const std::string report = CrashReport(d, child, "15", 2);
+  INFO(report);
+  CHECK(report.find("code: 0 (SI_USER: kill())\n") != std::string::npos);
+  CHECK(report.find(" main+0x") != std::string::npos);
+}
+
+TEST_CASE("crash signal: abort() is reported with a backtrace, then kills as SIGABRT", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "abort", 3);
+  RequireDiedOf(child, SIGABRT);
+  const std::string report = CrashReport(d, child, "6", 3);
+  INFO(report);
+  CHECK(report.find("signal: 6 (SIGABRT)\n") != std::string::npos);
+  CHECK(report.find("code: -6 (SI_TKILL") != std::string::npos);
+  CHECK(report.find(" abort_here+0x") != std::string::npos);
+  // abort() never returns: g++ may move main's call of it into a cold part, main.cold.
+  CHECK((report.find(" main+0x") != std::string::npos || report.find(" main.cold+0x") != std::string::npos));
+}
+
+TEST_CASE("crash signal: ASCEND_COREDUMP_SIGNAL=none leaves the default disposition", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv", 2, {"ASCEND_COREDUMP_SIGNAL=none"});
+  // Only the death without GOODBYE is seen: no CRASH, so no backtrace. Reaped only after the
+  // daemon has read the zombie's status (it names the signal then).
+  const std::string report = CrashReport(d, child, "11", 2);
+  RequireDiedOf(child, SIGSEGV);
+  INFO(report);
+  CHECK(report.find("ended without GOODBYE") != std::string::npos);
+  CHECK(report.find("backtrace") == std::string::npos);
+  CHECK_FALSE(d.LogHas("caught signal"));
+}
+
+TEST_CASE("crash signal: with the daemon gone the handler re-raises at once", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-on-input", 1);
+  REQUIRE(d.Stop(SIGKILL));
+  const auto start = Clock::now();
+  REQUIRE(::write(child.input, "x", 1) == 1);
+  RequireDiedOf(child, SIGSEGV);
+  CHECK(Clock::now() - start < std::chrono::seconds(2));
+}
+
+TEST_CASE("crash signal: a daemon that never answers costs the wait bound, no more", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-on-input", 1, {"ASCEND_TRACE_CRASH_WAIT_MS=700"});
+  REQUIRE(::kill(d.pid(), SIGSTOP) == 0);  // connected, but nobody reads
+  const auto start = Clock::now();
+  REQUIRE(::write(child.input, "x", 1) == 1);
+  RequireDiedOf(child, SIGSEGV);
+  const auto took = Clock::now() - start;
+  ::kill(d.pid(), SIGCONT);
+  CHECK(took >= std::chrono::milliseconds(650));
+  CHECK(took < std::chrono::milliseconds(3000));
+}
+
+TEST_CASE("crash signal: two threads faulting at once make one report and one death", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "two-threads", 4);
+  const auto start = Clock::now();
+  RequireDiedOf(child, SIGSEGV);
+  CHECK(Clock::now() - start < std::chrono::seconds(4));  // the waiting thread never waits its full bound
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  CHECK(Records(dirs[0] + "/schedule_tracer_crash_obj.txt") == Expected(0, 4));
+  REQUIRE(d.WaitForLog("closed its connection after CRASH"));
+  CHECK(DirsOf(d, "stackcore", child.pid).size() == 1);
+}
+
+TEST_CASE("crash signal: a second signal inside the handler dies at once, no deadlock", "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "segv-on-input", 1);  // the default 5 s wait
+  REQUIRE(::kill(d.pid(), SIGSTOP) == 0);  // the handler waits for a reply that does not come
+  REQUIRE(::write(child.input, "x", 1) == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = Clock::now();
+  REQUIRE(::kill(child.pid, SIGBUS) == 0);  // lands in the only thread, inside the SIGSEGV handler
+  RequireDiedOf(child, SIGBUS);
+  const auto took = Clock::now() - start;
+  ::kill(d.pid(), SIGCONT);
+  CHECK(took < std::chrono::seconds(2));
+}
+
+TEST_CASE("crash signal: the handler's hand-built frame is the codec's CRASH frame", "[crash][signal]") {
+  unsigned char frame[ascend_trace::kCrashFrameSize];
+  ascend_trace::BuildCrashFrame(SIGBUS, 2, 4321, 0xfedcba9876543210ull, frame);
+  std::vector<uint8_t> payload, expected;
+  atraced::proto::Encode(atraced::proto::Crash{SIGBUS, 2, 4321, 0xfedcba9876543210ull}, payload);
+  atraced::proto::AppendFrame(expected, ATR_OP_CRASH, 0, ascend_trace::kCrashRequestId, payload);
+  CHECK(std::vector<uint8_t>(frame, frame + sizeof frame) == expected);
+}
