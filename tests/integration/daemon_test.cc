@@ -468,6 +468,44 @@ TEST_CASE("SIGHUP re-reads the configuration and ages at once", "[integration]")
          "exit record num 10", 10);
 }
 
+TEST_CASE("SIGHUP applies the retention keys at once", "[integration][retention]") {
+  TempDir conf;
+  WriteFile(conf / "a.conf", "record-num = 100\n");
+  DaemonProcess d({{"--config", conf / "a.conf"}, {}, true, std::nullopt});
+  REQUIRE(d.Start());
+  auto c = Connected(d);
+  std::string err;
+  const std::string block(8192, 'x');
+  for (int i = 0; i < 20; ++i) REQUIRE_FALSE(c.Emit(ATR_EVENT_SCHEDULE, "o", block, &err).empty());
+  auto before = Status(c);
+  REQUIRE(before.retention.present);
+  CHECK(before.retention.aging_policy == 0);
+  CHECK(before.retention.max_age_s == 0);
+  // A budget of 64K: about 8 of the 20 dirs fit; the rest go at once, counted as `bytes`.
+  WriteFile(conf / "a.conf",
+            "record-num = 100\nmax-use = 64K\nkeep-free = 1K\naging-policy = fair\nmax-age = 1h\n"
+            "rate-limit-burst = 1\nrate-limit-interval = 1h\nmax-bytes-per-client = 1M\n");
+  d.Signal(SIGHUP);
+  REQUIRE(d.WaitForLog("retention: max-use set, keep-free set, aging-policy fair, max-age 3600s"));
+  auto after = Status(c);
+  CHECK(after.retention.max_use == 64u << 10);
+  CHECK(after.retention.keep_free == 1u << 10);
+  CHECK(after.retention.aging_policy == 1);
+  CHECK(after.retention.max_age_s == 3600);
+  CHECK(after.retention.aged_max_use > 0);
+  CHECK(after.retention.used_host <= 64u << 10);
+  CHECK(after.host_dirs < 20);
+  // The rate limit too: this process may create one more event in the hour, not two.
+  CHECK_FALSE(c.Emit(ATR_EVENT_SCHEDULE, "o", "x", &err).empty());
+  CHECK(c.Emit(ATR_EVENT_SCHEDULE, "o", "x", &err).empty());
+  CHECK(err.find("rate limit") != std::string::npos);
+  // A bad value is refused and the running settings stay.
+  WriteFile(conf / "a.conf", "max-use = lots\n");
+  d.Signal(SIGHUP);
+  REQUIRE(d.WaitForLog("reload refused"));
+  CHECK(Status(c).retention.max_use == 64u << 10);
+}
+
 TEST_CASE("the socket is mode 0660", "[integration][security]") {
   DaemonProcess d;
   REQUIRE(d.Start());
