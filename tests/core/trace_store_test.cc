@@ -719,3 +719,22 @@ TEST_CASE("a sync event at the limit costs at most the direct writer's FileSyste
   CHECK(f.fault_.calls(FsOp::kRemoveTree) == 1);
   CHECK(f.store_->count(AgeClass::kHost) == 10);
 }
+
+// RemoveTree stops reading a directory at a short getdents64 buffer and relies on rmdir to
+// say if anything was left (posix_file_system.cc, ReadEntries): a directory that takes many
+// buffers, with a subdirectory that does too, must still go whole.
+TEST_CASE("a tree that needs many directory reads is removed whole", "[store][fs]") {
+  TempDir tmp;
+  std::string event = tmp / "atrace/trace_5_5_20260101000000000000/schedule_event_5_20260101000000000001";
+  std::filesystem::create_directories(event + "/nested");
+  const std::string long_name(200, 'n');  // about 220 bytes a record: 32 KiB hold ~150
+  for (int i = 0; i < 400; ++i) {
+    WriteFile(event + "/" + long_name + std::to_string(i), "x");
+    WriteFile(event + "/nested/" + long_name + std::to_string(i), "x");
+  }
+  auto fs = PosixFileSystem::Open(tmp.path());
+  REQUIRE(fs.ok());
+  REQUIRE((*fs)->RemoveTree("trace_5_5_20260101000000000000/schedule_event_5_20260101000000000001").ok());
+  CHECK_FALSE(Exists(event));
+  CHECK(IsDir(tmp / "atrace/trace_5_5_20260101000000000000"));
+}

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -110,7 +111,13 @@ DirEntry::Type TypeOf(int dirfd, const char* name, unsigned char t) {
 // Reads all entries of a directory opened for reading, with getdents64(2) on the descriptor
 // itself: no dup, no DIR stream (fdopendir costs an fstat and an fcntl), which matters on
 // the remover's path, where every aged directory is read once.
-Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what) {
+//
+// With `maybe_more`, it stops after a buffer that came back with room for one more entry of
+// the longest name, and says so in *maybe_more. Local file systems (tmpfs, ext4, xfs, btrfs)
+// fill the buffer while entries remain, so that buffer was the last one and the getdents64
+// that would return 0 is saved: one system call per aged directory. A caller that must see
+// every entry (the remover) checks with rmdir's ENOTEMPTY and then reads again in full.
+Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what, bool* maybe_more = nullptr) {
   struct linux_dirent64 {
     ino64_t d_ino;
     off64_t d_off;
@@ -118,8 +125,11 @@ Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what) {
     unsigned char d_type;
     char d_name[];
   };
+  // The largest record: header, a NAME_MAX name and its NUL, padded to 8 bytes.
+  constexpr long kMaxRecord = (offsetof(linux_dirent64, d_name) + NAME_MAX + 1 + 7) / 8 * 8;
   alignas(linux_dirent64) char buf[32768];
   std::vector<DirEntry> out;
+  if (maybe_more) *maybe_more = false;
   for (;;) {
     long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
     if (n < 0) {
@@ -134,6 +144,10 @@ Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what) {
       std::string_view name = d->d_name;
       if (name == "." || name == "..") continue;
       out.push_back({std::string(name), TypeOf(fd, d->d_name, d->d_type)});
+    }
+    if (maybe_more && n + kMaxRecord <= static_cast<long>(sizeof buf)) {
+      *maybe_more = true;
+      break;
     }
   }
   return out;
@@ -212,25 +226,35 @@ Status RemoveAt(int parent, const char* name, const std::string& shown, dev_t de
     if (st.st_dev != dev) return Status::Error(EXDEV, shown + " is on another filesystem; not removed");
   }
   int dfd = fd.get();
-  auto entries = ReadEntries(dfd, shown);
-  if (!entries.ok()) return entries.status();
-  Status first_error;
-  for (const DirEntry& e : *entries) {
-    Status st2;
-    if (e.type == DirEntry::Type::kDirectory) {
-      st2 = RemoveAt(dfd, e.name.c_str(), shown + "/" + e.name, dev, depth + 1);
-    } else if (::unlinkat(dfd, e.name.c_str(), 0) != 0 && errno != ENOENT) {
+  // First pass: stop reading at a short buffer (see ReadEntries). If rmdir then finds the
+  // directory not empty (a file system that returns short buffers, or an entry added
+  // meanwhile), a second pass reads it from the start to the end, as every pass used to.
+  for (bool last_pass = false;; last_pass = true) {
+    bool maybe_more = false;
+    if (last_pass && ::lseek(dfd, 0, SEEK_SET) != 0) {
       int err = errno;
-      st2 = Errno(err, "unlink " + shown + "/" + e.name);
+      return Errno(err, "rewind " + shown);
     }
-    if (!st2.ok() && first_error.ok()) first_error = st2;  // keep going: free what we can
-  }
-  if (!first_error.ok()) return first_error;
-  if (::unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    auto entries = ReadEntries(dfd, shown, last_pass ? nullptr : &maybe_more);
+    if (!entries.ok()) return entries.status();
+    Status first_error;
+    for (const DirEntry& e : *entries) {
+      Status st2;
+      if (e.type == DirEntry::Type::kDirectory) {
+        st2 = RemoveAt(dfd, e.name.c_str(), shown + "/" + e.name, dev, depth + 1);
+      } else if (::unlinkat(dfd, e.name.c_str(), 0) != 0 && errno != ENOENT) {
+        int err = errno;
+        st2 = Errno(err, "unlink " + shown + "/" + e.name);
+      }
+      if (!st2.ok() && first_error.ok()) first_error = st2;  // keep going: free what we can
+    }
+    if (!first_error.ok()) return first_error;
+    if (::unlinkat(parent, name, AT_REMOVEDIR) == 0) return Status::Ok();
     int err = errno;
+    if (err == ENOENT) return Status::Ok();
+    if ((err == ENOTEMPTY || err == EEXIST) && maybe_more) continue;  // POSIX allows either
     return Errno(err, "rmdir " + shown);
   }
-  return Status::Ok();
 }
 
 Result<DiskUsage> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth) {
