@@ -738,3 +738,22 @@ TEST_CASE("a tree that needs many directory reads is removed whole", "[store][fs
   CHECK_FALSE(Exists(event));
   CHECK(IsDir(tmp / "atrace/trace_5_5_20260101000000000000"));
 }
+
+// RemoveTree keeps the last parent it opened (posix_file_system.h, parent_fd_). A process
+// directory removed and made again behind its back leaves that descriptor stale: the next
+// directory in the new one must still be found and removed.
+TEST_CASE("a process dir made again after a removal does not hide its event dirs from removal", "[store][fs]") {
+  TempDir tmp;
+  const std::string proc = "trace_5_5_20260101000000000000";
+  const std::string first = proc + "/schedule_event_5_20260101000000000001";
+  const std::string second = proc + "/schedule_event_5_20260101000000000002";
+  std::filesystem::create_directories(tmp / ("atrace/" + first));
+  auto fs = PosixFileSystem::Open(tmp.path());
+  REQUIRE(fs.ok());
+  REQUIRE((*fs)->RemoveTree(first).ok());  // keeps the process dir's descriptor
+  std::filesystem::remove_all(tmp / ("atrace/" + proc));
+  std::filesystem::create_directories(tmp / ("atrace/" + second));
+  WriteFile(tmp / ("atrace/" + second + "/schedule_tracer_x.txt"), "x");
+  REQUIRE((*fs)->RemoveTree(second).ok());
+  CHECK_FALSE(Exists(tmp / ("atrace/" + second)));
+}

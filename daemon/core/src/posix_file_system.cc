@@ -201,12 +201,16 @@ class PosixWritableFile final : public WritableFile {
 // own descriptor; everything else (files, symlinks, fifos) is unlinked, which never follows.
 // `name` is a NUL-terminated entry name (an entry read from the directory, or the tail of the
 // aged directory's path).
-Status RemoveAt(int parent, const char* name, const std::string& shown, dev_t dev, int depth) {
+// *absent (if given) says that `name` was not there at all.
+Status RemoveAt(int parent, const char* name, const std::string& shown, dev_t dev, int depth, bool* absent = nullptr) {
   if (depth > kMaxRemoveDepth) return Status::Error(ELOOP, shown + ": tree too deep");
   UniqueFd fd(OpenBeneathAt(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
   if (!fd.valid()) {
     int err = errno;
-    if (err == ENOENT) return Status::Ok();
+    if (err == ENOENT) {
+      if (absent) *absent = true;
+      return Status::Ok();
+    }
     if (err == EXDEV) return Status::Error(EXDEV, shown + " is on another filesystem; not removed");
     if (err == ENOTDIR || err == ELOOP) {  // a file or a symlink: unlink the entry itself
       if (::unlinkat(parent, name, 0) != 0 && errno != ENOENT) {
@@ -630,6 +634,24 @@ Status PosixFileSystem::OpenParentDir(const std::string& rel, const UniqueFd& di
 
 Status PosixFileSystem::RemoveTree(const std::string& rel) {
   auto dir = TraceDirFd();
+  std::string shown;  // for messages; one allocation per aged directory
+  shown.reserve(trace_dir_.size() + 1 + rel.size());
+  shown.append(trace_dir_).append("/").append(rel);
+  // The parent kept from the last call, if it is this one's (see parent_fd_). If the
+  // directory is not found there, that descriptor may be stale (its directory was removed and
+  // made again), so the parent is resolved afresh, as it always is without a kept one.
+  const size_t slash = rel.rfind('/');
+  if (slash != std::string::npos && CheckRelative(rel).ok()) {
+    const std::string_view parent_name = std::string_view(rel).substr(0, slash);
+    if (UniqueFd kept = TakeParent(dir, parent_name); kept.valid()) {
+      bool absent = false;
+      Status st = RemoveAt(kept.get(), rel.c_str() + slash + 1, shown, dev_, 0, &absent);
+      if (!absent) {
+        KeepParent(std::move(dir), parent_name, std::move(kept));
+        return st;
+      }
+    }
+  }
   UniqueFd parent;
   int at = -1;
   const char* leaf = nullptr;
@@ -640,10 +662,22 @@ Status PosixFileSystem::RemoveTree(const std::string& rel) {
     if (err == ENOENT || err == ELOOP || err == ENOTDIR || err == EXDEV) return Status::Ok();
     return st;
   }
-  std::string shown;  // for messages; one allocation per aged directory
-  shown.reserve(trace_dir_.size() + 1 + rel.size());
-  shown.append(trace_dir_).append("/").append(rel);
-  return RemoveAt(at, leaf, shown, dev_, 0);
+  Status st = RemoveAt(at, leaf, shown, dev_, 0);
+  if (parent.valid()) KeepParent(std::move(dir), std::string_view(rel).substr(0, slash), std::move(parent));
+  return st;
+}
+
+UniqueFd PosixFileSystem::TakeParent(const std::shared_ptr<const UniqueFd>& base, std::string_view name) {
+  std::lock_guard<std::mutex> lock(parent_mu_);
+  if (parent_base_ != base || parent_name_ != name) return UniqueFd();
+  return std::move(parent_fd_);
+}
+
+void PosixFileSystem::KeepParent(std::shared_ptr<const UniqueFd> base, std::string_view name, UniqueFd fd) {
+  std::lock_guard<std::mutex> lock(parent_mu_);
+  parent_base_ = std::move(base);
+  parent_name_.assign(name);
+  parent_fd_ = std::move(fd);
 }
 
 Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
@@ -656,6 +690,9 @@ Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
     int err = errno;
     return Errno(err, "rmdir " + trace_dir_ + "/" + rel);
   }
+  // A process directory RemoveTree keeps open is gone now: do not try it next time.
+  std::lock_guard<std::mutex> lock(parent_mu_);
+  if (parent_name_ == rel) parent_fd_.reset();
   return Status::Ok();
 }
 

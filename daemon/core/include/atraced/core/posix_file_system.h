@@ -75,6 +75,9 @@ class PosixFileSystem final : public FileSystem {
   const std::shared_ptr<const UniqueFd>& OwnerDirFd() const;
   std::shared_ptr<const UniqueFd> TraceDirFd() const;
   Status EnsureTraceDir();
+  // RemoveTree's kept parent: taken out (so two threads never share it) and put back.
+  UniqueFd TakeParent(const std::shared_ptr<const UniqueFd>& base, std::string_view name);
+  void KeepParent(std::shared_ptr<const UniqueFd> base, std::string_view name, UniqueFd fd);
   Status FixMode(int fd, mode_t wanted);
 
   std::string root_;
@@ -84,6 +87,16 @@ class PosixFileSystem final : public FileSystem {
   mutable std::mutex dir_mu_;  // guards the pointer, not the descriptor
   std::shared_ptr<const UniqueFd> dir_;
   uint64_t generation_ = 0;  // owner thread only
+
+  // The parent (a process directory) of the last directory RemoveTree removed, and the trace
+  // directory's descriptor it was resolved beneath. Aged directories come oldest first, so
+  // runs of them share a process directory: one O_PATH open serves the run, instead of an
+  // openat2 and a close per aged directory. RemoveTree runs on the remover thread (or on the
+  // owner's when the remover's queue is full): hence the lock.
+  std::mutex parent_mu_;
+  std::shared_ptr<const UniqueFd> parent_base_;
+  std::string parent_name_;
+  UniqueFd parent_fd_;
 
   // LRU of process-dir descriptors (owner thread only).
   std::list<std::string> lru_;
