@@ -303,7 +303,7 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     Entry& e = it->second;
     const uint64_t seq = it->first;
     const uint64_t bytes = e.bytes.allocated;
-    RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};
+    RemovalJob job{seq, {}, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};  // path: below
     ++counters_.dirs_aged;
     ++counters_.dirs_aged_by[static_cast<size_t>(reason)];
     counters_.bytes_freed_by[static_cast<size_t>(reason)] += bytes;
@@ -318,9 +318,16 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
                ", reason=", AgingReasonName(reason), ")");
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
     if (report) report->removed.push_back(e.rel_path);
-    removing_paths_.insert(e.rel_path);
-    by_path_.erase(e.rel_path);
+    // Aging runs on every event at the limit: the path's key moves from by_path_ to
+    // removing_paths_ and the entry's own path into the job, rather than being copied; only
+    // the job kept in pending_ (for a retry) is a copy.
+    if (auto node = by_path_.extract(e.rel_path)) {
+      removing_paths_.insert(std::move(node.key()));
+    } else {
+      removing_paths_.insert(e.rel_path);
+    }
     class_of_.erase(seq);
+    job.rel_path = std::move(e.rel_path);
     pending_.emplace(seq, Pending{std::move(e.meta), job, false});
     map.erase(it);
     remover_.Submit(std::move(job));
