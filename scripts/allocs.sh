@@ -19,7 +19,7 @@ shim="$build/bench/count_malloc.so"
 shim="$(cd "$(dirname "$shim")" && pwd)/$(basename "$shim")"
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-allocs.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
-# shellcheck source=event_run.sh
+# shellcheck source=scripts/event_run.sh
 source "$(dirname "${BASH_SOURCE[0]}")/event_run.sh"
 
 # run N OUT: the daemon under the shim while a client sends 20 warm-up events then N more.

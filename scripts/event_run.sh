@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/syscalls.sh and scripts/allocs.sh: what both do to a daemon they started
 # on DIR/root with its socket at DIR/s.sock (record num 10), around the counted events.
 #   drive_events LOOP DIR N

@@ -16,7 +16,7 @@ loop="$build/bench/atraced_emit_loop"
 [[ -x "$atraced" && -x "$loop" ]] || { echo "syscalls.sh: build $atraced and $loop first" >&2; exit 2; }
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-syscalls.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
-# shellcheck source=event_run.sh
+# shellcheck source=scripts/event_run.sh
 source "$(dirname "${BASH_SOURCE[0]}")/event_run.sh"
 
 total() { awk '$NF == "total" { print $4 }' "$1"; }
