@@ -5,7 +5,7 @@
 #   bash scripts/bench.sh --smoke    tiny counts: every case runs once, in seconds
 #   bash scripts/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
 # Builds RelWithDebInfo without sanitizers into build/bench (only atraced, the client library
-# atraced_bench and atraced_emit_loop). atraced_bench starts its own atraced instances on a temporary root and
+# atraced_bench, atraced_emit_loop and the count_malloc.so shim). atraced_bench starts its own atraced instances on a temporary root and
 # socket under a scratch directory, runs every case, prints the table and stops them; this
 # script removes the scratch directory. Environment: BENCH_DIR (scratch parent, default
 # $TMPDIR or /tmp), JOBS (build jobs, default 2).
@@ -30,8 +30,9 @@ build=build/bench
 echo "== configuring $build (RelWithDebInfo, no sanitizers)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACED_BUILD_TESTS=OFF \
   -DATRACED_SANITIZE=OFF -DATRACED_TSAN=OFF -DATRACED_FUZZ=OFF -DATRACED_BUILD_BENCH=ON >/dev/null
-echo "== building atraced, libatrace_client, libascend_trace, atraced_bench, atraced_emit_loop"
-cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client ascend_trace atraced_bench atraced_emit_loop >/dev/null
+echo "== building atraced, libatrace_client, libascend_trace, atraced_bench, atraced_emit_loop, count_malloc.so"
+cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client ascend_trace atraced_bench atraced_emit_loop \
+  atraced_count_malloc >/dev/null
 
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-bench.XXXXXX")"
 cleanup() { rm -rf "$scratch"; }
@@ -52,9 +53,12 @@ status=$?
 set -e
 # System calls per event on each side (strace -f -c), after the timed cases so that strace
 # never slows them down.
+case "$mode" in smoke) calls=50 ;; quick) calls=500 ;; *) calls=2000 ;; esac
 if command -v strace >/dev/null; then
   echo "== system calls per event (scripts/syscalls.sh)"
-  case "$mode" in smoke) calls=50 ;; quick) calls=500 ;; *) calls=2000 ;; esac
   BENCH_DIR="$scratch" bash scripts/syscalls.sh "$build" "$calls" || true
 fi
+# Heap allocations per event in the daemon (scripts/allocs.sh, a counting malloc preloaded).
+echo "== heap allocations per event (scripts/allocs.sh)"
+BENCH_DIR="$scratch" bash scripts/allocs.sh "$build" "$calls" || true
 exit $status

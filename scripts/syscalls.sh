@@ -16,6 +16,8 @@ loop="$build/bench/atraced_emit_loop"
 [[ -x "$atraced" && -x "$loop" ]] || { echo "syscalls.sh: build $atraced and $loop first" >&2; exit 2; }
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-syscalls.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
+# shellcheck source=scripts/event_run.sh
+source "$(dirname "${BASH_SOURCE[0]}")/event_run.sh"
 
 total() { awk '$NF == "total" { print $4 }' "$1"; }
 
@@ -26,10 +28,7 @@ daemon_side() {
   strace -f -c -o "$out" "$atraced" --root "$dir/root" --socket "$dir/s.sock" --record-num 10 \
     --log-level warning 2>"$dir/log" &
   local tracer=$!
-  for _ in $(seq 200); do [[ -S "$dir/s.sock" ]] && break; sleep 0.05; done
-  "$loop" daemon "$dir/s.sock" 20
-  "$loop" daemon "$dir/s.sock" "$count"
-  sleep 0.3  # let the remover finish the last deletes
+  drive_events "$loop" "$dir" "$count"
   pkill -TERM -P "$tracer" atraced || true
   wait "$tracer" || true
 }

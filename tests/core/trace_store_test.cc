@@ -719,3 +719,41 @@ TEST_CASE("a sync event at the limit costs at most the direct writer's FileSyste
   CHECK(f.fault_.calls(FsOp::kRemoveTree) == 1);
   CHECK(f.store_->count(AgeClass::kHost) == 10);
 }
+
+// RemoveTree stops reading a directory at a short getdents64 buffer and relies on rmdir to
+// say if anything was left (posix_file_system.cc, ReadEntries): a directory that takes many
+// buffers, with a subdirectory that does too, must still go whole.
+TEST_CASE("a tree that needs many directory reads is removed whole", "[store][fs]") {
+  TempDir tmp;
+  std::string event = tmp / "atrace/trace_5_5_20260101000000000000/schedule_event_5_20260101000000000001";
+  std::filesystem::create_directories(event + "/nested");
+  const std::string long_name(200, 'n');  // about 220 bytes a record: 32 KiB hold ~150
+  for (int i = 0; i < 400; ++i) {
+    WriteFile(event + "/" + long_name + std::to_string(i), "x");
+    WriteFile(event + "/nested/" + long_name + std::to_string(i), "x");
+  }
+  auto fs = PosixFileSystem::Open(tmp.path());
+  REQUIRE(fs.ok());
+  REQUIRE((*fs)->RemoveTree("trace_5_5_20260101000000000000/schedule_event_5_20260101000000000001").ok());
+  CHECK_FALSE(Exists(event));
+  CHECK(IsDir(tmp / "atrace/trace_5_5_20260101000000000000"));
+}
+
+// RemoveTree keeps the last parent it opened (posix_file_system.h, parent_fd_). A process
+// directory removed and made again behind its back leaves that descriptor stale: the next
+// directory in the new one must still be found and removed.
+TEST_CASE("a process dir made again after a removal does not hide its event dirs from removal", "[store][fs]") {
+  TempDir tmp;
+  const std::string proc = "trace_5_5_20260101000000000000";
+  const std::string first = proc + "/schedule_event_5_20260101000000000001";
+  const std::string second = proc + "/schedule_event_5_20260101000000000002";
+  std::filesystem::create_directories(tmp / ("atrace/" + first));
+  auto fs = PosixFileSystem::Open(tmp.path());
+  REQUIRE(fs.ok());
+  REQUIRE((*fs)->RemoveTree(first).ok());  // keeps the process dir's descriptor
+  std::filesystem::remove_all(tmp / ("atrace/" + proc));
+  std::filesystem::create_directories(tmp / ("atrace/" + second));
+  WriteFile(tmp / ("atrace/" + second + "/schedule_tracer_x.txt"), "x");
+  REQUIRE((*fs)->RemoveTree(second).ok());
+  CHECK_FALSE(Exists(tmp / ("atrace/" + second)));
+}

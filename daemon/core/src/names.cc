@@ -76,8 +76,25 @@ std::optional<EventKind> ParseEventKind(std::string_view name) {
 
 std::string_view SideName(Side side) { return side == Side::kDevice ? "device" : "host"; }
 
+// Appends the decimal form of `v`, as std::to_string spells it, without a temporary string.
+static void AppendNumber(std::string& out, int64_t v) {
+  char digits[24];
+  auto r = std::to_chars(digits, digits + sizeof digits, v);
+  out.append(digits, r.ptr);
+}
+
+// The names below are formatted on every EVENT_BEGIN and FILE_OPEN: each is built in one
+// string reserved up front (one allocation) rather than by a chain of operator+.
 std::string FormatProcessDirName(const ProcessDirName& n) {
-  return "trace_" + std::to_string(n.pgid) + "_" + std::to_string(n.pid) + "_" + n.time;
+  std::string out;
+  out.reserve(sizeof "trace_" + 2 * 12 + n.time.size());
+  out.append("trace_");
+  AppendNumber(out, n.pgid);
+  out += '_';
+  AppendNumber(out, n.pid);
+  out += '_';
+  out.append(n.time);
+  return out;
 }
 
 std::optional<ProcessDirName> ParseProcessDirName(std::string_view text) {
@@ -91,7 +108,15 @@ std::optional<ProcessDirName> ParseProcessDirName(std::string_view text) {
 }
 
 std::string FormatEventDirName(const EventDirName& n) {
-  return std::string(EventKindName(n.kind)) + "_event_" + std::to_string(n.pid) + "_" + n.time;
+  const std::string_view kind = EventKindName(n.kind);
+  std::string out;
+  out.reserve(kind.size() + sizeof "_event_" + 12 + n.time.size());
+  out.append(kind);
+  out.append("_event_");
+  AppendNumber(out, n.pid);
+  out += '_';
+  out.append(n.time);
+  return out;
 }
 
 std::optional<EventDirName> ParseEventDirName(std::string_view text) {
@@ -109,7 +134,10 @@ std::optional<EventDirName> ParseEventDirName(std::string_view text) {
 }
 
 std::string FormatObjectFileName(const ObjectFileName& n) {
-  return n.tracer + "_tracer_" + n.object + (n.binary ? ".bin" : ".txt");
+  std::string out;
+  out.reserve(n.tracer.size() + sizeof "_tracer_" + n.object.size() + 4);
+  out.append(n.tracer).append("_tracer_").append(n.object).append(n.binary ? ".bin" : ".txt");
+  return out;
 }
 
 std::optional<ObjectFileName> ParseObjectFileName(std::string_view text) {

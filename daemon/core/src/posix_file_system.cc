@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
+#include <cstddef>
+#include <cstring>
 #include <vector>
 
 namespace atraced {
@@ -24,21 +27,34 @@ constexpr uint64_t kResolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO
 // errno is read by the caller before anything else can change it.
 Status Errno(int err, const std::string& what) { return Status::Error(err, ErrnoMessage(what, err)); }
 
-// Splits "a/b/c" into components and refuses anything that is not a plain name.
-Result<std::vector<std::string>> SplitRelative(const std::string& rel) {
-  std::vector<std::string> parts;
+// Refuses a relative path with a component that is not a plain name, or too deep. The event
+// path checks every path it is given: this allocates nothing unless the path is refused.
+Status CheckRelative(std::string_view rel) {
+  size_t components = 0;
   size_t start = 0;
   while (start <= rel.size()) {
     size_t end = rel.find('/', start);
-    if (end == std::string::npos) end = rel.size();
-    std::string part = rel.substr(start, end - start);
-    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string::npos) {
-      return Status::Error(EINVAL, "bad path component in [" + rel + "]");
+    if (end == std::string_view::npos) end = rel.size();
+    std::string_view part = rel.substr(start, end - start);
+    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string_view::npos) {
+      return Status::Error(EINVAL, "bad path component in [" + std::string(rel) + "]");
     }
-    parts.push_back(std::move(part));
+    ++components;
     start = end + 1;
   }
-  if (parts.size() > kMaxComponents) return Status::Error(EINVAL, "path too deep: [" + rel + "]");
+  if (components > kMaxComponents) return Status::Error(EINVAL, "path too deep: [" + std::string(rel) + "]");
+  return Status::Ok();
+}
+
+// Splits "a/b/c" into components, after CheckRelative (only the O_NOFOLLOW walk needs the parts).
+Result<std::vector<std::string>> SplitRelative(const std::string& rel) {
+  if (Status st = CheckRelative(rel); !st.ok()) return st;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t end; (end = rel.find('/', start)) != std::string::npos; start = end + 1) {
+    parts.emplace_back(rel, start, end - start);
+  }
+  parts.emplace_back(rel, start);
   return parts;
 }
 
@@ -46,7 +62,7 @@ Result<std::vector<std::string>> SplitRelative(const std::string& rel) {
 std::atomic<bool> g_no_openat2{false};
 
 // openat2 beneath `base` (no symlink, no mount crossed), or the O_NOFOLLOW walk.
-int OpenBeneathAt(int base, const std::string& rest, int flags, mode_t mode);
+int OpenBeneathAt(int base, std::string_view rest, int flags, mode_t mode);
 
 // Resolves `rest` below `base` one component at a time, refusing symlinks and mounts.
 int WalkBeneath(int base, const std::string& rest, int flags, mode_t mode) {
@@ -95,7 +111,13 @@ DirEntry::Type TypeOf(int dirfd, const char* name, unsigned char t) {
 // Reads all entries of a directory opened for reading, with getdents64(2) on the descriptor
 // itself: no dup, no DIR stream (fdopendir costs an fstat and an fcntl), which matters on
 // the remover's path, where every aged directory is read once.
-Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what) {
+//
+// With `maybe_more`, it stops after a buffer that came back with room for one more entry of
+// the longest name, and says so in *maybe_more. Local file systems (tmpfs, ext4, xfs, btrfs)
+// fill the buffer while entries remain, so that buffer was the last one and the getdents64
+// that would return 0 is saved: one system call per aged directory. A caller that must see
+// every entry (the remover) checks with rmdir's ENOTEMPTY and then reads again in full.
+Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what, bool* maybe_more = nullptr) {
   struct linux_dirent64 {
     ino64_t d_ino;
     off64_t d_off;
@@ -103,8 +125,11 @@ Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what) {
     unsigned char d_type;
     char d_name[];
   };
+  // The largest record: header, a NAME_MAX name and its NUL, padded to 8 bytes.
+  constexpr long kMaxRecord = (offsetof(linux_dirent64, d_name) + NAME_MAX + 1 + 7) / 8 * 8;
   alignas(linux_dirent64) char buf[32768];
   std::vector<DirEntry> out;
+  if (maybe_more) *maybe_more = false;
   for (;;) {
     long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
     if (n < 0) {
@@ -119,6 +144,10 @@ Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what) {
       std::string_view name = d->d_name;
       if (name == "." || name == "..") continue;
       out.push_back({std::string(name), TypeOf(fd, d->d_name, d->d_type)});
+    }
+    if (maybe_more && n + kMaxRecord <= static_cast<long>(sizeof buf)) {
+      *maybe_more = true;
+      break;
     }
   }
   return out;
@@ -170,15 +199,21 @@ class PosixWritableFile final : public WritableFile {
 
 // Removes `name` inside `parent`. Directories are opened O_NOFOLLOW and emptied through their
 // own descriptor; everything else (files, symlinks, fifos) is unlinked, which never follows.
-Status RemoveAt(int parent, const std::string& name, const std::string& shown, dev_t dev, int depth) {
+// `name` is a NUL-terminated entry name (an entry read from the directory, or the tail of the
+// aged directory's path).
+// *absent (if given) says that `name` was not there at all.
+Status RemoveAt(int parent, const char* name, const std::string& shown, dev_t dev, int depth, bool* absent = nullptr) {
   if (depth > kMaxRemoveDepth) return Status::Error(ELOOP, shown + ": tree too deep");
   UniqueFd fd(OpenBeneathAt(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
   if (!fd.valid()) {
     int err = errno;
-    if (err == ENOENT) return Status::Ok();
+    if (err == ENOENT) {
+      if (absent) *absent = true;
+      return Status::Ok();
+    }
     if (err == EXDEV) return Status::Error(EXDEV, shown + " is on another filesystem; not removed");
     if (err == ENOTDIR || err == ELOOP) {  // a file or a symlink: unlink the entry itself
-      if (::unlinkat(parent, name.c_str(), 0) != 0 && errno != ENOENT) {
+      if (::unlinkat(parent, name, 0) != 0 && errno != ENOENT) {
         int uerr = errno;
         return Errno(uerr, "unlink " + shown);
       }
@@ -195,25 +230,35 @@ Status RemoveAt(int parent, const std::string& name, const std::string& shown, d
     if (st.st_dev != dev) return Status::Error(EXDEV, shown + " is on another filesystem; not removed");
   }
   int dfd = fd.get();
-  auto entries = ReadEntries(dfd, shown);
-  if (!entries.ok()) return entries.status();
-  Status first_error;
-  for (const DirEntry& e : *entries) {
-    Status st2;
-    if (e.type == DirEntry::Type::kDirectory) {
-      st2 = RemoveAt(dfd, e.name, shown + "/" + e.name, dev, depth + 1);
-    } else if (::unlinkat(dfd, e.name.c_str(), 0) != 0 && errno != ENOENT) {
+  // First pass: stop reading at a short buffer (see ReadEntries). If rmdir then finds the
+  // directory not empty (a file system that returns short buffers, or an entry added
+  // meanwhile), a second pass reads it from the start to the end, as every pass used to.
+  for (bool last_pass = false;; last_pass = true) {
+    bool maybe_more = false;
+    if (last_pass && ::lseek(dfd, 0, SEEK_SET) != 0) {
       int err = errno;
-      st2 = Errno(err, "unlink " + shown + "/" + e.name);
+      return Errno(err, "rewind " + shown);
     }
-    if (!st2.ok() && first_error.ok()) first_error = st2;  // keep going: free what we can
-  }
-  if (!first_error.ok()) return first_error;
-  if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    auto entries = ReadEntries(dfd, shown, last_pass ? nullptr : &maybe_more);
+    if (!entries.ok()) return entries.status();
+    Status first_error;
+    for (const DirEntry& e : *entries) {
+      Status st2;
+      if (e.type == DirEntry::Type::kDirectory) {
+        st2 = RemoveAt(dfd, e.name.c_str(), shown + "/" + e.name, dev, depth + 1);
+      } else if (::unlinkat(dfd, e.name.c_str(), 0) != 0 && errno != ENOENT) {
+        int err = errno;
+        st2 = Errno(err, "unlink " + shown + "/" + e.name);
+      }
+      if (!st2.ok() && first_error.ok()) first_error = st2;  // keep going: free what we can
+    }
+    if (!first_error.ok()) return first_error;
+    if (::unlinkat(parent, name, AT_REMOVEDIR) == 0) return Status::Ok();
     int err = errno;
+    if (err == ENOENT) return Status::Ok();
+    if ((err == ENOTEMPTY || err == EEXIST) && maybe_more) continue;  // POSIX allows either
     return Errno(err, "rmdir " + shown);
   }
-  return Status::Ok();
 }
 
 Result<DiskUsage> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth) {
@@ -237,13 +282,6 @@ Result<DiskUsage> SumAt(int dirfd, const std::string& shown, dev_t dev, int dept
     }
   }
   return total;
-}
-
-// Splits "a/b/c" into ("a/b", "c"); a single component has parent "".
-std::pair<std::string, std::string> SplitLeaf(const std::string& rel) {
-  size_t slash = rel.rfind('/');
-  if (slash == std::string::npos) return {"", rel};
-  return {rel.substr(0, slash), rel.substr(slash + 1)};
 }
 
 }  // namespace
@@ -320,29 +358,38 @@ Status PosixFileSystem::EnsureTraceDir() {
   return Status::Ok();
 }
 
-int PosixFileSystem::OpenBeneath(int base, const std::string& rest, int flags, mode_t mode) {
+int PosixFileSystem::OpenBeneath(int base, std::string_view rest, int flags, mode_t mode) {
   return OpenBeneathAt(base, rest, flags, mode);
 }
 
 namespace {
 
-int OpenBeneathAt(int base, const std::string& rest, int flags, mode_t mode) {
+int OpenBeneathAt(int base, std::string_view rest, int flags, mode_t mode) {
+  // `rest` is often a part of a longer path (a process directory out of "proc/event"): it
+  // gets its NUL in a stack copy rather than in a std::string, so opening allocates nothing.
+  char path[PATH_MAX];
+  if (rest.size() >= sizeof path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(path, rest.data(), rest.size());
+  path[rest.size()] = '\0';
   if (!g_no_openat2.load(std::memory_order_relaxed)) {
     open_how how{};
     how.flags = static_cast<uint64_t>(flags);
     how.mode = (flags & O_CREAT) ? mode : 0;
     how.resolve = kResolve;
-    long fd = ::syscall(SYS_openat2, base, rest.c_str(), &how, sizeof how);
+    long fd = ::syscall(SYS_openat2, base, path, &how, sizeof how);
     if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);
     // EPERM may also be a real permission error; the walk then reports it again.
     if (errno == ENOSYS) g_no_openat2.store(true, std::memory_order_relaxed);
   }
-  return WalkBeneath(base, rest, flags, mode);
+  return WalkBeneath(base, std::string(rest), flags, mode);
 }
 
 }  // namespace
 
-Status PosixFileSystem::OpenRegular(int base, const std::string& rest, int flags, const std::string& shown, UniqueFd* fd,
+Status PosixFileSystem::OpenRegular(int base, std::string_view rest, int flags, const std::string& shown, UniqueFd* fd,
                                     struct stat* st) {
   fd->reset(OpenBeneath(base, rest, flags | O_NONBLOCK, 0));  // a planted FIFO must not block the open
   if (!fd->valid()) {
@@ -357,7 +404,7 @@ Status PosixFileSystem::OpenRegular(int base, const std::string& rest, int flags
   return Status::Ok();
 }
 
-Result<int> PosixFileSystem::ProcessDirFd(const std::string& name) {
+Result<int> PosixFileSystem::ProcessDirFd(std::string_view name) {
   if (auto it = cache_.find(name); it != cache_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.pos);
     return it->second.fd.get();
@@ -366,19 +413,19 @@ Result<int> PosixFileSystem::ProcessDirFd(const std::string& name) {
   UniqueFd fd(OpenBeneath(dir->get(), name, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
   if (!fd.valid()) {
     int err = errno;
-    return Errno(err, "open " + trace_dir_ + "/" + name);
+    return Errno(err, "open " + trace_dir_ + "/" + std::string(name));
   }
   if (cache_.size() >= kDirCacheSize) {
     cache_.erase(lru_.back());
     lru_.pop_back();
   }
-  lru_.push_front(name);
+  lru_.emplace_front(name);
   int raw = fd.get();
-  cache_.emplace(name, Cached{std::move(fd), lru_.begin()});
+  cache_.emplace(lru_.front(), Cached{std::move(fd), lru_.begin()});
   return raw;
 }
 
-void PosixFileSystem::Forget(const std::string& name) {
+void PosixFileSystem::Forget(std::string_view name) {
   auto it = cache_.find(name);
   if (it == cache_.end()) return;
   lru_.erase(it->second.pos);
@@ -386,13 +433,13 @@ void PosixFileSystem::Forget(const std::string& name) {
 }
 
 Result<PosixFileSystem::Anchor> PosixFileSystem::AnchorFor(const std::string& rel) {
-  auto parts = SplitRelative(rel);
-  if (!parts.ok()) return parts.status();
-  if (parts->size() == 1) return Anchor{OwnerDirFd()->get(), rel, ""};
-  const std::string& proc = parts->front();
+  if (Status st = CheckRelative(rel); !st.ok()) return st;
+  const size_t slash = rel.find('/');
+  if (slash == std::string::npos) return Anchor{OwnerDirFd()->get(), rel, {}};
+  const std::string_view proc = std::string_view(rel).substr(0, slash);
   auto fd = ProcessDirFd(proc);
   if (!fd.ok()) return fd.status();
-  return Anchor{*fd, rel.substr(proc.size() + 1), proc};
+  return Anchor{*fd, std::string_view(rel).substr(slash + 1), proc};
 }
 
 Status PosixFileSystem::FixMode(int fd, mode_t wanted) {
@@ -410,7 +457,10 @@ Status PosixFileSystem::MakeDir(const std::string& rel) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto anchor = AnchorFor(rel);
     if (!anchor.ok()) return anchor.status();
-    auto [parent, leaf] = SplitLeaf(anchor->rest);
+    // The leaf is the tail of `rel`, so leaf.data() is NUL-terminated.
+    const size_t slash = anchor->rest.rfind('/');
+    const std::string_view parent = slash == std::string_view::npos ? std::string_view() : anchor->rest.substr(0, slash);
+    const std::string_view leaf = slash == std::string_view::npos ? anchor->rest : anchor->rest.substr(slash + 1);
     int at = anchor->fd;
     UniqueFd parent_fd;
     if (!parent.empty()) {  // deeper than the anchor: resolve the parent safely first
@@ -421,9 +471,9 @@ Status PosixFileSystem::MakeDir(const std::string& rel) {
       }
       at = parent_fd.get();
     }
-    if (::mkdirat(at, leaf.c_str(), kDirMode) == 0) {
+    if (::mkdirat(at, leaf.data(), kDirMode) == 0) {
       if (!strips) return Status::Ok();
-      UniqueFd made(::openat(at, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd made(::openat(at, leaf.data(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!made.valid()) {
         int err = errno;
         return Errno(err, "open " + trace_dir_ + "/" + rel);
@@ -462,7 +512,10 @@ Result<std::vector<DirEntry>> PosixFileSystem::ListDir(const std::string& rel) {
 }
 
 Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::string& rel) {
-  const std::string path = trace_dir_ + "/" + rel;
+  // Kept by the file for its error messages: built with one allocation, then moved into it.
+  std::string path;
+  path.reserve(trace_dir_.size() + 1 + rel.size());
+  path.append(trace_dir_).append("/").append(rel);
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto anchor = AnchorFor(rel);
     if (!anchor.ok()) return anchor.status();
@@ -473,7 +526,7 @@ Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::str
       if ((kFileMode & ~umask_) != kFileMode) {
         if (Status st = FixMode(fd.get(), kFileMode); !st.ok()) return st;
       }
-      return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), {}, path));
+      return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), {}, std::move(path)));
     }
     int err = errno;
     if (err == ENOENT && attempt == 0 && !anchor->cached.empty()) {
@@ -496,7 +549,7 @@ Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::str
       int ferr = errno;
       return Errno(ferr, "fcntl " + path);
     }
-    return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), UsageOf(st), path));
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), UsageOf(st), std::move(path)));
   }
   return Status::Error(ENOENT, "open " + path + ": parent missing");
 }
@@ -560,19 +613,20 @@ Status PosixFileSystem::ReplaceFile(const std::string& rel, std::span<const uint
 
 // Resolves the parent of `rel` below the trace directory (for the remover thread: through a
 // snapshot of the trace directory's descriptor, never the owner's cache). *at is the
-// descriptor to use with *leaf; it is `dir` itself for a top-level name.
+// descriptor to use with *leaf; it is `dir` itself for a top-level name. Views into `rel`,
+// not copies: the remover runs this once per aged directory.
 Status PosixFileSystem::OpenParentDir(const std::string& rel, const UniqueFd& dir, UniqueFd* parent_fd, int* at,
-                                      std::string* leaf) {
-  auto parts = SplitRelative(rel);
-  if (!parts.ok()) return parts.status();
-  auto [parent, name] = SplitLeaf(rel);
-  *leaf = name;
+                                      const char** leaf) {
+  if (Status st = CheckRelative(rel); !st.ok()) return st;
+  const size_t slash = rel.rfind('/');
+  *leaf = rel.c_str() + (slash == std::string::npos ? 0 : slash + 1);
   *at = dir.get();
-  if (parent.empty()) return Status::Ok();
+  if (slash == std::string::npos) return Status::Ok();
+  const std::string_view parent = std::string_view(rel).substr(0, slash);
   parent_fd->reset(OpenBeneath(dir.get(), parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
   if (!parent_fd->valid()) {
     int err = errno;
-    return Errno(err, "open " + trace_dir_ + "/" + parent);
+    return Errno(err, "open " + trace_dir_ + "/" + std::string(parent));
   }
   *at = parent_fd->get();
   return Status::Ok();
@@ -580,9 +634,27 @@ Status PosixFileSystem::OpenParentDir(const std::string& rel, const UniqueFd& di
 
 Status PosixFileSystem::RemoveTree(const std::string& rel) {
   auto dir = TraceDirFd();
+  std::string shown;  // for messages; one allocation per aged directory
+  shown.reserve(trace_dir_.size() + 1 + rel.size());
+  shown.append(trace_dir_).append("/").append(rel);
+  // The parent kept from the last call, if it is this one's (see parent_fd_). If the
+  // directory is not found there, that descriptor may be stale (its directory was removed and
+  // made again), so the parent is resolved afresh, as it always is without a kept one.
+  const size_t slash = rel.rfind('/');
+  if (slash != std::string::npos && CheckRelative(rel).ok()) {
+    const std::string_view parent_name = std::string_view(rel).substr(0, slash);
+    if (UniqueFd kept = TakeParent(dir, parent_name); kept.valid()) {
+      bool absent = false;
+      Status st = RemoveAt(kept.get(), rel.c_str() + slash + 1, shown, dev_, 0, &absent);
+      if (!absent) {
+        KeepParent(std::move(dir), parent_name, std::move(kept));
+        return st;
+      }
+    }
+  }
   UniqueFd parent;
   int at = -1;
-  std::string leaf;
+  const char* leaf = nullptr;
   if (Status st = OpenParentDir(rel, *dir, &parent, &at, &leaf); !st.ok()) {
     // The path no longer leads into our tree (the parent vanished, or was replaced by a
     // symlink or a file): nothing of ours is there to remove.
@@ -590,19 +662,37 @@ Status PosixFileSystem::RemoveTree(const std::string& rel) {
     if (err == ENOENT || err == ELOOP || err == ENOTDIR || err == EXDEV) return Status::Ok();
     return st;
   }
-  return RemoveAt(at, leaf, trace_dir_ + "/" + rel, dev_, 0);
+  Status st = RemoveAt(at, leaf, shown, dev_, 0);
+  if (parent.valid()) KeepParent(std::move(dir), std::string_view(rel).substr(0, slash), std::move(parent));
+  return st;
+}
+
+UniqueFd PosixFileSystem::TakeParent(const std::shared_ptr<const UniqueFd>& base, std::string_view name) {
+  std::lock_guard<std::mutex> lock(parent_mu_);
+  if (parent_base_ != base || parent_name_ != name) return UniqueFd();
+  return std::move(parent_fd_);
+}
+
+void PosixFileSystem::KeepParent(std::shared_ptr<const UniqueFd> base, std::string_view name, UniqueFd fd) {
+  std::lock_guard<std::mutex> lock(parent_mu_);
+  parent_base_ = std::move(base);
+  parent_name_.assign(name);
+  parent_fd_ = std::move(fd);
 }
 
 Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
   auto dir = TraceDirFd();
   UniqueFd parent;
   int at = -1;
-  std::string leaf;
+  const char* leaf = nullptr;
   if (Status st = OpenParentDir(rel, *dir, &parent, &at, &leaf); !st.ok()) return st;
-  if (::unlinkat(at, leaf.c_str(), AT_REMOVEDIR) != 0) {
+  if (::unlinkat(at, leaf, AT_REMOVEDIR) != 0) {
     int err = errno;
     return Errno(err, "rmdir " + trace_dir_ + "/" + rel);
   }
+  // A process directory RemoveTree keeps open is gone now: do not try it next time.
+  std::lock_guard<std::mutex> lock(parent_mu_);
+  if (parent_name_ == rel) parent_fd_.reset();
   return Status::Ok();
 }
 

@@ -121,6 +121,7 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
   Client c;
   c.peer = peer;
   c.process_dir = FormatProcessDirName(rec->name);
+  c.process_name = ParseProcessDirName(c.process_dir);
   c.start_ticks = facts ? facts->start_ticks : 0;
   c.program = facts ? facts->program : "unknown";
   c.connected = clock_.Now();
@@ -294,7 +295,8 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   Client& c = it->second;
-  std::vector<uint8_t> body;
+  std::vector<uint8_t>& body = body_scratch_;  // reused: see body_scratch_
+  body.clear();
   UniqueFd passed;
   FdCharge passed_charge;
   Reply refusal;
@@ -333,7 +335,8 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     }
   }
   if (c.features & ATR_FEATURE_MEMFD) c.last_activity = clock_.Now();  // for a death report
-  std::vector<uint8_t> reply;
+  std::vector<uint8_t>& reply = reply_scratch_;  // reused: see reply_scratch_
+  reply.clear();
   if (refusal) {
     ++counters_.requests_refused;
     // Descriptor refusals come in floods from one uid: one line per interval for each.
@@ -353,6 +356,8 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   }
   if (passed.valid()) out.fds.push_back({out.bytes.size(), std::move(passed), std::move(passed_charge)});
   proto::AppendFrame(out.bytes, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);
+  if (body.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(body);
+  if (reply.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(reply);
 }
 
 TraceService::Reply TraceService::OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body,
@@ -398,8 +403,7 @@ TraceService::Reply TraceService::OnEventBegin(Client& c, std::span<const uint8_
   if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Refusal{ATR_EINVAL, "time: " + why};
 
   int32_t pid = c.peer.pid;
-  std::string process_dir = c.process_dir;
-  std::optional<ProcessDirName> process = ParseProcessDirName(c.process_dir);
+  const ProcessDirName* process = c.process_name ? &*c.process_name : nullptr;
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
     if (!c.may_forward) {
       log_.Warning("forwarder claim refused: pid ", c.peer.pid, " uid ", c.peer.uid, " may not write for host pid ",
@@ -414,19 +418,28 @@ TraceService::Reply TraceService::OnEventBegin(Client& c, std::span<const uint8_
       return Refusal{ATR_ESRCH, "host_pid: no process " + std::to_string(m.host_pid)};
     }
     ProcessRecord* rec = RecordFor(m.host_pid, facts);
-    process = rec->name;
+    process = &rec->name;
     pid = m.host_pid;
     ++counters_.forwarder_claims;
     log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
   }
-  if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + process_dir};
+  if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
   EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid};
   if (auto refused = AdmitEvent(c, spec.kind)) return refused;
   auto r = store_.BeginEvent(spec);
   if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message(), false, r.status().err() == ENOSPC};
   c.events.emplace(m.event_id, r->seq);
-  proto::Encode(proto::PathReply{store_.fs().trace_dir() + "/" + r->rel_path}, body);
+  EncodePath({store_.fs().trace_dir(), "/", r->rel_path}, body);
   return std::nullopt;
+}
+
+void TraceService::EncodePath(std::initializer_list<std::string_view> parts, std::vector<uint8_t>& body) {
+  // Two replies per event carry a path: built in a buffer kept between requests rather than
+  // by string concatenation (a few allocations each).
+  std::string& path = path_reply_.path;
+  path.clear();
+  for (std::string_view part : parts) path.append(part);
+  proto::Encode(path_reply_, body);
 }
 
 TraceService::Reply TraceService::OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
@@ -470,7 +483,7 @@ TraceService::Reply TraceService::OnFileOpen(Client& c, std::span<const uint8_t>
   const std::string* dir = store_.PathOf(ev->second);
   const DiskUsage usage = (*file)->usage();
   c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*file), std::move(charge), usage, false});
-  proto::Encode(proto::PathReply{store_.fs().trace_dir() + "/" + (dir ? *dir : "") + "/" + name->str()}, body);
+  EncodePath({store_.fs().trace_dir(), "/", dir ? std::string_view(*dir) : std::string_view(), "/", name->str()}, body);
   return std::nullopt;
 }
 
@@ -541,10 +554,10 @@ TraceService::Reply TraceService::OnEventEnd(Client& c, std::span<const uint8_t>
       ++f;
     }
   }
-  auto info = store_.Find(seq);
+  const uint64_t bytes = store_.AllocatedBytesOf(seq);  // not Find: it copies the path
   c.events.erase(ev);
   store_.EndEvent(seq);
-  proto::Encode(proto::SizeReply{info ? info->bytes : 0}, body);
+  proto::Encode(proto::SizeReply{bytes}, body);
   return std::nullopt;
 }
 

@@ -303,7 +303,7 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     Entry& e = it->second;
     const uint64_t seq = it->first;
     const uint64_t bytes = e.bytes.allocated;
-    RemovalJob job{seq, e.rel_path, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};
+    RemovalJob job{seq, {}, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};  // path: below
     ++counters_.dirs_aged;
     ++counters_.dirs_aged_by[static_cast<size_t>(reason)];
     counters_.bytes_freed_by[static_cast<size_t>(reason)] += bytes;
@@ -313,13 +313,21 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     // Debug, like "created": at the limit both happen on every event, and a line per event
     // is the log spam journald users complain of. The journal still gets a structured entry
     // (the sink), and STATUS counts them.
-    log_.Debug("aged event dir ", Abs(e.rel_path), " (class=", AgeClassName(c), ", seq=", seq,
+    // The path goes to the logger in pieces: nothing is built unless debug is on.
+    log_.Debug("aged event dir ", fs_.trace_dir(), "/", e.rel_path, " (class=", AgeClassName(c), ", seq=", seq,
                ", reason=", AgingReasonName(reason), ")");
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
     if (report) report->removed.push_back(e.rel_path);
-    removing_paths_.insert(e.rel_path);
-    by_path_.erase(e.rel_path);
+    // Aging runs on every event at the limit: the path's key moves from by_path_ to
+    // removing_paths_ and the entry's own path into the job, rather than being copied; only
+    // the job kept in pending_ (for a retry) is a copy.
+    if (auto node = by_path_.extract(e.rel_path)) {
+      removing_paths_.insert(std::move(node.key()));
+    } else {
+      removing_paths_.insert(e.rel_path);
+    }
     class_of_.erase(seq);
+    job.rel_path = std::move(e.rel_path);
     pending_.emplace(seq, Pending{std::move(e.meta), job, false});
     map.erase(it);
     remover_.Submit(std::move(job));
@@ -566,7 +574,9 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   const auto now = clock_.Now();
   std::string proc = FormatProcessDirName(spec.process);
   std::string event = FormatEventDirName({spec.kind, spec.pid, spec.time.empty() ? FormatTraceTime(now) : spec.time});
-  std::string rel = proc + "/" + event;
+  std::string rel;
+  rel.reserve(proc.size() + 1 + event.size());  // one allocation, not operator+'s two
+  rel.append(proc).append("/").append(event);
 
   if (auto found = by_path_.find(rel); found != by_path_.end()) {
     // Same path again (CANN: all objects of one report share a directory): same directory,
@@ -580,10 +590,12 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   const AgeClass c = ClassOf(spec.kind, spec.side);
   const uint64_t seq = next_seq_++;
   const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, event};
+  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event)};
   // The new directory and the removals it causes go to the log in one write, before mkdir.
+  // The record is built in a buffer kept between events (its capacity stays).
   auto victims = PlanVictims(c, 1);
-  std::string records;
+  std::string& records = records_scratch_;
+  records.clear();
   AppendCreated(meta, records);
   for (const Victim& v : victims) AppendRemoved(v.it->first, records);
   if (Status st = AppendLog(records); !st.ok()) return Status::Error(st.err(), "order log: " + st.message());
@@ -610,18 +622,18 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
     return made;
   }
 
-  Entry e{meta, rel, spec.kind, spec.pid, 1, DiskUsage{}, spec.process.pgid};
-  classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
+  by_path_.insert_or_assign(rel, seq);
   class_of_[seq] = c;
-  by_path_[rel] = seq;
+  Entry e{std::move(meta), rel, spec.kind, spec.pid, 1, DiskUsage{}, spec.process.pgid};
+  classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   ++counters_.events_created;
-  log_.Debug("created event dir ", Abs(rel), " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
+  log_.Debug("created event dir ", fs_.trace_dir(), "/", rel, " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
   if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
   Retire(victims, AgingReason::kCount, nullptr);  // the new directory was not among them: it was not listed yet
   // The mkdir may have found the trace directory deleted and re-created it: the new entry is
   // pinned, so it is kept and goes into the new order log.
   if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
-  return BeginResult{seq, rel, true};
+  return BeginResult{seq, std::move(rel), true};
 }
 
 void TraceStore::EndEvent(uint64_t seq) {
@@ -633,7 +645,10 @@ void TraceStore::EndEvent(uint64_t seq) {
 Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const TraceFileName& name) {
   Entry* e = FindEntry(seq);
   if (e == nullptr) return Status::Error(ENOENT, "no event with sequence " + std::to_string(seq));
-  return fs_.OpenAppend(e->rel_path + "/" + name.str());
+  // The path is built in a buffer kept between calls: one file is opened per event.
+  std::string& path = path_scratch_;
+  path.assign(e->rel_path).append("/").append(name.str());
+  return fs_.OpenAppend(path);
 }
 
 void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
@@ -701,6 +716,11 @@ std::optional<EventInfo> TraceStore::Find(uint64_t seq) {
   Entry* e = FindEntry(seq);
   if (e == nullptr) return std::nullopt;
   return InfoOf(seq, *e);
+}
+
+uint64_t TraceStore::AllocatedBytesOf(uint64_t seq) {
+  const Entry* e = FindEntry(seq);
+  return e == nullptr ? 0 : e->bytes.allocated;
 }
 
 std::vector<EventInfo> TraceStore::List(uint64_t after_seq, size_t max) {

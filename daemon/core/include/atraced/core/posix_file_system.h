@@ -20,6 +20,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "atraced/core/file_system.h"
@@ -52,25 +53,31 @@ class PosixFileSystem final : public FileSystem {
  private:
   PosixFileSystem(std::string root, std::string trace_dir, mode_t umask);
 
-  // Where a relative path starts: a descriptor and the rest of the path below it.
+  // Where a relative path starts: a descriptor and the rest of the path below it. Both
+  // views point into the path given to AnchorFor (no copy on the event path); `rest` is its
+  // tail, so it is NUL-terminated like the path itself.
   struct Anchor {
     int fd = -1;
-    std::string rest;
-    std::string cached;  // the process dir whose cached descriptor `fd` is, or ""
+    std::string_view rest;
+    std::string_view cached;  // the process dir whose cached descriptor `fd` is, or ""
   };
   Result<Anchor> AnchorFor(const std::string& rel);
-  Result<int> ProcessDirFd(const std::string& name);
-  Status OpenParentDir(const std::string& rel, const UniqueFd& dir, UniqueFd* parent_fd, int* at, std::string* leaf);
+  Result<int> ProcessDirFd(std::string_view name);
+  // *leaf is the tail of `rel` (NUL-terminated); *at the descriptor to use it with.
+  Status OpenParentDir(const std::string& rel, const UniqueFd& dir, UniqueFd* parent_fd, int* at, const char** leaf);
   // Opens an existing regular file below `base` (never a FIFO, a device or a directory).
-  Status OpenRegular(int base, const std::string& rest, int flags, const std::string& shown, UniqueFd* fd,
+  Status OpenRegular(int base, std::string_view rest, int flags, const std::string& shown, UniqueFd* fd,
                      struct stat* st);
-  void Forget(const std::string& name);
+  void Forget(std::string_view name);
   // openat2 beneath `base`, or the O_NOFOLLOW walk where openat2 is unavailable.
-  int OpenBeneath(int base, const std::string& rest, int flags, mode_t mode);
+  int OpenBeneath(int base, std::string_view rest, int flags, mode_t mode);
   // The trace directory's descriptor: the owner's view, and a locked copy for the remover.
   const std::shared_ptr<const UniqueFd>& OwnerDirFd() const;
   std::shared_ptr<const UniqueFd> TraceDirFd() const;
   Status EnsureTraceDir();
+  // RemoveTree's kept parent: taken out (so two threads never share it) and put back.
+  UniqueFd TakeParent(const std::shared_ptr<const UniqueFd>& base, std::string_view name);
+  void KeepParent(std::shared_ptr<const UniqueFd> base, std::string_view name, UniqueFd fd);
   Status FixMode(int fd, mode_t wanted);
 
   std::string root_;
@@ -81,13 +88,28 @@ class PosixFileSystem final : public FileSystem {
   std::shared_ptr<const UniqueFd> dir_;
   uint64_t generation_ = 0;  // owner thread only
 
+  // The parent (a process directory) of the last directory RemoveTree removed, and the trace
+  // directory's descriptor it was resolved beneath. Aged directories come oldest first, so
+  // runs of them share a process directory: one O_PATH open serves the run, instead of an
+  // openat2 and a close per aged directory. RemoveTree runs on the remover thread (or on the
+  // owner's when the remover's queue is full): hence the lock.
+  std::mutex parent_mu_;
+  std::shared_ptr<const UniqueFd> parent_base_;
+  std::string parent_name_;
+  UniqueFd parent_fd_;
+
   // LRU of process-dir descriptors (owner thread only).
   std::list<std::string> lru_;
   struct Cached {
     UniqueFd fd;
     std::list<std::string>::iterator pos;
   };
-  std::unordered_map<std::string, Cached> cache_;
+  // Looked up by string_view (a prefix of the request's path) without building a key.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Cached, NameHash, std::equal_to<>> cache_;
 };
 
 }  // namespace atraced

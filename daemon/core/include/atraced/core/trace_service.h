@@ -18,6 +18,8 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
+#include <initializer_list>
 #include <unordered_map>
 #include <vector>
 
@@ -165,6 +167,8 @@ class TraceService {
   struct Client {
     PeerCredentials peer;
     std::string process_dir;
+    // process_dir parsed once at connect (nullopt if malformed), not on every EVENT_BEGIN.
+    std::optional<ProcessDirName> process_name;
     bool hello_done = false;
     uint64_t features = 0;
     bool may_forward = false;
@@ -224,6 +228,8 @@ class TraceService {
   Reply AdmitBytes(const Client& c, uint64_t incoming);
   Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
   Reply OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  // Encodes a PathReply of the concatenated parts into `body`, reusing path_reply_'s buffer.
+  void EncodePath(std::initializer_list<std::string_view> parts, std::vector<uint8_t>& body);
   Reply OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed, FdCharge* charge);
@@ -273,6 +279,17 @@ class TraceService {
   std::unordered_map<uint32_t, std::vector<std::chrono::system_clock::time_point>> unwinds_by_uid_;  // the last minute's
   std::function<void(std::chrono::milliseconds)> schedule_departures_;
   bool destroying_ = false;
+  // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
+  // so that a steady stream of requests encodes its replies without allocating (a fresh
+  // vector grew by push_back several times per reply). Handle is never re-entered.
+  std::vector<uint8_t> body_scratch_;
+  std::vector<uint8_t> reply_scratch_;
+  // The absolute path of EVENT_BEGIN's and FILE_OPEN's replies, built in place (see
+  // EncodePath).
+  proto::PathReply path_reply_;
+  // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
+  // one rare reply does not keep its memory for the daemon's lifetime.
+  static constexpr size_t kMaxKeptScratch = 64 * 1024;
 };
 
 }  // namespace atraced

@@ -174,6 +174,8 @@ class TraceStore {
   // The event's directory relative to the trace directory, or nullptr.
   const std::string* PathOf(uint64_t seq) const;
   std::optional<EventInfo> Find(uint64_t seq);
+  // Find(seq)->bytes, or 0 for an unknown event, without building an EventInfo.
+  uint64_t AllocatedBytesOf(uint64_t seq);
   // Event directories with seq > after_seq, oldest first, at most `max`.
   std::vector<EventInfo> List(uint64_t after_seq, size_t max);
 
@@ -274,6 +276,10 @@ class TraceStore {
   std::chrono::system_clock::time_point refusal_logged_at_{};
   uint64_t count_aged_reported_ = 0;
   StoreEventSink* sink_ = nullptr;
+  // BeginEvent's order-log record, kept between events so appending it allocates nothing.
+  std::string records_scratch_;
+  // OpenFile's relative path, kept for the same reason.
+  std::string path_scratch_;
 };
 
 }  // namespace atraced
