@@ -15,10 +15,15 @@
  *   two-threads    two threads dereference NULL at the same moment
  *   segv-chained   installs its own SIGSEGV handler (which _exits with 42) before using
  *           the library, then as segv: the library's handler must pass the signal on
+ *   dump-on-input  reads one byte from stdin (the parent sends signal 35 meanwhile: the
+ *           read goes on after the handler), submits "record N" .. "record 2N-1", returns
+ *   dump-self-timed  reads one byte from stdin, raises signal 35 itself, submits as above
+ *           and exits with the handler's time in tenths of a second (at most 100)
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
  * backtrace names crash_here/abort_here and main. */
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -89,5 +94,22 @@ int main(int argc, char **argv) {
         crash_together(NULL);
     }
     if (strcmp(argv[1], "abort") == 0) abort_here();
+    if (strcmp(argv[1], "dump-on-input") == 0 || strcmp(argv[1], "dump-self-timed") == 0) {
+        char c;
+        struct timespec t0, t1;
+        long tenths = 0;
+        if (read(0, &c, 1) != 1) return 11;
+        if (strcmp(argv[1], "dump-self-timed") == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            raise(35);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            tenths = (t1.tv_sec - t0.tv_sec) * 10 + (t1.tv_nsec - t0.tv_nsec) / 100000000;
+        }
+        for (i = n; i < 2 * n; ++i) {
+            snprintf(line, sizeof line, "record %d", i);
+            if (AtraceSubmit(h, line, (uint32_t)strlen(line)) != TRACE_SUCCESS) return 10;
+        }
+        return tenths > 100 ? 100 : (int)tenths;
+    }
     return 0;
 }

@@ -22,13 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void RequireDiedOf(Child& child, int signo) {
-  const int status = child.Wait();
-  INFO("status " << status);
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == signo);
-}
-
 // The one stackcore dir of a crashed child, its ring's records, and its report.
 std::string CrashReport(const DaemonProcess& d, const Child& child, const std::string& signo, int records) {
   auto dirs = AwaitStackcore(d, child.pid);
@@ -193,9 +186,9 @@ TEST_CASE("crash signal: a second signal inside the handler dies at once, no dea
 
 TEST_CASE("crash signal: the handler's hand-built frame is the codec's CRASH frame", "[crash][signal]") {
   unsigned char frame[ascend_trace::kCrashFrameSize];
-  ascend_trace::BuildCrashFrame(SIGBUS, 2, 4321, 0xfedcba9876543210ull, frame);
+  ascend_trace::BuildCrashFrame(SIGBUS, 2, 4321, 0xfedcba9876543210ull, 0x01020304, frame);
   std::vector<uint8_t> payload, expected;
   atraced::proto::Encode(atraced::proto::Crash{SIGBUS, 2, 4321, 0xfedcba9876543210ull}, payload);
-  atraced::proto::AppendFrame(expected, ATR_OP_CRASH, 0, ascend_trace::kCrashRequestId, payload);
+  atraced::proto::AppendFrame(expected, ATR_OP_CRASH, 0, 0x01020304, payload);
   CHECK(std::vector<uint8_t>(frame, frame + sizeof frame) == expected);
 }

@@ -4,7 +4,8 @@
 // default) it sends CRASH over a connection of its own, opened in advance by DaemonLink,
 // waits a bounded time for the daemon's reply (the daemon writes the stackcore dir and
 // unwinds the thread from outside meanwhile), restores the previous disposition and
-// re-raises, so the exit status, core dumps and systemd-coredump stay as they were.
+// re-raises, so the exit status, core dumps and systemd-coredump stay as they were. The
+// connection is shared with the dump signal's handler (crash_channel.h).
 //
 // Environment, read once when the library loads:
 //   ASCEND_COREDUMP_SIGNAL=none      no handler at all (as in CANN; another value is
@@ -21,6 +22,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 namespace ascend_trace {
 
 // Reads the environment (once; from the library's constructor).
@@ -29,14 +32,10 @@ void LoadCrashSettings();
 bool CrashHandlersEnabled();
 // Installs the handlers once per process, and an alternate stack for the calling thread.
 void InstallCrashHandlers();
-// The connection the handler reports on and the daemon's pid (for PR_SET_PTRACER); fd -1:
-// none (the handler then re-raises at once). The descriptor stays owned by DaemonLink.
-void SetCrashChannel(int fd, pid_t daemon_pid);
-
 // The CRASH frame the handler sends, built without allocating. Exposed for a test that
 // compares it with the proto codec's encoding.
 inline constexpr unsigned kCrashFrameSize = 16 + 24;
-inline constexpr unsigned kCrashRequestId = 2;  // the channel's HELLO is request 1
-void BuildCrashFrame(int signo, int code, pid_t tid, unsigned long long fault_addr, unsigned char* frame);
+void BuildCrashFrame(int signo, int code, pid_t tid, unsigned long long fault_addr, uint32_t request_id,
+                     unsigned char* frame);
 
 }  // namespace ascend_trace
