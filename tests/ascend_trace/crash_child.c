@@ -19,6 +19,9 @@
  *           read goes on after the handler), submits "record N" .. "record 2N-1", returns
  *   dump-self-timed  reads one byte from stdin, raises signal 35 itself, submits as above
  *           and exits with the handler's time in tenths of a second (at most 100)
+ *   oom     first moves itself into the cgroup whose cgroup.procs $CRASH_CHILD_CGROUP_PROCS
+ *           names (before the library connects: the daemon reads the cgroup at HELLO), then
+ *           after one byte on stdin touches memory until the OOM killer ends it
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
  * backtrace names crash_here/abort_here and main. */
 #include <pthread.h>
@@ -46,6 +49,25 @@ static void own_handler(int signo) {
     _exit(42);
 }
 
+static int join_cgroup(const char *procs) {
+    FILE *f;
+    int ok;
+    if (procs == NULL) return -1;
+    f = fopen(procs, "w");
+    if (f == NULL) return -1;
+    ok = fprintf(f, "%d\n", (int)getpid()) > 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Touches 1 MiB after 1 MiB, never freed, until the kernel kills the process. */
+static void exhaust_memory(void) {
+    for (;;) {
+        char *p = malloc(1 << 20);
+        if (p == NULL) continue;
+        memset(p, 1, 1 << 20);
+    }
+}
+
 static pthread_barrier_t together;
 
 static void *crash_together(void *arg) {
@@ -64,6 +86,7 @@ int main(int argc, char **argv) {
     if (argc != 3) return 2;
     n = atoi(argv[2]);
     if (strcmp(argv[1], "segv-chained") == 0) signal(SIGSEGV, own_handler);
+    if (strcmp(argv[1], "oom") == 0 && join_cgroup(getenv("CRASH_CHILD_CGROUP_PROCS")) != 0) return 12;
     memset(&attr, 0, sizeof attr);
     h = AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "crash_obj", &attr);
     attr.exitSave = true;
@@ -94,6 +117,11 @@ int main(int argc, char **argv) {
         crash_together(NULL);
     }
     if (strcmp(argv[1], "abort") == 0) abort_here();
+    if (strcmp(argv[1], "oom") == 0) {
+        char c;
+        if (read(0, &c, 1) != 1) return 11;
+        exhaust_memory();
+    }
     if (strcmp(argv[1], "dump-on-input") == 0 || strcmp(argv[1], "dump-self-timed") == 0) {
         char c;
         struct timespec t0, t1;

@@ -710,6 +710,50 @@ TEST_CASE("a ring client that dies without GOODBYE leaves a stackcore dir with i
   }
 }
 
+TEST_CASE("a SIGKILLed ring client's report says whether the OOM killer did it", "[service][rings][death][oom]") {
+  ServiceFixture f;
+  const std::string events = "/sys/fs/cgroup/app.slice/memory.events";
+  f.processes.oom_at_hello[100] = OomCount{events, 3, ""};
+  RingClient c(f, 100);
+  c.Register(1, RingWith({"last words"}));
+  auto report = [&f] {
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    CHECK(ListNames(dirs[0]).front() == "schedule_tracer_obj1.txt");  // the rings are saved either way
+    return ReadFile(dirs[0] + "/" + ListNames(dirs[0]).back());
+  };
+  SECTION("the count went up: the OOM killer") {
+    f.processes.oom_now[events] = OomCount{events, 4, ""};
+    f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+    f.service->Disconnect(c.id);
+    const std::string text = report();
+    INFO(text);
+    CHECK(text.find("how: killed by signal 9 (SIGKILL)\noom: killed by the OOM killer (" + events +
+                    " oom_kill went from 3 to 4)\n") != std::string::npos);
+    CHECK(f.log.Has(LogLevel::kNotice, "; killed by the OOM killer"));
+  }
+  SECTION("the count stayed: not the OOM killer") {
+    f.processes.oom_now[events] = OomCount{events, 3, ""};
+    f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+    f.service->Disconnect(c.id);
+    CHECK(report().find("oom: not by the OOM killer (" + events + " oom_kill stayed at 3)\n") != std::string::npos);
+  }
+  SECTION("unreadable at death: it cannot tell, and says why") {
+    f.processes.oom_now[events] = OomCount{events, std::nullopt, events + " is not readable"};
+    f.processes.processes.erase(100);  // reaped: the status is unknown too
+    f.service->Disconnect(c.id);
+    const std::string text = report();
+    CHECK(text.find("oom: cannot tell whether the OOM killer did it (" + events + " is not readable)\n") !=
+          std::string::npos);
+    CHECK(f.log.Has(LogLevel::kNotice, "cannot tell whether the OOM killer"));
+  }
+  SECTION("an end the status explains has no oom line") {
+    f.processes.ended[100] = ProcessEnd{true, 3 << 8};
+    f.service->Disconnect(c.id);
+    CHECK(report().find("oom:") == std::string::npos);
+  }
+}
+
 TEST_CASE("no stackcore dir after GOODBYE, without rings, or for a 1.0 connection", "[service][rings][death]") {
   ServiceFixture f;
   f.processes.ended[100] = ProcessEnd{true, SIGKILL};

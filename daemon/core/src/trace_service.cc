@@ -256,19 +256,24 @@ void TraceService::RecordDeath(const Departure& d, const ProcessEnd& end) {
     how = "vanished without reporting a signal (SIGKILL, the OOM killer, _exit or a crash are possible); the "
           "daemon cannot tell which: the process was reaped before it could read its status";
   }
+  // The OOM killer sends SIGKILL: asked whenever that is possible (also when the status is
+  // unknown or unreadable), never for an end the status explains otherwise.
+  const bool maybe_oom = signo == SIGKILL || !end.wait_status || *end.wait_status == 0;
+  const std::string oom = maybe_oom ? DescribeOomKill(c.oom_at_hello, processes_.OomKillsIn(c.oom_at_hello.file)) : "";
   std::string ring_list;
   std::vector<const HeldRing*> chosen = RingsAtDeath(c, &ring_list);
   const auto now = clock_.Now();
   std::string text = "atraced: process " + std::to_string(c.peer.pid) + " (" + c.program +
                      ") ended without GOODBYE\n"
-                     "how: " + how + "\n" + ProcessLines(c) +
+                     "how: " + how + "\n" + (oom.empty() ? "" : "oom: " + oom + "\n") + ProcessLines(c) +
                      "connection closed: " + HumanTime(d.closed) + "\n"
                      "written: " + HumanTime(now) + "\n" +
                      RingsLine(chosen.size(), ring_list);
   HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(now)}), text};
   Reply r = SaveRings(c, EventKind::kStackcore, chosen, &report);
   ++counters_.deaths_recorded;
-  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, "; stackcore dir with ",
+  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, oom.empty() ? "" : "; " + oom,
+              "; stackcore dir with ",
               chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
 }
 
@@ -383,6 +388,7 @@ TraceService::Reply TraceService::OnHello(Client& c, std::span<const uint8_t> pa
   if (c.features & ATR_FEATURE_MEMFD) {
     r.daemon_pid = static_cast<uint32_t>(::getpid());  // for PR_SET_PTRACER
     if (auto cmdline = processes_.CommandLine(c.peer.pid)) c.cmdline = std::move(*cmdline);  // for a death report
+    c.oom_at_hello = processes_.OomKills(c.peer.pid);  // compared at a death without GOODBYE
   }
   r.max_payload = ATR_MAX_PAYLOAD;
   r.features = c.features;

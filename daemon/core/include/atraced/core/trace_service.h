@@ -178,6 +178,7 @@ class TraceService {
     uint64_t start_ticks = 0;
     std::string program;
     std::string cmdline;  // captured at HELLO
+    OomCount oom_at_hello;  // the memory cgroup's OOM kills at HELLO (oom_count.h)
     std::chrono::system_clock::time_point connected{};
     std::chrono::system_clock::time_point last_activity{};
   };
