@@ -19,6 +19,8 @@
  *           read goes on after the handler), submits "record N" .. "record 2N-1", returns
  *   dump-self-timed  reads one byte from stdin, raises signal 35 itself, submits as above
  *           and exits with the handler's time in tenths of a second (at most 100)
+ *   thread-overflow  a second thread (256 KiB stack) submits "thread record" (its first
+ *           API call), then recurses until its stack overflows
  *   oom     first moves itself into the cgroup whose cgroup.procs $CRASH_CHILD_CGROUP_PROCS
  *           names (before the library connects: the daemon reads the cgroup at HELLO), then
  *           after one byte on stdin touches memory until the OOM killer ends it
@@ -66,6 +68,19 @@ static void exhaust_memory(void) {
         if (p == NULL) continue;
         memset(p, 1, 1 << 20);
     }
+}
+
+/* Not a tail call (the sum comes after it), so every level keeps its frame. */
+__attribute__((noinline, no_sanitize("address"))) int overflow_here(volatile char *above, int depth) {
+    volatile char frame[512];
+    frame[0] = above ? above[0] : (char)depth;
+    return overflow_here(frame, depth + 1) + frame[depth % 512];
+}
+
+static void *overflow_thread(void *arg) {
+    if (AtraceSubmit(*(TraHandle *)arg, "thread record", 13) != TRACE_SUCCESS) _exit(10);
+    overflow_here(NULL, 0);
+    return NULL;
 }
 
 static pthread_barrier_t together;
@@ -117,6 +132,14 @@ int main(int argc, char **argv) {
         crash_together(NULL);
     }
     if (strcmp(argv[1], "abort") == 0) abort_here();
+    if (strcmp(argv[1], "thread-overflow") == 0) {
+        pthread_t t;
+        pthread_attr_t small;
+        pthread_attr_init(&small);
+        pthread_attr_setstacksize(&small, 256 * 1024);
+        if (pthread_create(&t, &small, overflow_thread, &h) != 0) return 10;
+        pthread_join(t, NULL);
+    }
     if (strcmp(argv[1], "oom") == 0) {
         char c;
         if (read(0, &c, 1) != 1) return 11;

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -26,7 +25,6 @@ namespace {
 constexpr int kFatalSignals[] = {SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ, SIGSYS};
 constexpr int kDefaultOnlySignals[] = {SIGINT, SIGTERM, SIGQUIT};
 constexpr int kMaxWaitMs = 60000;
-constexpr size_t kAltStackBytes = 64 * 1024;
 
 bool g_enabled = true;
 bool g_installed = false;  // under State::mu
@@ -95,17 +93,6 @@ void OnFatalSignal(int signo, siginfo_t* info, void*) {
   errno = saved_errno;
 }
 
-void GiveThisThreadAnAltStack() {
-  stack_t current{};
-  if (::sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;  // it has one
-  void* mem = ::mmap(nullptr, kAltStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (mem == MAP_FAILED) return;
-  stack_t ss{};
-  ss.ss_sp = mem;
-  ss.ss_size = kAltStackBytes;
-  if (::sigaltstack(&ss, nullptr) != 0) ::munmap(mem, kAltStackBytes);  // kept for the thread's life otherwise
-}
-
 bool Install(int signo, bool only_over_default) {
   struct sigaction previous {};
   if (::sigaction(signo, nullptr, &previous) != 0) return false;
@@ -156,7 +143,6 @@ bool CrashHandlersEnabled() { return g_enabled; }
 void InstallCrashHandlers() {
   if (!g_enabled || g_installed) return;
   g_installed = true;
-  GiveThisThreadAnAltStack();
   for (int signo : kFatalSignals) Install(signo, false);
   for (int signo : kDefaultOnlySignals) Install(signo, true);
 }

@@ -13,11 +13,9 @@
 //   ASCEND_TRACE_CRASH_WAIT_MS=N     how long the handler waits for the daemon, 0..60000,
 //                                    default 5000; an invalid value is reported and ignored
 //
-// Limits: the handler runs on an alternate stack only in threads that have one; the library
-// gives one (64 KiB) to the thread that installs the handlers (the first to connect to a
-// daemon that offers CRASH, usually the one creating the first object). Another thread that
-// overflows its stack dies without a report, as it would without the library; the other
-// faults of other threads are reported.
+// The handler runs on an alternate stack in every thread that has called the API
+// (alt_stack.h), so a stack overflow there is reported too. A thread that never called it
+// and overflows its stack dies without a report, as it would without the library.
 #pragma once
 
 #include <sys/types.h>
@@ -30,7 +28,7 @@ namespace ascend_trace {
 void LoadCrashSettings();
 // Whether handlers are wanted at all (ASCEND_COREDUMP_SIGNAL is not "none").
 bool CrashHandlersEnabled();
-// Installs the handlers once per process, and an alternate stack for the calling thread.
+// Installs the handlers once per process.
 void InstallCrashHandlers();
 // The CRASH frame the handler sends, built without allocating. Exposed for a test that
 // compares it with the proto codec's encoding.
