@@ -1053,4 +1053,13 @@ TEST_CASE("DUMP without the feature or without rings is refused with a reason", 
   SECTION("a malformed DUMP is refused by the decoder") {
     CHECK(f.Call(CrashChannel(f, 100), ATR_OP_DUMP, Payload(proto::Dump{35, 0})).status == ATR_EINVAL);
   }
+  SECTION("signals sent faster than the schedule rate limit are refused, like any save") {
+    f.service->SetClientLimits(RateLimit{std::chrono::seconds(60), 1}, 0);
+    RingClient c(f, 100);
+    c.Register(1, RingWith({"x"}));
+    const auto channel = CrashChannel(f, 100);
+    CHECK(f.Call(channel, ATR_OP_DUMP, dump).status == 0);
+    CHECK(f.Call(channel, ATR_OP_DUMP, dump).status == ATR_EAGAIN);
+    CHECK(KindDirs(f, "schedule").size() == 1);
+  }
 }

@@ -259,7 +259,9 @@ void TraceService::RecordDeath(const Departure& d, const ProcessEnd& end) {
   // The OOM killer sends SIGKILL: asked whenever that is possible (also when the status is
   // unknown or unreadable), never for an end the status explains otherwise.
   const bool maybe_oom = signo == SIGKILL || !end.wait_status || *end.wait_status == 0;
-  const std::string oom = maybe_oom ? DescribeOomKill(c.oom_at_hello, processes_.OomKillsIn(c.oom_at_hello.file)) : "";
+  // Printable: a cgroup's name may hold control characters, and the report is one line per fact.
+  const std::string oom =
+      maybe_oom ? Printable(DescribeOomKill(c.oom_at_hello, processes_.OomKillsIn(c.oom_at_hello.file))) : "";
   std::string ring_list;
   std::vector<const HeldRing*> chosen = RingsAtDeath(c, &ring_list);
   const auto now = clock_.Now();
