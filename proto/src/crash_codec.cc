@@ -1,7 +1,7 @@
-// CRASH (1.1, behind ATR_FEATURE_CRASH): the one message a libascend_trace signal handler
-// sends. Same rules as codec.cc: exact size, reserved zero, so a decoded message re-encodes
+// CRASH and DUMP (1.1, behind ATR_FEATURE_CRASH): the messages a libascend_trace signal
+// handler sends. Same rules as codec.cc: exact size, reserved zero, so a decoded message re-encodes
 // to the bytes it came from. The handler itself cannot use this encoder (it may not
-// allocate): it builds the same 24 bytes by hand, and a test compares the two.
+// allocate): it builds the same bytes by hand, and a test compares the two.
 #include "atraced/proto/byte_io.h"
 #include "atraced/proto/codec.h"
 #include "checks.h"
@@ -30,6 +30,20 @@ DecodeResult Decode(std::span<const uint8_t> payload, Crash* m) {
   PROTO_TRY(CheckRange("signo", m->signo, 1, ATR_MAX_SIGNO));
   PROTO_TRY(CheckRange("tid", m->tid, 1, INT32_MAX));
   PROTO_TRY(CheckReserved("reserved", reserved));
+  return std::nullopt;
+}
+
+void Encode(const Dump& m, std::vector<uint8_t>& out) {
+  PutI32(out, m.signo);
+  PutI32(out, m.tid);
+}
+
+DecodeResult Decode(std::span<const uint8_t> payload, Dump* m) {
+  PROTO_TRY(CheckExactSize("DUMP", payload.size(), sizeof(atr_dump)));
+  ByteReader in(payload);
+  PROTO_READ(in.ReadI32(&m->signo) && in.ReadI32(&m->tid), "DUMP");
+  PROTO_TRY(CheckRange("signo", m->signo, 1, ATR_MAX_SIGNO));
+  PROTO_TRY(CheckRange("tid", m->tid, 1, INT32_MAX));
   return std::nullopt;
 }
 

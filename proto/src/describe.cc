@@ -21,6 +21,7 @@ std::string_view OpcodeName(uint16_t opcode) {
     case ATR_OP_RING_SAVE_ALL: return "RING_SAVE_ALL";
     case ATR_OP_GOODBYE: return "GOODBYE";
     case ATR_OP_CRASH: return "CRASH";
+    case ATR_OP_DUMP: return "DUMP";
     default: return "UNKNOWN";
   }
 }

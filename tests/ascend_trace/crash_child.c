@@ -15,10 +15,20 @@
  *   two-threads    two threads dereference NULL at the same moment
  *   segv-chained   installs its own SIGSEGV handler (which _exits with 42) before using
  *           the library, then as segv: the library's handler must pass the signal on
+ *   dump-on-input  reads one byte from stdin (the parent sends signal 35 meanwhile: the
+ *           read goes on after the handler), submits "record N" .. "record 2N-1", returns
+ *   dump-self-timed  reads one byte from stdin, raises signal 35 itself, submits as above
+ *           and exits with the handler's time in tenths of a second (at most 100)
+ *   thread-overflow  a second thread (256 KiB stack) submits "thread record" (its first
+ *           API call), then recurses until its stack overflows
+ *   oom     first moves itself into the cgroup whose cgroup.procs $CRASH_CHILD_CGROUP_PROCS
+ *           names (before the library connects: the daemon reads the cgroup at HELLO), then
+ *           after one byte on stdin touches memory until the OOM killer ends it
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
  * backtrace names crash_here/abort_here and main. */
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -41,6 +51,38 @@ static void own_handler(int signo) {
     _exit(42);
 }
 
+static int join_cgroup(const char *procs) {
+    FILE *f;
+    int ok;
+    if (procs == NULL) return -1;
+    f = fopen(procs, "w");
+    if (f == NULL) return -1;
+    ok = fprintf(f, "%d\n", (int)getpid()) > 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Touches 1 MiB after 1 MiB, never freed, until the kernel kills the process. */
+static void exhaust_memory(void) {
+    for (;;) {
+        char *p = malloc(1 << 20);
+        if (p == NULL) continue;
+        memset(p, 1, 1 << 20);
+    }
+}
+
+/* Not a tail call (the sum comes after it), so every level keeps its frame. */
+__attribute__((noinline, no_sanitize("address"))) int overflow_here(volatile char *above, int depth) {
+    volatile char frame[512];
+    frame[0] = above ? above[0] : (char)depth;
+    return overflow_here(frame, depth + 1) + frame[depth % 512];
+}
+
+static void *overflow_thread(void *arg) {
+    if (AtraceSubmit(*(TraHandle *)arg, "thread record", 13) != TRACE_SUCCESS) _exit(10);
+    overflow_here(NULL, 0);
+    return NULL;
+}
+
 static pthread_barrier_t together;
 
 static void *crash_together(void *arg) {
@@ -59,6 +101,7 @@ int main(int argc, char **argv) {
     if (argc != 3) return 2;
     n = atoi(argv[2]);
     if (strcmp(argv[1], "segv-chained") == 0) signal(SIGSEGV, own_handler);
+    if (strcmp(argv[1], "oom") == 0 && join_cgroup(getenv("CRASH_CHILD_CGROUP_PROCS")) != 0) return 12;
     memset(&attr, 0, sizeof attr);
     h = AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "crash_obj", &attr);
     attr.exitSave = true;
@@ -89,5 +132,35 @@ int main(int argc, char **argv) {
         crash_together(NULL);
     }
     if (strcmp(argv[1], "abort") == 0) abort_here();
+    if (strcmp(argv[1], "thread-overflow") == 0) {
+        pthread_t t;
+        pthread_attr_t small;
+        pthread_attr_init(&small);
+        pthread_attr_setstacksize(&small, 256 * 1024);
+        if (pthread_create(&t, &small, overflow_thread, &h) != 0) return 10;
+        pthread_join(t, NULL);
+    }
+    if (strcmp(argv[1], "oom") == 0) {
+        char c;
+        if (read(0, &c, 1) != 1) return 11;
+        exhaust_memory();
+    }
+    if (strcmp(argv[1], "dump-on-input") == 0 || strcmp(argv[1], "dump-self-timed") == 0) {
+        char c;
+        struct timespec t0, t1;
+        long tenths = 0;
+        if (read(0, &c, 1) != 1) return 11;
+        if (strcmp(argv[1], "dump-self-timed") == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            raise(35);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            tenths = (t1.tv_sec - t0.tv_sec) * 10 + (t1.tv_nsec - t0.tv_nsec) / 100000000;
+        }
+        for (i = n; i < 2 * n; ++i) {
+            snprintf(line, sizeof line, "record %d", i);
+            if (AtraceSubmit(h, line, (uint32_t)strlen(line)) != TRACE_SUCCESS) return 10;
+        }
+        return tenths > 100 ? 100 : (int)tenths;
+    }
     return 0;
 }

@@ -22,13 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void RequireDiedOf(Child& child, int signo) {
-  const int status = child.Wait();
-  INFO("status " << status);
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == signo);
-}
-
 // The one stackcore dir of a crashed child, its ring's records, and its report.
 std::string CrashReport(const DaemonProcess& d, const Child& child, const std::string& signo, int records) {
   auto dirs = AwaitStackcore(d, child.pid);
@@ -193,9 +186,32 @@ TEST_CASE("crash signal: a second signal inside the handler dies at once, no dea
 
 TEST_CASE("crash signal: the handler's hand-built frame is the codec's CRASH frame", "[crash][signal]") {
   unsigned char frame[ascend_trace::kCrashFrameSize];
-  ascend_trace::BuildCrashFrame(SIGBUS, 2, 4321, 0xfedcba9876543210ull, frame);
+  ascend_trace::BuildCrashFrame(SIGBUS, 2, 4321, 0xfedcba9876543210ull, 0x01020304, frame);
   std::vector<uint8_t> payload, expected;
   atraced::proto::Encode(atraced::proto::Crash{SIGBUS, 2, 4321, 0xfedcba9876543210ull}, payload);
-  atraced::proto::AppendFrame(expected, ATR_OP_CRASH, 0, ascend_trace::kCrashRequestId, payload);
+  atraced::proto::AppendFrame(expected, ATR_OP_CRASH, 0, 0x01020304, payload);
   CHECK(std::vector<uint8_t>(frame, frame + sizeof frame) == expected);
+}
+
+TEST_CASE("crash signal: a second thread that overflows its stack is still reported", "[crash][signal][altstack]") {
+  // The thread's first API call gave it an alternate signal stack: the handler runs there
+  // although the thread's own stack is exhausted.
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "thread-overflow", 3);
+  RequireDiedOf(child, SIGSEGV);
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  std::vector<std::string> expected = Expected(0, 3);
+  expected.push_back("thread record");
+  CHECK(Records(dirs[0] + "/schedule_tracer_crash_obj.txt") == expected);
+  std::string report;
+  for (const auto& name : ListNames(dirs[0])) {
+    if (name.rfind("stackcore_tracer_11_", 0) == 0) report = ReadFile(dirs[0] + "/" + name);
+  }
+  INFO(report);
+  CHECK(report.find("caught a fatal signal\n") != std::string::npos);  // CRASH, not a death without GOODBYE
+  CHECK(report.find("signal: 11 (SIGSEGV)\n") != std::string::npos);
+  CHECK(report.find("thread: " + std::to_string(child.pid) + "\n") == std::string::npos);  // not the main thread
+  CHECK(report.find(" overflow_here+0x") != std::string::npos);
 }

@@ -90,6 +90,20 @@ struct Child {
   }
 };
 
+// Reaps the child and requires that it died of `signo` / exited with `code`.
+inline void RequireDiedOf(Child& child, int signo) {
+  const int status = child.Wait();
+  INFO("status " << status);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == signo);
+}
+inline void RequireExited(Child& child, int code) {
+  const int status = child.Wait();
+  INFO("status " << status);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == code);
+}
+
 // Event dirs of `kind` for pid `pid`, as absolute paths.
 inline std::vector<std::string> DirsOf(const DaemonProcess& d, const std::string& kind, pid_t pid) {
   std::vector<std::string> out;

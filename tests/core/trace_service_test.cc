@@ -710,6 +710,50 @@ TEST_CASE("a ring client that dies without GOODBYE leaves a stackcore dir with i
   }
 }
 
+TEST_CASE("a SIGKILLed ring client's report says whether the OOM killer did it", "[service][rings][death][oom]") {
+  ServiceFixture f;
+  const std::string events = "/sys/fs/cgroup/app.slice/memory.events";
+  f.processes.oom_at_hello[100] = OomCount{events, 3, ""};
+  RingClient c(f, 100);
+  c.Register(1, RingWith({"last words"}));
+  auto report = [&f] {
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    CHECK(ListNames(dirs[0]).front() == "schedule_tracer_obj1.txt");  // the rings are saved either way
+    return ReadFile(dirs[0] + "/" + ListNames(dirs[0]).back());
+  };
+  SECTION("the count went up: the OOM killer") {
+    f.processes.oom_now[events] = OomCount{events, 4, ""};
+    f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+    f.service->Disconnect(c.id);
+    const std::string text = report();
+    INFO(text);
+    CHECK(text.find("how: killed by signal 9 (SIGKILL)\noom: killed by the OOM killer (" + events +
+                    " oom_kill went from 3 to 4)\n") != std::string::npos);
+    CHECK(f.log.Has(LogLevel::kNotice, "; killed by the OOM killer"));
+  }
+  SECTION("the count stayed: not the OOM killer") {
+    f.processes.oom_now[events] = OomCount{events, 3, ""};
+    f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+    f.service->Disconnect(c.id);
+    CHECK(report().find("oom: not by the OOM killer (" + events + " oom_kill stayed at 3)\n") != std::string::npos);
+  }
+  SECTION("unreadable at death: it cannot tell, and says why") {
+    f.processes.oom_now[events] = OomCount{events, std::nullopt, events + " is not readable"};
+    f.processes.processes.erase(100);  // reaped: the status is unknown too
+    f.service->Disconnect(c.id);
+    const std::string text = report();
+    CHECK(text.find("oom: cannot tell whether the OOM killer did it (" + events + " is not readable)\n") !=
+          std::string::npos);
+    CHECK(f.log.Has(LogLevel::kNotice, "cannot tell whether the OOM killer"));
+  }
+  SECTION("an end the status explains has no oom line") {
+    f.processes.ended[100] = ProcessEnd{true, 3 << 8};
+    f.service->Disconnect(c.id);
+    CHECK(report().find("oom:") == std::string::npos);
+  }
+}
+
 TEST_CASE("no stackcore dir after GOODBYE, without rings, or for a 1.0 connection", "[service][rings][death]") {
   ServiceFixture f;
   f.processes.ended[100] = ProcessEnd{true, SIGKILL};
@@ -961,4 +1005,61 @@ TEST_CASE("CRASH: one uid gets a bounded number of unwinds a minute", "[service]
   CHECK(said_why);
   f.clock.Advance(std::chrono::minutes(1));
   CHECK(crash(1004) == std::chrono::milliseconds(2000));  // a minute later, again
+}
+
+TEST_CASE("DUMP saves the process's unreleased rings as a schedule dir and keeps them", "[service][rings][dump]") {
+  ServiceFixture f;
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"before the signal"}));
+  rings.Register(2, RingWith({"destroyed"}), /*exit_save=*/true);
+  rings.Register(3, EmptyRing());
+  REQUIRE(f.Call(rings.id, ATR_OP_RING_RELEASE, Payload(proto::IdRequest{2})).status == 0);
+  const auto channel = CrashChannel(f, 100);
+  const auto dump = Payload(proto::Dump{35, 101});
+
+  REQUIRE(f.Call(channel, ATR_OP_DUMP, dump).status == 0);
+  auto dirs = KindDirs(f, "schedule");
+  REQUIRE(dirs.size() == 1);
+  // RING_SAVE_ALL's files: the live rings with a record; the destroyed exitSave one waits for exit.
+  CHECK(ListNames(dirs[0]) == std::vector<std::string>{"schedule_tracer_obj1.txt"});
+  CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("before the signal\n") != std::string::npos);
+  CHECK(f.log.Has(LogLevel::kInfo, "caught dump signal 35"));
+  CHECK(KindDirs(f, "stackcore").empty());
+  // Not a crash: it may come again, the records are still there, and a later CRASH is not refused.
+  f.clock.Advance(std::chrono::milliseconds(2));
+  REQUIRE(f.Call(channel, ATR_OP_DUMP, dump).status == 0);
+  CHECK(KindDirs(f, "schedule").size() == 2);
+  CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, 100, 0})).status == 0);
+}
+
+TEST_CASE("DUMP without the feature or without rings is refused with a reason", "[service][rings][dump]") {
+  ServiceFixture f;
+  const auto dump = Payload(proto::Dump{35, 100});
+  SECTION("MEMFD alone is not CRASH") {
+    RingClient c(f, 100);
+    c.Register(1, RingWith({"x"}));
+    const auto r = f.Call(c.id, ATR_OP_DUMP, dump);
+    CHECK(r.status == ATR_ENOTSUP);
+    CHECK(r.message.find("DUMP: ATR_FEATURE_CRASH") != std::string::npos);
+  }
+  SECTION("no connection of the process holds an unreleased ring") {
+    RingClient other(f, 200);
+    other.Register(1, RingWith({"theirs"}));
+    const auto r = f.Call(CrashChannel(f, 100), ATR_OP_DUMP, dump);
+    CHECK(r.status == ATR_ENOENT);
+    CHECK(r.message.find("unreleased ring") != std::string::npos);
+    CHECK(KindDirs(f, "schedule").empty());
+  }
+  SECTION("a malformed DUMP is refused by the decoder") {
+    CHECK(f.Call(CrashChannel(f, 100), ATR_OP_DUMP, Payload(proto::Dump{35, 0})).status == ATR_EINVAL);
+  }
+  SECTION("signals sent faster than the schedule rate limit are refused, like any save") {
+    f.service->SetClientLimits(RateLimit{std::chrono::seconds(60), 1}, 0);
+    RingClient c(f, 100);
+    c.Register(1, RingWith({"x"}));
+    const auto channel = CrashChannel(f, 100);
+    CHECK(f.Call(channel, ATR_OP_DUMP, dump).status == 0);
+    CHECK(f.Call(channel, ATR_OP_DUMP, dump).status == ATR_EAGAIN);
+    CHECK(KindDirs(f, "schedule").size() == 1);
+  }
 }

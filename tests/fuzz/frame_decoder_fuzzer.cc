@@ -63,6 +63,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<RingSaveAll>(payload);
   CheckRequest<Goodbye>(payload);
   CheckRequest<Crash>(payload);
+  CheckRequest<Dump>(payload);
 
   ReplyHead head;
   if (!DecodeReply(payload, &head)) {

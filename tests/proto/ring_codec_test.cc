@@ -152,6 +152,20 @@ TEST_CASE("CRASH: 24 bytes, signo and tid in range, reserved zero", "[codec][cra
   RequireRejected<Crash>(short_crash, ATR_EBADMSG, "CRASH");
 }
 
+TEST_CASE("DUMP: 8 bytes, signo and tid in range", "[codec][crash]") {
+  const auto dump = EncodeToVector(Dump{35, 0x1234});
+  CHECK(dump == Bytes({35, 0, 0, 0, 0x34, 0x12, 0, 0}));
+  const Dump m = RequireDecoded<Dump>(dump);
+  CHECK(m.signo == 35);
+  CHECK(m.tid == 0x1234);
+  RequireRejected<Dump>(EncodeToVector(Dump{0, 1}), ATR_EINVAL, "signo");
+  RequireRejected<Dump>(EncodeToVector(Dump{65, 1}), ATR_EINVAL, "signo");
+  RequireRejected<Dump>(EncodeToVector(Dump{35, 0}), ATR_EINVAL, "tid");
+  auto long_dump = dump;
+  long_dump.push_back(0);
+  RequireRejected<Dump>(long_dump, ATR_EBADMSG, "DUMP");
+}
+
 TEST_CASE("HELLO reply: daemon_pid exactly when the memfd feature is granted", "[codec][ring]") {
   HelloReply with{1, 1, ATR_MAX_PAYLOAD, ATR_FEATURE_MEMFD, 10, 20, 4242};
   const auto body = EncodeToVector(with);

@@ -24,7 +24,18 @@ class FakeProcessTable final : public ProcessTable {
     if (it == cmdlines.end()) return std::nullopt;
     return it->second;
   }
+  // OomKills: by pid at HELLO, then by file at death (absent: what the base class says).
+  OomCount OomKills(int32_t pid) override {
+    auto it = oom_at_hello.find(pid);
+    return it != oom_at_hello.end() ? it->second : ProcessTable::OomKills(pid);
+  }
+  OomCount OomKillsIn(const std::string& file) override {
+    auto it = oom_now.find(file);
+    return it != oom_now.end() ? it->second : ProcessTable::OomKillsIn(file);
+  }
   std::map<int32_t, ProcessFacts> processes;
+  std::map<int32_t, OomCount> oom_at_hello;
+  std::map<std::string, OomCount> oom_now;
   std::map<int32_t, ProcessEnd> ended;
   std::map<int32_t, std::string> cmdlines;
 };

@@ -4,7 +4,8 @@
 // default) it sends CRASH over a connection of its own, opened in advance by DaemonLink,
 // waits a bounded time for the daemon's reply (the daemon writes the stackcore dir and
 // unwinds the thread from outside meanwhile), restores the previous disposition and
-// re-raises, so the exit status, core dumps and systemd-coredump stay as they were.
+// re-raises, so the exit status, core dumps and systemd-coredump stay as they were. The
+// connection is shared with the dump signal's handler (crash_channel.h).
 //
 // Environment, read once when the library loads:
 //   ASCEND_COREDUMP_SIGNAL=none      no handler at all (as in CANN; another value is
@@ -12,14 +13,14 @@
 //   ASCEND_TRACE_CRASH_WAIT_MS=N     how long the handler waits for the daemon, 0..60000,
 //                                    default 5000; an invalid value is reported and ignored
 //
-// Limits: the handler runs on an alternate stack only in threads that have one; the library
-// gives one (64 KiB) to the thread that installs the handlers (the first to connect to a
-// daemon that offers CRASH, usually the one creating the first object). Another thread that
-// overflows its stack dies without a report, as it would without the library; the other
-// faults of other threads are reported.
+// The handler runs on an alternate stack in every thread that has called the API
+// (alt_stack.h), so a stack overflow there is reported too. A thread that never called it
+// and overflows its stack dies without a report, as it would without the library.
 #pragma once
 
 #include <sys/types.h>
+
+#include <cstdint>
 
 namespace ascend_trace {
 
@@ -27,16 +28,12 @@ namespace ascend_trace {
 void LoadCrashSettings();
 // Whether handlers are wanted at all (ASCEND_COREDUMP_SIGNAL is not "none").
 bool CrashHandlersEnabled();
-// Installs the handlers once per process, and an alternate stack for the calling thread.
+// Installs the handlers once per process.
 void InstallCrashHandlers();
-// The connection the handler reports on and the daemon's pid (for PR_SET_PTRACER); fd -1:
-// none (the handler then re-raises at once). The descriptor stays owned by DaemonLink.
-void SetCrashChannel(int fd, pid_t daemon_pid);
-
 // The CRASH frame the handler sends, built without allocating. Exposed for a test that
 // compares it with the proto codec's encoding.
 inline constexpr unsigned kCrashFrameSize = 16 + 24;
-inline constexpr unsigned kCrashRequestId = 2;  // the channel's HELLO is request 1
-void BuildCrashFrame(int signo, int code, pid_t tid, unsigned long long fault_addr, unsigned char* frame);
+void BuildCrashFrame(int signo, int code, pid_t tid, unsigned long long fault_addr, uint32_t request_id,
+                     unsigned char* frame);
 
 }  // namespace ascend_trace

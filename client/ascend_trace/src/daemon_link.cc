@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "atraced/proto/ring_layout.h"
+#include "crash_channel.h"
 #include "crash_handler.h"
 #include "endpoint.h"  // client/src: the socket paths and a deadline-bounded connect
 #include "state.h"
@@ -57,6 +58,7 @@ void DaemonLink::Drop() {
 }
 
 void DaemonLink::ForgetAfterFork() {
+  ResetCrashChannelAfterFork();  // before Drop: the parent's claim is no thread's here
   Drop();
   owner_ = 0;
   outage_logged_ = false;
@@ -125,7 +127,6 @@ void DaemonLink::OpenCrashChannel(const std::string& path, Clock::time_point dea
   }
   proto::FrameDecoder decoder;
   proto::HelloReply reply;
-  static_assert(kCrashRequestId != 1, "the channel's HELLO is request 1");
   if (Hello(fd.get(), decoder, 1, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH, deadline, &reply) != 0 ||
       !(reply.features & ATR_FEATURE_CRASH) || decoder.buffered() != 0) {
     return;

@@ -8,6 +8,7 @@
 #include "atrace_pub.h"
 #include "crash_handler.h"
 #include "daemon_link.h"
+#include "dump_signal.h"
 #include "state.h"
 
 using namespace ascend_trace;
@@ -74,7 +75,8 @@ __attribute__((destructor)) void AtExit() {
 
 __attribute__((constructor)) void AtLoad() {
   ::pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
-  LoadCrashSettings();  // the environment, once; the handlers come with the first connection
+  LoadCrashSettings();  // the environment, once; the fatal handlers come with the first connection
+  InstallDumpHandler();  // now: signal 35 must not kill a process that uses the library, daemon or not
 }
 
 }  // namespace

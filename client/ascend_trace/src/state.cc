@@ -3,12 +3,14 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "alt_stack.h"
 #include "daemon_link.h"
 #include "handles.h"
 
 namespace ascend_trace {
 
 State& GetState() {
+  EnsureThreadAltStack();  // every API call passes here, submit included
   // Leaked on purpose: the exit handler runs after static destructors may have started.
   static State* state = [] {
     auto* s = new State;

@@ -131,6 +131,28 @@ std::optional<std::string> ProcProcessTable::CommandLine(int32_t pid) {
   return text;
 }
 
+OomCount ProcProcessTable::OomKills(int32_t pid) {
+  const std::string proc_file = proc_root_ + "/" + std::to_string(pid) + "/cgroup";
+  const auto text = pid > 0 ? Slurp(proc_file) : std::nullopt;
+  if (!text) return {"", std::nullopt, proc_file + " is not readable"};
+  // v2 alone (or unified) is mounted at the root itself; in a v1 or hybrid layout the root
+  // holds one directory per hierarchy, and memory is a v1 one.
+  const bool v2_at_root = ::access((cgroup_root_ + "/cgroup.controllers").c_str(), F_OK) == 0;
+  const auto file = OomCountFile(*text, cgroup_root_, v2_at_root);
+  if (!file) return {"", std::nullopt, "no memory cgroup in " + proc_file};
+  return OomKillsIn(*file);
+}
+
+OomCount ProcProcessTable::OomKillsIn(const std::string& file) {
+  if (file.empty()) return {file, std::nullopt, "its memory cgroup was not known"};
+  // The root cgroup has no memory.events, nor has a v2 cgroup without the memory controller.
+  const auto text = Slurp(file);
+  if (!text) return {file, std::nullopt, file + " is not readable"};
+  const auto kills = ParseOomKill(*text);
+  if (!kills) return {file, std::nullopt, file + " has no oom_kill"};
+  return {file, kills, ""};
+}
+
 std::optional<ProcessFacts> ProcProcessTable::Lookup(int32_t pid) {
   if (pid <= 0) return std::nullopt;
   std::string base = proc_root_ + "/" + std::to_string(pid);

@@ -257,20 +257,35 @@ void TraceService::RecordDeath(const Departure& d, const ProcessEnd& end) {
     how = "vanished without reporting a signal (SIGKILL, the OOM killer, _exit or a crash are possible); the "
           "daemon cannot tell which: the process was reaped before it could read its status";
   }
+  // The OOM killer sends SIGKILL: asked whenever that is possible (also when the status is
+  // unknown or unreadable), never for an end the status explains otherwise.
+  const bool maybe_oom = signo == SIGKILL || !end.wait_status || *end.wait_status == 0;
+  // Printable: a cgroup's name may hold control characters, and the report is one line per fact.
+  const std::string oom =
+      maybe_oom ? Printable(DescribeOomKill(c.oom_at_hello, processes_.OomKillsIn(c.oom_at_hello.file))) : "";
   std::string ring_list;
   std::vector<const HeldRing*> chosen = RingsAtDeath(c, &ring_list);
   const auto now = clock_.Now();
   std::string text = "atraced: process " + std::to_string(c.peer.pid) + " (" + c.program +
                      ") ended without GOODBYE\n"
-                     "how: " + how + "\n" + ProcessLines(c) +
+                     "how: " + how + "\n" + (oom.empty() ? "" : "oom: " + oom + "\n") + ProcessLines(c) +
                      "connection closed: " + HumanTime(d.closed) + "\n"
                      "written: " + HumanTime(now) + "\n" +
                      RingsLine(chosen.size(), ring_list);
   HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(now)}), text};
   Reply r = SaveRings(c, EventKind::kStackcore, chosen, &report);
   ++counters_.deaths_recorded;
-  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, "; stackcore dir with ",
+  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", how, oom.empty() ? "" : "; " + oom,
+              "; stackcore dir with ",
               chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
+}
+
+std::vector<const HeldRing*> TraceService::UnreleasedRings(const Client& c) {
+  std::vector<const HeldRing*> chosen;
+  for (auto& [id, ring] : c.rings) {
+    if (!c.released.count(id)) chosen.push_back(&ring);
+  }
+  return chosen;
 }
 
 std::vector<const HeldRing*> TraceService::RingsAtDeath(const Client& c, std::string* names) {
@@ -309,8 +324,8 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     refusal = Refusal{ATR_EPROTO, "flags: a request must not carry the reply flag"};
   } else if (!c.hello_done && h.opcode != ATR_OP_HELLO) {
     refusal = Refusal{ATR_EPROTO, "opcode: send HELLO first"};
-  } else if (h.opcode == ATR_OP_CRASH && !(c.features & ATR_FEATURE_CRASH)) {
-    refusal = Refusal{ATR_ENOTSUP, "CRASH: ATR_FEATURE_CRASH was not negotiated in HELLO"};
+  } else if ((h.opcode == ATR_OP_CRASH || h.opcode == ATR_OP_DUMP) && !(c.features & ATR_FEATURE_CRASH)) {
+    refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO"};
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
     refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO"};
   } else {
@@ -331,6 +346,7 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
       case ATR_OP_RING_SAVE_ALL: refusal = OnRingSaveAll(c, payload); break;
       case ATR_OP_GOODBYE: refusal = OnGoodbye(c, payload); break;
       case ATR_OP_CRASH: refusal = OnCrash(c, payload); break;
+      case ATR_OP_DUMP: refusal = OnDump(c, payload); break;
       default: refusal = Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
     }
   }
@@ -379,6 +395,7 @@ TraceService::Reply TraceService::OnHello(Client& c, std::span<const uint8_t> pa
   if (c.features & ATR_FEATURE_MEMFD) {
     r.daemon_pid = static_cast<uint32_t>(::getpid());  // for PR_SET_PTRACER
     if (auto cmdline = processes_.CommandLine(c.peer.pid)) c.cmdline = std::move(*cmdline);  // for a death report
+    c.oom_at_hello = processes_.OomKills(c.peer.pid);  // compared at a death without GOODBYE
   }
   r.max_payload = ATR_MAX_PAYLOAD;
   r.features = c.features;
@@ -708,10 +725,7 @@ TraceService::Reply TraceService::OnRingReport(Client& c, std::span<const uint8_
 TraceService::Reply TraceService::OnRingSaveAll(Client& c, std::span<const uint8_t> payload) {
   proto::RingSaveAll m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  std::vector<const HeldRing*> chosen;
-  for (auto& [id, ring] : c.rings) {
-    if (!c.released.count(id)) chosen.push_back(&ring);
-  }
+  const std::vector<const HeldRing*> chosen = UnreleasedRings(c);
   if (auto refused = AdmitEvent(c, EventKind::kSchedule)) return refused;
   return SaveRings(c, EventKind::kSchedule, chosen);
 }
@@ -809,6 +823,24 @@ TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> pa
   log_.Notice("pid ", c.peer.pid, " (", holder->program, ") caught signal ", SignalName(m.signo), " in thread ", m.tid,
               "; inspected in ", inspect_ms, " ms; stackcore dir with ", chosen.size(), " ring(s)",
               r ? " failed: " + r->message : std::string(" written"));
+  return r;
+}
+
+TraceService::Reply TraceService::OnDump(Client& c, std::span<const uint8_t> payload) {
+  proto::Dump m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  // Sent on the crash connection, which holds no ring: the rings are another connection's.
+  Client* holder = RingHolderOf(c);
+  const std::vector<const HeldRing*> chosen = holder ? UnreleasedRings(*holder) : std::vector<const HeldRing*>{};
+  if (chosen.empty()) {
+    return Refusal{ATR_ENOENT, "DUMP: no connection of pid " + std::to_string(c.peer.pid) +
+                                   " holds an unreleased ring: there is nothing to save"};
+  }
+  if (auto refused = AdmitEvent(*holder, EventKind::kSchedule)) return refused;
+  Reply r = SaveRings(*holder, EventKind::kSchedule, chosen);
+  // Logged: a signal from outside the process asked for it, not the application.
+  log_.Info("pid ", c.peer.pid, " (", holder->program, ") caught dump signal ", SignalName(m.signo), " in thread ", m.tid,
+            "; schedule dir with ", chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
   return r;
 }
 

@@ -141,6 +141,12 @@ struct Crash {
   uint64_t fault_addr = 0;
 };
 
+// DUMP (ATR_FEATURE_CRASH): sent by the on-demand dump signal's handler; see wire.h atr_dump.
+struct Dump {
+  int32_t signo = 0;  // 1..ATR_MAX_SIGNO
+  int32_t tid = 0;    // > 0
+};
+
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
 struct HelloReply {
@@ -217,6 +223,7 @@ void Encode(const RingReport& m, std::vector<uint8_t>& out);
 void Encode(const RingSaveAll& m, std::vector<uint8_t>& out);
 void Encode(const Goodbye& m, std::vector<uint8_t>& out);
 void Encode(const Crash& m, std::vector<uint8_t>& out);
+void Encode(const Dump& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -246,6 +253,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, RingReport* m);
 DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Goodbye* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Crash* m);
+DecodeResult Decode(std::span<const uint8_t> payload, Dump* m);
 
 struct ReplyHead {
   int32_t status = 0;

@@ -12,7 +12,8 @@
  *        carries the daemon's pid when the feature is granted.
  *        Later, still 1.1 (a feature bit, no new minor): behind ATR_FEATURE_CRASH (granted
  *        only with ATR_FEATURE_MEMFD), CRASH: a fatal signal caught in the process, answered
- *        once the daemon has written the stackcore dir.
+ *        once the daemon has written the stackcore dir; and DUMP: CANN's on-demand dump
+ *        signal (35) caught in the process, answered once the schedule dir is written.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -67,7 +68,7 @@
 /* Feature bits (HELLO). The server answers with the subset it grants. */
 #define ATR_FEATURE_FD_PASSING (1ull << 0) /* FILE_GET_FD hands out the file's descriptor */
 #define ATR_FEATURE_MEMFD (1ull << 1)      /* 1.1: RING_* and GOODBYE, rings in sealed memfds */
-#define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH; granted only together with MEMFD */
+#define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH, DUMP; granted only together with MEMFD */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -87,7 +88,8 @@ enum atr_opcode {
   ATR_OP_RING_SAVE_ALL = 14,
   ATR_OP_GOODBYE = 15,
   /* 1.1, only after ATR_FEATURE_CRASH was granted: */
-  ATR_OP_CRASH = 16
+  ATR_OP_CRASH = 16,
+  ATR_OP_DUMP = 17
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -386,5 +388,15 @@ struct atr_crash {
   uint64_t fault_addr; /* siginfo si_addr (0 where the signal has none) */
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_crash) == 24, "atr_crash is 24 bytes");
+
+/* DUMP request (8 bytes): the on-demand dump signal (CANN's 35) caught by the process's
+ * handler, which waits a bounded time for the reply and then returns: the process runs on.
+ * The daemon writes every registered, unreleased ring that a connection of the same process
+ * holds into one schedule dir (RING_SAVE_ALL's files), then replies. Reply body: empty. */
+struct atr_dump {
+  int32_t signo; /* 1..ATR_MAX_SIGNO */
+  int32_t tid;   /* the thread that took the signal, > 0 */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_dump) == 8, "atr_dump is 8 bytes");
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

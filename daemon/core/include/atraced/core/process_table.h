@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "atraced/core/oom_count.h"
+
 namespace atraced {
 
 struct ProcessFacts {
@@ -35,19 +37,30 @@ class ProcessTable {
   virtual ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks);
   // /proc/<pid>/cmdline with its NULs as spaces, at most 4096 bytes; nullopt if unreadable.
   virtual std::optional<std::string> CommandLine(int32_t /*pid*/) { return std::nullopt; }
+  // The OOM killer's count for the memory cgroup `pid` is in (oom_count.h), read at HELLO.
+  virtual OomCount OomKills(int32_t /*pid*/) { return {"", std::nullopt, "this daemon does not read cgroups"}; }
+  // The same count again at death, from the file OomKills named (the process is gone).
+  virtual OomCount OomKillsIn(const std::string& file) {
+    return {file, std::nullopt, "this daemon does not read cgroups"};
+  }
 };
 
 class ProcProcessTable final : public ProcessTable {
  public:
-  explicit ProcProcessTable(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+  explicit ProcProcessTable(std::string proc_root = "/proc", std::string cgroup_root = "/sys/fs/cgroup")
+      : proc_root_(std::move(proc_root)), cgroup_root_(std::move(cgroup_root)) {}
   std::optional<ProcessFacts> Lookup(int32_t pid) override;
   // Exact where pidfd_open exists: a pidfd polls readable only once every thread of the
   // process has exited (a zombie leader whose threads still run is not gone).
   ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks) override;
   std::optional<std::string> CommandLine(int32_t pid) override;
+  // The counter file OomCountFile finds for /proc/<pid>/cgroup under cgroup_root.
+  OomCount OomKills(int32_t pid) override;
+  OomCount OomKillsIn(const std::string& file) override;
 
  private:
   std::string proc_root_;
+  std::string cgroup_root_;
 };
 
 // Parses the text of /proc/<pid>/stat. Exposed for tests: the comm field may contain

@@ -182,6 +182,7 @@ class TraceService {
     uint64_t start_ticks = 0;
     std::string program;
     std::string cmdline;  // captured at HELLO
+    OomCount oom_at_hello;  // the memory cgroup's OOM kills at HELLO (oom_count.h)
     std::chrono::system_clock::time_point connected{};
     std::chrono::system_clock::time_point last_activity{};
   };
@@ -246,10 +247,14 @@ class TraceService {
   Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload);
   Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
   Reply OnCrash(Client& c, std::span<const uint8_t> payload);
+  // The on-demand dump signal: RING_SAVE_ALL for the process's ring-holding connection.
+  Reply OnDump(Client& c, std::span<const uint8_t> payload);
   // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
   bool TakeUnwind(uint32_t uid);
   // The connection of c's process (pid and start time) that holds rings: c or another.
   Client* RingHolderOf(Client& c);
+  // The rings RING_SAVE_ALL and DUMP save: every live one (destroyed exitSave ones wait for exit).
+  static std::vector<const HeldRing*> UnreleasedRings(const Client& c);
   // The rings a death or a crash saves: one per object name, a live object over a destroyed
   // exitSave one of the same name, else the newest. `names` lists them for the report.
   static std::vector<const HeldRing*> RingsAtDeath(const Client& c, std::string* names);
