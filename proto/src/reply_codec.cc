@@ -132,6 +132,8 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
   PutU64(out, m.removal_failures);
   PutU64(out, m.requests_refused);
   PutString16(out, m.root);
+  // What a decoder filled in for an older daemon is not sent: re-encoding gives the body back.
+  if (!m.apparent_sent) return;
   PutU64(out, m.bytes_apparent);
   if (!m.retention.present) return;
   const auto& r = m.retention;
@@ -159,7 +161,8 @@ DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
   PROTO_TRY(CheckReserved("reserved", reserved));
   PROTO_TRY(ReadString16(in, "root", &m->root));
   // Appended fields are read when there; anything after them is a later version's.
-  if (!in.ReadU64(&m->bytes_apparent)) {
+  m->apparent_sent = in.ReadU64(&m->bytes_apparent);
+  if (!m->apparent_sent) {
     m->bytes_apparent = m->bytes_written;
   } else {
     auto& r = m->retention;
@@ -193,6 +196,7 @@ void Encode(const ListReply& m, std::vector<uint8_t>& out) {
     PutString16(out, e.path);
   }
   // Appended after every entry: an entry cannot grow (see PROTOCOL.md).
+  if (!m.apparent_sent) return;
   for (const ListEntry& e : m.entries) PutU64(out, e.apparent_bytes);
 }
 
@@ -242,6 +246,7 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   }
   // The apparent sizes, all or none: a body without them comes from an older daemon.
   const bool apparent = in.remaining() / 8 >= count;
+  m->apparent_sent = apparent;
   for (ListEntry& e : m->entries) {
     if (!apparent || !in.ReadU64(&e.apparent_bytes)) e.apparent_bytes = e.bytes;
   }

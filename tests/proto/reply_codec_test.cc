@@ -176,11 +176,51 @@ TEST_CASE("STATUS reply: layout, round trip, rejections", "[codec][reply][status
   CHECK(RequireDecoded<StatusReply>(std::span(body).first(74)).bytes_apparent == 0x0102030405060708ull);
   CHECK(RequireDecoded<StatusReply>(std::span(body).first(80)).bytes_apparent == 0x0102030405060708ull);
 
+  // What the decoder filled in for an older daemon is not re-encoded: the body comes back
+  // as it was (the frame decoder fuzzer's round-trip rule found this).
+  for (size_t cut : {size_t{74}, size_t{80}}) {
+    const auto older = RequireDecoded<StatusReply>(std::span(body).first(cut));
+    CHECK_FALSE(older.apparent_sent);
+    CHECK(EncodeToVector(older) == std::vector<uint8_t>(body.begin(), body.begin() + 74));
+  }
+
   auto reserved = body;
   reserved[20] = 1;
   RequireRejected<StatusReply>(reserved, ATR_EINVAL, "reserved");
   RequireRejected<StatusReply>(std::span(body).first(63), ATR_EBADMSG, "STATUS reply");
   RequireRejected<StatusReply>(std::span(body).first(64), ATR_EBADMSG, "root: length truncated");
+}
+
+TEST_CASE("STATUS reply: the retention block round-trips, and one cut short is not half read",
+          "[codec][reply][status]") {
+  StatusReply s = SampleStatus();
+  auto& r = s.retention;
+  r.present = true;
+  r.max_use = 1ull << 32;
+  r.keep_free = 3;
+  r.fs_free = 4;
+  r.used_exit = 5;
+  r.aged_keep_free = 6;
+  r.refused_client_bytes = 7;
+  r.exit_record_num = 100;
+  r.aging_policy = 1;
+  r.max_age_s = 3600;
+  const auto body = EncodeToVector(s);
+  REQUIRE(body.size() == 64 + 2 + 8 + 8 + sizeof(atr_status_reply_retention));
+  const StatusReply out = RequireDecoded<StatusReply>(body);
+  CHECK(out.retention.present);
+  CHECK(out.retention.max_use == 1ull << 32);
+  CHECK(out.retention.used_exit == 5);
+  CHECK(out.retention.aged_keep_free == 6);
+  CHECK(out.retention.refused_client_bytes == 7);
+  CHECK(out.retention.exit_record_num == 100);
+  CHECK(out.retention.aging_policy == 1);
+  CHECK(out.retention.max_age_s == 3600);
+  CHECK(EncodeToVector(out) == body);
+  const auto cut = RequireDecoded<StatusReply>(std::span(body).first(body.size() - 1));
+  CHECK_FALSE(cut.retention.present);
+  CHECK(cut.retention.max_use == 0);
+  CHECK(cut.bytes_apparent == s.bytes_apparent);
 }
 
 ListEntry SampleEntry(uint64_t seq, std::string path) {
@@ -212,6 +252,10 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   // Without them (an older daemon, or one cut short): all fall back to `bytes`.
   const std::vector<uint8_t> body(full.begin(), full.end() - 16);
   CHECK(RequireDecoded<ListReply>(std::span(full).first(full.size() - 1)).entries[0].apparent_bytes == 1 << 20);
+  // ...and re-encoding such a body gives it back, without sizes the daemon never sent.
+  const ListReply older = RequireDecoded<ListReply>(body);
+  CHECK_FALSE(older.apparent_sent);
+  CHECK(EncodeToVector(older) == body);
   CHECK(std::vector<uint8_t>(body.begin(), body.begin() + 18) ==
         Bytes({2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1}));
   const ListReply out = RequireDecoded<ListReply>(body);

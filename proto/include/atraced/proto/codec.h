@@ -174,6 +174,7 @@ struct StatusReply {
            requests_refused = 0;
   std::string root;
   uint64_t bytes_apparent = 0;  // after root; from an older daemon, bytes_written
+  bool apparent_sent = true;    // false: the body ended at root (an older daemon); not encoded
   // After bytes_apparent (atr_status_reply_retention); `present` is false from an older daemon.
   struct Retention {
     bool present = false;
@@ -199,6 +200,7 @@ struct ListEntry {
 
 struct ListReply {
   std::vector<ListEntry> entries;
+  bool apparent_sent = true;  // false: the body had no apparent sizes (an older daemon); not encoded
 };
 
 struct VacuumReply {
