@@ -239,6 +239,11 @@ TEST_CASE("recovery measures every dir, so the budget holds across a restart", "
   f.fault_.FakeUsage(f.paths_.at(a), {700, 700});
   f.fault_.FakeUsage(f.paths_.at(b), {300, 300});
   f.Start(Bytes(900, 0));  // a restart with a smaller budget
+  // Not sized before the daemon accepts: nothing counted, nothing aged yet.
+  CHECK(f.store_->used_bytes() == 0);
+  CHECK(f.store_->count(AgeClass::kHost) == 2);
+  CHECK(f.store_->SizeRecovered(1) == 1);
+  CHECK(f.store_->SizeRecovered(100) == 0);
   CHECK(f.store_->count(AgeClass::kHost) == 1);
   CHECK(f.store_->used_bytes() == 300);
   CHECK(f.aged(AgingReason::kMaxUse) == 1);

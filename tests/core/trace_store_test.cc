@@ -567,6 +567,7 @@ TEST_CASE("recovery sizes a directory by its allocated blocks, its length beside
   const std::string rel = f.paths_.at(a);
   f.fault_.FakeUsage(rel, {8192, (1ull << 40) + 1});  // a sparse file made through a passed fd
   f.Restart(10);
+  CHECK(f.store_->SizeRecovered(100) == 0);
   CHECK(f.store_->used_bytes() == 8192);  // what the byte budget counts
   auto list = f.store_->List(0, 100);
   REQUIRE(list.size() == 1);

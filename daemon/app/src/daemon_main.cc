@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -126,6 +127,13 @@ class Daemon {
     TraceService service(store, processes, clock, log, service_options);
 
     asio::io_context io(1);
+    // Recovered dirs are sized for the byte budget after the socket accepts, a slice at a
+    // time between requests (TraceStore::SizeRecovered), not before: a walk of every
+    // directory would triple the time to ready.
+    std::function<void()> size_slice = [&store, &io, &size_slice] {
+      if (store.SizeRecovered(256) > 0) asio::post(io, size_slice);
+    };
+    asio::post(io, size_slice);
     // Re-checks processes whose connections closed without GOODBYE (TraceService::CheckDepartures).
     asio::steady_timer departures(io);
     service.SetDepartureScheduler([&departures, &service](std::chrono::milliseconds in) {

@@ -48,12 +48,12 @@ void TraceStore::Adopt(OrderEntry meta) {
   e.pid = name ? name->pid : 0;
   auto process = ParseProcessDirName(meta.process_dir);
   e.pgid = process ? process->pgid : 0;
-  // The byte budget needs every directory's size: measured once here, then kept up to date.
-  auto bytes = fs_.TreeBytes(e.rel_path);
-  e.bytes = bytes.ok() ? *bytes : DiskUsage{};
+  // The byte budget needs every directory's size: measured after start (SizeRecovered), then
+  // kept up to date as it is written.
+  e.sized = false;
   const uint64_t seq = meta.seq;
   const AgeClass c = meta.cls;
-  AddUse(c, e.bytes.allocated);
+  unsized_.push_back(seq);
   by_path_[e.rel_path] = seq;
   class_of_[seq] = c;
   e.meta = std::move(meta);
@@ -65,6 +65,7 @@ Status TraceStore::Recover() {
   if (Status st = ResolveLimits(); !st.ok()) return st;
   used_ = {};
   used_total_ = 0;
+  unsized_.clear();
   for (auto& m : classes_) m.clear();
   class_of_.clear();
   by_path_.clear();
@@ -262,6 +263,7 @@ std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> 
   std::vector<AgingCandidate> pool;
   pool.reserve(refs.size());
   for (const Victim& v : refs) {
+    EnsureSized(v.it->second);  // a recovered dir not sized yet: its bytes decide the plan
     pool.push_back({v.it->second.bytes.allocated, v.it->second.pgid, v.it->second.pins == 0 && v.it->first != protect});
   }
   std::vector<Victim> victims;
@@ -282,6 +284,29 @@ bool TraceStore::LogRemovals(const std::vector<Victim>& victims, const char* wha
     return false;
   }
   return true;
+}
+
+void TraceStore::EnsureSized(Entry& e) {
+  if (e.sized) return;
+  e.sized = true;
+  auto bytes = fs_.TreeBytes(e.rel_path);
+  e.bytes = bytes.ok() ? *bytes : DiskUsage{};
+  AddUse(e.meta.cls, e.bytes.allocated);
+}
+
+size_t TraceStore::SizeRecovered(size_t max) {
+  if (unsized_.empty()) return 0;
+  size_t done = 0;
+  for (; done < max && !unsized_.empty(); ++done) {
+    const uint64_t seq = unsized_.back();
+    unsized_.pop_back();
+    if (Entry* e = FindEntry(seq)) EnsureSized(*e);  // aged meanwhile: nothing to size
+  }
+  if (unsized_.empty()) {
+    log_.Info("sized the recovered event dirs; ", UseLine());
+    AgeForBytes(0, 0);
+  }
+  return unsized_.size();
 }
 
 void TraceStore::AddUse(AgeClass c, uint64_t bytes) {
@@ -657,6 +682,7 @@ void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
   written_since_sample_ += grown.allocated;
   Entry* e = FindEntry(seq);
   if (e == nullptr) return;
+  EnsureSized(*e);  // measured before the growth is added, so nothing counts twice
   e->bytes += grown;
   AddUse(e->meta.cls, grown.allocated);
   // Daemon writes asked MakeRoom first; bytes written through a passed descriptor did not.
@@ -707,6 +733,7 @@ AgingReport TraceStore::Vacuum(bool dry_run) {
 }
 
 EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
+  EnsureSized(e);
   const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
   return EventInfo{seq,        e.rel_path,        e.kind,            side,              e.meta.device_id, e.pid,
                    e.meta.uid, e.meta.created_us, e.bytes.allocated, e.bytes.apparent, e.pins};
@@ -719,8 +746,10 @@ std::optional<EventInfo> TraceStore::Find(uint64_t seq) {
 }
 
 uint64_t TraceStore::AllocatedBytesOf(uint64_t seq) {
-  const Entry* e = FindEntry(seq);
-  return e == nullptr ? 0 : e->bytes.allocated;
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return 0;
+  EnsureSized(*e);
+  return e->bytes.allocated;
 }
 
 std::vector<EventInfo> TraceStore::List(uint64_t after_seq, size_t max) {

@@ -104,8 +104,16 @@ class TraceStore {
   TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, uint32_t record_num);
 
   // Rebuilds the lists from the order log and the tree, finishes interrupted removals,
-  // rewrites the log and applies the limit. Call once before anything else.
+  // rewrites the log and applies the limit. Call once before anything else. Recovered
+  // directories are not sized here (a walk of every one would triple the time to ready):
+  // see SizeRecovered.
   Status Recover();
+  // Sizes up to `max` recovered directories for the byte budget and returns how many are
+  // left; once none is, the byte limits are applied. The daemon runs it in slices from its
+  // event loop after the socket accepts. Until a directory is sized it counts 0 bytes
+  // (journald's space cache is also filled after start); LIST, EVENT_END and aging for
+  // bytes size the ones they touch first.
+  size_t SizeRecovered(size_t max);
 
   // Creates the event directory (or finds the existing one with the same path) and pins it.
   // Then ages its class with the new directory protected.
@@ -196,6 +204,7 @@ class TraceStore {
     uint32_t pins = 0;
     DiskUsage bytes;   // measured at recovery, then added as written; the budget counts .allocated
     int32_t pgid = 0;    // of the process dir: the group `aging-policy = fair` counts by
+    bool sized = true;   // false for a recovered dir until SizeRecovered (or a use) measures it
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
   struct Victim {
@@ -223,6 +232,8 @@ class TraceStore {
   void SampleSpace();
   std::string UseLine() const;  // "use X of budget Y, Z free (keep-free W)"
   void AddUse(AgeClass c, uint64_t bytes);
+  // Measures a recovered directory the first time its size matters.
+  void EnsureSized(Entry& e);
   void SubUse(AgeClass c, uint64_t bytes);
   void RetryFailed();
   Status AppendLog(const std::string& records);
@@ -275,6 +286,7 @@ class TraceStore {
   uint64_t refusals_unlogged_ = 0;
   std::chrono::system_clock::time_point refusal_logged_at_{};
   uint64_t count_aged_reported_ = 0;
+  std::vector<uint64_t> unsized_;  // recovered dirs not measured yet (SizeRecovered)
   StoreEventSink* sink_ = nullptr;
   // BeginEvent's order-log record, kept between events so appending it allocates nothing.
   std::string records_scratch_;
