@@ -25,16 +25,19 @@ class Exposition {
 
 std::string Label(const char* key, const char* value) { return std::string("{") + key + "=\"" + value + "\"}"; }
 
+// One sample per class, the label every per-class family carries.
+Samples ByClass(uint64_t host, uint64_t device, uint64_t exit) {
+  return {{Label("class", "host"), host}, {Label("class", "device"), device}, {Label("class", "exit"), exit}};
+}
+
 }  // namespace
 
 std::string PrometheusText(const atrace_status& s) {
   Exposition e;
   e.Family("atraced_event_dirs", "gauge", "Event directories the daemon counts, by class.",
-           {{Label("class", "host"), s.host_dirs}, {Label("class", "device"), s.device_dirs},
-            {Label("class", "exit"), s.exit_dirs}});
+           ByClass(s.host_dirs, s.device_dirs, s.exit_dirs));
   e.Family("atraced_event_dirs_limit", "gauge", "Event directories kept per class (record-num, exit-record-num).",
-           {{Label("class", "host"), s.record_num}, {Label("class", "device"), s.record_num},
-            {Label("class", "exit"), s.exit_record_num}});
+           ByClass(s.record_num, s.record_num, s.exit_record_num));
   e.Gauge("atraced_clients", "Connections served now.", s.clients);
   e.Counter("atraced_events_created_total", "Event directories created.", s.events_begun);
   e.Counter("atraced_written_bytes_total", "Bytes written into event files (allocated blocks).", s.bytes_written);
@@ -45,8 +48,7 @@ std::string PrometheusText(const atrace_status& s) {
             s.removal_failures);
   if (s.retention_known) {
     e.Family("atraced_used_bytes", "gauge", "Bytes (allocated) held by the counted event directories, by class.",
-             {{Label("class", "host"), s.used_host}, {Label("class", "device"), s.used_device},
-              {Label("class", "exit"), s.used_exit}});
+             ByClass(s.used_host, s.used_device, s.used_exit));
     e.Gauge("atraced_max_use_bytes", "The byte budget of the trace root (max-use).", s.max_use);
     e.Gauge("atraced_keep_free_bytes", "Free space kept on the root's file system (keep-free).", s.keep_free);
     e.Gauge("atraced_fs_free_bytes", "The daemon's estimate of the free space on the root's file system.", s.fs_free);
