@@ -261,10 +261,11 @@ class TraceStore {
   // waiting for the next pass). Kept so a log rewrite still records them.
   struct Pending {
     OrderEntry meta;
-    RemovalJob job;
-    bool failed = false;
+    uint64_t bytes = 0;   // what the removal will free
+    bool failed = false;  // its job is in failed_, waiting for the next pass
   };
   std::map<uint64_t, Pending> pending_;
+  std::vector<RemovalJob> failed_;
   std::unordered_set<std::string> removing_paths_;
   std::unique_ptr<WritableFile> log_file_;
   size_t log_records_ = 0;
