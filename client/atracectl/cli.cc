@@ -37,8 +37,8 @@ const std::map<std::string, Runner>& Commands() {
 po::options_description GlobalOptions() {
   po::options_description global("Global options");
   global.add_options()("help,h", "show this help")("socket", po::value<std::string>(),
-                                                   "daemon socket (default: $ATRACED_SOCKET, else the system\n"
-                                                   "then the user unit's socket)");
+                                                   "daemon socket (default: $ATRACED_SOCKET, else the system "
+                                                   "unit's socket, else the user unit's)");
   return global;
 }
 
