@@ -559,9 +559,26 @@ struct ConcResult {
   double p50_us, p99_us;
 };
 
-// Runs `clients` processes doing event churn for `ms`; atraced (begin timed) or the baseline
-// (the event directory's mkdir timed).
-ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients, bool baseline) {
+// How each client process makes its events.
+enum class ConcWay {
+  kBaseline,  // CANN-style in the process (the event directory's mkdir timed)
+  kStepwise,  // atrace_event_begin, atrace_file_open, atrace_file_write, atrace_event_end: four
+              // round trips, each call waits for its reply as the API says (begin timed)
+  kEmit,      // atrace_emit: the whole event in one round trip (the call timed)
+};
+
+const char* ConcWayName(ConcWay way) {
+  switch (way) {
+    case ConcWay::kBaseline: return "baseline";
+    case ConcWay::kStepwise: return "atraced";
+    case ConcWay::kEmit: return "atraced emit";
+  }
+  return "?";
+}
+
+// Runs `clients` processes doing event churn for `ms`, in the given way.
+ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients, ConcWay way) {
+  const bool baseline = way == ConcWay::kBaseline;
   const size_t bytes = sizeof(ConcShared) + sizeof(Slot) * static_cast<size_t>(clients);
   void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) Fail("mmap");
@@ -611,6 +628,11 @@ ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients,
             if (rc == 0) rc = w->Finish(dir, true, data.data(), data.size());
             if (rc != 0) fail(std::string("baseline: ") + std::strerror(-rc));
             if (s.nsamples < kMaxSamples) s.samples_ns[s.nsamples++] = static_cast<uint32_t>(t1 - t0);
+          } else if (way == ConcWay::kEmit) {
+            int rc = atrace_emit(c.get(), &ev, &fspec, data.data(), data.size(), 0, nullptr, 0);
+            int64_t t1 = NowNs();
+            if (rc != 0) fail(std::string("atrace_emit: ") + atrace_client_strerror(rc));
+            if (s.nsamples < kMaxSamples) s.samples_ns[s.nsamples++] = static_cast<uint32_t>(t1 - t0);
           } else {
             atrace_event* e = nullptr;
             int rc = atrace_event_begin(c.get(), &ev, &e);
@@ -658,7 +680,7 @@ ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients,
   }
   ::munmap(mem, bytes);
   if (baseline) RemoveTree(base_root);
-  if (!error.empty()) Fail("concurrency (" + std::to_string(clients) + (baseline ? " baseline" : " atraced") + "): " + error);
+  if (!error.empty()) Fail("concurrency (" + std::to_string(clients) + " " + ConcWayName(way) + "): " + error);
   std::sort(lat.begin(), lat.end());
   ConcResult r;
   r.events_per_s = static_cast<double>(events) / (static_cast<double>(t_end - t_go) / 1e9);
@@ -674,14 +696,14 @@ void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
   struct Series {
     std::vector<double> eps, p50, p99;
   };
-  std::vector<Series> ours(p.conc_clients.size()), base(p.conc_clients.size());
+  std::vector<Series> ours(p.conc_clients.size()), base(p.conc_clients.size()), emit(p.conc_clients.size());
   std::vector<Side> sides;
   for (size_t i = 0; i < p.conc_clients.size(); ++i) {
     int n = p.conc_clients[i];
-    for (bool b : {false, true}) {
-      Series* s = b ? &base[i] : &ours[i];
-      sides.push_back({std::string(b ? "base" : "ours") + std::to_string(n), [&env, socket, n, b, s] {
-                         ConcResult r = RunConcurrent(env, socket, n, b);
+    for (ConcWay way : {ConcWay::kStepwise, ConcWay::kBaseline, ConcWay::kEmit}) {
+      Series* s = way == ConcWay::kBaseline ? &base[i] : way == ConcWay::kEmit ? &emit[i] : &ours[i];
+      sides.push_back({std::string(ConcWayName(way)) + std::to_string(n), [&env, socket, n, way, s] {
+                         ConcResult r = RunConcurrent(env, socket, n, way);
                          s->eps.push_back(r.events_per_s);
                          s->p50.push_back(r.p50_us);
                          s->p99.push_back(r.p99_us);
@@ -691,7 +713,7 @@ void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
   }
   Interleave(sides, p.conc_rounds);
   // The warm-up run also appended: drop each series' first value.
-  for (auto* v : {&ours, &base}) {
+  for (auto* v : {&ours, &base, &emit}) {
     for (auto& s : *v) {
       for (auto* x : {&s.eps, &s.p50, &s.p99}) x->erase(x->begin());
     }
@@ -711,6 +733,12 @@ void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
                    base[i].p99);
     table.AddValue(id + ".vs_baseline", "throughput atraced / CANN-style at " + n + " processes, per round", "x",
                    Ratios(ours[i].eps, base[i].eps));
+    // The same events made with atrace_emit: one round trip each instead of four.
+    table.AddValue(id + ".emit.throughput", n + " client processes: atrace_emit of one 4 KiB file, events/s of all, " + dur,
+                   "events/s", emit[i].eps);
+    table.AddValue(id + ".emit.p99", n + " clients: atrace_emit round trip, p99 of the run", "us", emit[i].p99);
+    table.AddValue(id + ".emit.vs_baseline", "throughput atrace_emit / CANN-style at " + n + " processes, per round",
+                   "x", Ratios(emit[i].eps, base[i].eps));
   }
   if (p.conc_clients[one] == 1 && p.conc_clients[last] == 64) {
     table.AddValue("conc.c64.p99_vs_c1_p50", "begin p99 at 64 clients / begin p50 at 1 client, per round", "x",
