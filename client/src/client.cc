@@ -183,9 +183,7 @@ void QueueAppends(atrace_client& c, uint64_t tag, uint32_t file_id, const uint8_
     proto::FileAppend a;
     a.file_id = file_id;
     a.data = std::span<const uint8_t>(data == nullptr ? reinterpret_cast<const uint8_t*>("") : data + off, n);
-    std::vector<uint8_t> payload;
-    proto::Encode(a, payload);
-    c.conn->Queue(ATR_OP_FILE_APPEND, payload, tag);
+    c.conn->QueueAppend(a, tag);
     off += n;
   } while (off < len);
 }

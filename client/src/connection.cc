@@ -48,6 +48,12 @@ void Connection::Queue(uint16_t opcode, const std::vector<uint8_t>& payload, uin
   expected_.push_back(Expected{opcode, id, tag});
 }
 
+void Connection::QueueAppend(const proto::FileAppend& m, uint64_t tag) {
+  uint32_t id = next_request_id_++;
+  proto::AppendFrame(out_, id, m);
+  expected_.push_back(Expected{ATR_OP_FILE_APPEND, id, tag});
+}
+
 int Connection::SendSome() {
   while (sent_ < out_.size()) {
     // MSG_NOSIGNAL: a daemon that hung up gives EPIPE here, never SIGPIPE to the application.

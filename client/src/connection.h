@@ -39,6 +39,8 @@ class Connection {
 
   // Appends a request frame to the output buffer; its reply will carry `tag`.
   void Queue(uint16_t opcode, const std::vector<uint8_t>& payload, uint64_t tag);
+  // FILE_APPEND, its data copied once, straight into the send buffer.
+  void QueueAppend(const atraced::proto::FileAppend& m, uint64_t tag);
 
   // Replies expected but not yet received.
   size_t outstanding() const { return expected_.size(); }

@@ -18,19 +18,33 @@ using internal::Error;
 using internal::PutTime;
 using internal::ReadTime;
 
-void AppendFrame(std::vector<uint8_t>& out, uint16_t opcode, uint16_t flags, uint32_t request_id,
-                 std::span<const uint8_t> payload) {
-  assert(payload.size() <= ATR_MAX_PAYLOAD);
-  // One allocation for the whole frame, but keep growth geometric: `out` is often a batch
-  // of many frames, and reserving exactly each time would copy it once per frame.
-  const size_t needed = out.size() + ATR_FRAME_HEADER_SIZE + payload.size();
+namespace {
+
+// One allocation for the whole frame, but keep growth geometric: `out` is often a batch of
+// many frames, and reserving exactly each time would copy it once per frame.
+void PutFrameHeader(std::vector<uint8_t>& out, uint16_t opcode, uint16_t flags, uint32_t request_id,
+                    size_t payload_size) {
+  assert(payload_size <= ATR_MAX_PAYLOAD);
+  const size_t needed = out.size() + ATR_FRAME_HEADER_SIZE + payload_size;
   if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
   PutU32(out, ATR_MAGIC);
-  PutU32(out, static_cast<uint32_t>(payload.size()));
+  PutU32(out, static_cast<uint32_t>(payload_size));
   PutU16(out, opcode);
   PutU16(out, flags);
   PutU32(out, request_id);
+}
+
+}  // namespace
+
+void AppendFrame(std::vector<uint8_t>& out, uint16_t opcode, uint16_t flags, uint32_t request_id,
+                 std::span<const uint8_t> payload) {
+  PutFrameHeader(out, opcode, flags, request_id, payload.size());
   PutBytes(out, payload);
+}
+
+void AppendFrame(std::vector<uint8_t>& out, uint32_t request_id, const FileAppend& m) {
+  PutFrameHeader(out, ATR_OP_FILE_APPEND, 0, request_id, sizeof(atr_file_append) + m.data.size());
+  Encode(m, out);
 }
 
 // ---- HELLO ----

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -335,6 +336,32 @@ TEST_CASE("AppendFrame: a batch of frames grows geometrically", "[frame]") {
   }
   CHECK(batch.size() == 100000u * 24);
   CHECK(reallocations < 40);
+}
+
+TEST_CASE("AppendFrame of a FILE_APPEND in place: the same bytes as the encoded payload framed", "[frame]") {
+  std::vector<uint8_t> data(70000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
+  FileAppend m;
+  m.file_id = 0x01020304;
+  for (size_t size : {size_t{0}, size_t{1}, data.size()}) {
+    m.data = std::span<const uint8_t>(data.data(), size);
+    std::vector<uint8_t> payload;
+    Encode(m, payload);
+    std::vector<uint8_t> framed = Bytes({9, 9});  // appended after what is there
+    std::vector<uint8_t> in_place = framed;
+    AppendFrame(framed, ATR_OP_FILE_APPEND, 0, 77, payload);
+    AppendFrame(in_place, 77, m);
+    CHECK(in_place == framed);
+    FrameDecoder d;
+    d.Feed(std::span<const uint8_t>(in_place).subspan(2));
+    FrameHeader h;
+    std::span<const uint8_t> p;
+    REQUIRE(d.Next(&h, &p) == FrameDecoder::Result::kFrame);
+    FileAppend back;
+    REQUIRE_FALSE(Decode(p, &back));
+    CHECK(back.file_id == m.file_id);
+    CHECK(std::equal(back.data.begin(), back.data.end(), m.data.begin(), m.data.end()));
+  }
 }
 
 }  // namespace

@@ -31,6 +31,10 @@ struct FrameHeader {  // magic implied
 // Precondition: payload.size() <= ATR_MAX_PAYLOAD.
 void AppendFrame(std::vector<uint8_t>& out, uint16_t opcode, uint16_t flags, uint32_t request_id,
                  std::span<const uint8_t> payload);
+struct FileAppend;
+// A FILE_APPEND frame with its payload encoded in place, the same bytes as AppendFrame of the
+// encoded message: the data (up to 1 MiB) is copied once, not first into a payload buffer.
+void AppendFrame(std::vector<uint8_t>& out, uint32_t request_id, const FileAppend& m);
 
 // Decoding outcome for request/reply payloads.
 struct DecodeError {
