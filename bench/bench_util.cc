@@ -27,6 +27,60 @@
 
 namespace atraced_bench {
 
+void Fail(const std::string& what) { throw BenchError(what); }
+
+std::vector<uint8_t> Pattern(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>('a' + i % 26);
+  for (size_t i = 63; i < n; i += 64) v[i] = '\n';
+  return v;
+}
+
+bool ReadFull(int fd, void* p, size_t n) {
+  auto* b = static_cast<char*>(p);
+  while (n > 0) {
+    ssize_t r = ::read(fd, b, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) errno = 0;
+    if (r <= 0) return false;
+    b += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool WriteFull(int fd, const void* p, size_t n) {
+  auto* b = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t r = ::write(fd, b, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    b += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+double DirectAppendMiBps(const std::string& path, const std::vector<uint8_t>& chunk, size_t chunks) {
+  const double mib = static_cast<double>(chunks * chunk.size()) / (1 << 20);
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0) Fail("open " + path);
+  int64_t t0 = NowNs();
+  for (size_t i = 0; i < chunks; ++i) {
+    size_t off = 0;
+    while (off < chunk.size()) {
+      ssize_t w = ::write(fd, chunk.data() + off, chunk.size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) Fail("baseline bulk write");
+      off += static_cast<size_t>(w);
+    }
+  }
+  int64_t t1 = NowNs();
+  ::close(fd);
+  ::unlink(path.c_str());
+  return mib / (static_cast<double>(t1 - t0) / 1e9);
+}
+
 int64_t NowNs() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -73,6 +127,12 @@ std::vector<double> Ratios(const std::vector<double>& a, const std::vector<doubl
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (b[i] != 0) r.push_back(a[i] / b[i]);
   }
+  return r;
+}
+
+std::vector<double> Sum(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> r;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) r.push_back(a[i] + b[i]);
   return r;
 }
 

@@ -8,10 +8,33 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace atraced_bench {
+
+// A case that cannot go on: thrown by Fail, caught by main, which prints it and exits 1.
+struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+[[noreturn]] void Fail(const std::string& what);
+
+// Sizes every case uses, so sides compared across cases move the same bytes.
+constexpr size_t kEventBytes = 4096;     // the one file of an event
+constexpr size_t kBulkChunk = 64 * 1024;  // one append of the bulk cases
+
+// n bytes of printable text, a newline every 64: what a trace file holds.
+std::vector<uint8_t> Pattern(size_t n);
+
+// Blocking read()/write() of exactly n bytes, retried on EINTR. False on EOF or error
+// (errno tells which; 0 for EOF).
+bool ReadFull(int fd, void* p, size_t n);
+bool WriteFull(int fd, const void* p, size_t n);
+
+// The bulk baseline, CANN-style: `chunks` write()s of `chunk` to a new O_APPEND file at
+// `path` (page cache), timing the writes only; then closes and unlinks it. Returns MiB/s.
+double DirectAppendMiBps(const std::string& path, const std::vector<uint8_t>& chunk, size_t chunks);
 
 // CLOCK_MONOTONIC in nanoseconds.
 int64_t NowNs();
@@ -67,6 +90,8 @@ void Interleave(std::vector<Side>& sides, int rounds);
 
 // Median of per-round values a[i] / b[i] (paired by round).
 std::vector<double> Ratios(const std::vector<double>& a, const std::vector<double>& b);
+// Per-round a[i] + b[i] (e.g. the synchronous limit: baseline + one round trip).
+std::vector<double> Sum(const std::vector<double>& a, const std::vector<double>& b);
 
 // A child atraced. Killed with SIGKILL if the harness dies (PR_SET_PDEATHSIG).
 class Daemon {

@@ -7,7 +7,6 @@
 // computed per round (paired) and then summarised.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,7 +14,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +29,9 @@
 #include "atraced/atrace_client.h"
 #include "bench_util.h"
 #include "cann_baseline.h"
+#include "conc_runner.h"
+#include "floor_bench.h"
+#include "ping_pong.h"
 #include "submit_bench.h"
 
 #ifndef ATRACED_BENCH_DAEMON
@@ -39,12 +40,6 @@
 
 namespace atraced_bench {
 namespace {
-
-struct BenchError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void Fail(const std::string& what) { throw BenchError(what); }
 
 void Check(int rc, const std::string& what, atrace_client* c = nullptr) {
   if (rc == 0) return;
@@ -120,9 +115,6 @@ struct Env {
   Params p;
 };
 
-constexpr size_t kEventBytes = 4096;
-constexpr size_t kBulkChunk = 64 * 1024;
-
 atrace_event_spec HostEvent() { return atrace_event_spec{ATRACE_EVENT_SCHEDULE, ATRACE_SIDE_HOST, 0, nullptr}; }
 atrace_file_spec ObjectFile() { return atrace_file_spec{ATRACE_FILE_OBJECT, "hccl", 0, 0, 0, 0, nullptr}; }
 
@@ -170,85 +162,12 @@ std::unique_ptr<Daemon> StartDaemon(const Env& env, const std::string& name, uin
   return d;
 }
 
-std::vector<uint8_t> Pattern(size_t n) {
-  std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>('a' + i % 26);
-  for (size_t i = 63; i < n; i += 64) v[i] = '\n';
-  return v;
-}
-
 Side* Find(std::vector<Side>& sides, const std::string& name) {
   for (auto& s : sides) {
     if (s.name == name) return &s;
   }
   Fail("no side " + name);
 }
-
-std::vector<double> Sum(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> r;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) r.push_back(a[i] + b[i]);
-  return r;
-}
-
-// ---- a bare ping-pong between two processes ----------------------------------------------
-
-class PingPong {
- public:
-  PingPong() {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) Fail("socketpair");
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ < 0) Fail("fork");
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(1);
-      ::close(sv[0]);
-      char buf[64];
-      for (;;) {
-        if (!ReadFull(sv[1], buf, sizeof buf)) ::_exit(0);
-        if (!WriteFull(sv[1], buf, sizeof buf)) ::_exit(0);
-      }
-    }
-    ::close(sv[1]);
-    fd_ = sv[0];
-  }
-  ~PingPong() {
-    ::close(fd_);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  void Run(int n) {
-    char buf[64];
-    std::memset(buf, 'p', sizeof buf);
-    for (int i = 0; i < n; ++i) {
-      if (!WriteFull(fd_, buf, sizeof buf) || !ReadFull(fd_, buf, sizeof buf)) Fail("ping-pong broke");
-    }
-  }
-
- private:
-  static bool ReadFull(int fd, char* p, size_t n) {
-    while (n > 0) {
-      ssize_t r = ::read(fd, p, n);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      p += r;
-      n -= static_cast<size_t>(r);
-    }
-    return true;
-  }
-  static bool WriteFull(int fd, const char* p, size_t n) {
-    while (n > 0) {
-      ssize_t r = ::write(fd, p, n);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      p += r;
-      n -= static_cast<size_t>(r);
-    }
-    return true;
-  }
-  pid_t pid_ = -1;
-  int fd_ = -1;
-};
 
 // ---- case: retention limits ----------------------------------------------------------------
 
@@ -477,23 +396,7 @@ void BulkCase(const Env& env, Table& table, SharedDaemons& shared) {
 
   std::vector<Side> sides;
   sides.push_back({"baseline", [&] {
-                     std::string path = base_dir + "/bulk_" + std::to_string(round++) + ".txt";
-                     int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0640);
-                     if (fd < 0) Fail("open " + path);
-                     int64_t t0 = NowNs();
-                     for (size_t i = 0; i < chunks; ++i) {
-                       size_t off = 0;
-                       while (off < kBulkChunk) {
-                         ssize_t w = ::write(fd, chunk.data() + off, kBulkChunk - off);
-                         if (w < 0 && errno == EINTR) continue;
-                         if (w <= 0) Fail("baseline bulk write");
-                         off += static_cast<size_t>(w);
-                       }
-                     }
-                     int64_t t1 = NowNs();
-                     ::close(fd);
-                     ::unlink(path.c_str());
-                     return mib / (static_cast<double>(t1 - t0) / 1e9);
+                     return DirectAppendMiBps(base_dir + "/bulk_" + std::to_string(round++) + ".txt", chunk, chunks);
                    }, {}});
   auto atraced_side = [&](bool via_fd) {
     atrace_event* e = nullptr;
@@ -537,28 +440,6 @@ void BulkCase(const Env& env, Table& table, SharedDaemons& shared) {
 
 // ---- case 3: concurrency --------------------------------------------------------------
 
-constexpr uint32_t kMaxSamples = 1 << 16;
-
-struct Slot {
-  uint64_t events;
-  int64_t last_ns;
-  uint32_t nsamples;
-  int error;
-  char message[200];
-  uint32_t samples_ns[kMaxSamples];
-};
-
-struct ConcShared {
-  std::atomic<int> ready;
-  std::atomic<int> stop;
-  Slot slots[1];  // really `clients` of them
-};
-
-struct ConcResult {
-  double events_per_s;
-  double p50_us, p99_us;
-};
-
 // How each client process makes its events.
 enum class ConcWay {
   kBaseline,  // CANN-style in the process (the event directory's mkdir timed)
@@ -579,113 +460,40 @@ const char* ConcWayName(ConcWay way) {
 // Runs `clients` processes doing event churn for `ms`, in the given way.
 ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients, ConcWay way) {
   const bool baseline = way == ConcWay::kBaseline;
-  const size_t bytes = sizeof(ConcShared) + sizeof(Slot) * static_cast<size_t>(clients);
-  void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) Fail("mmap");
-  auto* sh = new (mem) ConcShared();
   const std::string base_root = env.work + "/conc-base";
-  int go[2];
-  if (::pipe2(go, O_CLOEXEC) != 0) Fail("pipe");
-  std::vector<pid_t> kids;
-  const pid_t parent = ::getpid();
-  std::fflush(nullptr);
-  for (int k = 0; k < clients; ++k) {
-    pid_t pid = ::fork();
-    if (pid < 0) Fail("fork");
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(1);
-      ::close(go[1]);
-      Slot& s = sh->slots[k];
-      auto fail = [&](const std::string& m) {
-        s.error = 1;
-        std::snprintf(s.message, sizeof s.message, "%s", m.c_str());
-        sh->ready.fetch_add(1);
-        ::_exit(1);
-      };
-      try {
-        const auto data = Pattern(kEventBytes);
-        std::unique_ptr<CannWriter> w;
-        ClientPtr c;
-        if (baseline) {
-          w = std::make_unique<CannWriter>(base_root, 10);
-          for (int i = 0; i < 10; ++i) w->Emit(data.data(), data.size());  // at its limit, like the daemon
-        } else {
-          c.reset(OpenClient(socket));
-        }
-        sh->ready.fetch_add(1);
-        char b;
-        while (::read(go[0], &b, 1) < 0 && errno == EINTR) {
-        }
+  ConcSetup setup;
+  if (baseline) {
+    setup = [&base_root] { return CannProcessStep(base_root); };
+  } else {
+    setup = [&socket, way]() -> ConcStep {
+      auto data = std::make_shared<const std::vector<uint8_t>>(Pattern(kEventBytes));
+      auto c = std::make_shared<ClientPtr>(OpenClient(socket));
+      return [c, data, way]() -> uint32_t {
         const atrace_event_spec ev = HostEvent();
         const atrace_file_spec fspec = ObjectFile();
-        while (sh->stop.load(std::memory_order_relaxed) == 0) {
-          int64_t t0 = NowNs();
-          if (baseline) {
-            std::string dir;
-            int rc = w->Begin(&dir);
-            int64_t t1 = NowNs();
-            if (rc == 0) rc = w->Finish(dir, true, data.data(), data.size());
-            if (rc != 0) fail(std::string("baseline: ") + std::strerror(-rc));
-            if (s.nsamples < kMaxSamples) s.samples_ns[s.nsamples++] = static_cast<uint32_t>(t1 - t0);
-          } else if (way == ConcWay::kEmit) {
-            int rc = atrace_emit(c.get(), &ev, &fspec, data.data(), data.size(), 0, nullptr, 0);
-            int64_t t1 = NowNs();
-            if (rc != 0) fail(std::string("atrace_emit: ") + atrace_client_strerror(rc));
-            if (s.nsamples < kMaxSamples) s.samples_ns[s.nsamples++] = static_cast<uint32_t>(t1 - t0);
-          } else {
-            atrace_event* e = nullptr;
-            int rc = atrace_event_begin(c.get(), &ev, &e);
-            int64_t t1 = NowNs();
-            if (rc != 0) fail(std::string("atrace_event_begin: ") + atrace_client_strerror(rc));
-            if (s.nsamples < kMaxSamples) s.samples_ns[s.nsamples++] = static_cast<uint32_t>(t1 - t0);
-            atrace_file* f = nullptr;
-            rc = atrace_file_open(e, &fspec, &f);
-            if (rc == 0) rc = atrace_file_write(f, data.data(), data.size());
-            int rc2 = atrace_event_end(e, nullptr);  // closes the file with the event
-            if (rc != 0 || rc2 != 0) fail(std::string("event: ") + atrace_client_strerror(rc != 0 ? rc : rc2));
-          }
-          ++s.events;
-          s.last_ns = NowNs();
+        const int64_t t0 = NowNs();
+        if (way == ConcWay::kEmit) {
+          int rc = atrace_emit(c->get(), &ev, &fspec, data->data(), data->size(), 0, nullptr, 0);
+          const int64_t t1 = NowNs();
+          if (rc != 0) Fail(std::string("atrace_emit: ") + atrace_client_strerror(rc));
+          return static_cast<uint32_t>(t1 - t0);
         }
-      } catch (const std::exception& ex) {
-        fail(ex.what());
-      }
-      ::_exit(0);
-    }
-    kids.push_back(pid);
+        atrace_event* e = nullptr;
+        int rc = atrace_event_begin(c->get(), &ev, &e);
+        const int64_t t1 = NowNs();
+        if (rc != 0) Fail(std::string("atrace_event_begin: ") + atrace_client_strerror(rc));
+        atrace_file* f = nullptr;
+        rc = atrace_file_open(e, &fspec, &f);
+        if (rc == 0) rc = atrace_file_write(f, data->data(), data->size());
+        int rc2 = atrace_event_end(e, nullptr);  // closes the file with the event
+        if (rc != 0 || rc2 != 0) Fail(std::string("event: ") + atrace_client_strerror(rc != 0 ? rc : rc2));
+        return static_cast<uint32_t>(t1 - t0);
+      };
+    };
   }
-  ::close(go[0]);
-  const int64_t wait_until = NowNs() + int64_t{60} * 1000000000;
-  while (sh->ready.load() < clients && NowNs() < wait_until) ::usleep(1000);
-  const int64_t t_go = NowNs();
-  ::close(go[1]);  // every child's read() returns at once
-  ::usleep(static_cast<useconds_t>(env.p.conc_ms) * 1000);
-  sh->stop.store(1);
-  std::string error;
-  for (pid_t pid : kids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && error.empty()) error = "a client process failed";
-  }
-  uint64_t events = 0;
-  int64_t t_end = t_go;
-  std::vector<double> lat;
-  for (int k = 0; k < clients; ++k) {
-    Slot& s = sh->slots[k];
-    if (s.error && error.find(':') == std::string::npos) error = std::string("client: ") + s.message;
-    events += s.events;
-    t_end = std::max(t_end, s.last_ns);
-    for (uint32_t i = 0; i < s.nsamples; ++i) lat.push_back(s.samples_ns[i] / 1000.0);
-  }
-  ::munmap(mem, bytes);
+  ConcResult r = RunProcesses(clients, env.p.conc_ms, setup);
   if (baseline) RemoveTree(base_root);
-  if (!error.empty()) Fail("concurrency (" + std::to_string(clients) + " " + ConcWayName(way) + "): " + error);
-  std::sort(lat.begin(), lat.end());
-  ConcResult r;
-  r.events_per_s = static_cast<double>(events) / (static_cast<double>(t_end - t_go) / 1e9);
-  r.p50_us = PercentileSorted(lat, 50);
-  r.p99_us = PercentileSorted(lat, 99);
+  if (!r.error.empty()) Fail("concurrency (" + std::to_string(clients) + " " + ConcWayName(way) + "): " + r.error);
   return r;
 }
 
@@ -1046,13 +854,32 @@ void MemoryCase(const Env& env, Table& table, SharedDaemons& shared) {
   d->Stop();
 }
 
+// ---- case: the floor (the null daemon) ----------------------------------------------------
+
+// The churn, bulk and concurrency counts, so the floor rows run the same work as the rows
+// they bound.
+FloorParams FloorParamsOf(const Env& env) {
+  FloorParams f;
+  f.work = env.work;
+  f.sync_rounds = env.p.churn_rounds;
+  f.sync_events = env.p.churn_events;
+  f.rtt_iters = env.p.rtt_iters;
+  f.bulk_rounds = env.p.bulk_rounds;
+  f.bulk_bytes = env.p.bulk_bytes;
+  f.conc_rounds = env.p.conc_rounds;
+  f.conc_ms = env.p.conc_ms;
+  f.conc_clients = env.p.conc_clients;
+  return f;
+}
+
 // ---- main ------------------------------------------------------------------------------
 
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: atraced_bench [--mode full|quick|smoke] [--quick] [--only CASES] [--atraced PATH]\n"
                "                     [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
-               "  CASES: comma-separated of churn,retention,bulk,conc,recovery,memory,submit,report (default: all)\n"
+               "  CASES: comma-separated of churn,retention,bulk,conc,floor,recovery,memory,submit,report\n"
+               "         (default: all)\n"
                "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
 }
 
@@ -1109,7 +936,8 @@ int Main(int argc, char** argv) {
     pos = end + 1;
   }
   for (const auto& c : cases) {
-    static const std::set<std::string> known{"churn", "retention", "bulk", "conc", "recovery", "memory", "submit", "report"};
+    static const std::set<std::string> known{"churn", "retention", "bulk", "conc", "floor",
+                                                "recovery", "memory", "submit", "report"};
     if (!known.count(c)) Fail("--only: unknown case [" + c + "]");
   }
   auto want = [&](const char* c) { return cases.empty() || cases.count(c) > 0; };
@@ -1147,6 +975,7 @@ int Main(int argc, char** argv) {
     if (want("retention")) stage("retention", [&] { RetentionCase(env, table); });
     if (want("bulk")) stage("bulk", [&] { BulkCase(env, table, shared); });
     if (want("conc")) stage("concurrency", [&] { ConcurrencyCase(env, table, shared); });
+    if (want("floor")) stage("floor", [&] { FloorCase(FloorParamsOf(env), table); });
     if (want("memory")) stage("memory", [&] { MemoryCase(env, table, shared); });
     if (shared.d10) shared.d10->Stop();
     if (want("recovery")) stage("recovery", [&] { RecoveryCase(env, table); });

@@ -1,0 +1,31 @@
+// The floor case: what the best possible daemon could do on this machine. The same
+// workloads as the churn (synchronous events), concurrency and bulk cases, sent to the null
+// daemon (null_daemon.h) instead of atraced, side by side with the same baselines. A target
+// of those cases may be missed only with a floor measured here showing it out of reach; the
+// rows have no targets themselves: they measure the machine, not atraced.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+
+namespace atraced_bench {
+
+// The counts of the cases mirrored, so each floor row runs the same amount of work.
+struct FloorParams {
+  std::string work;  // scratch directory; this case uses <work>/floor and <work>/floor.sock
+  int sync_rounds = 0;
+  int sync_events = 0;  // events per side per round (churn_events)
+  int rtt_iters = 0;    // ping-pongs per round
+  int bulk_rounds = 0;
+  size_t bulk_bytes = 0;
+  int conc_rounds = 0;
+  int conc_ms = 0;
+  std::vector<int> conc_clients;
+};
+
+void FloorCase(const FloorParams& p, Table& table);
+
+}  // namespace atraced_bench
