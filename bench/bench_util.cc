@@ -347,6 +347,43 @@ bool RemoveAt(int parent, const char* name) {
 
 bool RemoveTree(const std::string& path) { return RemoveAt(AT_FDCWD, path.c_str()); }
 
+namespace {
+
+// Directories two levels below `dir` (event directories under <root>/atrace), or -1.
+long CountEventDirs(const std::string& dir) {
+  DIR* top = ::opendir(dir.c_str());
+  if (top == nullptr) return -1;
+  long n = 0;
+  while (dirent* p = ::readdir(top)) {
+    if (p->d_name[0] == '.' || (p->d_type != DT_DIR && p->d_type != DT_UNKNOWN)) continue;
+    int fd = ::openat(::dirfd(top), p->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;  // removed meanwhile, or not a directory
+    DIR* sub = ::fdopendir(fd);
+    if (sub == nullptr) {
+      ::close(fd);
+      continue;
+    }
+    while (dirent* e = ::readdir(sub)) {
+      if (e->d_name[0] != '.' && (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN)) ++n;
+    }
+    ::closedir(sub);
+  }
+  ::closedir(top);
+  return n;
+}
+
+}  // namespace
+
+bool WaitForEventDirs(const std::string& trace_dir, long at_most, int timeout_ms) {
+  const int64_t until = NowNs() + int64_t{timeout_ms} * 1000000;
+  for (;;) {
+    const long n = CountEventDirs(trace_dir);
+    if (n >= 0 && n <= at_most) return true;
+    if (NowNs() > until) return false;
+    ::usleep(500);
+  }
+}
+
 std::string ReadFileTail(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

@@ -117,6 +117,7 @@ class Daemon {
   int Stop(int timeout_ms = 10000);
   pid_t pid() const { return pid_; }
   const std::string& socket() const { return options_.socket; }
+  const std::string& root() const { return options_.root; }
   // VmRSS from /proc/<pid>/status, in KiB; -1 if unreadable.
   long RssKiB() const;
 
@@ -132,6 +133,11 @@ bool SocketAccepts(const std::string& path);
 bool MakeDirs(const std::string& path);
 // rm -rf through opendir/unlink/rmdir (no symlink following). True if gone.
 bool RemoveTree(const std::string& path);
+// Waits until at most `at_most` event directories are left under `trace_dir` (<root>/atrace):
+// atraced deletes aged directories in the background, and a case waits for that, outside its
+// timing, so that the deletes one side caused do not run during the next side's timing.
+// False on timeout.
+bool WaitForEventDirs(const std::string& trace_dir, long at_most, int timeout_ms = 30000);
 std::string ReadFileTail(const std::string& path, size_t max_bytes);
 std::string Trim(const std::string& s);
 

@@ -162,6 +162,12 @@ std::unique_ptr<Daemon> StartDaemon(const Env& env, const std::string& name, uin
   return d;
 }
 
+// Waits (outside any timing) until the daemon has deleted what it aged: at most `kept` event
+// directories left on disk.
+void SettleDeletes(const Daemon& d, long kept) {
+  if (!WaitForEventDirs(d.root() + "/atrace", kept)) Fail("atraced did not finish its deletes within 30 s");
+}
+
 Side* Find(std::vector<Side>& sides, const std::string& name) {
   for (auto& s : sides) {
     if (s.name == name) return &s;
@@ -267,6 +273,9 @@ void ChurnCase(const Env& env, Table& table, SharedDaemons& shared) {
   const int n = p.churn_events;
   std::vector<Side> sides;
   auto per_event_us = [n](int64_t t0) { return static_cast<double>(NowNs() - t0) / 1000.0 / n; };
+  // After an atraced side, outside its timing: the deletes it caused finish before the next
+  // side runs. Without this they ran in the next side's time (often the baseline's).
+  auto settle = [](const PerLimit* lp) { SettleDeletes(*lp->daemon, lp->rn); };
   sides.push_back({"rtt", [&] {
                      int64_t t0 = NowNs();
                      pp.Run(p.rtt_iters);
@@ -284,24 +293,28 @@ void ChurnCase(const Env& env, Table& table, SharedDaemons& shared) {
                        }
                        return per_event_us(t0);
                      }, {}});
-    sides.push_back({"rn" + rn + ".stream", [lp, n, &data, &ev, &file, per_event_us] {
+    sides.push_back({"rn" + rn + ".stream", [lp, n, &data, &ev, &file, per_event_us, settle] {
                        int64_t t0 = NowNs();
                        for (int i = 0; i < n; ++i) {
                          Check(atrace_emit(lp->stream.get(), &ev, &file, data.data(), data.size(), 0, nullptr, 0),
                                "atrace_emit", lp->stream.get());
                        }
-                       return per_event_us(t0);
+                       double us = per_event_us(t0);
+                       settle(lp);
+                       return us;
                      }, {}});
-    sides.push_back({"rn" + rn + ".fd", [lp, n, &data, &ev, &file, per_event_us] {
+    sides.push_back({"rn" + rn + ".fd", [lp, n, &data, &ev, &file, per_event_us, settle] {
                        int64_t t0 = NowNs();
                        for (int i = 0; i < n; ++i) {
                          Check(atrace_emit(lp->fd.get(), &ev, &file, data.data(), data.size(), ATRACE_EMIT_VIA_FD,
                                            nullptr, 0),
                                "atrace_emit VIA_FD", lp->fd.get());
                        }
-                       return per_event_us(t0);
+                       double us = per_event_us(t0);
+                       settle(lp);
+                       return us;
                      }, {}});
-    sides.push_back({"rn" + rn + ".async", [lp, n, &data, &ev, &file, per_event_us] {
+    sides.push_back({"rn" + rn + ".async", [lp, n, &data, &ev, &file, per_event_us, settle] {
                        atrace_client* c = lp->async.get();
                        atrace_client_stats before{}, after{};
                        atrace_client_get_stats(c, &before);
@@ -316,6 +329,7 @@ void ChurnCase(const Env& env, Table& table, SharedDaemons& shared) {
                          Fail("asynchronous events: " + std::to_string(after.async_ok - before.async_ok) + " ok, " +
                               std::to_string(after.async_failed - before.async_failed) + " failed of " + std::to_string(n));
                        }
+                       settle(lp);
                        return us;
                      }, {}});
   }
@@ -458,8 +472,9 @@ const char* ConcWayName(ConcWay way) {
 }
 
 // Runs `clients` processes doing event churn for `ms`, in the given way.
-ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients, ConcWay way) {
+ConcResult RunConcurrent(const Env& env, const Daemon& daemon, int clients, ConcWay way) {
   const bool baseline = way == ConcWay::kBaseline;
+  const std::string& socket = daemon.socket();
   const std::string base_root = env.work + "/conc-base";
   ConcSetup setup;
   if (baseline) {
@@ -493,6 +508,7 @@ ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients,
   }
   ConcResult r = RunProcesses(clients, env.p.conc_ms, setup);
   if (baseline) RemoveTree(base_root);
+  if (!baseline) SettleDeletes(daemon, 10);  // record num 10
   if (!r.error.empty()) Fail("concurrency (" + std::to_string(clients) + " " + ConcWayName(way) + "): " + r.error);
   return r;
 }
@@ -500,7 +516,7 @@ ConcResult RunConcurrent(const Env& env, const std::string& socket, int clients,
 void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
   const Params& p = env.p;
   if (!shared.d10) shared.d10 = StartDaemon(env, "d10", 10);
-  const std::string socket = shared.d10->socket();
+  const Daemon* daemon = shared.d10.get();
   struct Series {
     std::vector<double> eps, p50, p99;
   };
@@ -510,8 +526,8 @@ void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
     int n = p.conc_clients[i];
     for (ConcWay way : {ConcWay::kStepwise, ConcWay::kBaseline, ConcWay::kEmit}) {
       Series* s = way == ConcWay::kBaseline ? &base[i] : way == ConcWay::kEmit ? &emit[i] : &ours[i];
-      sides.push_back({std::string(ConcWayName(way)) + std::to_string(n), [&env, socket, n, way, s] {
-                         ConcResult r = RunConcurrent(env, socket, n, way);
+      sides.push_back({std::string(ConcWayName(way)) + std::to_string(n), [&env, daemon, n, way, s] {
+                         ConcResult r = RunConcurrent(env, *daemon, n, way);
                          s->eps.push_back(r.events_per_s);
                          s->p50.push_back(r.p50_us);
                          s->p99.push_back(r.p99_us);
