@@ -72,6 +72,17 @@ void SyncRows(const FloorParams& p, NullDaemon& nd, const std::string& server_ro
                      for (int i = 0; i < n; ++i) c.Call(kNullEvent, data.data(), data.size());
                      return UsPer(t0, n);
                    }, {}});
+  if (p.atraced_emit) {
+    for (int i = 0; i < 10; ++i) p.atraced_emit();  // to its limit too
+    p.atraced_settle();
+    sides.push_back({"atraced", [&] {
+                       const int64_t t0 = NowNs();
+                       for (int i = 0; i < n; ++i) p.atraced_emit();
+                       const double us = UsPer(t0, n);
+                       p.atraced_settle();  // its deletes finish outside the timing, as in churn
+                       return us;
+                     }, {}});
+  }
   Interleave(sides, p.sync_rounds);
 
   // Both really at their limit and aging (outside the timing): the server did the disk work.
@@ -97,6 +108,15 @@ void SyncRows(const FloorParams& p, NullDaemon& nd, const std::string& server_ro
                  Ratios(Sum(basev, rtt), sync));
   table.AddValue("floor.sync.vs_ping_limit", "events/s of floor.sync / (1 / (floor.baseline + floor.ping)), per round",
                  "x", Ratios(Sum(basev, ping), sync));
+  if (p.atraced_emit) {
+    auto& ours = sides[4].values;
+    table.AddValue("floor.sync.atraced", "atrace_emit through atraced (record num 10), the same events in the same rounds",
+                   "us/event", ours);
+    table.AddValue("floor.sync.atraced.vs_limit", "events/s of floor.sync.atraced / (1 / (floor.baseline + floor.rtt64)), per round",
+                   "x", Ratios(Sum(basev, rtt), ours));
+    table.AddValue("floor.sync.atraced_vs_null", "events/s atraced / null daemon, per round: how far atraced is from the floor",
+                   "x", Ratios(sync, ours));
+  }
 }
 
 // 64 KiB appends streamed without a reply each, one acknowledged round trip at the end, and

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct FloorParams {
   int conc_rounds = 0;
   int conc_ms = 0;
   std::vector<int> conc_clients;
+  // Optional: one synchronous atrace_emit against a real atraced at record num 10, and a wait
+  // (untimed) for its background deletes. When set, the synchronous rows run it as one more
+  // side in the same rounds, so atraced is set against the null daemon directly.
+  std::function<void()> atraced_emit;
+  std::function<void()> atraced_settle;
 };
 
 void FloorCase(const FloorParams& p, Table& table);

@@ -991,7 +991,24 @@ int Main(int argc, char** argv) {
     if (want("retention")) stage("retention", [&] { RetentionCase(env, table); });
     if (want("bulk")) stage("bulk", [&] { BulkCase(env, table, shared); });
     if (want("conc")) stage("concurrency", [&] { ConcurrencyCase(env, table, shared); });
-    if (want("floor")) stage("floor", [&] { FloorCase(FloorParamsOf(env), table); });
+    if (want("floor")) {
+      stage("floor", [&] {
+        if (!shared.d10) shared.d10 = StartDaemon(env, "d10", 10);
+        // Opened at the first event, after the floor case has forked its children, so none
+        // of them holds a copy of this connection.
+        ClientPtr client;
+        const auto data = Pattern(kEventBytes);
+        const atrace_event_spec ev = HostEvent();
+        const atrace_file_spec file = ObjectFile();
+        FloorParams f = FloorParamsOf(env);
+        f.atraced_emit = [&] {
+          if (!client) client.reset(OpenClient(shared.d10->socket()));
+          Check(atrace_emit(client.get(), &ev, &file, data.data(), data.size(), 0, nullptr, 0), "atrace_emit", client.get());
+        };
+        f.atraced_settle = [&] { SettleDeletes(*shared.d10, 10); };
+        FloorCase(f, table);
+      });
+    }
     if (want("memory")) stage("memory", [&] { MemoryCase(env, table, shared); });
     if (shared.d10) shared.d10->Stop();
     if (want("recovery")) stage("recovery", [&] { RecoveryCase(env, table); });
