@@ -215,3 +215,39 @@ TEST_CASE("crash signal: a second thread that overflows its stack is still repor
   CHECK(report.find("thread: " + std::to_string(child.pid) + "\n") == std::string::npos);  // not the main thread
   CHECK(report.find(" overflow_here+0x") != std::string::npos);
 }
+
+TEST_CASE("crash signal: SIGHUP applies crash-all-threads to the next crash", "[crash][signal][altstack]") {
+  using atraced::testing::TempDir;
+  using atraced::testing::WriteFile;
+  // thread-overflow: a second thread crashes while the main thread waits in pthread_join, so
+  // the main thread is the "other" thread whose backtrace crash-all-threads adds.
+  TempDir conf;
+  WriteFile(conf / "a.conf", "crash-all-threads = 0\n");
+  DaemonProcess d(DaemonProcess::Options({"--config", conf / "a.conf"}));
+  REQUIRE(d.Start());
+  auto report_of = [&](const Child& child) {
+    auto dirs = AwaitStackcore(d, child.pid);
+    REQUIRE(dirs.size() == 1);
+    for (const auto& name : ListNames(dirs[0])) {
+      if (name.rfind("stackcore_tracer_11_", 0) == 0) return ReadFile(dirs[0] + "/" + name);
+    }
+    FAIL("no stackcore report in " << dirs[0]);
+    return std::string();
+  };
+  Child first(d, "thread-overflow", 1);
+  RequireDiedOf(first, SIGSEGV);
+  const std::string before = report_of(first);
+  INFO(before);
+  CHECK(before.find(" overflow_here+0x") != std::string::npos);
+  CHECK(before.find("\nthread " + std::to_string(first.pid) + ":\n") == std::string::npos);
+
+  WriteFile(conf / "a.conf", "crash-all-threads = 1\n");
+  d.Signal(SIGHUP);
+  REQUIRE(d.WaitForLog("crash-all-threads 1"));
+  Child second(d, "thread-overflow", 1);
+  RequireDiedOf(second, SIGSEGV);
+  const std::string after = report_of(second);
+  INFO(after);
+  CHECK(after.find(" overflow_here+0x") != std::string::npos);
+  CHECK(after.find("\nthread " + std::to_string(second.pid) + ":\n") != std::string::npos);  // the main thread too
+}

@@ -896,6 +896,21 @@ TraceService::ClientId CrashChannel(ServiceFixture& f, int32_t pid, uint64_t fea
 
 }  // namespace
 
+namespace {
+
+// Process `pid` (program `program`) holds a ring and sends CRASH, which must succeed; returns
+// the unwind deadline the inspector was given.
+std::chrono::milliseconds CrashWithRing(ServiceFixture& f, FakeCrashInspector& inspector, int32_t pid,
+                                        const char* program) {
+  f.processes.processes[pid] = {pid, static_cast<uint64_t>(pid) * 10, program, {}};
+  RingClient rings(f, pid);
+  rings.Register(1, RingWith({"r"}));
+  REQUIRE(f.Call(CrashChannel(f, pid), ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, pid, 0})).status == 0);
+  return inspector.last_budget;
+}
+
+}  // namespace
+
 TEST_CASE("CRASH writes the stackcore dir while the process waits, once", "[service][rings][crash]") {
   FakeCrashInspector inspector;
   ServiceOptions o;
@@ -942,6 +957,18 @@ TEST_CASE("CRASH writes the stackcore dir while the process waits, once", "[serv
   CHECK(f.service->rings() == 0);
 }
 
+TEST_CASE("CRASH: a new unwind deadline applies to the next crash (SIGHUP)", "[service][rings][crash]") {
+  FakeCrashInspector inspector;
+  ServiceOptions o;
+  o.crash_inspector = &inspector;
+  o.crash_budget = std::chrono::milliseconds(1234);
+  ServiceFixture f(o);
+  auto crash = [&](int32_t pid) { return CrashWithRing(f, inspector, pid, "app"); };
+  CHECK(crash(1001) == std::chrono::milliseconds(1234));
+  f.service->SetCrashBudget(std::chrono::milliseconds(250));
+  CHECK(crash(1002) == std::chrono::milliseconds(250));
+}
+
 TEST_CASE("CRASH without the feature or without rings is refused with a reason", "[service][rings][crash]") {
   ServiceFixture f;  // no inspector: the report says so, the rings are still written
   const auto crash = Payload(proto::Crash{SIGSEGV, 1, 100, 0});
@@ -985,13 +1012,7 @@ TEST_CASE("CRASH: one uid gets a bounded number of unwinds a minute", "[service]
   o.crash_inspector = &inspector;
   o.crash_unwinds_per_uid_per_minute = 2;
   ServiceFixture f(o);
-  auto crash = [&](int32_t pid) {
-    f.processes.processes[pid] = {pid, static_cast<uint64_t>(pid) * 10, "looper", {}};
-    RingClient rings(f, pid);
-    rings.Register(1, RingWith({"r"}));
-    REQUIRE(f.Call(CrashChannel(f, pid), ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, pid, 0})).status == 0);
-    return inspector.last_budget;
-  };
+  auto crash = [&](int32_t pid) { return CrashWithRing(f, inspector, pid, "looper"); };
   CHECK(crash(1001) == std::chrono::milliseconds(2000));
   CHECK(crash(1002) == std::chrono::milliseconds(2000));
   CHECK(crash(1003) == std::chrono::milliseconds(0));  // the third within the minute: no unwind

@@ -161,6 +161,7 @@ class Daemon {
     // One thread runs the loop and owns the store and the service: requests never hop
     // between threads (docs/BENCHMARKS.md measures why).
     service_ = &service;
+    crash_inspector_ = &crash_inspector;
 
     Listener listener(io, std::move(socket->acceptor), service, log,
                       {config_.max_clients, std::chrono::seconds(config_.idle_timeout_s), &fd_budget});
@@ -204,8 +205,8 @@ class Daemon {
     return code;
   }
 
-  // SIGHUP: re-read the configuration file and apply the record numbers and the retention
-  // and per-client limits at once.
+  // SIGHUP: re-read the configuration file and apply the record numbers, the retention and
+  // per-client limits and the crash keys at once.
   void Reload() {
     Notify(ReloadingMessage(MonotonicUsec()) + "\nSTATUS=Reloading configuration");
     std::vector<const char*> argv;
@@ -218,13 +219,17 @@ class Daemon {
     }
     log_.set_max_level(cl.config.log_level);
     uint32_t record_num = EffectiveRecordNum(cl.config, log_);
-    log_.Notice("reloaded configuration; record num ", record_num, ", exit record num ", cl.config.exit_record_num);
+    log_.Notice("reloaded configuration; record num ", record_num, ", exit record num ", cl.config.exit_record_num,
+                ", crash-all-threads ", cl.config.crash_all_threads, ", crash-unwind-timeout-ms ",
+                cl.config.crash_unwind_timeout_ms);
     service_->store().SetRecordNum(record_num);
     service_->store().SetExitRecordNum(cl.config.exit_record_num);
     if (Status st = service_->store().SetRetention(cl.config.retention); !st.ok()) {
       log_.Error("reload: cannot apply the byte limits: ", st.message());
     }
     service_->SetClientLimits(cl.config.rate_limit, cl.config.max_bytes_per_client);
+    crash_inspector_->set_all_threads(cl.config.crash_all_threads != 0);
+    service_->SetCrashBudget(std::chrono::milliseconds(cl.config.crash_unwind_timeout_ms));
     Notify("READY=1\nSTATUS=Reloaded; record num " + std::to_string(record_num));
   }
 
@@ -277,6 +282,7 @@ class Daemon {
   std::vector<std::string> args_;
   Logger log_{StderrSink()};
   TraceService* service_ = nullptr;
+  crash::ProcCrashInspector* crash_inspector_ = nullptr;
   std::optional<std::chrono::microseconds> watchdog_;
   bool stopping_ = false;  // I/O thread only
   std::optional<asio::steady_timer> tick_timer_;

@@ -139,6 +139,8 @@ class TraceService {
 
   // Applies new per-client limits at once (SIGHUP).
   void SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client);
+  // The unwind deadline for the next CRASH (SIGHUP: crash-unwind-timeout-ms).
+  void SetCrashBudget(std::chrono::milliseconds budget) { options_.crash_budget = budget; }
   // The timer's work: one log line per client process whose events the rate limit refused
   // during the last interval ("suppressed 1234 events from pid 77 (train.py)").
   void Tick();

@@ -19,6 +19,9 @@ class ProcCrashInspector final : public CrashInspector {
       : helper_(std::move(helper)), proc_root_(std::move(proc_root)), all_threads_(all_threads) {}
 
   CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) override;
+  // For the next crash (SIGHUP: crash-all-threads). Called on the event loop, which is also
+  // the only caller of Inspect.
+  void set_all_threads(bool all_threads) { all_threads_ = all_threads; }
 
  private:
   std::string Threads(pid_t pid) const;
