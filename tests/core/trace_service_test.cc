@@ -1084,3 +1084,119 @@ TEST_CASE("DUMP without the feature or without rings is refused with a reason", 
     CHECK(KindDirs(f, "schedule").size() == 1);
   }
 }
+
+namespace {
+
+// Keeps the runner's jobs until the test finishes them: the event loop's view of a crash
+// inspected on another thread.
+class FakeCrashRunner final : public CrashRunner {
+ public:
+  void Run(std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) override {
+    jobs.push_back({std::move(inspect), std::move(done)});
+  }
+  void FinishAll() {
+    auto pending = std::move(jobs);
+    jobs.clear();
+    for (auto& j : pending) j.done(j.inspect());
+  }
+  struct Job {
+    std::function<CrashFacts()> inspect;
+    std::function<void(CrashFacts)> done;
+  };
+  std::vector<Job> jobs;
+};
+
+struct DeferredCrash {
+  FakeCrashInspector inspector;
+  FakeCrashRunner runner;
+  std::unique_ptr<ServiceFixture> f;
+  std::vector<ReplyBatch> delivered;  // through the CRASH connection's reply sink
+
+  DeferredCrash() {
+    ServiceOptions o;
+    o.crash_inspector = &inspector;
+    o.crash_runner = &runner;
+    f = std::make_unique<ServiceFixture>(o);
+  }
+  // Sends CRASH on `channel`: no reply now, the request deferred.
+  void Crash(TraceService::ClientId channel, int32_t pid) {
+    f->service->SetReplySink(channel, [this](ReplyBatch&& b) { delivered.push_back(std::move(b)); });
+    ReplyBatch batch;
+    const auto payload = Payload(proto::Crash{SIGSEGV, 1, pid + 1, 0x10});
+    proto::FrameHeader h{static_cast<uint32_t>(payload.size()), ATR_OP_CRASH, 0, 77};
+    f->service->Handle(channel, h, payload, batch);
+    CHECK(batch.deferred);
+    CHECK(batch.bytes.empty());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("CRASH with a runner: others are served while it is inspected, then the reply comes", "[service][rings][crash]") {
+  DeferredCrash t;
+  ServiceFixture& f = *t.f;
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"before the crash"}));
+  const auto channel = CrashChannel(f, 100);
+  t.Crash(channel, 100);
+  REQUIRE(t.runner.jobs.size() == 1);
+  CHECK(t.inspector.asked.empty());  // not on the loop: the runner has not run it yet
+  CHECK(KindDirs(f, "stackcore").empty());
+
+  // Another client is served meanwhile.
+  const auto other = f.Client(200);
+  CHECK(f.Call(other, ATR_OP_STATUS, {}).status == 0);
+
+  t.runner.FinishAll();
+  CHECK(t.inspector.asked == std::vector<std::pair<pid_t, pid_t>>{{100, 101}});
+  REQUIRE(t.delivered.size() == 1);
+  const auto replies = ServiceFixture::Decode(t.delivered[0]);
+  REQUIRE(replies.size() == 1);
+  CHECK(replies[0].header.opcode == ATR_OP_CRASH);
+  CHECK(replies[0].header.request_id == 77u);
+  CHECK(replies[0].header.flags == ATR_FLAG_REPLY);
+  CHECK(replies[0].status == 0);
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 1);
+  CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("before the crash\n") != std::string::npos);
+  const std::string report = ReadFile(dirs[0] + "/" + ListNames(dirs[0]).back());
+  CHECK(report.find("crash_here+0x6") != std::string::npos);
+  CHECK(f.service->counters().crashes_recorded == 1);
+  // A second CRASH of the same process is refused at once, deferred or not.
+  CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGABRT, -6, 100, 0})).status == ATR_EEXIST);
+}
+
+TEST_CASE("CRASH with a runner: the rings outlive their connection until the report is written", "[service][rings][crash]") {
+  DeferredCrash t;
+  ServiceFixture& f = *t.f;
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"last words"}));
+  const auto channel = CrashChannel(f, 100);
+  t.Crash(channel, 100);
+
+  SECTION("the rings' connection closes first") {
+    f.processes.ended[100] = ProcessEnd{true, SIGSEGV};
+    f.service->Disconnect(rings.id);
+    CHECK(KindDirs(f, "stackcore").empty());
+    t.runner.FinishAll();
+    auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("last words\n") != std::string::npos);
+    CHECK(t.delivered.size() == 1);
+    CHECK(f.service->rings() == 0);  // released once written
+    CHECK(f.service->counters().deaths_recorded == 0);  // and no second dir for the death
+  }
+  SECTION("the CRASH connection closes first: the report is written, no reply is sent") {
+    f.service->Disconnect(channel);
+    t.runner.FinishAll();
+    CHECK(KindDirs(f, "stackcore").size() == 1);
+    CHECK(t.delivered.empty());
+  }
+  SECTION("both close, then the service goes: nothing is left to call") {
+    f.service->Disconnect(channel);
+    f.service->Disconnect(rings.id);
+    auto late = std::move(t.runner.jobs);
+    t.f.reset();  // the daemon stops before the inspection returns; its `done` is never run
+    CHECK(late.size() == 1);
+  }
+}

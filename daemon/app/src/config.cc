@@ -40,7 +40,7 @@ po::options_description SettingOptions() {
       ("rate-limit-burst", po::value<std::string>(), "event dirs a client process may create per interval, 0-1000000000; 0 turns rate limiting off (default: 10000)")
       ("max-bytes-per-client", po::value<std::string>(), "bytes one client process may write over its life, a size with K, M, G or T; 0: no bound (default: 0)")
       ("crash-all-threads", po::value<std::string>(), "1: a crash report has the backtrace of every thread, not only the crashing one, 0-1 (default: 0)")
-      ("crash-unwind-timeout-ms", po::value<std::string>(), "deadline for unwinding a crashed client, during which the daemon serves no one else, 100-10000 (default: 2000)");
+      ("crash-unwind-timeout-ms", po::value<std::string>(), "deadline for unwinding a crashed client (on a thread of its own), 100-10000 (default: 2000)");
   return d;
 }
 

@@ -26,6 +26,7 @@
 #include "atraced/core/root.h"
 #include "atraced/core/trace_service.h"
 #include "atraced/core/trace_store.h"
+#include "atraced/app/crash_runner.h"
 #include "atraced/crash/proc_crash_inspector.h"
 #include "atraced/crash/unwind_helper.h"
 #include "atraced/ipc/asio.h"
@@ -146,6 +147,14 @@ class Daemon {
       TraceService& service;
       ~ClearScheduler() { service.SetDepartureScheduler(nullptr); }
     } clear_scheduler{service};
+    // CRASH is inspected on a thread of its own, the results posted back to this loop: one
+    // process's crash stalls no other client (crash_runner.h). Unset before the runner goes.
+    ThreadCrashRunner crash_runner(io);
+    service.SetCrashRunner(&crash_runner);
+    struct ClearRunner {
+      TraceService& service;
+      ~ClearRunner() { service.SetCrashRunner(nullptr); }
+    } clear_runner{service};
     // Catch the signals before the socket exists: a SIGTERM that arrives between listen and
     // the first wait is then queued by Asio and handled as a clean stop, not the default kill.
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);

@@ -84,6 +84,9 @@ TraceService::~TraceService() {
   schedule_departures_ = nullptr;
   for (Departure& d : departures_) Forget(d.client);
   departures_.clear();
+  for (auto& [id, c] : crash_waiting_) Forget(c);
+  crash_waiting_.clear();
+  pending_crashes_.clear();  // a runner's late `done` finds nothing
   std::vector<ClientId> ids;
   for (auto& [id, c] : clients_) ids.push_back(id);
   for (ClientId id : ids) Disconnect(id);
@@ -169,10 +172,15 @@ uint64_t TraceService::CloseFile(const Client& c, OpenFile& f) {
   return length;
 }
 
+void TraceService::SetReplySink(ClientId id, std::function<void(ReplyBatch&&)> sink) {
+  if (auto it = clients_.find(id); it != clients_.end()) it->second.reply_sink = std::move(sink);
+}
+
 void TraceService::Disconnect(ClientId id) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   Client& c = it->second;
+  c.reply_sink = nullptr;
   for (auto& [fid, f] : c.files) CloseFile(c, f);
   if (!c.events.empty()) {
     log_.Info("client pid ", c.peer.pid, " disconnected with ", c.events.size(),
@@ -185,6 +193,12 @@ void TraceService::Disconnect(ClientId id) {
       rec != process_records_.end() && FormatProcessDirName(rec->second.name) == c.process_dir &&
       rec->second.connections > 0) {
     --rec->second.connections;
+  }
+  if (c.crash_pending && !destroying_) {
+    // Its CRASH is being inspected: the rings stay until the report is written (FinishCrash).
+    crash_waiting_.emplace(id, std::move(c));
+    clients_.erase(it);
+    return;
   }
   if (c.crash_recorded && !c.goodbye && !c.rings.empty()) {
     log_.Info("pid ", c.peer.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
@@ -345,7 +359,19 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
       case ATR_OP_RING_REPORT: refusal = OnRingReport(c, payload); break;
       case ATR_OP_RING_SAVE_ALL: refusal = OnRingSaveAll(c, payload); break;
       case ATR_OP_GOODBYE: refusal = OnGoodbye(c, payload); break;
-      case ATR_OP_CRASH: refusal = OnCrash(c, payload); break;
+      case ATR_OP_CRASH:
+        if (options_.crash_runner) {
+          refusal = StartCrash(id, c, h, payload);
+          if (!refusal) {
+            // The reply comes through the reply sink (FinishCrash).
+            c.last_activity = clock_.Now();
+            out.deferred = true;
+            return;
+          }
+        } else {
+          refusal = OnCrash(c, payload);
+        }
+        break;
       case ATR_OP_DUMP: refusal = OnDump(c, payload); break;
       default: refusal = Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
     }
@@ -775,52 +801,140 @@ bool TraceService::TakeUnwind(uint32_t uid) {
   return true;
 }
 
-TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> payload) {
-  proto::Crash m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  Client* holder = RingHolderOf(c);
-  if (!holder) {
+TraceService::Reply TraceService::CheckCrash(Client& c, std::span<const uint8_t> payload, proto::Crash* m,
+                                             Client** holder) {
+  if (auto e = proto::Decode(payload, m)) return Refusal{e->status, e->message};
+  *holder = RingHolderOf(c);
+  if (!*holder) {
     return Refusal{ATR_ENOENT, "CRASH: no connection of pid " + std::to_string(c.peer.pid) +
                                    " holds a ring (register one first): there is nothing to save"};
   }
-  if (holder->crash_recorded) {
+  if ((*holder)->crash_recorded) {
     return Refusal{ATR_EEXIST, "CRASH: the crash of pid " + std::to_string(c.peer.pid) + " is already recorded"};
   }
-  holder->crash_recorded = c.crash_recorded = true;
-  // The process waits in its handler while this runs: a bounded look from outside.
+  (*holder)->crash_recorded = c.crash_recorded = true;
+  return std::nullopt;
+}
+
+CrashFacts TraceService::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
+  facts.backtrace = "(none: uid " + std::to_string(uid) + " already had " +
+                    std::to_string(options_.crash_unwinds_per_uid_per_minute) +
+                    " crashes unwound in the last minute)\n";
+  return facts;
+}
+
+TraceService::Reply TraceService::OnCrash(Client& c, std::span<const uint8_t> payload) {
+  proto::Crash m;
+  Client* holder = nullptr;
+  if (Reply refused = CheckCrash(c, payload, &m, &holder)) return refused;
+  // The process waits in its handler while this runs: a bounded look from outside, here on
+  // the event loop (no runner: tests and fuzzers).
   CrashFacts facts;
   const auto looked = clock_.Now();
   if (options_.crash_inspector) {
     const bool unwind = TakeUnwind(c.peer.uid);
     facts = options_.crash_inspector->Inspect(c.peer.pid, m.tid, unwind ? options_.crash_budget : std::chrono::milliseconds(0));
-    if (!unwind) {
-      facts.backtrace = "(none: uid " + std::to_string(c.peer.uid) + " already had " +
-                        std::to_string(options_.crash_unwinds_per_uid_per_minute) +
-                        " crashes unwound in the last minute; the daemon serves no one while it unwinds)\n";
-    }
+    if (!unwind) facts = NoUnwindFacts(std::move(facts), c.peer.uid);
   } else {
     facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
              "(not read: this daemon has no crash inspector)\n"};
   }
+  return WriteCrashReport(c.peer.pid, *holder, m, facts, looked);
+}
+
+TraceService::Reply TraceService::StartCrash(ClientId id, Client& c, const proto::FrameHeader& h,
+                                             std::span<const uint8_t> payload) {
+  proto::Crash m;
+  Client* holder = nullptr;
+  if (Reply refused = CheckCrash(c, payload, &m, &holder)) return refused;
+  ClientId holder_id = id;
+  for (auto& [other, client] : clients_) {
+    if (&client == holder) holder_id = other;
+  }
+  holder->crash_pending = true;
+  const uint64_t token = next_crash_token_++;
+  pending_crashes_[token] = PendingCrash{id, holder_id, c.peer.pid, h.opcode, h.request_id, m, clock_.Now()};
+  // The process waits in its handler while the runner looks at it from outside; every other
+  // client is served meanwhile. The reply, and this connection's next request, wait.
+  CrashInspector* inspector = options_.crash_inspector;
+  const bool unwind = inspector != nullptr && TakeUnwind(c.peer.uid);
+  const pid_t pid = c.peer.pid;
+  const uint32_t uid = c.peer.uid;
+  const pid_t tid = m.tid;
+  const auto budget = unwind ? options_.crash_budget : std::chrono::milliseconds(0);
+  options_.crash_runner->Run(
+      [inspector, pid, tid, budget]() -> CrashFacts {
+        if (!inspector) {
+          return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
+                  "(not read: this daemon has no crash inspector)\n"};
+        }
+        return inspector->Inspect(pid, tid, budget);
+      },
+      [this, token, unwind, uid, inspector](CrashFacts facts) {
+        if (inspector && !unwind) facts = NoUnwindFacts(std::move(facts), uid);
+        FinishCrash(token, std::move(facts));
+      });
+  return std::nullopt;
+}
+
+void TraceService::FinishCrash(uint64_t token, CrashFacts facts) {
+  auto p = pending_crashes_.find(token);
+  if (p == pending_crashes_.end()) return;
+  const PendingCrash crash = p->second;
+  pending_crashes_.erase(p);
+  // The holder may have closed its connection meanwhile: it waited in crash_waiting_.
+  Client* holder = nullptr;
+  auto live = clients_.find(crash.holder);
+  auto waiting = crash_waiting_.find(crash.holder);
+  if (live != clients_.end()) {
+    holder = &live->second;
+  } else if (waiting != crash_waiting_.end()) {
+    holder = &waiting->second;
+  }
+  Reply r = holder ? WriteCrashReport(crash.pid, *holder, crash.m, facts, crash.looked)
+                   : Reply{Refusal{ATR_ENOENT, "CRASH: the rings of pid " + std::to_string(crash.pid) + " are gone"}};
+  if (holder) holder->crash_pending = false;
+  if (waiting != crash_waiting_.end()) {
+    log_.Info("pid ", crash.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
+    Forget(waiting->second);
+    crash_waiting_.erase(waiting);
+  }
+  // The reply, if the CRASH connection is still there to read it.
+  auto channel = clients_.find(crash.channel);
+  if (channel == clients_.end() || !channel->second.reply_sink) return;
+  std::vector<uint8_t> reply;
+  if (r) {
+    ++counters_.requests_refused;
+    proto::EncodeReplyError(r->status, r->message, reply);
+  } else {
+    proto::EncodeReplyOk(reply);
+  }
+  ReplyBatch batch;
+  proto::AppendFrame(batch.bytes, crash.opcode, ATR_FLAG_REPLY, crash.request_id, reply);
+  channel->second.reply_sink(std::move(batch));
+}
+
+TraceService::Reply TraceService::WriteCrashReport(int32_t pid, const Client& holder, const proto::Crash& m,
+                                                   const CrashFacts& facts,
+                                                   std::chrono::system_clock::time_point looked) {
   std::string ring_list;
-  std::vector<const HeldRing*> chosen = RingsAtDeath(*holder, &ring_list);
+  std::vector<const HeldRing*> chosen = RingsAtDeath(holder, &ring_list);
   const auto now = clock_.Now();
   const auto inspect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - looked).count();
   const std::string text =
-      "atraced: process " + std::to_string(c.peer.pid) + " (" + holder->program + ") caught a fatal signal\n"
+      "atraced: process " + std::to_string(pid) + " (" + holder.program + ") caught a fatal signal\n"
       "signal: " + SignalName(m.signo) + "\n"
       "code: " + SignalCodeName(m.signo, m.code) + "\n"
       "fault address: " + Hex(m.fault_addr) + "\n"
-      "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(*holder) +
+      "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(holder) +
       "written: " + HumanTime(now) + "\n" +
       RingsLine(chosen.size(), ring_list) +
       "\nbacktrace of thread " + std::to_string(m.tid) + ", unwound by atraced from outside the process:\n" +
       facts.backtrace + "\nthreads:\n" + facts.threads + "\nmaps:\n" + facts.maps;
-  HeldRing::File report{TraceFileName::Stackcore({m.signo, m.tid, holder->program, FormatTraceTime(now)}), text};
-  Reply r = SaveRings(*holder, EventKind::kStackcore, chosen, &report);
+  HeldRing::File report{TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now)}), text};
+  Reply r = SaveRings(holder, EventKind::kStackcore, chosen, &report);
   ++counters_.crashes_recorded;
-  // The inspection's time is how long every other client waited: worth a look when it grows.
-  log_.Notice("pid ", c.peer.pid, " (", holder->program, ") caught signal ", SignalName(m.signo), " in thread ", m.tid,
+  log_.Notice("pid ", pid, " (", holder.program, ") caught signal ", SignalName(m.signo), " in thread ", m.tid,
               "; inspected in ", inspect_ms, " ms; stackcore dir with ", chosen.size(), " ring(s)",
               r ? " failed: " + r->message : std::string(" written"));
   return r;

@@ -31,6 +31,10 @@ void Session::Start() {
   peer_ = *peer;
   client_id_ = service_.Connect(peer_);
   connected_to_service_ = true;
+  std::weak_ptr<Session> weak = weak_from_this();
+  service_.SetReplySink(client_id_, [weak](ReplyBatch&& batch) {
+    if (auto self = weak.lock()) self->OnDeferredReply(std::move(batch));
+  });
   Progress();
   ArmDeadline(idle_timeout_);
   DoRead();
@@ -38,8 +42,9 @@ void Session::Start() {
 
 void Session::Shutdown() {
   shutdown_requested_ = true;
-  // Waiting for a request: nothing is in flight. Otherwise the turn's end closes.
-  if (reading_) Close("daemon stopping");
+  // Waiting for a request, or for a deferred reply: nothing can be sent before the stop.
+  // Otherwise the turn's end closes.
+  if (reading_ || awaiting_reply_) Close("daemon stopping");
 }
 
 // The timer is armed once and re-armed only when it fires: progress just moves
@@ -58,6 +63,8 @@ void Session::OnDeadline() {
   const auto due = last_progress_ + idle_timeout_;
   const auto now = std::chrono::steady_clock::now();
   if (now < due) return ArmDeadline(due - now);
+  // A CRASH being inspected off the loop: the inspection is bounded by its budget.
+  if (awaiting_reply_) return ArmDeadline(idle_timeout_);
   if (!reading_) {
     log_.Notice("dropping connection of pid ", peer_.pid, " uid ", peer_.uid, ": it did not read its replies within ",
                 idle_timeout_.count(), " s");
@@ -179,6 +186,16 @@ void Session::Turn() {
     }
     service_.Handle(client_id_, header, payload, replies_, std::move(attached));
     ++handled;
+    if (replies_.deferred) {
+      // Its reply comes later (OnDeferredReply); later requests wait for it, in order.
+      replies_.deferred = false;
+      awaiting_reply_ = true;
+      // No read or write is outstanding while parked, and those are what keep a session
+      // alive: hold it until the reply comes or the session closes.
+      parked_self_ = shared_from_this();
+      more_ = true;
+      break;
+    }
   }
   if (handled > 0) Progress();
   write_offset_ = 0;
@@ -242,6 +259,7 @@ void Session::AfterTurn() {
   }
   if (close_after) return Close("refused version");
   if (shutdown_requested_) return Close("daemon stopping");
+  if (awaiting_reply_) return;  // OnDeferredReply resumes the session
   if (more_) {
     // Yield: every other ready session runs before this one's next turn.
     auto self = shared_from_this();
@@ -249,6 +267,27 @@ void Session::AfterTurn() {
     return;
   }
   DoRead();
+}
+
+void Session::OnDeferredReply(ReplyBatch&& batch) {
+  auto self = std::move(parked_self_);  // alive to the end of this call, then by its I/O
+  if (closing_ || !awaiting_reply_) return;
+  awaiting_reply_ = false;
+  Progress();
+  if (write_offset_ < replies_.bytes.size()) {
+    // The replies before it are still going out (the client reads slowly): it follows them.
+    const size_t base = replies_.bytes.size();
+    replies_.bytes.insert(replies_.bytes.end(), batch.bytes.begin(), batch.bytes.end());
+    for (auto& fd : batch.fds) {
+      fd.offset += base;
+      replies_.fds.push_back(std::move(fd));
+    }
+    return;
+  }
+  replies_ = std::move(batch);
+  write_offset_ = 0;
+  next_fd_ = 0;
+  WriteNext();
 }
 
 void Session::Close(const char* why) {
@@ -260,6 +299,8 @@ void Session::Close(const char* why) {
   socket_.close(ignored);
   if (connected_to_service_) service_.Disconnect(client_id_);
   if (on_close_) on_close_(this);
+  // A parked session lets go of itself, after this call returns.
+  if (parked_self_) asio::post(socket_.get_executor(), [self = std::move(parked_self_)] {});
 }
 
 }  // namespace atraced

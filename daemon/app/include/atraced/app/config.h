@@ -38,7 +38,7 @@ struct Config {
   RateLimit rate_limit;                        // rate-limit-interval, rate-limit-burst
   uint64_t max_bytes_per_client = 0;           // 0: no bound
   uint32_t crash_all_threads = 0;              // 1: a CRASH report has every thread's backtrace
-  uint32_t crash_unwind_timeout_ms = 2000;     // the unwind's deadline; the event loop waits this long at most
+  uint32_t crash_unwind_timeout_ms = 2000;     // the unwind's deadline (on the crash runner's thread)
 };
 
 // A time span as journald writes them: an integer with an optional unit, ms, s, min, h or

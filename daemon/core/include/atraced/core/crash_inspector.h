@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace atraced {
@@ -22,9 +23,19 @@ class CrashInspector {
  public:
   virtual ~CrashInspector() = default;
   // Must return within about `budget` whatever the process does (attaching may block): the
-  // daemon's event loop waits for it, and the process waits for the daemon. A budget of 0:
+  // process waits for the daemon, and without a CrashRunner so does the event loop. A budget of 0:
   // threads and maps only, no unwinding.
   virtual CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) = 0;
+};
+
+// Runs an inspection somewhere other than the event loop, so that one process's crash does
+// not stall every other client for the length of an unwind (up to the budget), and hands
+// the facts back on the event loop. The daemon's runs `inspect` on a thread of its own and
+// posts `done` to the loop (daemon/app); tests keep the jobs and finish them when they like.
+class CrashRunner {
+ public:
+  virtual ~CrashRunner() = default;
+  virtual void Run(std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) = 0;
 };
 
 }  // namespace atraced

@@ -69,12 +69,17 @@ struct ServiceOptions {
   // through passed descriptors, counted when the file is closed); 0: no bound. -EBUSY.
   uint64_t max_bytes_per_client = 0;
   // CRASH: who looks at the crashed process from outside (threads, backtrace, maps), and
-  // how long it may take. The event loop waits that long at most, once per crash; the
+  // how long it may take (on the runner's thread, or the event loop without one); the
   // process's handler waits longer (5 s by default). nullptr: the report says there is no
   // unwinder, and the rings are still written.
   CrashInspector* crash_inspector = nullptr;
   std::chrono::milliseconds crash_budget{2000};
-  // The event loop stalls while it unwinds: one uid gets at most this many unwinds a minute
+  // Where the inspection runs. nullptr: on the event loop, inside Handle (tests, fuzzers).
+  // Set: CRASH's reply is deferred (ReplyBatch::deferred) and delivered through the
+  // connection's reply sink (SetReplySink) once the runner hands the facts back.
+  CrashRunner* crash_runner = nullptr;
+  // Each unwind costs a helper process (and, without a runner, stalls the event loop): one
+  // uid gets at most this many unwinds a minute
   // (a crash loop, or a user forking processes that crash on purpose). Past it the report
   // has threads and maps but no backtrace, and says why.
   uint32_t crash_unwinds_per_uid_per_minute = 5;
@@ -90,6 +95,10 @@ struct ReplyBatch {
   std::vector<uint8_t> bytes;
   std::vector<PassedFd> fds;
   bool close_after = false;  // the connection ends once these replies are sent
+  // The last request's reply comes later, through the connection's reply sink (a CRASH being
+  // inspected off the loop): handle none of the connection's later requests until then, so
+  // replies stay in request order.
+  bool deferred = false;
 };
 
 struct ServiceCounters {
@@ -112,6 +121,9 @@ class TraceService {
   ~TraceService();
 
   ClientId Connect(const PeerCredentials& peer);
+  // Where a deferred reply of this client goes (see ReplyBatch::deferred). Called on the
+  // event loop; never after Disconnect(id).
+  void SetReplySink(ClientId id, std::function<void(ReplyBatch&&)> sink);
   // Ends the client's open files and events, keeping everything written.
   void Disconnect(ClientId id);
   // Handles one request frame and appends its reply to `out`. `attached` is the descriptor
@@ -139,6 +151,9 @@ class TraceService {
 
   // Applies new per-client limits at once (SIGHUP).
   void SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client);
+  // Where the next CRASH is inspected (ServiceOptions::crash_runner); nullptr: inline. The
+  // runner's `done` must run on the event loop, and never after the service is destroyed.
+  void SetCrashRunner(CrashRunner* runner) { options_.crash_runner = runner; }
   // The unwind deadline for the next CRASH (SIGHUP: crash-unwind-timeout-ms).
   void SetCrashBudget(std::chrono::milliseconds budget) { options_.crash_budget = budget; }
   // The timer's work: one log line per client process whose events the rate limit refused
@@ -180,6 +195,8 @@ class TraceService {
     std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
     bool goodbye = false;
     bool crash_recorded = false;  // CRASH wrote this process's stackcore dir: no second one at close
+    bool crash_pending = false;   // the rings' holder of a CRASH being inspected off the loop
+    std::function<void(ReplyBatch&&)> reply_sink;
     // For the report of a death without GOODBYE (rings clients only).
     uint64_t start_ticks = 0;
     std::string program;
@@ -249,6 +266,16 @@ class TraceService {
   Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload);
   Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
   Reply OnCrash(Client& c, std::span<const uint8_t> payload);
+  // CRASH with a runner: checks it as OnCrash does and starts the inspection; no refusal
+  // means the reply is deferred (FinishCrash sends it).
+  Reply StartCrash(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload);
+  void FinishCrash(uint64_t token, CrashFacts facts);
+  // What OnCrash and StartCrash check before looking: the rings' holder, or a refusal.
+  Reply CheckCrash(Client& c, std::span<const uint8_t> payload, proto::Crash* m, Client** holder);
+  // The stackcore dir of a crash: the report (from `facts`) and the rings.
+  Reply WriteCrashReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
+                         std::chrono::system_clock::time_point looked);
+  CrashFacts NoUnwindFacts(CrashFacts facts, uint32_t uid) const;
   // The on-demand dump signal: RING_SAVE_ALL for the process's ring-holding connection.
   Reply OnDump(Client& c, std::span<const uint8_t> payload);
   // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
@@ -283,6 +310,20 @@ class TraceService {
   size_t rings_total_ = 0;
   ServiceCounters counters_;
   std::vector<Departure> departures_;
+  // CRASHes whose inspection runs off the loop (crash_runner), by token; and the rings'
+  // holders whose connection closed meanwhile, kept until their report is written.
+  struct PendingCrash {
+    ClientId channel = 0;  // where the reply goes
+    ClientId holder = 0;   // whose rings are saved
+    int32_t pid = 0;
+    uint16_t opcode = 0;
+    uint32_t request_id = 0;
+    proto::Crash m;
+    std::chrono::system_clock::time_point looked{};
+  };
+  std::map<uint64_t, PendingCrash> pending_crashes_;
+  uint64_t next_crash_token_ = 1;
+  std::map<ClientId, Client> crash_waiting_;
   std::unordered_map<uint32_t, std::vector<std::chrono::system_clock::time_point>> unwinds_by_uid_;  // the last minute's
   std::function<void(std::chrono::milliseconds)> schedule_departures_;
   bool destroying_ = false;

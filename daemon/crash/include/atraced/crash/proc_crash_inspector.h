@@ -2,6 +2,7 @@
 // helper (unwind_helper.h), spawned per crash and killed at the deadline.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "atraced/core/crash_inspector.h"
@@ -19,9 +20,9 @@ class ProcCrashInspector final : public CrashInspector {
       : helper_(std::move(helper)), proc_root_(std::move(proc_root)), all_threads_(all_threads) {}
 
   CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) override;
-  // For the next crash (SIGHUP: crash-all-threads). Called on the event loop, which is also
-  // the only caller of Inspect.
-  void set_all_threads(bool all_threads) { all_threads_ = all_threads; }
+  // For the next crash (SIGHUP: crash-all-threads). Called on the event loop while Inspect
+  // may run on the crash runner's thread: hence the atomic.
+  void set_all_threads(bool all_threads) { all_threads_.store(all_threads); }
 
  private:
   std::string Threads(pid_t pid) const;
@@ -30,7 +31,7 @@ class ProcCrashInspector final : public CrashInspector {
 
   std::string helper_;
   std::string proc_root_;
-  bool all_threads_ = false;
+  std::atomic<bool> all_threads_{false};
 };
 
 }  // namespace atraced::crash
