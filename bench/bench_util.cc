@@ -347,11 +347,8 @@ bool RemoveAt(int parent, const char* name) {
 
 bool RemoveTree(const std::string& path) { return RemoveAt(AT_FDCWD, path.c_str()); }
 
-namespace {
-
-// Directories two levels below `dir` (event directories under <root>/atrace), or -1.
-long CountEventDirs(const std::string& dir) {
-  DIR* top = ::opendir(dir.c_str());
+long CountEventDirs(const std::string& trace_dir) {
+  DIR* top = ::opendir(trace_dir.c_str());
   if (top == nullptr) return -1;
   long n = 0;
   while (dirent* p = ::readdir(top)) {
@@ -371,8 +368,6 @@ long CountEventDirs(const std::string& dir) {
   ::closedir(top);
   return n;
 }
-
-}  // namespace
 
 bool WaitForEventDirs(const std::string& trace_dir, long at_most, int timeout_ms) {
   const int64_t until = NowNs() + int64_t{timeout_ms} * 1000000;

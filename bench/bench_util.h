@@ -133,6 +133,8 @@ bool SocketAccepts(const std::string& path);
 bool MakeDirs(const std::string& path);
 // rm -rf through opendir/unlink/rmdir (no symlink following). True if gone.
 bool RemoveTree(const std::string& path);
+// Event directories (two levels below `trace_dir`, <root>/atrace), or -1 if it cannot be read.
+long CountEventDirs(const std::string& trace_dir);
 // Waits until at most `at_most` event directories are left under `trace_dir` (<root>/atrace):
 // atraced deletes aged directories in the background, and a case waits for that, outside its
 // timing, so that the deletes one side caused do not run during the next side's timing.

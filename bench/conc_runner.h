@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace atraced_bench {
 
@@ -21,6 +22,24 @@ struct ConcResult {
   double events_per_s = 0;
   double p50_us = 0, p99_us = 0;  // of the samples of all processes
   std::string error;              // empty, or the first failure of a process
+};
+
+// One client count's runs over the rounds: a value per run of each figure.
+struct ConcSeries {
+  std::vector<double> eps, p50, p99;
+  // Records a run; returns its throughput (the side's value for Interleave).
+  double Add(const ConcResult& r) {
+    eps.push_back(r.events_per_s);
+    p50.push_back(r.p50_us);
+    p99.push_back(r.p99_us);
+    return r.events_per_s;
+  }
+  // Interleave's warm-up run also recorded: drop it.
+  void DropWarmup() {
+    for (auto* x : {&eps, &p50, &p99}) {
+      if (!x->empty()) x->erase(x->begin());
+    }
+  }
 };
 
 // Forks `clients` processes (PR_SET_PDEATHSIG SIGKILL), runs setup in each, starts them

@@ -1,6 +1,5 @@
 #include "floor_bench.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,24 +15,6 @@ namespace atraced_bench {
 namespace {
 
 double UsPer(int64_t t0, int n) { return static_cast<double>(NowNs() - t0) / 1000.0 / n; }
-
-// Event directories below <root>/atrace/<process dir>/: what a writer at its limit holds.
-size_t CountEventDirs(const std::string& root) {
-  size_t n = 0;
-  const std::string trace = root + "/atrace";
-  DIR* d = ::opendir(trace.c_str());
-  if (d == nullptr) Fail("opendir " + trace + ": " + std::strerror(errno));
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    const std::string pd = trace + "/" + e->d_name;
-    DIR* p = ::opendir(pd.c_str());
-    if (p == nullptr) continue;
-    while (dirent* f = ::readdir(p)) n += f->d_name[0] != '.';
-    ::closedir(p);
-  }
-  ::closedir(d);
-  return n;
-}
 
 // Synchronous events, one at a time, against the churn case's limit: 1 / (the direct
 // writer's event + one round trip), all measured in the same rounds.
@@ -87,7 +68,7 @@ void SyncRows(const FloorParams& p, NullDaemon& nd, const std::string& server_ro
 
   // Both really at their limit and aging (outside the timing): the server did the disk work.
   if (base.dirs() != 10) Fail("floor: baseline holds " + std::to_string(base.dirs()) + " dirs");
-  if (size_t got = CountEventDirs(server_root); got != 10) {
+  if (long got = CountEventDirs(server_root + "/atrace"); got != 10) {
     Fail("floor: the null daemon's root holds " + std::to_string(got) + " event dirs, expected 10");
   }
 
@@ -182,17 +163,14 @@ void BulkRows(const FloorParams& p, NullDaemon& nd, const std::string& append_fi
 // N processes each looping event round trips to the null daemon, against N CANN-style
 // processes (the concurrency case's baseline), through the same process runner.
 void ConcRows(const FloorParams& p, NullDaemon& nd, Table& table) {
-  struct Series {
-    std::vector<double> eps, p50, p99;
-  };
   const std::string socket = nd.socket();
   const std::string base_root = p.work + "/floor/conc-base";
-  std::vector<Series> ours(p.conc_clients.size()), base(p.conc_clients.size());
+  std::vector<ConcSeries> ours(p.conc_clients.size()), base(p.conc_clients.size());
   std::vector<Side> sides;
   for (size_t i = 0; i < p.conc_clients.size(); ++i) {
     const int n = p.conc_clients[i];
     for (bool b : {false, true}) {
-      Series* s = b ? &base[i] : &ours[i];
+      ConcSeries* s = b ? &base[i] : &ours[i];
       sides.push_back({std::string(b ? "base" : "null") + std::to_string(n), [&p, &socket, &base_root, n, b, s] {
                          ConcSetup setup;
                          if (b) {
@@ -213,19 +191,13 @@ void ConcRows(const FloorParams& p, NullDaemon& nd, Table& table) {
                          if (!r.error.empty()) {
                            Fail("floor concurrency (" + std::to_string(n) + (b ? " baseline" : " null daemon") + "): " + r.error);
                          }
-                         s->eps.push_back(r.events_per_s);
-                         s->p50.push_back(r.p50_us);
-                         s->p99.push_back(r.p99_us);
-                         return r.events_per_s;
+                         return s->Add(r);
                        }, {}});
     }
   }
   Interleave(sides, p.conc_rounds);
-  // The warm-up run also appended: drop each series' first value.
   for (auto* v : {&ours, &base}) {
-    for (auto& s : *v) {
-      for (auto* x : {&s.eps, &s.p50, &s.p99}) x->erase(x->begin());
-    }
+    for (auto& s : *v) s.DropWarmup();
   }
   const std::string dur = std::to_string(p.conc_ms) + " ms/run";
   size_t one = 0, last = p.conc_clients.size() - 1;

@@ -517,30 +517,21 @@ void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
   const Params& p = env.p;
   if (!shared.d10) shared.d10 = StartDaemon(env, "d10", 10);
   const Daemon* daemon = shared.d10.get();
-  struct Series {
-    std::vector<double> eps, p50, p99;
-  };
-  std::vector<Series> ours(p.conc_clients.size()), base(p.conc_clients.size()), emit(p.conc_clients.size());
+  std::vector<ConcSeries> ours(p.conc_clients.size()), base(p.conc_clients.size()), emit(p.conc_clients.size());
   std::vector<Side> sides;
   for (size_t i = 0; i < p.conc_clients.size(); ++i) {
     int n = p.conc_clients[i];
     for (ConcWay way : {ConcWay::kStepwise, ConcWay::kBaseline, ConcWay::kEmit}) {
-      Series* s = way == ConcWay::kBaseline ? &base[i] : way == ConcWay::kEmit ? &emit[i] : &ours[i];
+      ConcSeries* s = way == ConcWay::kBaseline ? &base[i] : way == ConcWay::kEmit ? &emit[i] : &ours[i];
       sides.push_back({std::string(ConcWayName(way)) + std::to_string(n), [&env, daemon, n, way, s] {
                          ConcResult r = RunConcurrent(env, *daemon, n, way);
-                         s->eps.push_back(r.events_per_s);
-                         s->p50.push_back(r.p50_us);
-                         s->p99.push_back(r.p99_us);
-                         return r.events_per_s;
+                         return s->Add(r);
                        }, {}});
     }
   }
   Interleave(sides, p.conc_rounds);
-  // The warm-up run also appended: drop each series' first value.
   for (auto* v : {&ours, &base, &emit}) {
-    for (auto& s : *v) {
-      for (auto* x : {&s.eps, &s.p50, &s.p99}) x->erase(x->begin());
-    }
+    for (auto& s : *v) s.DropWarmup();
   }
   const std::string dur = std::to_string(p.conc_ms) + " ms/run";
   size_t one = 0, last = p.conc_clients.size() - 1;
