@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "atraced/core/ring_format.h"
+#include "atraced/rings/ring_format.h"
 
 using atraced::core::FormatLineTime;
 using atraced::core::FormatRingBinary;

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "atraced/core/names.h"
-#include "atraced/core/trace_time.h"
+#include "atraced/store/names.h"
+#include "atraced/store/trace_time.h"
 
 using namespace atraced;
 

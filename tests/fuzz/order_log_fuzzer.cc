@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "atraced/core/names.h"
-#include "atraced/core/order_log.h"
+#include "atraced/store/names.h"
+#include "atraced/store/order_log.h"
 
 using namespace atraced;
 

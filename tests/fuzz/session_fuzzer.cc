@@ -17,10 +17,10 @@
 #include <memory>
 #include <string>
 
-#include "atraced/core/posix_file_system.h"
-#include "atraced/core/process_table.h"
-#include "atraced/core/remover.h"
-#include "atraced/core/trace_service.h"
+#include "atraced/store/posix_file_system.h"
+#include "atraced/processes/process_table.h"
+#include "atraced/store/remover.h"
+#include "atraced/service/trace_service.h"
 #include "atraced/ipc/session.h"
 #include "session_peer.h"
 #include "session_script.h"

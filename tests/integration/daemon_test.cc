@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "atraced/core/names.h"
+#include "atraced/store/names.h"
 #include "support/daemon_process.h"
 #include "support/daemon_helpers.h"
 #include "support/raw_client.h"

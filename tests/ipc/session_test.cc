@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "atraced/core/posix_file_system.h"
+#include "atraced/store/posix_file_system.h"
 #include "atraced/ipc/session.h"
 #include "support/capture_log.h"
 #include "support/fake_clock.h"

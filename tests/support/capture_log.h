@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "atraced/core/log.h"
+#include "atraced/common/log.h"
 
 namespace atraced::testing {
 

@@ -1,7 +1,7 @@
 // A clock the test sets by hand; it can go backwards.
 #pragma once
 
-#include "atraced/core/clock.h"
+#include "atraced/common/clock.h"
 
 namespace atraced::testing {
 

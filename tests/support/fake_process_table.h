@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "atraced/core/process_table.h"
+#include "atraced/processes/process_table.h"
 
 namespace atraced::testing {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "atraced/core/file_system.h"
+#include "atraced/store/file_system.h"
 
 namespace atraced::testing {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "atraced/base/option_error.h"
-#include "atraced/core/aging.h"
-#include "atraced/core/record_num.h"
+#include "atraced/store/aging.h"
+#include "atraced/store/record_num.h"
 
 namespace po = boost::program_options;
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "atraced/core/log.h"
-#include "atraced/core/rate_limit.h"
-#include "atraced/core/retention.h"
+#include "atraced/common/log.h"
+#include "atraced/admission/rate_limit.h"
+#include "atraced/store/retention.h"
 
 namespace atraced {
 

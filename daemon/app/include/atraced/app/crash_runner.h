@@ -17,7 +17,7 @@
 #include <mutex>
 #include <thread>
 
-#include "atraced/core/crash_inspector.h"
+#include "atraced/processes/crash_inspector.h"
 #include "atraced/ipc/asio.h"
 
 namespace atraced {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "atraced/core/store_events.h"
+#include "atraced/store/store_events.h"
 
 namespace atraced {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "atraced/core/log.h"
-#include "atraced/core/status.h"
+#include "atraced/common/log.h"
+#include "atraced/common/status.h"
 #include "atraced/ipc/asio.h"
 
 namespace atraced {

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <string>
 
-#include "atraced/core/crash_inspector.h"
+#include "atraced/processes/crash_inspector.h"
 
 namespace atraced::crash {
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <unordered_map>
 
-#include "atraced/core/fd_budget.h"
-#include "atraced/core/log.h"
+#include "atraced/admission/fd_budget.h"
+#include "atraced/common/log.h"
 #include "atraced/ipc/asio.h"
 #include "atraced/ipc/session.h"
 

@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "atraced/core/trace_service.h"
+#include "atraced/service/trace_service.h"
 
 namespace atraced {
 

@@ -41,8 +41,8 @@
 #include <deque>
 #include <memory>
 
-#include "atraced/core/log.h"
-#include "atraced/core/trace_service.h"
+#include "atraced/common/log.h"
+#include "atraced/service/trace_service.h"
 #include "atraced/ipc/asio.h"
 #include "atraced/proto/frame_decoder.h"
 

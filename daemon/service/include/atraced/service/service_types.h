@@ -1,0 +1,92 @@
+// The plain types a session and a test exchange with the service (trace_service.h): who the
+// peer is, what the operator set, the replies of one batch and the service's counters.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "atraced/admission/fd_budget.h"
+#include "atraced/admission/rate_limit.h"
+#include "atraced/base/unique_fd.h"
+#include "atraced/processes/crash_inspector.h"
+
+namespace atraced {
+
+struct PeerCredentials {
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+struct ServiceOptions {
+  uint32_t max_events_per_client = 64;
+  uint32_t max_files_per_client = 256;
+  uint32_t daemon_uid = 0;              // may always forward
+  std::optional<gid_t> forwarder_gid;   // members may forward
+  std::string root;                     // for STATUS
+  // Rings (1.1) held per connection and in all: each costs one read-only mapping of at most
+  // ATR_RING_MAX_BYTES of address space and no descriptor (held_ring.h). CANN allows 100
+  // objects per tracer type; the rest is room for destroyed exitSave objects.
+  uint32_t max_rings_per_client = 256;
+  uint32_t max_rings_total = 8192;
+  // Charged one descriptor per open file and per descriptor waiting to be passed, to the
+  // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
+  FdBudget* fd_budget = nullptr;
+  // Event directories a client process may create (rate_limit.h): one bucket for schedule
+  // events and another for exit and stackcore ones, so chatty schedule traffic cannot
+  // starve a process's last words. Refused with -EAGAIN.
+  RateLimit rate_limit;
+  // Bytes one client process may write over its life (daemon appends and what it wrote
+  // through passed descriptors, counted when the file is closed); 0: no bound. -EBUSY.
+  uint64_t max_bytes_per_client = 0;
+  // CRASH: who looks at the crashed process from outside (threads, backtrace, maps), and
+  // how long it may take (on the runner's thread, or the event loop without one); the
+  // process's handler waits longer (5 s by default). nullptr: the report says there is no
+  // unwinder, and the rings are still written.
+  CrashInspector* crash_inspector = nullptr;
+  std::chrono::milliseconds crash_budget{2000};
+  // Where the inspection runs. nullptr: on the event loop, inside Handle (tests, fuzzers).
+  // Set: CRASH's reply is deferred (ReplyBatch::deferred) and delivered through the
+  // connection's reply sink (SetReplySink) once the runner hands the facts back.
+  CrashRunner* crash_runner = nullptr;
+  // Each unwind costs a helper process (and, without a runner, stalls the event loop): one
+  // uid gets at most this many unwinds a minute
+  // (a crash loop, or a user forking processes that crash on purpose). Past it the report
+  // has threads and maps but no backtrace, and says why.
+  uint32_t crash_unwinds_per_uid_per_minute = 5;
+};
+
+// Replies to one batch of requests, in request order.
+struct ReplyBatch {
+  struct PassedFd {
+    size_t offset = 0;  // the descriptor travels with the reply frame starting here
+    UniqueFd fd;
+    FdCharge charge;    // released with the batch, once the descriptor went out
+  };
+  std::vector<uint8_t> bytes;
+  std::vector<PassedFd> fds;
+  bool close_after = false;  // the connection ends once these replies are sent
+  // The last request's reply comes later, through the connection's reply sink (a CRASH being
+  // inspected off the loop): handle none of the connection's later requests until then, so
+  // replies stay in request order.
+  bool deferred = false;
+};
+
+struct ServiceCounters {
+  uint64_t requests = 0;
+  uint64_t requests_refused = 0;
+  uint64_t forwarder_claims = 0;
+  uint64_t rings_refused = 0;  // registrations refused: a bound, a bad memfd or header
+  uint64_t rings_saved = 0;    // ring files written
+  uint64_t deaths_recorded = 0;  // stackcore dirs written for processes that died without GOODBYE
+  uint64_t refused_rate_limit = 0;    // events refused by a client's rate limit
+  uint64_t refused_client_bytes = 0;  // writes refused by max-bytes-per-client
+  uint64_t crashes_recorded = 0; // stackcore dirs written at CRASH, while the process waited
+};
+
+}  // namespace atraced

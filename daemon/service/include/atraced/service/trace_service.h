@@ -1,0 +1,96 @@
+// The daemon's request handling, with no socket in it: decoded frames in, reply frames out.
+// A session (daemon/ipc) feeds it bytes from a connection; tests drive it directly.
+//
+// This class is the dispatcher: it owns the client table, checks what every request must
+// satisfy (HELLO first, negotiated features, no stray descriptor) and hands each opcode to
+// the handler of its concern (daemon/service/src: events and files, rings and saves, crashes,
+// deaths, queries, admission). It encodes the replies and logs the refusals.
+//
+// Threading: like the store it drives, a TraceService has a single owner, the daemon's
+// event loop. Every call for every client runs there, in order.
+//
+// Identity: a client is what SO_PEERCRED and /proc say it is (PeerCredentials +
+// ProcessTable). The only identity a payload may carry is EVENT_BEGIN's host_pid, a
+// forwarder's claim, which only root, the daemon's uid or the forwarder group may make, and
+// which is logged each time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "atraced/base/unique_fd.h"
+#include "atraced/common/clock.h"
+#include "atraced/common/log.h"
+#include "atraced/processes/process_table.h"
+#include "atraced/proto/codec.h"
+#include "atraced/service/service_types.h"
+#include "atraced/store/trace_store.h"
+
+namespace atraced {
+
+class TraceService {
+ public:
+  using ClientId = uint64_t;
+
+  TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log, ServiceOptions options);
+  ~TraceService();
+  TraceService(const TraceService&) = delete;
+  TraceService& operator=(const TraceService&) = delete;
+
+  ClientId Connect(const PeerCredentials& peer);
+  // Where a deferred reply of this client goes (see ReplyBatch::deferred). Called on the
+  // event loop; never after Disconnect(id).
+  void SetReplySink(ClientId id, std::function<void(ReplyBatch&&)> sink);
+  // Ends the client's open files and events, keeping everything written.
+  void Disconnect(ClientId id);
+  // Handles one request frame and appends its reply to `out`. `attached` is the descriptor
+  // that came with the frame's first byte (SCM_RIGHTS), if any: only RING_REGISTER takes
+  // one; on any other frame it is a protocol violation and the connection is closed.
+  void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
+              UniqueFd attached = UniqueFd());
+
+  // A 1.1 connection that holds rings is a process's registration for crash capture: the
+  // session does not drop it for being idle (submitting records makes no request).
+  bool HoldsRings(ClientId id) const;
+
+  // Death without GOODBYE. A ring-holding connection that closes without GOODBYE is kept
+  // as a departure until the kernel says whether its process ended (the socket closes a
+  // moment before the process becomes a zombie). An ended process gets a stackcore event
+  // dir: a report, then one file per ring. One still running after about 3 s (an exec, a
+  // closed descriptor, a connection the daemon dropped) loses its rings, as before.
+  // CheckDepartures re-checks them; the service asks for it through the scheduler (the
+  // event loop's timer), or a test calls it.
+  void SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule);
+  void CheckDepartures();
+  size_t departures() const;
+
+  // Applies new per-client limits at once (SIGHUP).
+  void SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client);
+  // Where the next CRASH is inspected (ServiceOptions::crash_runner); nullptr: inline. The
+  // runner's `done` must run on the event loop, and never after the service is destroyed.
+  void SetCrashRunner(CrashRunner* runner);
+  // The unwind deadline for the next CRASH (SIGHUP: crash-unwind-timeout-ms).
+  void SetCrashBudget(std::chrono::milliseconds budget);
+  // The timer's work: one log line per client process whose events the rate limit refused
+  // during the last interval ("suppressed 1234 events from pid 77 (train.py)").
+  void Tick();
+
+  size_t clients() const;
+  // The feature bits HELLO granted to this client (0 before HELLO or for an unknown id).
+  uint64_t features(ClientId id) const;
+  size_t rings() const;
+  const ServiceCounters& counters() const;
+  TraceStore& store();
+  // One line for sd_notify STATUS=: counts per class and clients.
+  std::string StatusLine() const;
+
+ private:
+  struct Rooms;  // the client table and the handlers, one per concern (trace_service.cc)
+  std::unique_ptr<Rooms> rooms_;
+};
+
+}  // namespace atraced

@@ -1,0 +1,47 @@
+// Admission: whether a client's process may have one more event (its rate limit), write
+// more bytes (max-bytes-per-client) or hold one more descriptor (the uid's share of the
+// daemon's descriptors). Each check answers with the refusal to reply, counted; the per-user
+// shares of issue 21 land here.
+#pragma once
+
+#include <cstdint>
+
+#include "atraced/common/clock.h"
+#include "atraced/common/log.h"
+#include "atraced/service/service_types.h"
+#include "atraced/store/names.h"
+#include "client.h"
+#include "process_records.h"
+#include "refusal.h"
+
+namespace atraced {
+
+class Admission {
+ public:
+  // `options` is the service's: its limits change on SIGHUP (SetClientLimits).
+  Admission(ProcessRecords& records, Clock& clock, Logger& log, ServiceCounters& counters,
+            const ServiceOptions& options)
+      : records_(records), clock_(clock), log_(log), counters_(counters), options_(options) {}
+
+  // The rate limit of the client's process for one more event of `kind`.
+  Reply AdmitEvent(const Client& c, EventKind kind);
+  // max-bytes-per-client: may the client's process write `incoming` more bytes?
+  Reply AdmitBytes(const Client& c, uint64_t incoming);
+  // Charges one descriptor to the client's uid, or the refusal to reply with.
+  Reply ChargeFd(const Client& c, FdCharge* charge);
+  // Descriptor refusals come in floods from one uid: whether to log this one (one line per
+  // interval per uid), and how many were not logged since.
+  bool ShouldLogFdRefusal(uint32_t uid, uint64_t* suppressed);
+  // The timer's work: one line per process whose events the rate limit refused during the
+  // last interval.
+  void Tick();
+
+ private:
+  ProcessRecords& records_;
+  Clock& clock_;
+  Logger& log_;
+  ServiceCounters& counters_;
+  const ServiceOptions& options_;
+};
+
+}  // namespace atraced

@@ -1,0 +1,61 @@
+// One connection as the service sees it: who the peer is, what HELLO granted, and what it
+// holds (open events and files, rings). Every handler works on one of these; the
+// dispatcher's client table (client_table.h) owns them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "atraced/admission/fd_budget.h"
+#include "atraced/processes/oom_count.h"
+#include "atraced/rings/held_ring.h"
+#include "atraced/service/service_types.h"
+#include "atraced/store/file_system.h"
+#include "atraced/store/names.h"
+
+namespace atraced {
+
+using ClientId = uint64_t;
+
+struct OpenFile {
+  uint64_t seq = 0;
+  uint32_t event_id = 0;
+  std::unique_ptr<WritableFile> file;
+  FdCharge charge;         // the file's descriptor, charged to the peer's uid
+  DiskUsage accounted;     // use of the file already added to the store's counters
+  bool passed = false;     // a descriptor went to the client: it may write behind our back
+};
+
+struct Client {
+  PeerCredentials peer;
+  std::string process_dir;
+  // process_dir parsed once at connect (nullopt if malformed), not on every EVENT_BEGIN.
+  std::optional<ProcessDirName> process_name;
+  bool hello_done = false;
+  uint64_t features = 0;
+  bool may_forward = false;
+  std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
+  std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
+  std::map<uint32_t, HeldRing> rings;              // object id -> ring, live or released
+  std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
+  bool goodbye = false;
+  bool crash_recorded = false;  // CRASH wrote this process's stackcore dir: no second one at close
+  bool crash_pending = false;   // the rings' holder of a CRASH being inspected off the loop
+  std::function<void(ReplyBatch&&)> reply_sink;
+  // For the report of a death without GOODBYE (rings clients only).
+  uint64_t start_ticks = 0;
+  std::string program;
+  std::string cmdline;  // captured at HELLO
+  OomCount oom_at_hello;  // the memory cgroup's OOM kills at HELLO (oom_count.h)
+  std::chrono::system_clock::time_point connected{};
+  std::chrono::system_clock::time_point last_activity{};
+};
+
+}  // namespace atraced

@@ -1,0 +1,98 @@
+#include "crash_report.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+
+#include "atraced/processes/signal_names.h"
+#include "atraced/store/trace_time.h"
+
+namespace atraced {
+namespace {
+
+// The lines a death report and a crash report share: who the process was.
+std::string ProcessLines(const Client& c) {
+  return "pid: " + std::to_string(c.peer.pid) + "\n"
+         "uid: " + std::to_string(c.peer.uid) + "\n"
+         "program: " + c.program + "\n"
+         "command line: " + (c.cmdline.empty() ? "(not readable)" : Printable(c.cmdline)) + "\n"
+         "start time: " + std::to_string(c.start_ticks) + " clock ticks after boot (/proc/<pid>/stat)\n"
+         "connected: " + HumanTime(c.connected) + "\n"
+         "last request: " + HumanTime(c.last_activity) + "\n";
+}
+
+std::string RingsLine(size_t count, const std::string& names) {
+  return "rings: " + std::to_string(count) + (names.empty() ? "" : " (" + names + ")") +
+         "; a ring with no record has no file\n";
+}
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+std::string HumanTime(std::chrono::system_clock::time_point when) {
+  const std::string t = FormatTraceTime(when);
+  return t.substr(0, 4) + "-" + t.substr(4, 2) + "-" + t.substr(6, 2) + " " + t.substr(8, 2) + ":" + t.substr(10, 2) +
+         ":" + t.substr(12, 2) + "." + t.substr(14, 3) + "." + t.substr(17, 3);
+}
+
+std::string Printable(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char ch : text) {
+    if (ch < 0x20 || ch == 0x7f || ch == '\\') {
+      out += "\\x";
+      out += kHex[ch >> 4];
+      out += kHex[ch & 15];
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+std::string DescribeEnd(const ProcessEnd& end, int* signo) {
+  *signo = 0;
+  if (end.wait_status && WIFSIGNALED(*end.wait_status)) {
+    *signo = WTERMSIG(*end.wait_status);
+    return "killed by signal " + SignalName(*signo) + (WCOREDUMP(*end.wait_status) ? ", core dumped" : "");
+  }
+  if (end.wait_status && *end.wait_status != 0 && WIFEXITED(*end.wait_status)) {
+    return "exited with status " + std::to_string(WEXITSTATUS(*end.wait_status)) + " without GOODBYE (_exit, or exit "
+           "before the library's destructor ran)";
+  }
+  if (end.wait_status) {
+    return "vanished without reporting a signal; its exit status reads 0 (an _exit(0), or a status the daemon may "
+           "not read)";
+  }
+  return "vanished without reporting a signal (SIGKILL, the OOM killer, _exit or a crash are possible); the "
+         "daemon cannot tell which: the process was reaped before it could read its status";
+}
+
+std::string DeathReportText(const Client& c, const DeathFacts& death, size_t rings, const std::string& ring_names) {
+  return "atraced: process " + std::to_string(c.peer.pid) + " (" + c.program +
+         ") ended without GOODBYE\n"
+         "how: " + death.how + "\n" + (death.oom.empty() ? "" : "oom: " + death.oom + "\n") + ProcessLines(c) +
+         "connection closed: " + HumanTime(death.closed) + "\n"
+         "written: " + HumanTime(death.written) + "\n" +
+         RingsLine(rings, ring_names);
+}
+
+std::string CrashReportText(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
+                            std::chrono::system_clock::time_point written, size_t rings, const std::string& ring_names) {
+  return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") caught a fatal signal\n"
+         "signal: " + SignalName(m.signo) + "\n"
+         "code: " + SignalCodeName(m.signo, m.code) + "\n"
+         "fault address: " + Hex(m.fault_addr) + "\n"
+         "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(holder) +
+         "written: " + HumanTime(written) + "\n" +
+         RingsLine(rings, ring_names) +
+         "\nbacktrace of thread " + std::to_string(m.tid) + ", unwound by atraced from outside the process:\n" +
+         facts.backtrace + "\nthreads:\n" + facts.threads + "\nmaps:\n" + facts.maps;
+}
+
+}  // namespace atraced

@@ -1,0 +1,161 @@
+#include "crashes.h"
+
+#include <algorithm>
+#include <string>
+
+#include "atraced/processes/signal_names.h"
+#include "atraced/store/trace_time.h"
+#include "crash_report.h"
+
+namespace atraced {
+
+bool Crashes::TakeUnwind(uint32_t uid) {
+  const auto now = clock_.Now();
+  for (auto it = unwinds_by_uid_.begin(); it != unwinds_by_uid_.end();) {  // forget what is a minute old
+    auto& times = it->second;
+    times.erase(std::remove_if(times.begin(), times.end(), [&](auto t) { return now - t >= std::chrono::minutes(1); }),
+                times.end());
+    it = times.empty() ? unwinds_by_uid_.erase(it) : std::next(it);
+  }
+  auto& times = unwinds_by_uid_[uid];
+  if (times.size() >= options_.crash_unwinds_per_uid_per_minute) return false;
+  times.push_back(now);
+  return true;
+}
+
+Reply Crashes::Check(Client& c, std::span<const uint8_t> payload, proto::Crash* m,
+                                             Client** holder) {
+  if (auto e = proto::Decode(payload, m)) return Refusal{e->status, e->message};
+  *holder = clients_.RingHolderOf(c);
+  if (!*holder) {
+    return Refusal{ATR_ENOENT, "CRASH: no connection of pid " + std::to_string(c.peer.pid) +
+                                   " holds a ring (register one first): there is nothing to save"};
+  }
+  if ((*holder)->crash_recorded) {
+    return Refusal{ATR_EEXIST, "CRASH: the crash of pid " + std::to_string(c.peer.pid) + " is already recorded"};
+  }
+  (*holder)->crash_recorded = c.crash_recorded = true;
+  return std::nullopt;
+}
+
+CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
+  facts.backtrace = "(none: uid " + std::to_string(uid) + " already had " +
+                    std::to_string(options_.crash_unwinds_per_uid_per_minute) +
+                    " crashes unwound in the last minute)\n";
+  return facts;
+}
+
+Reply Crashes::OnCrash(Client& c, std::span<const uint8_t> payload) {
+  proto::Crash m;
+  Client* holder = nullptr;
+  if (Reply refused = Check(c, payload, &m, &holder)) return refused;
+  // The process waits in its handler while this runs: a bounded look from outside, here on
+  // the event loop (no runner: tests and fuzzers).
+  CrashFacts facts;
+  const auto looked = clock_.Now();
+  if (options_.crash_inspector) {
+    const bool unwind = TakeUnwind(c.peer.uid);
+    facts = options_.crash_inspector->Inspect(c.peer.pid, m.tid, unwind ? options_.crash_budget : std::chrono::milliseconds(0));
+    if (!unwind) facts = NoUnwindFacts(std::move(facts), c.peer.uid);
+  } else {
+    facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
+             "(not read: this daemon has no crash inspector)\n"};
+  }
+  return WriteReport(c.peer.pid, *holder, m, facts, looked);
+}
+
+Reply Crashes::StartCrash(ClientId id, Client& c, const proto::FrameHeader& h,
+                                             std::span<const uint8_t> payload) {
+  proto::Crash m;
+  Client* holder = nullptr;
+  if (Reply refused = Check(c, payload, &m, &holder)) return refused;
+  const ClientId found = clients_.IdOf(holder);
+  const ClientId holder_id = found != 0 ? found : id;
+  holder->crash_pending = true;
+  const uint64_t token = next_token_++;
+  pending_[token] = PendingCrash{id, holder_id, c.peer.pid, h.opcode, h.request_id, m, clock_.Now()};
+  // The process waits in its handler while the runner looks at it from outside; every other
+  // client is served meanwhile. The reply, and this connection's next request, wait.
+  CrashInspector* inspector = options_.crash_inspector;
+  const bool unwind = inspector != nullptr && TakeUnwind(c.peer.uid);
+  const pid_t pid = c.peer.pid;
+  const uint32_t uid = c.peer.uid;
+  const pid_t tid = m.tid;
+  const auto budget = unwind ? options_.crash_budget : std::chrono::milliseconds(0);
+  options_.crash_runner->Run(
+      [inspector, pid, tid, budget]() -> CrashFacts {
+        if (!inspector) {
+          return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
+                  "(not read: this daemon has no crash inspector)\n"};
+        }
+        return inspector->Inspect(pid, tid, budget);
+      },
+      [this, token, unwind, uid, inspector](CrashFacts facts) {
+        if (inspector && !unwind) facts = NoUnwindFacts(std::move(facts), uid);
+        Finish(token, std::move(facts));
+      });
+  return std::nullopt;
+}
+
+void Crashes::Finish(uint64_t token, CrashFacts facts) {
+  auto p = pending_.find(token);
+  if (p == pending_.end()) return;
+  const PendingCrash crash = p->second;
+  pending_.erase(p);
+  // The holder may have closed its connection meanwhile: it waited in parked_.
+  Client* holder = nullptr;
+  Client* live = clients_.Find(crash.holder);
+  auto waiting = parked_.find(crash.holder);
+  if (live != nullptr) {
+    holder = live;
+  } else if (waiting != parked_.end()) {
+    holder = &waiting->second;
+  }
+  Reply r = holder ? WriteReport(crash.pid, *holder, crash.m, facts, crash.looked)
+                   : Reply{Refusal{ATR_ENOENT, "CRASH: the rings of pid " + std::to_string(crash.pid) + " are gone"}};
+  if (holder) holder->crash_pending = false;
+  if (waiting != parked_.end()) {
+    log_.Info("pid ", crash.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
+    forget_(waiting->second);
+    parked_.erase(waiting);
+  }
+  // The reply, if the CRASH connection is still there to read it.
+  Client* channel = clients_.Find(crash.channel);
+  if (channel == nullptr || !channel->reply_sink) return;
+  std::vector<uint8_t> reply;
+  if (r) {
+    ++counters_.requests_refused;
+    proto::EncodeReplyError(r->status, r->message, reply);
+  } else {
+    proto::EncodeReplyOk(reply);
+  }
+  ReplyBatch batch;
+  proto::AppendFrame(batch.bytes, crash.opcode, ATR_FLAG_REPLY, crash.request_id, reply);
+  channel->reply_sink(std::move(batch));
+}
+
+Reply Crashes::WriteReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
+                           std::chrono::system_clock::time_point looked) {
+  std::string ring_list;
+  std::vector<const HeldRing*> chosen = RingSaver::AtDeath(holder, &ring_list);
+  const auto now = clock_.Now();
+  const auto inspect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - looked).count();
+  HeldRing::File report{TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now)}),
+                        CrashReportText(pid, holder, m, facts, now, chosen.size(), ring_list)};
+  Reply r = saver_.Save(holder, EventKind::kStackcore, chosen, &report);
+  ++counters_.crashes_recorded;
+  log_.Notice("pid ", pid, " (", holder.program, ") caught signal ", SignalName(m.signo), " in thread ", m.tid,
+              "; inspected in ", inspect_ms, " ms; stackcore dir with ", chosen.size(), " ring(s)",
+              r ? " failed: " + r->message : std::string(" written"));
+  return r;
+}
+
+void Crashes::Park(ClientId id, Client client) { parked_.emplace(id, std::move(client)); }
+
+void Crashes::ForgetAll() {
+  for (auto& [id, c] : parked_) forget_(c);
+  parked_.clear();
+  pending_.clear();  // a runner's late `done` finds nothing
+}
+
+}  // namespace atraced

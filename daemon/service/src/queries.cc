@@ -1,0 +1,90 @@
+#include "queries.h"
+
+#include <algorithm>
+
+namespace atraced {
+
+Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::StatusRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  accounting_.AccountPassedFiles(clients_);
+  const StoreCounters& sc = store_.counters();
+  proto::StatusReply r;
+  r.record_num = store_.record_num();
+  r.host_dirs = static_cast<uint32_t>(store_.count(AgeClass::kHost));
+  r.device_dirs = static_cast<uint32_t>(store_.count(AgeClass::kDevice));
+  r.exit_dirs = static_cast<uint32_t>(store_.count(AgeClass::kExit));
+  r.clients = static_cast<uint32_t>(clients_.size());
+  r.events_begun = sc.events_created;
+  r.dirs_aged = sc.dirs_aged;
+  r.bytes_written = sc.bytes_written;
+  r.bytes_apparent = sc.bytes_apparent;
+  r.removal_failures = sc.removal_failures;
+  r.requests_refused = counters_.requests_refused;
+  r.root = options_.root;
+  auto& t = r.retention;
+  t.present = true;
+  t.max_use = store_.byte_limits().max_use;
+  t.keep_free = store_.byte_limits().keep_free;
+  t.fs_free = store_.free_bytes();
+  t.used_host = store_.used_bytes(AgeClass::kHost);
+  t.used_device = store_.used_bytes(AgeClass::kDevice);
+  t.used_exit = store_.used_bytes(AgeClass::kExit);
+  t.bytes_freed = sc.bytes_freed;
+  auto aged = [&sc](AgingReason why) { return sc.dirs_aged_by[static_cast<size_t>(why)]; };
+  t.aged_count = aged(AgingReason::kCount);
+  t.aged_max_use = aged(AgingReason::kMaxUse);
+  t.aged_keep_free = aged(AgingReason::kKeepFree);
+  t.aged_max_age = aged(AgingReason::kAge);
+  t.aged_vacuum = aged(AgingReason::kVacuum);
+  t.refused_max_use = sc.refused_by_limit[static_cast<size_t>(ByteLimit::kMaxUse)];
+  t.refused_keep_free = sc.refused_by_limit[static_cast<size_t>(ByteLimit::kKeepFree)];
+  t.refused_rate_limit = counters_.refused_rate_limit;
+  t.refused_client_bytes = counters_.refused_client_bytes;
+  t.exit_record_num = store_.exit_record_num();
+  t.aging_policy = static_cast<uint32_t>(store_.retention().policy);
+  t.max_age_s = static_cast<uint64_t>(store_.retention().max_age.count());
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+Reply Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::ListRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  accounting_.AccountPassedFiles(clients_);
+  proto::ListReply r;
+  for (const EventInfo& e : store_.List(m.after_seq, m.max_entries)) {
+    proto::ListEntry le;
+    le.seq = e.seq;
+    le.kind = static_cast<uint8_t>(e.kind);
+    le.side = static_cast<uint8_t>(e.side);
+    le.device_id = e.device_id;
+    le.pid = e.pid;
+    le.uid = e.uid;
+    le.bytes = e.bytes;
+    le.apparent_bytes = e.apparent_bytes;
+    le.created_unix_us = static_cast<uint64_t>(std::max<int64_t>(0, e.created_us));
+    le.path = e.rel_path;
+    r.entries.push_back(std::move(le));
+  }
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+Reply Queries::OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::VacuumRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  AgingReport report = store_.Vacuum(m.dry_run);
+  proto::VacuumReply r;
+  for (auto& path : report.removed) {
+    if (r.paths.size() < ATR_MAX_VACUUM_PATHS) {
+      r.paths.push_back(std::move(path));
+    } else {
+      ++r.omitted;  // a reply must fit in one frame
+    }
+  }
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+}  // namespace atraced

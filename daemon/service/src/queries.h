@@ -1,0 +1,35 @@
+// STATUS, LIST and VACUUM: what the store holds and what it aged, for atracectl and
+// monitoring. Read-only but for VACUUM, which applies the limits now.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "atraced/service/service_types.h"
+#include "atraced/store/trace_store.h"
+#include "client_table.h"
+#include "file_accounting.h"
+#include "refusal.h"
+
+namespace atraced {
+
+class Queries {
+ public:
+  Queries(TraceStore& store, ClientTable& clients, FileAccounting& accounting, const ServiceCounters& counters,
+          const ServiceOptions& options)
+      : store_(store), clients_(clients), accounting_(accounting), counters_(counters), options_(options) {}
+
+  Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+
+ private:
+  TraceStore& store_;
+  ClientTable& clients_;  // counted, and their passed files measured, for STATUS and LIST
+  FileAccounting& accounting_;
+  const ServiceCounters& counters_;
+  const ServiceOptions& options_;
+};
+
+}  // namespace atraced

@@ -1,0 +1,120 @@
+#include "rings.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "atraced/processes/signal_names.h"
+
+namespace atraced {
+
+Reply Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd) {
+  proto::RingRegister m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  auto refuse = [this, &c, &m](int32_t status, std::string why) {
+    ++counters_.rings_refused;
+    log_.Notice("ring ", m.name, " of pid ", c.peer.pid, " refused: ", why);
+    return Refusal{status, std::move(why)};
+  };
+  if (c.rings.count(m.object_id)) return refuse(ATR_EEXIST, "object_id: " + std::to_string(m.object_id) + " is already registered");
+  if (c.rings.size() >= options_.max_rings_per_client) {
+    return refuse(ATR_EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");
+  }
+  if (total_ >= options_.max_rings_total) {
+    return refuse(ATR_EBUSY, "rings: the daemon holds " + std::to_string(total_) + " rings, its limit");
+  }
+  auto ring = HeldRing::Map(std::move(memfd), m);
+  if (!ring.ok()) return refuse(Neg(ring.status().err()), ring.status().message());
+  c.rings.emplace(m.object_id, std::move(*ring));
+  ++total_;
+  return std::nullopt;
+}
+
+void Rings::DropRing(Client& c, std::map<uint32_t, HeldRing>::iterator it) {
+  c.released.erase(it->first);
+  c.rings.erase(it);
+  --total_;
+}
+
+Reply Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
+  proto::IdRequest m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  auto it = c.rings.find(m.id);
+  if (it == c.rings.end() || c.released.count(m.id)) {
+    return Refusal{ATR_ENOENT, "object_id: " + std::to_string(m.id) + " is not registered"};
+  }
+  if (it->second.exit_save()) {
+    c.released.insert(m.id);  // CANN saves destroyed exitSave objects at exit too
+  } else {
+    DropRing(c, it);
+  }
+  return std::nullopt;
+}
+
+Reply Rings::OnRingReport(Client& c, std::span<const uint8_t> payload) {
+  proto::RingReport m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  std::vector<const HeldRing*> chosen;
+  for (uint32_t id : m.object_ids) {
+    auto it = c.rings.find(id);
+    if (it == c.rings.end() || c.released.count(id)) {
+      return Refusal{ATR_ENOENT, "object_id: " + std::to_string(id) + " is not registered"};
+    }
+    chosen.push_back(&it->second);
+  }
+  // Written before the reply either way: `wait` only tells the client whether to wait.
+  if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
+  return saver_.Save(c, EventKind::kSchedule, chosen);
+}
+
+Reply Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload) {
+  proto::RingSaveAll m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  const std::vector<const HeldRing*> chosen = RingSaver::Unreleased(c);
+  if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
+  return saver_.Save(c, EventKind::kSchedule, chosen);
+}
+
+Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload) {
+  proto::Goodbye m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (c.goodbye) return Refusal{ATR_EPROTO, "GOODBYE: already said on this connection"};
+  c.goodbye = true;
+  // exitSave objects, live or destroyed; of several with one name, the newest.
+  std::map<std::string, const HeldRing*> by_name;
+  for (auto& [id, ring] : c.rings) {
+    if (ring.exit_save()) by_name[ring.name()] = &ring;  // ids ascend: the newest wins
+  }
+  std::vector<const HeldRing*> chosen;
+  for (auto& [name, ring] : by_name) chosen.push_back(ring);
+  Reply result = admission_.AdmitEvent(c, EventKind::kExit);
+  if (!result) result = saver_.Save(c, EventKind::kExit, chosen);
+  ReleaseAll(c);  // the process is leaving: its rings are of no further use
+  return result;
+}
+
+Reply Rings::OnDump(Client& c, std::span<const uint8_t> payload) {
+  proto::Dump m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  // Sent on the crash connection, which holds no ring: the rings are another connection's.
+  Client* holder = clients_.RingHolderOf(c);
+  const std::vector<const HeldRing*> chosen = holder ? RingSaver::Unreleased(*holder) : std::vector<const HeldRing*>{};
+  if (chosen.empty()) {
+    return Refusal{ATR_ENOENT, "DUMP: no connection of pid " + std::to_string(c.peer.pid) +
+                                   " holds an unreleased ring: there is nothing to save"};
+  }
+  if (auto refused = admission_.AdmitEvent(*holder, EventKind::kSchedule)) return refused;
+  Reply r = saver_.Save(*holder, EventKind::kSchedule, chosen);
+  // Logged: a signal from outside the process asked for it, not the application.
+  log_.Info("pid ", c.peer.pid, " (", holder->program, ") caught dump signal ", SignalName(m.signo), " in thread ", m.tid,
+            "; schedule dir with ", chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
+  return r;
+}
+
+void Rings::ReleaseAll(Client& c) {
+  total_ -= c.rings.size();  // their mappings go with the client
+  c.rings.clear();
+  c.released.clear();
+}
+
+}  // namespace atraced

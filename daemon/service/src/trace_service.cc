@@ -1,0 +1,307 @@
+// The dispatcher: the client table, what every request must satisfy, and the reply. Each
+// opcode's work is in the handler of its concern.
+#include "atraced/service/trace_service.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "admission.h"
+#include "atraced/proto/wire.h"
+#include "client.h"
+#include "client_table.h"
+#include "crashes.h"
+#include "deaths.h"
+#include "event_files.h"
+#include "file_accounting.h"
+#include "process_records.h"
+#include "queries.h"
+#include "refusal.h"
+#include "ring_saver.h"
+#include "rings.h"
+
+namespace atraced {
+namespace {
+
+constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH;
+// Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
+// one rare reply does not keep its memory for the daemon's lifetime.
+constexpr size_t kMaxKeptScratch = 64 * 1024;
+
+}  // namespace
+
+// Everything the service holds, wired once: each handler gets references to the parts it
+// needs and nothing else. Declared in the order they depend on each other.
+struct TraceService::Rooms {
+  Rooms(TraceStore& the_store, ProcessTable& the_processes, Clock& the_clock, Logger& the_log, ServiceOptions opts)
+      : store(the_store), processes(the_processes), clock(the_clock), log(the_log), options(std::move(opts)),
+        records(processes, clock),
+        admission(records, clock, log, counters, options),
+        accounting(store, records),
+        saver(store, log, counters),
+        events(store, processes, records, admission, accounting, clock, log, counters, options),
+        rings(clients, saver, admission, log, counters, options),
+        queries(store, clients, accounting, counters, options),
+        departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
+        crashes(clients, saver, clock, log, counters, options, [this](Client& c) { Forget(c); }) {}
+
+  // Releases what a client still holds once it is gone for good.
+  void Forget(Client& c) {
+    rings.ReleaseAll(c);
+    store.ReleaseProcessDir(c.process_dir);
+  }
+  Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
+  // The opcode's handler; *deferred: its reply comes later (a CRASH inspected off the loop).
+  Reply Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+                 UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred);
+
+  TraceStore& store;
+  ProcessTable& processes;
+  Clock& clock;
+  Logger& log;
+  ServiceOptions options;
+  ServiceCounters counters;
+  ClientTable clients;
+  ProcessRecords records;
+  Admission admission;
+  FileAccounting accounting;
+  RingSaver saver;
+  EventFiles events;
+  Rings rings;
+  Queries queries;
+  Departures departures;
+  Crashes crashes;
+  bool destroying = false;
+  // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
+  // so that a steady stream of requests encodes its replies without allocating (a fresh
+  // vector grew by push_back several times per reply). Handle is never re-entered.
+  std::vector<uint8_t> body_scratch;
+  std::vector<uint8_t> reply_scratch;
+};
+
+TraceService::TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log,
+                           ServiceOptions options)
+    : rooms_(std::make_unique<Rooms>(store, processes, clock, log, std::move(options))) {}
+
+TraceService::~TraceService() {
+  // The daemon is stopping: its clients are alive, and nobody will run a check any more.
+  rooms_->destroying = true;
+  rooms_->departures.ForgetAll();
+  rooms_->crashes.ForgetAll();
+  std::vector<ClientId> ids;
+  for (auto& [id, c] : rooms_->clients) ids.push_back(id);
+  for (ClientId id : ids) Disconnect(id);
+}
+
+TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
+  Rooms& r = *rooms_;
+  auto facts = r.processes.Lookup(peer.pid);
+  ProcessRecord* rec = r.records.RecordFor(peer.pid, facts);
+  ++rec->connections;
+  Client c;
+  c.peer = peer;
+  c.process_dir = FormatProcessDirName(rec->name);
+  c.process_name = ParseProcessDirName(c.process_dir);
+  c.start_ticks = facts ? facts->start_ticks : 0;
+  c.program = facts ? facts->program : "unknown";
+  c.connected = r.clock.Now();
+  bool in_group = false;
+  if (r.options.forwarder_gid) {
+    in_group = peer.gid == *r.options.forwarder_gid ||
+               (facts && std::count(facts->groups.begin(), facts->groups.end(), *r.options.forwarder_gid) > 0);
+  }
+  c.may_forward = peer.uid == 0 || peer.uid == r.options.daemon_uid || in_group;
+  r.store.HoldProcessDir(c.process_dir);
+  const ClientId id = r.clients.Add(std::move(c));
+  r.log.Debug("client ", id, " connected: pid ", peer.pid, " uid ", peer.uid, " gid ", peer.gid);
+  return id;
+}
+
+void TraceService::SetReplySink(ClientId id, std::function<void(ReplyBatch&&)> sink) {
+  if (Client* c = rooms_->clients.Find(id)) c->reply_sink = std::move(sink);
+}
+
+void TraceService::Disconnect(ClientId id) {
+  Rooms& r = *rooms_;
+  Client* found = r.clients.Find(id);
+  if (found == nullptr) return;
+  Client& c = *found;
+  c.reply_sink = nullptr;
+  r.events.EndAll(c);
+  r.records.Disconnected(c.peer.pid, c.process_dir);
+  if (c.crash_pending && !r.destroying) {
+    // Its CRASH is being inspected: the rings stay until the report is written.
+    r.crashes.Park(id, r.clients.Take(id));
+    return;
+  }
+  if (c.crash_recorded && !c.goodbye && !c.rings.empty()) {
+    r.log.Info("pid ", c.peer.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
+  } else if (!r.destroying && (c.features & ATR_FEATURE_MEMFD) && !c.goodbye && !c.rings.empty()) {
+    // No GOODBYE: the process may have died. It keeps its rings and its process dir until
+    // the kernel says (Departures).
+    r.departures.Depart(r.clients.Take(id));
+    return;
+  }
+  r.Forget(c);
+  r.clients.Take(id);
+}
+
+bool TraceService::HoldsRings(ClientId id) const {
+  const Client* c = rooms_->clients.Find(id);
+  return c != nullptr && !c->rings.empty();
+}
+
+void TraceService::SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule) {
+  rooms_->departures.SetScheduler(std::move(schedule));
+}
+void TraceService::CheckDepartures() { rooms_->departures.Check(); }
+size_t TraceService::departures() const { return rooms_->departures.size(); }
+
+void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload, ReplyBatch& out,
+                          UniqueFd attached) {
+  Rooms& r = *rooms_;
+  ++r.counters.requests;
+  Client* found = r.clients.Find(id);
+  if (found == nullptr) return;
+  Client& c = *found;
+  std::vector<uint8_t>& body = r.body_scratch;  // reused: see body_scratch
+  body.clear();
+  UniqueFd passed;
+  FdCharge passed_charge;
+  Reply refusal;
+  const bool ring_op = h.opcode >= ATR_OP_RING_REGISTER && h.opcode <= ATR_OP_GOODBYE;
+  if (attached.valid() && h.opcode != ATR_OP_RING_REGISTER) {
+    // A descriptor the protocol did not ask for: the stream is not what the peer thinks.
+    refusal = Refusal{ATR_EBADMSG, "descriptor: only RING_REGISTER carries one; closing"};
+    out.close_after = true;
+  } else if (h.flags & ATR_FLAG_REPLY) {
+    refusal = Refusal{ATR_EPROTO, "flags: a request must not carry the reply flag"};
+  } else if (!c.hello_done && h.opcode != ATR_OP_HELLO) {
+    refusal = Refusal{ATR_EPROTO, "opcode: send HELLO first"};
+  } else if ((h.opcode == ATR_OP_CRASH || h.opcode == ATR_OP_DUMP) && !(c.features & ATR_FEATURE_CRASH)) {
+    refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO"};
+  } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
+    refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO"};
+  } else {
+    bool deferred = false;
+    refusal = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge, &deferred);
+    if (deferred) {
+      // The reply comes through the reply sink (Crashes).
+      c.last_activity = r.clock.Now();
+      out.deferred = true;
+      return;
+    }
+  }
+  if (c.features & ATR_FEATURE_MEMFD) c.last_activity = r.clock.Now();  // for a death report
+  std::vector<uint8_t>& reply = r.reply_scratch;  // reused: see reply_scratch
+  reply.clear();
+  if (refusal) {
+    ++r.counters.requests_refused;
+    // Descriptor refusals come in floods from one uid: one line per interval for each.
+    uint64_t suppressed = 0;
+    if (refusal->logged_elsewhere) {
+      // Counted, and summed up in lines of their own (the store's, and Admission's).
+    } else if (!refusal->fd_budget || r.admission.ShouldLogFdRefusal(c.peer.uid, &suppressed)) {
+      r.log.Log(refusal->fd_budget ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
+                " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(refusal->status), " ",
+                refusal->message,
+                refusal->fd_budget ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
+    }
+    proto::EncodeReplyError(refusal->status, refusal->message, reply);
+  } else {
+    proto::EncodeReplyOk(reply);
+    reply.insert(reply.end(), body.begin(), body.end());
+  }
+  if (passed.valid()) out.fds.push_back({out.bytes.size(), std::move(passed), std::move(passed_charge)});
+  proto::AppendFrame(out.bytes, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);
+  if (body.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(body);
+  if (reply.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(reply);
+}
+
+Reply TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
+                                    std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
+                                    UniqueFd* passed, FdCharge* passed_charge, bool* deferred) {
+  std::vector<uint8_t>& body = body_scratch;
+  switch (h.opcode) {
+    case ATR_OP_HELLO: return OnHello(c, payload, body, &out.close_after);
+    case ATR_OP_EVENT_BEGIN: return events.OnEventBegin(c, payload, body);
+    case ATR_OP_FILE_OPEN: return events.OnFileOpen(c, payload, body);
+    case ATR_OP_FILE_APPEND: return events.OnFileAppend(c, payload, body);
+    case ATR_OP_FILE_GET_FD: return events.OnFileGetFd(c, payload, passed, passed_charge);
+    case ATR_OP_FILE_CLOSE: return events.OnFileClose(c, payload, body);
+    case ATR_OP_EVENT_END: return events.OnEventEnd(c, payload, body);
+    case ATR_OP_STATUS: return queries.OnStatus(payload, body);
+    case ATR_OP_LIST: return queries.OnList(payload, body);
+    case ATR_OP_VACUUM: return queries.OnVacuum(payload, body);
+    case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
+    case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
+    case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload);
+    case ATR_OP_RING_SAVE_ALL: return rings.OnRingSaveAll(c, payload);
+    case ATR_OP_GOODBYE: return rings.OnGoodbye(c, payload);
+    case ATR_OP_CRASH: {
+      if (!options.crash_runner) return crashes.OnCrash(c, payload);
+      Reply refused = crashes.StartCrash(id, c, h, payload);
+      *deferred = !refused;
+      return refused;
+    }
+    case ATR_OP_DUMP: return rings.OnDump(c, payload);
+    default: return Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
+  }
+}
+
+Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body,
+                                   bool* close_after) {
+  proto::Hello m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (c.hello_done) return Refusal{ATR_EPROTO, "HELLO: already done on this connection"};
+  if (m.major != ATR_VERSION_MAJOR) {
+    *close_after = true;
+    return Refusal{ATR_EPROTONOSUPPORT, "version: major " + std::to_string(m.major) + " is not supported; this daemon speaks " +
+                                            std::to_string(ATR_VERSION_MAJOR) + "." + std::to_string(ATR_VERSION_MINOR)};
+  }
+  c.hello_done = true;
+  c.features = m.features & kSupportedFeatures;
+  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~ATR_FEATURE_CRASH;  // a crash saves rings
+  proto::HelloReply r;
+  r.major = ATR_VERSION_MAJOR;
+  r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
+  if (c.features & ATR_FEATURE_MEMFD) {
+    r.daemon_pid = static_cast<uint32_t>(::getpid());  // for PR_SET_PTRACER
+    if (auto cmdline = processes.CommandLine(c.peer.pid)) c.cmdline = std::move(*cmdline);  // for a death report
+    c.oom_at_hello = processes.OomKills(c.peer.pid);  // compared at a death without GOODBYE
+  }
+  r.max_payload = ATR_MAX_PAYLOAD;
+  r.features = c.features;
+  r.peer_pid = static_cast<uint32_t>(c.peer.pid);
+  r.peer_uid = c.peer.uid;
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+void TraceService::SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client) {
+  rooms_->options.rate_limit = rate_limit;
+  rooms_->options.max_bytes_per_client = max_bytes_per_client;
+}
+void TraceService::SetCrashRunner(CrashRunner* runner) { rooms_->options.crash_runner = runner; }
+void TraceService::SetCrashBudget(std::chrono::milliseconds budget) { rooms_->options.crash_budget = budget; }
+void TraceService::Tick() { rooms_->admission.Tick(); }
+
+size_t TraceService::clients() const { return rooms_->clients.size(); }
+uint64_t TraceService::features(ClientId id) const {
+  const Client* c = rooms_->clients.Find(id);
+  return c == nullptr ? 0 : c->features;
+}
+size_t TraceService::rings() const { return rooms_->rings.total(); }
+const ServiceCounters& TraceService::counters() const { return rooms_->counters; }
+TraceStore& TraceService::store() { return rooms_->store; }
+
+std::string TraceService::StatusLine() const {
+  const TraceStore& store = rooms_->store;
+  return "host " + std::to_string(store.count(AgeClass::kHost)) + "/" + std::to_string(store.record_num()) +
+         ", device " + std::to_string(store.count(AgeClass::kDevice)) + "/" + std::to_string(store.record_num()) +
+         ", exit " + std::to_string(store.count(AgeClass::kExit)) + ", clients " + std::to_string(rooms_->clients.size());
+}
+
+}  // namespace atraced

@@ -1,0 +1,64 @@
+// The order log: how the store remembers, across restarts, which event directories are its
+// own, in what order they were created, and which ones it had begun to remove.
+//
+// It is one append-only text file in the trace directory, `.atraced_order` (hidden, so CANN
+// tools skip it), in the manner of LevelDB's MANIFEST:
+//
+//   # atraced order log 1
+//   + <seq> <h|d|e> <device_id> <uid> <created_us> <process dir>/<event dir>
+//   - <seq>
+//
+// '+' is written *before* the directory is made, so a crash leaves either a record whose
+// directory never appeared (dropped at recovery) or a directory that is in the log; a
+// directory that is not in the log is never atraced's and is never counted or removed.
+// '-' is written before a removal starts, so a directory a crash left half-removed is
+// finished at recovery, never counted as kept. One write(2) carries a creation and the
+// removals it causes.
+//
+// The file is untrusted input like everything under the root: this parser checks every
+// field, accepts only strictly increasing sequence numbers and well-formed CANN paths, and
+// ignores a torn last line. Sequence numbers in the file only order records: at start-up
+// the store renumbers the live entries 1..N and rewrites the file, so a planted huge
+// number can neither wrap the counter nor collide with a new directory.
+//
+// Pure functions, no disk: tests and the fuzzer drive them with strings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "atraced/store/aging.h"
+
+namespace atraced {
+
+inline constexpr std::string_view kOrderLogName = ".atraced_order";
+inline constexpr std::string_view kOrderLogHeader = "# atraced order log 1\n";
+
+struct OrderEntry {
+  uint64_t seq = 0;
+  AgeClass cls = AgeClass::kHost;
+  uint32_t device_id = 0;
+  uint32_t uid = 0;
+  int64_t created_us = 0;    // daemon wall clock; display only, never used for ordering
+  std::string process_dir;   // trace_{pgid}_{pid}_{time}
+  std::string event_dir;     // {event}_event_{pid}_{time}
+  bool operator==(const OrderEntry&) const = default;
+};
+
+// Appends one record (with its newline) to `out`.
+void AppendCreated(const OrderEntry& entry, std::string& out);
+void AppendRemoved(uint64_t seq, std::string& out);
+
+struct OrderLogReplay {
+  std::vector<OrderEntry> live;      // created and not removed, oldest first
+  std::vector<OrderEntry> removing;  // a removal had begun: finish it
+  size_t records = 0;                // well-formed records read
+  size_t rejected = 0;               // malformed or inconsistent lines skipped
+  std::vector<std::string> problems; // the first few, for the log
+};
+
+OrderLogReplay ReplayOrderLog(std::string_view text);
+
+}  // namespace atraced

@@ -1,0 +1,115 @@
+// FileSystem on the real disk.
+//
+// Every path is resolved relative to a descriptor, never from "/": the trace directory's,
+// or a cached descriptor of a process directory. Multi-component paths are resolved by the
+// kernel in one openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV, so a
+// symlink planted anywhere below the trace directory is never followed and no mount is
+// crossed; where openat2 is missing (old kernel, a seccomp filter) the same guarantees come
+// from a walk one component at a time with O_NOFOLLOW and an st_dev check.
+//
+// Process directories are where every event is created, so their descriptors (O_PATH) are
+// kept in a small LRU cache: creating an event dir is one mkdirat(2), opening a trace file
+// one openat2(2). A cached descriptor whose directory was removed is noticed by the ENOENT
+// of the next call, dropped, and the path resolved again.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include "atraced/store/file_system.h"
+
+namespace atraced {
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  // Creates <root>/atrace (0750) if needed and opens it. `root` must be absolute.
+  static Result<std::unique_ptr<PosixFileSystem>> Open(const std::string& root);
+  // <root>/atrace without a doubled slash: "/" gives "/atrace", "/r/" gives "/r/atrace".
+  static std::string TraceDirFor(const std::string& root);
+
+  const std::string& trace_dir() const override { return trace_dir_; }
+  Status MakeDir(const std::string& rel) override;
+  Result<std::vector<DirEntry>> ListDir(const std::string& rel) override;
+  Result<std::unique_ptr<WritableFile>> OpenAppend(const std::string& rel) override;
+  Result<std::string> ReadFile(const std::string& rel, size_t max_bytes) override;
+  Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
+  Status RemoveTree(const std::string& rel) override;
+  Status RemoveEmptyDir(const std::string& rel) override;
+  Result<DiskUsage> TreeBytes(const std::string& rel) override;
+  Result<FsSpace> Space() override;
+  Status CheckTraceDir() override { return EnsureTraceDir(); }
+  uint64_t trace_dir_generation() const override { return generation_; }
+
+  // How many process-directory descriptors are kept open at most.
+  static constexpr size_t kDirCacheSize = 256;
+
+ private:
+  PosixFileSystem(std::string root, std::string trace_dir, mode_t umask);
+
+  // Where a relative path starts: a descriptor and the rest of the path below it. Both
+  // views point into the path given to AnchorFor (no copy on the event path); `rest` is its
+  // tail, so it is NUL-terminated like the path itself.
+  struct Anchor {
+    int fd = -1;
+    std::string_view rest;
+    std::string_view cached;  // the process dir whose cached descriptor `fd` is, or ""
+  };
+  Result<Anchor> AnchorFor(const std::string& rel);
+  Result<int> ProcessDirFd(std::string_view name);
+  // *leaf is the tail of `rel` (NUL-terminated); *at the descriptor to use it with.
+  Status OpenParentDir(const std::string& rel, const UniqueFd& dir, UniqueFd* parent_fd, int* at, const char** leaf);
+  // Opens an existing regular file below `base` (never a FIFO, a device or a directory).
+  Status OpenRegular(int base, std::string_view rest, int flags, const std::string& shown, UniqueFd* fd,
+                     struct stat* st);
+  void Forget(std::string_view name);
+  // openat2 beneath `base`, or the O_NOFOLLOW walk where openat2 is unavailable.
+  int OpenBeneath(int base, std::string_view rest, int flags, mode_t mode);
+  // The trace directory's descriptor: the owner's view, and a locked copy for the remover.
+  const std::shared_ptr<const UniqueFd>& OwnerDirFd() const;
+  std::shared_ptr<const UniqueFd> TraceDirFd() const;
+  Status EnsureTraceDir();
+  // RemoveTree's kept parent: taken out (so two threads never share it) and put back.
+  UniqueFd TakeParent(const std::shared_ptr<const UniqueFd>& base, std::string_view name);
+  void KeepParent(std::shared_ptr<const UniqueFd> base, std::string_view name, UniqueFd fd);
+  Status FixMode(int fd, mode_t wanted);
+
+  std::string root_;
+  std::string trace_dir_;
+  mode_t umask_;
+  std::atomic<dev_t> dev_{0};  // read by the remover thread
+  mutable std::mutex dir_mu_;  // guards the pointer, not the descriptor
+  std::shared_ptr<const UniqueFd> dir_;
+  uint64_t generation_ = 0;  // owner thread only
+
+  // The parent (a process directory) of the last directory RemoveTree removed, and the trace
+  // directory's descriptor it was resolved beneath. Aged directories come oldest first, so
+  // runs of them share a process directory: one O_PATH open serves the run, instead of an
+  // openat2 and a close per aged directory. RemoveTree runs on the remover thread (or on the
+  // owner's when the remover's queue is full): hence the lock.
+  std::mutex parent_mu_;
+  std::shared_ptr<const UniqueFd> parent_base_;
+  std::string parent_name_;
+  UniqueFd parent_fd_;
+
+  // LRU of process-dir descriptors (owner thread only).
+  std::list<std::string> lru_;
+  struct Cached {
+    UniqueFd fd;
+    std::list<std::string>::iterator pos;
+  };
+  // Looked up by string_view (a prefix of the request's path) without building a key.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Cached, NameHash, std::equal_to<>> cache_;
+};
+
+}  // namespace atraced

@@ -1,0 +1,298 @@
+// The trace store: names, creates, pins and ages the event directories of one trace root.
+//
+// Threading: a TraceStore has a single owner and no locks; in the daemon that is the event
+// loop's thread. The only work done elsewhere is the recursive delete of aged directories,
+// handed to a Remover (remover.h) after the decision is made and logged.
+//
+// Ordering and crash safety: the order log (order_log.h) records each directory before it
+// is made and each removal before it starts. Recovery reads it back, keeps the directories
+// that exist, finishes interrupted removals, renumbers and rewrites it. Nothing depends on
+// mtime or on the names' clock, so a clock that jumps backwards cannot reorder anything, and
+// directories that are not in the log (an in-process CANN recorder sharing the root) are
+// never counted or removed.
+//
+// Cost of an event at the limit, on the caller's path: one append to the order log (the new
+// directory and the removals it causes, together), one mkdir, then the files. The delete
+// of the aged directory runs on the remover.
+//
+// Byte limits (retention.h), cost model: the bytes of every directory are known (measured
+// once at recovery, then added as they are written), so the root's use is a running sum and
+// checking a request against `max-use` is O(1) with no system call. Free space for
+// `keep-free` is an estimate: the last fstatvfs, minus what was written since, plus what
+// was aged since. A fresh fstatvfs is taken on the daemon's tick and when the estimate says
+// the reserve may be reached (at most once per aging pass, and no more often than every
+// kResampleInterval while it stays short), never per append. An aging pass for bytes costs
+// the directories of the pool it plans over (host and device merged, then exit).
+// `max-age` is checked on the tick: one scan of the entries.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "atraced/store/aging.h"
+#include "atraced/common/clock.h"
+#include "atraced/store/file_system.h"
+#include "atraced/common/log.h"
+#include "atraced/store/names.h"
+#include "atraced/store/order_log.h"
+#include "atraced/store/remover.h"
+#include "atraced/store/retention.h"
+#include "atraced/common/status.h"
+#include "atraced/store/store_events.h"
+
+namespace atraced {
+
+struct EventSpec {
+  ProcessDirName process;  // trace_{pgid}_{pid}_{time} the event belongs to
+  EventKind kind = EventKind::kSchedule;
+  int32_t pid = 0;   // {event}_event_{pid}_{time}
+  std::string time;  // "" = now by the store's clock; else 20 digits (a device's own time)
+  Side side = Side::kHost;
+  uint32_t device_id = 0;
+  uint32_t uid = 0;  // of the client, for listing
+};
+
+struct BeginResult {
+  uint64_t seq = 0;
+  std::string rel_path;  // relative to the trace directory
+  bool created = false;  // false: the directory existed and was reused (counted once)
+};
+
+struct EventInfo {
+  uint64_t seq = 0;
+  std::string rel_path;
+  EventKind kind = EventKind::kSchedule;
+  Side side = Side::kHost;
+  uint32_t device_id = 0;
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  int64_t created_us = 0;
+  uint64_t bytes = 0;           // allocated: what the directory takes from the disk
+  uint64_t apparent_bytes = 0;  // the files' lengths, holes included
+  uint32_t pins = 0;
+};
+
+struct StoreCounters {
+  uint64_t events_created = 0;
+  uint64_t dirs_aged = 0;          // taken off the lists by aging (their delete may still run)
+  std::array<uint64_t, kAgingReasonCount> dirs_aged_by{};    // the same, by reason
+  std::array<uint64_t, kAgingReasonCount> bytes_freed_by{};  // their bytes, by reason
+  uint64_t removal_failures = 0;   // deletes that failed (each is retried)
+  uint64_t bytes_written = 0;   // allocated (see DiskUsage): what the budget protects
+  uint64_t bytes_apparent = 0;  // the same growth measured by file length
+  uint64_t bytes_freed = 0;     // the (allocated) bytes of aged directories
+  // Writes and new events refused with ENOSPC, indexed by ByteLimit (max-use, keep-free).
+  std::array<uint64_t, 3> refused_by_limit{};
+};
+
+// What an aging pass took off the lists (relative paths), for VACUUM's reply.
+struct AgingReport {
+  std::vector<std::string> removed;
+};
+
+class TraceStore {
+ public:
+  TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, uint32_t record_num);
+
+  // Rebuilds the lists from the order log and the tree, finishes interrupted removals,
+  // rewrites the log and applies the limit. Call once before anything else. Recovered
+  // directories are not sized here (a walk of every one would triple the time to ready):
+  // see SizeRecovered.
+  Status Recover();
+  // Sizes up to `max` recovered directories for the byte budget and returns how many are
+  // left; once none is, the byte limits are applied. The daemon runs it in slices from its
+  // event loop after the socket accepts. Until a directory is sized it counts 0 bytes
+  // (journald's space cache is also filled after start); LIST, EVENT_END and aging for
+  // bytes size the ones they touch first.
+  size_t SizeRecovered(size_t max);
+
+  // Creates the event directory (or finds the existing one with the same path) and pins it.
+  // Then ages its class with the new directory protected.
+  Result<BeginResult> BeginEvent(const EventSpec& spec);
+  // Releases one pin; an unpinned class over its limit is aged at once.
+  void EndEvent(uint64_t seq);
+
+  // Before the daemon writes `incoming` bytes into event `seq` (0: before a new event is
+  // made): ages what the byte limits ask for, never a pinned directory or `seq`; if that is
+  // not enough, refuses with ENOSPC and a message naming the limit (counted, and logged
+  // at most once per kRefusalLogInterval). O(1) while the limits are met.
+  Status MakeRoom(uint64_t seq, uint64_t incoming);
+
+  // Opens (creating if needed) a file in a pinned event.
+  Result<std::unique_ptr<WritableFile>> OpenFile(uint64_t seq, const TraceFileName& name);
+  // Accounts growth of an event's files (by the daemon or through a passed fd). Growth
+  // through a passed descriptor may take the root over its budget; the oldest unpinned
+  // directories are then aged at once.
+  void AddBytes(uint64_t seq, DiskUsage grown);
+  // Bytes the daemon itself wrote: both figures are the count written.
+  void AddBytes(uint64_t seq, uint64_t written) { AddBytes(seq, DiskUsage{written, written}); }
+
+  // A process directory held by a live client is not removed when aging empties it.
+  void HoldProcessDir(const std::string& name);
+  void ReleaseProcessDir(const std::string& name);
+
+  // Applies a new record number at once.
+  void SetRecordNum(uint32_t record_num);
+  // Applies a new bound on exit directories at once (default kExitRecordNumDefault).
+  void SetExitRecordNum(uint32_t exit_record_num);
+  // Applies new retention settings (byte budget, keep-free, policy, max age) at once. Sizes
+  // in % are resolved against the file system now; fails only if it cannot be asked.
+  Status SetRetention(const RetentionSettings& settings);
+  // Applies the limits now, retrying failed deletes; dry_run only reports.
+  AgingReport Vacuum(bool dry_run);
+  // The timer's work (the daemon's tick): collects finished deletes, takes a fresh free
+  // space figure, ages what `max-age` and the byte limits ask for, and logs one line when
+  // directories were aged for the count limit since the last tick.
+  void Tick();
+  // Collects finished deletes: counts and logs failures, queues them for a retry.
+  void CollectRemovals();
+  // Checks that the trace directory was not deleted or renamed away; if it was, it is
+  // re-created, the directories left behind stop being counted and the order log starts
+  // again in the new directory. The daemon calls it on its status tick.
+  void CheckTraceDir();
+
+  // Receives a structured event for every directory created or aged (optional).
+  void set_event_sink(StoreEventSink* sink) { sink_ = sink; }
+
+  uint32_t record_num() const { return record_num_; }
+  uint32_t exit_record_num() const { return exit_record_num_; }
+  // The count limit of a class: record_num for host and device, exit_record_num for exit.
+  uint32_t LimitOf(AgeClass c) const { return c == AgeClass::kExit ? exit_record_num_ : record_num_; }
+  size_t count(AgeClass c) const { return classes_[static_cast<size_t>(c)].size(); }
+  const StoreCounters& counters() const { return counters_; }
+  const RetentionSettings& retention() const { return retention_; }
+  const ByteLimits& byte_limits() const { return limits_; }
+  // Bytes of the counted event directories, in all and per class.
+  uint64_t used_bytes() const { return used_total_; }
+  uint64_t used_bytes(AgeClass c) const { return used_[static_cast<size_t>(c)]; }
+  // The free-space estimate (see the cost model above).
+  uint64_t free_bytes() const;
+  // Deletes decided and not yet finished (queued, running or failed and waiting to retry).
+  size_t removals_pending() const { return pending_.size(); }
+  const FileSystem& fs() const { return fs_; }
+  // The event's directory relative to the trace directory, or nullptr.
+  const std::string* PathOf(uint64_t seq) const;
+  std::optional<EventInfo> Find(uint64_t seq);
+  // Find(seq)->bytes, or 0 for an unknown event, without building an EventInfo.
+  uint64_t AllocatedBytesOf(uint64_t seq);
+  // Event directories with seq > after_seq, oldest first, at most `max`.
+  std::vector<EventInfo> List(uint64_t after_seq, size_t max);
+
+  // The order log is rewritten once it holds this many more records than live entries.
+  static constexpr size_t kCompactSlack = 8192;
+  static constexpr size_t kMaxOrderLogBytes = 64u << 20;
+  // While free space stays short, fstatvfs is asked again at most this often (sooner once a
+  // delete finished).
+  static constexpr auto kResampleInterval = std::chrono::milliseconds(100);
+  static constexpr auto kRefusalLogInterval = std::chrono::seconds(10);
+
+ private:
+  struct Entry {
+    OrderEntry meta;  // seq, class, device, uid, created_us, process dir, event dir
+    std::string rel_path;
+    EventKind kind = EventKind::kSchedule;
+    int32_t pid = 0;
+    uint32_t pins = 0;
+    DiskUsage bytes;   // measured at recovery, then added as written; the budget counts .allocated
+    int32_t pgid = 0;    // of the process dir: the group `aging-policy = fair` counts by
+    bool sized = true;   // false for a recovered dir until SizeRecovered (or a use) measures it
+  };
+  using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
+  struct Victim {
+    AgeClass cls;
+    ClassMap::iterator it;
+  };
+
+  Entry* FindEntry(uint64_t seq);
+  // Plans the victims of class `c` if it held `extra` more directories than it does.
+  std::vector<Victim> PlanVictims(AgeClass c, size_t extra);
+  // Plans, under the aging policy, victims from the classes in `pool` merged in creation
+  // order until `need` bytes are freed; skips pinned directories and `protect`.
+  std::vector<Victim> PlanBytes(std::span<const AgeClass> pool, uint64_t need, uint64_t protect, uint64_t* freed);
+  // Writes the victims' '-' records; false (logged) if the order log cannot be written.
+  bool LogRemovals(const std::vector<Victim>& victims, const char* what);
+  // Takes planned victims off the lists and hands them to the remover (their '-' records
+  // must already be in the log).
+  void Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report);
+  void Enforce(AgeClass c, bool dry_run, AgingReport* report);
+  // Ages for the byte limits so that `incoming` more bytes fit; returns what is still missing.
+  ByteNeed AgeForBytes(uint64_t incoming, uint64_t protect);
+  void AgeByTime();
+  ByteNeed NeedFor(uint64_t incoming) const;
+  Status ResolveLimits();
+  void SampleSpace();
+  std::string UseLine() const;  // "use X of budget Y, Z free (keep-free W)"
+  void AddUse(AgeClass c, uint64_t bytes);
+  // Measures a recovered directory the first time its size matters.
+  void EnsureSized(Entry& e);
+  void SubUse(AgeClass c, uint64_t bytes);
+  void RetryFailed();
+  Status AppendLog(const std::string& records);
+  Status RewriteLog();
+  Status OpenLog();
+  void Adopt(OrderEntry meta);
+  void RemoveProcessDirIfUnused(const std::string& name);
+  // After the file system re-created the trace directory: forget what was left behind.
+  void OnTraceDirReplaced();
+  EventInfo InfoOf(uint64_t seq, Entry& e);
+  std::string Abs(const std::string& rel) const { return fs_.trace_dir() + "/" + rel; }
+
+  FileSystem& fs_;
+  Remover& remover_;
+  Clock& clock_;
+  Logger& log_;
+  uint32_t record_num_;
+  uint32_t exit_record_num_ = kExitRecordNumDefault;
+  uint64_t next_seq_ = 1;
+  std::array<ClassMap, kAgeClassCount> classes_;
+  std::unordered_map<uint64_t, AgeClass> class_of_;
+  std::unordered_map<std::string, uint64_t> by_path_;
+  std::unordered_map<std::string, uint32_t> process_holds_;
+  // Deletes decided and not yet done: logged with '-', handed to the remover (or failed and
+  // waiting for the next pass). Kept so a log rewrite still records them.
+  struct Pending {
+    OrderEntry meta;
+    uint64_t bytes = 0;   // what the removal will free
+    bool failed = false;  // its job is in failed_, waiting for the next pass
+  };
+  std::map<uint64_t, Pending> pending_;
+  std::vector<RemovalJob> failed_;
+  std::unordered_set<std::string> removing_paths_;
+  std::unique_ptr<WritableFile> log_file_;
+  size_t log_records_ = 0;
+  uint64_t trace_dir_generation_ = 0;
+  StoreCounters counters_;
+  RetentionSettings retention_;
+  ByteLimits limits_;
+  bool limits_resolved_ = false;
+  std::array<uint64_t, kAgeClassCount> used_{};
+  uint64_t used_total_ = 0;
+  // The free-space estimate: the last fstatvfs, what was written since, what was aged since.
+  uint64_t free_sample_ = 0;
+  uint64_t written_since_sample_ = 0;
+  uint64_t freed_since_sample_ = 0;
+  std::chrono::system_clock::time_point sampled_at_{};
+  bool deletes_done_since_sample_ = false;
+  // Refusals: logged once per interval; "resumed" once when space returns.
+  bool refusing_ = false;
+  uint64_t refusals_unlogged_ = 0;
+  std::chrono::system_clock::time_point refusal_logged_at_{};
+  uint64_t count_aged_reported_ = 0;
+  std::vector<uint64_t> unsized_;  // recovered dirs not measured yet (SizeRecovered)
+  StoreEventSink* sink_ = nullptr;
+  // BeginEvent's order-log record, kept between events so appending it allocates nothing.
+  std::string records_scratch_;
+  // OpenFile's relative path, kept for the same reason.
+  std::string path_scratch_;
+};
+
+}  // namespace atraced

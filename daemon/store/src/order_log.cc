@@ -1,0 +1,167 @@
+#include "atraced/store/order_log.h"
+
+#include <charconv>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "atraced/store/names.h"
+
+namespace atraced {
+namespace {
+
+constexpr size_t kMaxProblemsKept = 8;
+
+char ClassLetter(AgeClass c) {
+  switch (c) {
+    case AgeClass::kHost: return 'h';
+    case AgeClass::kDevice: return 'd';
+    case AgeClass::kExit: return 'e';
+  }
+  return '?';
+}
+
+bool ParseClass(std::string_view s, AgeClass* c) {
+  if (s == "h") *c = AgeClass::kHost;
+  else if (s == "d") *c = AgeClass::kDevice;
+  else if (s == "e") *c = AgeClass::kExit;
+  else return false;
+  return true;
+}
+
+// Plain decimal, the whole token, no sign.
+template <class Int>
+bool ParseNumber(std::string_view s, Int* out) {
+  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::vector<std::string_view> SplitSpaces(std::string_view line) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t end = line.find(' ', start);
+    if (end == std::string_view::npos) end = line.size();
+    parts.push_back(line.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// "+ seq class device uid created_us proc/event" -> entry, or false.
+bool ParseCreated(const std::vector<std::string_view>& f, OrderEntry* e, std::string* why) {
+  if (f.size() != 7) return *why = "expected 7 fields", false;
+  if (!ParseNumber(f[1], &e->seq) || e->seq == 0) return *why = "bad sequence", false;
+  if (!ParseClass(f[2], &e->cls)) return *why = "bad class", false;
+  if (!ParseNumber(f[3], &e->device_id) || !ParseNumber(f[4], &e->uid) || !ParseNumber(f[5], &e->created_us)) {
+    return *why = "bad number", false;
+  }
+  std::string_view path = f[6];
+  size_t slash = path.find('/');
+  if (slash == std::string_view::npos) return *why = "path is not <process dir>/<event dir>", false;
+  std::string_view proc = path.substr(0, slash);
+  std::string_view event = path.substr(slash + 1);
+  auto ev = ParseEventDirName(event);
+  if (!ParseProcessDirName(proc) || !ev) return *why = "path is not <process dir>/<event dir>", false;
+  if ((ev->kind == EventKind::kExit) != (e->cls == AgeClass::kExit)) return *why = "class does not match the event", false;
+  e->process_dir = std::string(proc);
+  e->event_dir = std::string(event);
+  return true;
+}
+
+}  // namespace
+
+void AppendCreated(const OrderEntry& e, std::string& out) {
+  out += "+ ";
+  out += std::to_string(e.seq);
+  out += ' ';
+  out += ClassLetter(e.cls);
+  out += ' ';
+  out += std::to_string(e.device_id);
+  out += ' ';
+  out += std::to_string(e.uid);
+  out += ' ';
+  out += std::to_string(e.created_us < 0 ? 0 : e.created_us);
+  out += ' ';
+  out += e.process_dir;
+  out += '/';
+  out += e.event_dir;
+  out += '\n';
+}
+
+void AppendRemoved(uint64_t seq, std::string& out) {
+  out += "- ";
+  out += std::to_string(seq);
+  out += '\n';
+}
+
+OrderLogReplay ReplayOrderLog(std::string_view text) {
+  OrderLogReplay r;
+  auto problem = [&r](size_t line_no, std::string what) {
+    ++r.rejected;
+    if (r.problems.size() < kMaxProblemsKept) r.problems.push_back("line " + std::to_string(line_no) + ": " + what);
+  };
+  // seq -> index in `entries`; entries keep file order, which is sequence order.
+  std::vector<OrderEntry> entries;
+  std::vector<uint8_t> state;  // 0 live, 1 removing
+  std::unordered_map<uint64_t, size_t> by_seq;
+  std::unordered_map<std::string, size_t> live_by_path;
+  uint64_t last_seq = 0;
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    ++line_no;
+    if (nl == std::string_view::npos) break;  // a torn last record: the write never finished
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    auto fields = SplitSpaces(line);
+    std::string why;
+    if (fields[0] == "+") {
+      OrderEntry e;
+      if (!ParseCreated(fields, &e, &why)) {
+        problem(line_no, why);
+        continue;
+      }
+      if (e.seq <= last_seq) {
+        problem(line_no, "sequence " + std::to_string(e.seq) + " does not increase");
+        continue;
+      }
+      std::string path = e.process_dir + "/" + e.event_dir;
+      if (live_by_path.count(path)) {
+        problem(line_no, "path already live: " + path);
+        continue;
+      }
+      last_seq = e.seq;
+      by_seq[e.seq] = entries.size();
+      live_by_path[path] = entries.size();
+      entries.push_back(std::move(e));
+      state.push_back(0);
+      ++r.records;
+    } else if (fields[0] == "-") {
+      uint64_t seq = 0;
+      if (fields.size() != 2 || !ParseNumber(fields[1], &seq)) {
+        problem(line_no, "bad removal record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0) {
+        problem(line_no, "removal of unknown sequence " + std::to_string(seq));
+        continue;
+      }
+      state[it->second] = 1;
+      const OrderEntry& e = entries[it->second];
+      live_by_path.erase(e.process_dir + "/" + e.event_dir);
+      ++r.records;
+    } else {
+      problem(line_no, "unknown record");
+    }
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    (state[i] == 0 ? r.live : r.removing).push_back(std::move(entries[i]));
+  }
+  return r;
+}
+
+}  // namespace atraced

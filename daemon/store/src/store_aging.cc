@@ -1,0 +1,359 @@
+// TraceStore, aging: the count limits, the byte budget and keep-free, max-age and VACUUM.
+// The plans themselves are pure functions (aging.h, byte_budget.h); this file applies them to
+// the store's lists: it logs the removals, takes the victims off the counts and hands them to
+// the remover.
+#include "atraced/store/trace_store.h"
+
+#include <algorithm>
+#include <set>
+
+#include "atraced/store/trace_time.h"
+
+namespace atraced {
+
+std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra) {
+  ClassMap& map = classes_[static_cast<size_t>(c)];
+  const size_t count = map.size() + extra;
+  const size_t limit = LimitOf(c);
+  std::vector<Victim> victims;
+  if (count <= limit) return victims;
+  if (retention_.policy == AgingPolicy::kFifo) {  // the event path: no scan of the class
+    for (auto it : PlanAging(map.begin(), map.end(), count, limit, [](const auto& kv) { return kv.second.pins == 0; })) {
+      victims.push_back({c, it});
+    }
+    return victims;
+  }
+  std::vector<ClassMap::iterator> refs;
+  std::vector<AgingCandidate> pool;
+  refs.reserve(map.size());
+  pool.reserve(map.size());
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    refs.push_back(it);
+    pool.push_back({it->second.bytes.allocated, it->second.pgid, it->second.pins == 0});
+  }
+  const size_t excess = count - limit;
+  for (size_t i : PlanByPolicy(retention_.policy, pool, [excess](size_t n, uint64_t) { return n >= excess; })) {
+    victims.push_back({c, refs[i]});
+  }
+  return victims;
+}
+
+std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> classes, uint64_t need,
+                                                      uint64_t protect, uint64_t* freed) {
+  // The classes merged in creation order: the oldest directory of the pool goes first.
+  std::vector<Victim> refs;
+  for (AgeClass c : classes) {
+    ClassMap& map = classes_[static_cast<size_t>(c)];
+    for (auto it = map.begin(); it != map.end(); ++it) refs.push_back({c, it});
+  }
+  if (classes.size() > 1) {
+    std::sort(refs.begin(), refs.end(), [](const Victim& a, const Victim& b) { return a.it->first < b.it->first; });
+  }
+  std::vector<AgingCandidate> pool;
+  pool.reserve(refs.size());
+  for (const Victim& v : refs) {
+    EnsureSized(v.it->second);  // a recovered dir not sized yet: its bytes decide the plan
+    pool.push_back({v.it->second.bytes.allocated, v.it->second.pgid, v.it->second.pins == 0 && v.it->first != protect});
+  }
+  std::vector<Victim> victims;
+  *freed = 0;
+  for (size_t i : PlanByPolicy(retention_.policy, pool, [need](size_t, uint64_t bytes) { return bytes >= need; })) {
+    victims.push_back(refs[i]);
+    *freed += pool[i].bytes;
+  }
+  return victims;
+}
+
+bool TraceStore::LogRemovals(const std::vector<Victim>& victims, const char* what) {
+  if (victims.empty()) return true;
+  std::string records;
+  for (const Victim& v : victims) AppendRemoved(v.it->first, records);
+  if (Status st = AppendLog(records); !st.ok()) {
+    log_.Warning("cannot age ", what, " now: the order log cannot be written: ", st.message());
+    return false;
+  }
+  return true;
+}
+
+void TraceStore::AddUse(AgeClass c, uint64_t bytes) {
+  used_[static_cast<size_t>(c)] += bytes;
+  used_total_ += bytes;
+}
+
+void TraceStore::SubUse(AgeClass c, uint64_t bytes) {
+  uint64_t& u = used_[static_cast<size_t>(c)];
+  u -= std::min(u, bytes);
+  used_total_ -= std::min(used_total_, bytes);
+}
+
+void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report) {
+  for (const Victim& v : victims) {
+    const AgeClass c = v.cls;
+    ClassMap& map = classes_[static_cast<size_t>(c)];
+    auto it = v.it;
+    Entry& e = it->second;
+    const uint64_t seq = it->first;
+    const uint64_t bytes = e.bytes.allocated;
+    RemovalJob job{seq, {}, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};  // path: below
+    ++counters_.dirs_aged;
+    ++counters_.dirs_aged_by[static_cast<size_t>(reason)];
+    counters_.bytes_freed_by[static_cast<size_t>(reason)] += bytes;
+    counters_.bytes_freed += bytes;
+    freed_since_sample_ += bytes;
+    SubUse(c, bytes);
+    // Debug, like "created": at the limit both happen on every event, and a line per event
+    // is the log spam journald users complain of. The journal still gets a structured entry
+    // (the sink), and STATUS counts them.
+    // The path goes to the logger in pieces: nothing is built unless debug is on.
+    log_.Debug("aged event dir ", fs_.trace_dir(), "/", e.rel_path, " (class=", AgeClassName(c), ", seq=", seq,
+               ", reason=", AgingReasonName(reason), ")");
+    if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
+    if (report) report->removed.push_back(e.rel_path);
+    // Aging runs on every event at the limit: the path's key moves from by_path_ to
+    // removing_paths_ and the entry's own path into the job, rather than being copied. A
+    // failed job comes back from the remover whole (kept in failed_ for the retry), so
+    // pending_ keeps no copy of it.
+    if (auto node = by_path_.extract(e.rel_path)) {
+      removing_paths_.insert(std::move(node.key()));
+    } else {
+      removing_paths_.insert(e.rel_path);
+    }
+    class_of_.erase(seq);
+    job.rel_path = std::move(e.rel_path);
+    pending_.emplace(seq, Pending{std::move(e.meta), bytes, false});
+    map.erase(it);
+    remover_.Submit(std::move(job));
+  }
+}
+
+void TraceStore::CollectRemovals() {
+  for (RemovalDone& d : remover_.TakeFinished()) {
+    auto p = pending_.find(d.job.seq);
+    if (d.status.ok()) {
+      deletes_done_since_sample_ = true;
+      removing_paths_.erase(d.job.rel_path);
+      if (p != pending_.end()) pending_.erase(p);
+      continue;
+    }
+    // Still on disk and already logged as removed: retried on the next aging pass, and
+    // finished at the next start-up whatever happens.
+    ++counters_.removal_failures;
+    freed_since_sample_ -= std::min(freed_since_sample_, d.job.bytes);  // not freed after all
+    log_.Warning("can not remove dir ", Abs(d.job.rel_path), ", errno=", d.status.err(), ": ", d.status.message());
+    if (p != pending_.end()) p->second.failed = true;
+    failed_.push_back(std::move(d.job));
+  }
+}
+
+// Runs on every aging pass, so it touches only the failed jobs, never the whole of pending_
+// (a scan of it per event was 5% of the event loop's time while the remover lagged).
+void TraceStore::RetryFailed() {
+  for (RemovalJob& job : failed_) {
+    auto p = pending_.find(job.seq);
+    if (p == pending_.end()) continue;
+    p->second.failed = false;
+    remover_.Submit(std::move(job));
+  }
+  failed_.clear();
+}
+
+void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
+  if (!dry_run) {
+    CollectRemovals();
+    RetryFailed();
+  }
+  auto victims = PlanVictims(c, 0);
+  if (victims.empty()) return;  // within the limit, or all left is pinned: enforced on release
+  if (dry_run) {
+    if (report) {
+      for (const Victim& v : victims) report->removed.push_back(v.it->second.rel_path);
+    }
+    return;
+  }
+  if (!LogRemovals(victims, (std::string(AgeClassName(c)) + " dirs").c_str())) return;
+  Retire(victims, report ? AgingReason::kVacuum : AgingReason::kCount, report);
+}
+
+uint64_t TraceStore::free_bytes() const {
+  const uint64_t up = free_sample_ + freed_since_sample_;
+  return up > written_since_sample_ ? up - written_since_sample_ : 0;
+}
+
+ByteNeed TraceStore::NeedFor(uint64_t incoming) const {
+  if (!limits_resolved_) return {};  // before Recover: nothing is counted yet
+  return BytesToFree(used_total_, incoming, limits_.max_use, free_bytes(), limits_.keep_free);
+}
+
+void TraceStore::SampleSpace() {
+  CollectRemovals();
+  auto space = fs_.Space();
+  sampled_at_ = clock_.Now();
+  deletes_done_since_sample_ = false;
+  if (!space.ok()) {
+    log_.Warning("cannot read the free space of ", fs_.trace_dir(), ": ", space.status().message(),
+                 "; keeping the last figure");
+    return;
+  }
+  free_sample_ = space->available;
+  written_since_sample_ = 0;
+  // Deletes still running are not in the figure yet; they will be in a moment.
+  freed_since_sample_ = 0;
+  for (const auto& [seq, p] : pending_) {
+    if (!p.failed) freed_since_sample_ += p.bytes;
+  }
+}
+
+Status TraceStore::ResolveLimits() {
+  auto space = fs_.Space();
+  if (!space.ok()) return Status::Error(space.status().err(), "cannot size the byte limits: " + space.status().message());
+  limits_ = ResolveByteLimits(retention_, space->total);
+  limits_resolved_ = true;
+  free_sample_ = space->available;
+  written_since_sample_ = 0;
+  freed_since_sample_ = 0;
+  sampled_at_ = clock_.Now();
+  return Status::Ok();
+}
+
+std::string TraceStore::UseLine() const {
+  return "use " + std::to_string(used_total_) + " of budget " + std::to_string(limits_.max_use) + " bytes, " +
+         std::to_string(free_bytes()) + " free (keep-free " + std::to_string(limits_.keep_free) + ")";
+}
+
+ByteNeed TraceStore::AgeForBytes(uint64_t incoming, uint64_t protect) {
+  ByteNeed need = NeedFor(incoming);
+  if (need.bytes == 0) return need;
+  // The estimate says a limit binds: ask the file system once for this pass (unless it was
+  // asked a moment ago and nothing was deleted since), then age the oldest.
+  const auto now = clock_.Now();
+  if (deletes_done_since_sample_ || now - sampled_at_ >= kResampleInterval) {
+    SampleSpace();
+    need = NeedFor(incoming);
+    if (need.bytes == 0) return need;
+  }
+  const AgingReason reason = need.limit == ByteLimit::kKeepFree ? AgingReason::kKeepFree : AgingReason::kMaxUse;
+  // Exit directories go last: host and device first, merged in creation order.
+  static constexpr AgeClass kEvents[] = {AgeClass::kHost, AgeClass::kDevice};
+  static constexpr AgeClass kExits[] = {AgeClass::kExit};
+  uint64_t freed = 0;
+  auto victims = PlanBytes(kEvents, need.bytes, protect, &freed);
+  if (freed < need.bytes) {
+    uint64_t more = 0;
+    auto exits = PlanBytes(kExits, need.bytes - freed, protect, &more);
+    victims.insert(victims.end(), exits.begin(), exits.end());
+  }
+  if (victims.empty() || !LogRemovals(victims, (std::string("dirs for ") + ByteLimitName(need.limit)).c_str())) {
+    return need;
+  }
+  const size_t n = victims.size();
+  Retire(victims, reason, nullptr);
+  log_.Info("aged ", n, " event dir(s) for ", ByteLimitName(need.limit), "; ", UseLine());
+  return NeedFor(incoming);
+}
+
+void TraceStore::AgeByTime() {
+  if (retention_.max_age.count() <= 0) return;
+  const int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch()).count();
+  const int64_t cutoff = now_us - std::chrono::duration_cast<std::chrono::microseconds>(retention_.max_age).count();
+  std::vector<Victim> victims;
+  for (AgeClass c : kAllAgeClasses) {
+    ClassMap& map = classes_[static_cast<size_t>(c)];
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (it->second.pins == 0 && it->second.meta.created_us < cutoff) victims.push_back({c, it});
+    }
+  }
+  if (victims.empty() || !LogRemovals(victims, "dirs for max-age")) return;
+  const size_t n = victims.size();
+  Retire(victims, AgingReason::kAge, nullptr);
+  log_.Info("aged ", n, " event dir(s) older than max-age ", retention_.max_age.count(), "s; ", UseLine());
+}
+
+Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming) {
+  ByteNeed need = NeedFor(incoming);
+  if (need.bytes != 0) need = AgeForBytes(incoming, seq);
+  if (need.bytes == 0) {
+    if (refusing_) {
+      refusing_ = false;
+      log_.Notice("space is back within the limits: accepting writes again (", refusals_unlogged_,
+                  " more refused since the last report); ", UseLine());
+      refusals_unlogged_ = 0;
+    }
+    return Status::Ok();
+  }
+  ++counters_.refused_by_limit[static_cast<size_t>(need.limit)];
+  std::string why = need.limit == ByteLimit::kKeepFree
+                        ? "keep-free: the file system has " + std::to_string(free_bytes()) + " bytes free and " +
+                              std::to_string(limits_.keep_free) + " are kept free"
+                        : "max-use: the trace root holds " + std::to_string(used_total_) + " of its " +
+                              std::to_string(limits_.max_use) + "-byte budget";
+  why += incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits";
+  why += " and nothing left is unpinned to age";
+  const auto now = clock_.Now();
+  if (!refusing_ || now - refusal_logged_at_ >= kRefusalLogInterval) {
+    log_.Warning("refusing writes (ENOSPC) under ", fs_.trace_dir(), ": ", why, " (", refusals_unlogged_,
+                 " more refused since the last report)");
+    refusal_logged_at_ = now;
+    refusals_unlogged_ = 0;
+  } else {
+    ++refusals_unlogged_;
+  }
+  refusing_ = true;
+  return Status::Error(ENOSPC, why);
+}
+
+Status TraceStore::SetRetention(const RetentionSettings& settings) {
+  if (!(settings == retention_)) {
+    log_.Notice("retention: max-use ", settings.max_use ? "set" : "default", ", keep-free ",
+                settings.keep_free ? "set" : "default", ", aging-policy ", AgingPolicyName(settings.policy),
+                ", max-age ", settings.max_age.count() ? std::to_string(settings.max_age.count()) + "s" : "off");
+  }
+  retention_ = settings;
+  if (!limits_resolved_) return Status::Ok();  // Recover resolves them
+  if (Status st = ResolveLimits(); !st.ok()) return st;
+  for (AgeClass c : kAllAgeClasses) Enforce(c, false, nullptr);
+  AgeByTime();
+  AgeForBytes(0, 0);
+  return Status::Ok();
+}
+
+void TraceStore::Tick() {
+  SampleSpace();
+  RetryFailed();
+  AgeByTime();
+  AgeForBytes(0, 0);
+  const uint64_t aged = counters_.dirs_aged_by[static_cast<size_t>(AgingReason::kCount)];
+  if (aged != count_aged_reported_) {
+    // At the count limit every event ages one directory: one line per tick, not per event.
+    log_.Info("aged ", aged - count_aged_reported_, " event dir(s) for the count limit since the last report; ",
+              UseLine());
+    count_aged_reported_ = aged;
+  }
+}
+
+void TraceStore::SetRecordNum(uint32_t record_num) {
+  if (record_num != record_num_) log_.Notice("record num changed from ", record_num_, " to ", record_num);
+  record_num_ = record_num;
+  Enforce(AgeClass::kHost, false, nullptr);
+  Enforce(AgeClass::kDevice, false, nullptr);
+}
+
+void TraceStore::SetExitRecordNum(uint32_t exit_record_num) {
+  if (exit_record_num != exit_record_num_) {
+    log_.Notice("exit record num changed from ", exit_record_num_, " to ", exit_record_num);
+  }
+  exit_record_num_ = exit_record_num;
+  Enforce(AgeClass::kExit, false, nullptr);
+}
+
+AgingReport TraceStore::Vacuum(bool dry_run) {
+  AgingReport report;
+  for (AgeClass c : kAllAgeClasses) Enforce(c, dry_run, &report);
+  if (!dry_run) {
+    AgeByTime();
+    AgeForBytes(0, 0);
+  }
+  return report;
+}
+
+}  // namespace atraced

@@ -1,0 +1,186 @@
+// TraceStore, events: creating, pinning and listing event directories and their files.
+// Recovery is in store_recovery.cc, aging in store_aging.cc.
+#include "atraced/store/trace_store.h"
+
+#include <algorithm>
+
+#include "atraced/store/trace_time.h"
+
+namespace atraced {
+
+TraceStore::TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, uint32_t record_num)
+    : fs_(fs), remover_(remover), clock_(clock), log_(log), record_num_(record_num) {}
+
+TraceStore::Entry* TraceStore::FindEntry(uint64_t seq) {
+  auto c = class_of_.find(seq);
+  if (c == class_of_.end()) return nullptr;
+  auto& map = classes_[static_cast<size_t>(c->second)];
+  auto it = map.find(seq);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+const std::string* TraceStore::PathOf(uint64_t seq) const {
+  auto c = class_of_.find(seq);
+  if (c == class_of_.end()) return nullptr;
+  const auto& map = classes_[static_cast<size_t>(c->second)];
+  auto it = map.find(seq);
+  return it == map.end() ? nullptr : &it->second.rel_path;
+}
+
+Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
+  CollectRemovals();
+  if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
+  if (spec.pid <= 0) return Status::Error(EINVAL, "pid: must be positive");
+  std::string why;
+  if (!spec.time.empty() && !IsValidTraceTime(spec.time, &why)) return Status::Error(EINVAL, "time: " + why);
+  if (!IsValidTraceTime(spec.process.time) || spec.process.pid <= 0 || spec.process.pgid <= 0) {
+    return Status::Error(EINVAL, "process directory name is malformed");
+  }
+  const auto now = clock_.Now();
+  std::string proc = FormatProcessDirName(spec.process);
+  std::string event = FormatEventDirName({spec.kind, spec.pid, spec.time.empty() ? FormatTraceTime(now) : spec.time});
+  std::string rel;
+  rel.reserve(proc.size() + 1 + event.size());  // one allocation, not operator+'s two
+  rel.append(proc).append("/").append(event);
+
+  if (auto found = by_path_.find(rel); found != by_path_.end()) {
+    // Same path again (CANN: all objects of one report share a directory): same directory,
+    // counted once, keeping its place in the aging order.
+    ++FindEntry(found->second)->pins;
+    return BeginResult{found->second, rel, false};
+  }
+  if (removing_paths_.count(rel)) return Status::Error(EBUSY, Abs(rel) + " is being removed by aging");
+  if (Status st = MakeRoom(0, 0); !st.ok()) return st;
+
+  const AgeClass c = ClassOf(spec.kind, spec.side);
+  const uint64_t seq = next_seq_++;
+  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event)};
+  // The new directory and the removals it causes go to the log in one write, before mkdir.
+  // The record is built in a buffer kept between events (its capacity stays).
+  auto victims = PlanVictims(c, 1);
+  std::string& records = records_scratch_;
+  records.clear();
+  AppendCreated(meta, records);
+  for (const Victim& v : victims) AppendRemoved(v.it->first, records);
+  if (Status st = AppendLog(records); !st.ok()) return Status::Error(st.err(), "order log: " + st.message());
+
+  // The process directory usually exists already (every event after a process's first), so
+  // create it only when making the event directory inside it says it is missing.
+  Status made = fs_.MakeDir(rel);
+  if (made.err() == ENOENT) {
+    if (Status st = fs_.MakeDir(proc); !st.ok() && st.err() != EEXIST) {
+      made = st;
+    } else {
+      made = fs_.MakeDir(rel);
+    }
+  }
+  if (!made.ok()) {
+    // Never made: say so in the log, so a directory of that name made by someone else is
+    // never taken for ours. The victims were logged as removed; they go anyway (which is
+    // what a full disk wants).
+    std::string undo;
+    AppendRemoved(seq, undo);
+    (void)AppendLog(undo);
+    Retire(victims, AgingReason::kCount, nullptr);
+    if (made.err() == EEXIST) return Status::Error(EEXIST, Abs(rel) + " already exists and was not created by atraced");
+    return made;
+  }
+
+  by_path_.insert_or_assign(rel, seq);
+  class_of_[seq] = c;
+  Entry e{std::move(meta), rel, spec.kind, spec.pid, 1, DiskUsage{}, spec.process.pgid};
+  classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
+  ++counters_.events_created;
+  log_.Debug("created event dir ", fs_.trace_dir(), "/", rel, " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
+  if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
+  Retire(victims, AgingReason::kCount, nullptr);  // the new directory was not among them: it was not listed yet
+  // The mkdir may have found the trace directory deleted and re-created it: the new entry is
+  // pinned, so it is kept and goes into the new order log.
+  if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
+  return BeginResult{seq, std::move(rel), true};
+}
+
+void TraceStore::EndEvent(uint64_t seq) {
+  Entry* e = FindEntry(seq);
+  if (e == nullptr || e->pins == 0) return;
+  if (--e->pins == 0) Enforce(e->meta.cls, false, nullptr);
+}
+
+Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const TraceFileName& name) {
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return Status::Error(ENOENT, "no event with sequence " + std::to_string(seq));
+  // The path is built in a buffer kept between calls: one file is opened per event.
+  std::string& path = path_scratch_;
+  path.assign(e->rel_path).append("/").append(name.str());
+  return fs_.OpenAppend(path);
+}
+
+void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
+  counters_.bytes_written += grown.allocated;
+  counters_.bytes_apparent += grown.apparent;
+  written_since_sample_ += grown.allocated;
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return;
+  EnsureSized(*e);  // measured before the growth is added, so nothing counts twice
+  e->bytes += grown;
+  AddUse(e->meta.cls, grown.allocated);
+  // Daemon writes asked MakeRoom first; bytes written through a passed descriptor did not.
+  if (NeedFor(0).bytes != 0) AgeForBytes(0, seq);
+}
+
+void TraceStore::HoldProcessDir(const std::string& name) { ++process_holds_[name]; }
+
+void TraceStore::ReleaseProcessDir(const std::string& name) {
+  auto it = process_holds_.find(name);
+  if (it == process_holds_.end()) return;
+  if (--it->second == 0) {
+    process_holds_.erase(it);
+    RemoveProcessDirIfUnused(name);
+  }
+}
+
+void TraceStore::RemoveProcessDirIfUnused(const std::string& name) {
+  if (process_holds_.count(name)) return;
+  // rmdir only succeeds on an empty directory, so foreign content and exit dirs keep it.
+  Status st = fs_.RemoveEmptyDir(name);
+  if (st.ok()) log_.Info("removed empty process dir ", Abs(name));
+}
+
+EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
+  EnsureSized(e);
+  const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
+  return EventInfo{seq,        e.rel_path,        e.kind,            side,              e.meta.device_id, e.pid,
+                   e.meta.uid, e.meta.created_us, e.bytes.allocated, e.bytes.apparent, e.pins};
+}
+
+std::optional<EventInfo> TraceStore::Find(uint64_t seq) {
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return std::nullopt;
+  return InfoOf(seq, *e);
+}
+
+uint64_t TraceStore::AllocatedBytesOf(uint64_t seq) {
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return 0;
+  EnsureSized(*e);
+  return e->bytes.allocated;
+}
+
+std::vector<EventInfo> TraceStore::List(uint64_t after_seq, size_t max) {
+  std::vector<std::pair<uint64_t, Entry*>> all;
+  for (auto& map : classes_) {  // the `max` oldest of each class include the `max` oldest overall
+    size_t taken = 0;
+    for (auto it = map.upper_bound(after_seq); it != map.end() && taken < max; ++it, ++taken) {
+      all.emplace_back(it->first, &it->second);
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (all.size() > max) all.resize(max);
+  std::vector<EventInfo> out;
+  out.reserve(all.size());
+  for (auto& [seq, e] : all) out.push_back(InfoOf(seq, *e));
+  return out;
+}
+
+}  // namespace atraced

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Checks the daemon's rooms (daemon/CMakeLists.txt, docs/ARCHITECTURE.md):
+#   1. a room includes headers only of itself and of the rooms below it;
+#   2. the include graph of daemon/ has no cycle (tsort finds loops);
+#   3. no source file in daemon/ is over 600 lines, and the dispatcher is under 400.
+# Usage: scripts/check_rooms.sh [source dir]   (the `layout.rooms` test runs it)
+set -euo pipefail
+src="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+cd "$src/daemon"
+
+# What each room may include besides itself (base and proto sit below every room).
+declare -A allowed=(
+  [common]=""
+  [store]="common"
+  [rings]="common store"
+  [processes]="common store"
+  [admission]="common"
+  [service]="common store rings processes admission"
+  [crash]="common store processes"
+  [ipc]="common store rings processes admission service"
+  [app]="common store rings processes admission service ipc crash"
+)
+rooms=" ${!allowed[*]} "
+failed=0
+
+for room in "${!allowed[@]}"; do
+  [[ -d "$room" ]] || { echo "room $room: no directory daemon/$room" >&2; failed=1; continue; }
+  while IFS=: read -r file _ inc; do
+    target="$(sed -E 's|.*"atraced/([a-z_]+)/.*|\1|' <<<"$inc")"
+    [[ "$rooms" == *" $target "* ]] || continue  # base, proto, the client library: below every room
+    [[ "$target" == "$room" || " ${allowed[$room]} " == *" $target "* ]] && continue
+    echo "$file: room $room includes from room $target, which is not below it: $inc" >&2
+    failed=1
+  done < <(grep -rnE '^#include "atraced/' "$room" || true)
+done
+
+# Every quoted include, resolved to a file, as an edge for tsort.
+resolve() {  # $1 including file, $2 included name
+  local dir name="$2"
+  dir="$(dirname "$1")"
+  if [[ "$name" == atraced/* ]]; then
+    local room="${name#atraced/}"
+    room="${room%%/*}"
+    [[ -f "$room/include/$name" ]] && echo "$room/include/$name"
+  elif [[ -f "$dir/$name" ]]; then
+    echo "$dir/$name"
+  fi
+  return 0
+}
+edges="$(mktemp)"
+trap 'rm -f "$edges"' EXIT
+while IFS= read -r file; do
+  while IFS= read -r name; do
+    to="$(resolve "$file" "$name")"
+    [[ -n "$to" ]] && echo "$file $to" >>"$edges"
+  done < <(sed -nE 's|^#include "([^"]+)".*|\1|p' "$file")
+done < <(find . -name '*.h' -o -name '*.cc' | sed 's|^\./||' | sort)
+if ! tsort "$edges" >/dev/null 2>"$edges.err"; then
+  echo "the include graph has a cycle:" >&2
+  cat "$edges.err" >&2
+  failed=1
+fi
+rm -f "$edges.err"
+
+while read -r lines file; do
+  [[ "$file" == total ]] && continue
+  limit=600
+  [[ "$file" == service/src/trace_service.cc ]] && limit=400
+  if ((lines > limit)); then
+    echo "$file: $lines lines, over the $limit a file of daemon/ may have" >&2
+    failed=1
+  fi
+done < <(find . -name '*.h' -o -name '*.cc' | sed 's|^\./||' | xargs wc -l)
+
+if ((failed)); then exit 1; fi
+echo "rooms: every include points down, no cycle, every file within its size"

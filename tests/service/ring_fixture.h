@@ -1,0 +1,186 @@
+// Rings in sealed memfds for the service's tests, a ring-holding connection, and the fake
+// crash inspector and runner: what the tests of rings, deaths and crashes share.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "service/service_fixture.h"
+
+namespace atraced::testing {
+
+// A sealed memfd holding an empty ring of 4 x 64 (the header as libascend_trace writes it).
+inline UniqueFd EmptyRing() {
+  const uint32_t bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  UniqueFd fd(::memfd_create("ring", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  REQUIRE(fd.valid());
+  REQUIRE(::ftruncate(fd.get(), bytes) == 0);
+  atr_ring_header h{};
+  h.magic = ATR_RING_MAGIC;
+  h.version = ATR_RING_VERSION;
+  h.header_size = ATR_RING_HEADER_SIZE;
+  h.msg_num = 4;
+  h.msg_size = 64;
+  h.slot_size = ATR_RING_SLOT_SIZE(64);
+  h.realtime_ns = 1;
+  h.monotonic_ns = 1;
+  REQUIRE(::pwrite(fd.get(), &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h));
+  REQUIRE(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+  return fd;
+}
+
+inline std::vector<uint8_t> RegisterPayload(uint32_t id) {
+  proto::RingRegister m;
+  m.object_id = id;
+  m.msg_num = 4;
+  m.msg_size = 64;
+  m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  m.name = "obj" + std::to_string(id);
+  return Payload(m);
+}
+
+
+// An EmptyRing() holding `texts` as complete records 0..n-1.
+inline UniqueFd RingWith(const std::vector<std::string>& texts) {
+  UniqueFd fd = EmptyRing();
+  const uint32_t slot = ATR_RING_SLOT_SIZE(64);
+  uint64_t k = 0;
+  for (const std::string& text : texts) {
+    atr_ring_slot_head head{};
+    head.seq_done = k + 1;
+    head.timestamp_ns = 2 + k;
+    head.length = static_cast<uint32_t>(text.size());
+    const off_t at = static_cast<off_t>(ATR_RING_HEADER_SIZE + k * slot);
+    const uint64_t seq_start = k + 1;
+    REQUIRE(::pwrite(fd.get(), text.data(), text.size(), at + ATR_RING_SLOT_HEAD_SIZE) == static_cast<ssize_t>(text.size()));
+    REQUIRE(::pwrite(fd.get(), &seq_start, 8, at + slot - 8) == 8);
+    REQUIRE(::pwrite(fd.get(), &head, sizeof head, at) == static_cast<ssize_t>(sizeof head));
+    ++k;
+  }
+  REQUIRE(::pwrite(fd.get(), &k, 8, ATR_RING_OFF_WRITE_INDEX) == 8);
+  return fd;
+}
+
+struct RingClient {
+  ServiceFixture& f;
+  TraceService::ClientId id;
+
+  RingClient(ServiceFixture& fixture, int32_t pid) : f(fixture) {
+    id = f.service->Connect({pid, 1000, 1000});
+    proto::Hello h;
+    h.minor = 1;
+    h.features = ATR_FEATURE_MEMFD;
+    REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+  }
+  void Register(uint32_t object_id, UniqueFd fd, bool exit_save = false, const std::string& name = "") {
+    proto::RingRegister m;
+    m.object_id = object_id;
+    m.msg_num = 4;
+    m.msg_size = 64;
+    m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+    m.name = name.empty() ? "obj" + std::to_string(object_id) : name;
+    if (exit_save) m.flags = ATR_RING_EXIT_SAVE;
+    auto payload = Payload(m);
+    ReplyBatch batch;
+    proto::FrameHeader fh{static_cast<uint32_t>(payload.size()), ATR_OP_RING_REGISTER, 0, ++f.request_id};
+    f.service->Handle(id, fh, payload, batch, std::move(fd));
+    REQUIRE(ServiceFixture::Decode(batch).at(0).status == 0);
+  }
+};
+
+// Event dirs of `kind` under the fixture's trace dir.
+inline std::vector<std::string> KindDirs(ServiceFixture& f, const std::string& kind) {
+  std::vector<std::string> out;
+  const std::string trace = f.tmp.path() + "/atrace";
+  for (const auto& proc : ListNames(trace)) {
+    if (proc.rfind("trace_", 0) != 0) continue;
+    for (const auto& ev : ListNames(trace + "/" + proc)) {
+      if (ev.rfind(kind + "_event_", 0) == 0) out.push_back(trace + "/" + proc + "/" + ev);
+    }
+  }
+  return out;
+}
+
+
+// Says what a real inspector would, and what it was asked.
+class FakeCrashInspector final : public CrashInspector {
+ public:
+  CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) override {
+    asked.push_back({pid, tid});
+    last_budget = budget;
+    return {"100 app\n101 worker\n", "#0   0x0000000000401136 crash_here+0x6 /usr/bin/app\n", "00400000-00401000 r-xp app\n"};
+  }
+  std::vector<std::pair<pid_t, pid_t>> asked;
+  std::chrono::milliseconds last_budget{0};
+};
+
+// A connection that asked for CRASH (the library's second connection, holding no ring).
+inline TraceService::ClientId CrashChannel(ServiceFixture& f, int32_t pid, uint64_t features = ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH) {
+  auto id = f.service->Connect({pid, 1000, 1000});
+  proto::Hello h;
+  h.minor = 1;
+  h.features = features;
+  REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+  return id;
+}
+
+
+
+// Process `pid` (program `program`) holds a ring and sends CRASH, which must succeed; returns
+// the unwind deadline the inspector was given.
+inline std::chrono::milliseconds CrashWithRing(ServiceFixture& f, FakeCrashInspector& inspector, int32_t pid,
+                                        const char* program) {
+  f.processes.processes[pid] = {pid, static_cast<uint64_t>(pid) * 10, program, {}};
+  RingClient rings(f, pid);
+  rings.Register(1, RingWith({"r"}));
+  REQUIRE(f.Call(CrashChannel(f, pid), ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, pid, 0})).status == 0);
+  return inspector.last_budget;
+}
+
+
+// Keeps the runner's jobs until the test finishes them: the event loop's view of a crash
+// inspected on another thread.
+class FakeCrashRunner final : public CrashRunner {
+ public:
+  void Run(std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) override {
+    jobs.push_back({std::move(inspect), std::move(done)});
+  }
+  void FinishAll() {
+    auto pending = std::move(jobs);
+    jobs.clear();
+    for (auto& j : pending) j.done(j.inspect());
+  }
+  struct Job {
+    std::function<CrashFacts()> inspect;
+    std::function<void(CrashFacts)> done;
+  };
+  std::vector<Job> jobs;
+};
+
+struct DeferredCrash {
+  FakeCrashInspector inspector;
+  FakeCrashRunner runner;
+  std::unique_ptr<ServiceFixture> f;
+  std::vector<ReplyBatch> delivered;  // through the CRASH connection's reply sink
+
+  DeferredCrash() {
+    ServiceOptions o;
+    o.crash_inspector = &inspector;
+    o.crash_runner = &runner;
+    f = std::make_unique<ServiceFixture>(o);
+  }
+  // Sends CRASH on `channel`: no reply now, the request deferred.
+  void Crash(TraceService::ClientId channel, int32_t pid) {
+    f->service->SetReplySink(channel, [this](ReplyBatch&& b) { delivered.push_back(std::move(b)); });
+    ReplyBatch batch;
+    const auto payload = Payload(proto::Crash{SIGSEGV, 1, pid + 1, 0x10});
+    proto::FrameHeader h{static_cast<uint32_t>(payload.size()), ATR_OP_CRASH, 0, 77};
+    f->service->Handle(channel, h, payload, batch);
+    CHECK(batch.deferred);
+    CHECK(batch.bytes.empty());
+  }
+};
+
+
+}  // namespace atraced::testing
