@@ -131,7 +131,7 @@ inline TraceService::ClientId CrashChannel(ServiceFixture& f, int32_t pid, uint6
 // the unwind deadline the inspector was given.
 inline std::chrono::milliseconds CrashWithRing(ServiceFixture& f, FakeCrashInspector& inspector, int32_t pid,
                                         const char* program) {
-  f.processes.processes[pid] = {pid, static_cast<uint64_t>(pid) * 10, program, {}};
+  f.processes.processes[pid] = {pid, static_cast<uint64_t>(pid) * 10, program, {}, {}};
   RingClient rings(f, pid);
   rings.Register(1, RingWith({"r"}));
   REQUIRE(f.Call(CrashChannel(f, pid), ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, pid, 0})).status == 0);

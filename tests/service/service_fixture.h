@@ -43,9 +43,9 @@ class ServiceFixture {
     REQUIRE(store_->Recover().ok());
     options.root = tmp.path();
     if (options.daemon_uid == 0) options.daemon_uid = 4242;
-    processes.processes[100] = {100, 1111, "app", {}};
-    processes.processes[200] = {200, 2222, "other", {}};
-    processes.processes[300] = {300, 3333, "fwd", {777}};
+    processes.processes[100] = {100, 1111, "app", {}, {}};
+    processes.processes[200] = {200, 2222, "other", {}, {}};
+    processes.processes[300] = {300, 3333, "fwd", {777}, {}};
     service = std::make_unique<TraceService>(*store_, processes, clock, log.logger(), options);
   }
 

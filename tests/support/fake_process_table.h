@@ -9,10 +9,14 @@ namespace atraced::testing {
 
 class FakeProcessTable final : public ProcessTable {
  public:
+  // A process listed without credentials runs as the fixtures' default user, 1000:1000 (all
+  // four ids), and is dumpable.
   std::optional<ProcessFacts> Lookup(int32_t pid) override {
     auto it = processes.find(pid);
     if (it == processes.end()) return std::nullopt;
-    return it->second;
+    ProcessFacts facts = it->second;
+    if (!facts.creds) facts.creds = ProcessCredentials{{1000, 1000, 1000, 1000}, {1000, 1000, 1000, 1000}, true};
+    return facts;
   }
   // A pid listed in `ended` reports that end; others are gone when absent from `processes`.
   ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks) override {

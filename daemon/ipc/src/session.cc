@@ -6,6 +6,7 @@
 
 #include "atraced/base/send_fd.h"
 #include "atraced/ipc/peer_credentials.h"
+#include "atraced/processes/process_identity.h"
 #include "atraced/proto/wire.h"
 
 namespace atraced {
@@ -29,7 +30,8 @@ void Session::Start() {
     return;
   }
   peer_ = *peer;
-  client_id_ = service_.Connect(peer_);
+  // Taken now, before the peer can exit and its pid be reused: the process itself.
+  client_id_ = service_.Connect(peer_, PeerPidfd(socket_.native_handle(), peer_.pid));
   connected_to_service_ = true;
   std::weak_ptr<Session> weak = weak_from_this();
   service_.SetReplySink(client_id_, [weak](ReplyBatch&& batch) {

@@ -1,10 +1,12 @@
 #include "atraced/processes/process_table.h"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -70,6 +72,34 @@ std::optional<ProcStatEnd> ParseProcStatEnd(const std::string& text) {
   }
   if (!started) return std::nullopt;
   return end;
+}
+
+void ParseProcStatus(const std::string& text, ProcessFacts* facts) {
+  std::istringstream lines(text);
+  std::string line;
+  ProcessCredentials creds;
+  bool have_uids = false, have_gids = false;
+  auto four = [](const std::string& rest, std::array<uint32_t, 4>* out) {
+    std::istringstream in(rest);
+    for (uint32_t& id : *out) {
+      long long v = -1;
+      if (!(in >> v) || v < 0 || v > UINT32_MAX) return false;
+      id = static_cast<uint32_t>(v);
+    }
+    return true;
+  };
+  while (std::getline(lines, line)) {
+    if (line.rfind("Uid:", 0) == 0) {
+      have_uids = four(line.substr(4), &creds.uids);
+    } else if (line.rfind("Gid:", 0) == 0) {
+      have_gids = four(line.substr(4), &creds.gids);
+    } else if (line.rfind("Groups:", 0) == 0) {
+      std::istringstream gs(line.substr(7));
+      long g;
+      while (gs >> g) facts->groups.push_back(static_cast<gid_t>(g));
+    }
+  }
+  if (have_uids && have_gids) facts->creds = creds;
 }
 
 ProcessEnd ProcessTable::CheckEnded(int32_t pid, uint64_t start_ticks) {
@@ -160,15 +190,11 @@ std::optional<ProcessFacts> ProcProcessTable::Lookup(int32_t pid) {
   if (!stat) return std::nullopt;
   auto facts = ParseProcStat(*stat);
   if (!facts) return std::nullopt;
-  if (auto status = Slurp(base + "/status")) {
-    std::istringstream lines(*status);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.rfind("Groups:", 0) != 0) continue;
-      std::istringstream gs(line.substr(7));
-      long g;
-      while (gs >> g) facts->groups.push_back(static_cast<gid_t>(g));
-    }
+  if (auto status = Slurp(base + "/status")) ParseProcStatus(*status, &*facts);
+  // Owned by the process's effective ids while it is dumpable, by root otherwise (proc(5)).
+  struct stat st {};
+  if (facts->creds && ::stat(base.c_str(), &st) == 0) {
+    facts->creds->dumpable = st.st_uid == facts->creds->uids[1] && st.st_gid == facts->creds->gids[1];
   }
   return facts;
 }

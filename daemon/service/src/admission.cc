@@ -6,7 +6,7 @@ namespace atraced {
 
 Reply Admission::AdmitEvent(const Client& c, EventKind kind) {
   if (!options_.rate_limit.enabled()) return std::nullopt;
-  ProcessRecord* rec = records_.Find(c.peer.pid);
+  ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks);
   if (rec == nullptr) return std::nullopt;
   ProcessRecord& r = *rec;
   const bool final = kind != EventKind::kSchedule;
@@ -26,7 +26,7 @@ Reply Admission::AdmitEvent(const Client& c, EventKind kind) {
 Reply Admission::AdmitBytes(const Client& c, uint64_t incoming) {
   const uint64_t max = options_.max_bytes_per_client;
   if (max == 0) return std::nullopt;
-  const ProcessRecord* rec = records_.Find(c.peer.pid);
+  const ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks);
   const uint64_t written = rec == nullptr ? 0 : rec->bytes;
   if (written + incoming <= max && written + incoming >= written) return std::nullopt;
   ++counters_.refused_client_bytes;
@@ -50,7 +50,8 @@ bool Admission::ShouldLogFdRefusal(uint32_t uid, uint64_t* suppressed) {
 void Admission::Tick() {
   const auto now = clock_.Now();
   const auto& limit = options_.rate_limit;
-  for (auto& [pid, r] : records_) {
+  for (auto& [key, r] : records_) {
+    const int32_t pid = key.first;
     if (r.suppressed == 0 || now - r.suppressed_since < limit.interval) continue;
     log_.Warning("suppressed ", r.suppressed, " events from pid ", pid, " (", r.program.empty() ? "unknown" : r.program,
                  ") in the last ",

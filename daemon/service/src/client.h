@@ -14,7 +14,9 @@
 #include <unordered_map>
 
 #include "atraced/admission/fd_budget.h"
+#include "atraced/base/unique_fd.h"
 #include "atraced/processes/oom_count.h"
+#include "atraced/processes/process_identity.h"
 #include "atraced/rings/held_ring.h"
 #include "atraced/service/service_types.h"
 #include "atraced/store/file_system.h"
@@ -35,6 +37,9 @@ struct OpenFile {
 
 struct Client {
   PeerCredentials peer;
+  // The peer process itself (process_identity.h), kept for a 1.1 connection (MEMFD), whose
+  // process may be looked at (CRASH) or reported on (a death): the rest let it go at HELLO.
+  UniqueFd pidfd;
   std::string process_dir;
   // process_dir parsed once at connect (nullopt if malformed), not on every EVENT_BEGIN.
   std::optional<ProcessDirName> process_name;
@@ -56,6 +61,8 @@ struct Client {
   OomCount oom_at_hello;  // the memory cgroup's OOM kills at HELLO (oom_count.h)
   std::chrono::system_clock::time_point connected{};
   std::chrono::system_clock::time_point last_activity{};
+
+  ProcessIdentity identity() const { return {peer.pid, start_ticks, peer.uid, peer.gid}; }
 };
 
 }  // namespace atraced

@@ -23,18 +23,26 @@ bool Crashes::TakeUnwind(uint32_t uid) {
   return true;
 }
 
-Reply Crashes::Check(Client& c, std::span<const uint8_t> payload, proto::Crash* m,
-                                             Client** holder) {
+Reply Crashes::Check(Client& c, std::span<const uint8_t> payload, proto::Crash* m, Client** holder) {
   if (auto e = proto::Decode(payload, m)) return Refusal{e->status, e->message};
   *holder = clients_.RingHolderOf(c);
   if (!*holder) {
     return Refusal{ATR_ENOENT, "CRASH: no connection of pid " + std::to_string(c.peer.pid) +
                                    " holds a ring (register one first): there is nothing to save"};
   }
-  if ((*holder)->crash_recorded) {
+  ProcessRecord* process = records_.Find(c.peer.pid, c.start_ticks);
+  if ((*holder)->crash_recorded || (process != nullptr && process->crash_recorded)) {
     return Refusal{ATR_EEXIST, "CRASH: the crash of pid " + std::to_string(c.peer.pid) + " is already recorded"};
   }
+  // The process must still be the one that connected, as it connected (process_identity.h):
+  // else the look from outside would be at someone else. Nothing is written of it.
+  for (const Client* asker : {static_cast<const Client*>(&c), static_cast<const Client*>(*holder)}) {
+    if (auto why = WhyNotInspectable(processes_, asker->identity(), asker->pidfd)) {
+      return Refusal{ATR_EPERM, "CRASH: not inspected: " + *why};
+    }
+  }
   (*holder)->crash_recorded = c.crash_recorded = true;
+  if (process != nullptr) process->crash_recorded = true;
   return std::nullopt;
 }
 

@@ -15,10 +15,12 @@
 #include "atraced/common/clock.h"
 #include "atraced/common/log.h"
 #include "atraced/processes/crash_inspector.h"
+#include "atraced/processes/process_table.h"
 #include "atraced/proto/codec.h"
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
+#include "process_records.h"
 #include "refusal.h"
 #include "ring_saver.h"
 
@@ -27,10 +29,10 @@ namespace atraced {
 class Crashes {
  public:
   // `forget` releases what a client still holds once it is gone for good.
-  Crashes(ClientTable& clients, RingSaver& saver, Clock& clock, Logger& log, ServiceCounters& counters,
-          const ServiceOptions& options, std::function<void(Client&)> forget)
-      : clients_(clients), saver_(saver), clock_(clock), log_(log), counters_(counters), options_(options),
-        forget_(std::move(forget)) {}
+  Crashes(ClientTable& clients, ProcessRecords& records, ProcessTable& processes, RingSaver& saver, Clock& clock,
+          Logger& log, ServiceCounters& counters, const ServiceOptions& options, std::function<void(Client&)> forget)
+      : clients_(clients), records_(records), processes_(processes), saver_(saver), clock_(clock), log_(log),
+        counters_(counters), options_(options), forget_(std::move(forget)) {}
 
   // CRASH inspected here, on the event loop (no runner: tests and fuzzers).
   Reply OnCrash(Client& c, std::span<const uint8_t> payload);
@@ -65,6 +67,8 @@ class Crashes {
   bool TakeUnwind(uint32_t uid);
 
   ClientTable& clients_;
+  ProcessRecords& records_;   // one report per process, whichever of its connections asks
+  ProcessTable& processes_;   // is the process still the one that connected?
   RingSaver& saver_;
   Clock& clock_;
   Logger& log_;

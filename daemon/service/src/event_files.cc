@@ -31,11 +31,9 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
     if (side != Side::kDevice) return Refusal{ATR_EINVAL, "host_pid: only device events may be written for another process"};
     if (m.host_pid < 0) return Refusal{ATR_EINVAL, "host_pid: must be positive"};
     auto facts = processes_.Lookup(m.host_pid);
-    const ProcessRecord* known = records_.Find(m.host_pid);
-    if (!facts && (known == nullptr || known->connections == 0)) {
-      return Refusal{ATR_ESRCH, "host_pid: no process " + std::to_string(m.host_pid)};
-    }
-    ProcessRecord* rec = records_.RecordFor(m.host_pid, facts);
+    ProcessRecord* known = records_.FindConnected(m.host_pid);
+    if (!facts && known == nullptr) return Refusal{ATR_ESRCH, "host_pid: no process " + std::to_string(m.host_pid)};
+    ProcessRecord* rec = facts ? records_.RecordFor(m.host_pid, facts) : known;
     process = &rec->name;
     pid = m.host_pid;
     ++counters_.forwarder_claims;

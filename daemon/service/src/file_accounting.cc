@@ -10,7 +10,7 @@ void FileAccounting::Account(const Client& c, OpenFile& f) {
   const DiskUsage grown{now.allocated > f.accounted.allocated ? now.allocated - f.accounted.allocated : 0,
                         now.apparent > f.accounted.apparent ? now.apparent - f.accounted.apparent : 0};
   if (grown == DiskUsage{}) return;
-  if (ProcessRecord* rec = records_.Find(c.peer.pid)) rec->bytes += grown.allocated;
+  if (ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks)) rec->bytes += grown.allocated;
   store_.AddBytes(f.seq, grown);
   f.accounted = {std::max(now.allocated, f.accounted.allocated), std::max(now.apparent, f.accounted.apparent)};
 }

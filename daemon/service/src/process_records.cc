@@ -4,36 +4,37 @@
 
 namespace atraced {
 
-ProcessRecord* ProcessRecords::RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts) {
-  const uint64_t start = facts ? facts->start_ticks : 0;
-  auto it = records_.find(pid);
-  if (it != records_.end() && it->second.start_ticks == start) return &it->second;
-  if (it != records_.end() && it->second.connections > 0) {
-    // The same pid with a new start time while the old one is connected cannot happen for a
-    // live process; keep the record that is in use.
-    return &it->second;
+ProcessRecord* ProcessRecords::FindConnected(int32_t pid) {
+  for (auto it = records_.lower_bound({pid, 0}); it != records_.end() && it->first.first == pid; ++it) {
+    if (it->second.connections > 0) return &it->second;
   }
+  return nullptr;
+}
+
+ProcessRecord* ProcessRecords::RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts) {
+  const Key key{pid, facts ? facts->start_ticks : 0};
+  if (auto it = records_.find(key); it != records_.end()) return &it->second;
   if (records_.size() >= kMaxRecords) {
     for (auto r = records_.begin(); r != records_.end();) {
-      r = (r->second.connections == 0 && !processes_.Lookup(r->first)) ? records_.erase(r) : std::next(r);
+      bool gone = r->second.connections == 0;
+      if (gone) {
+        auto now = processes_.Lookup(r->first.first);
+        gone = !now || now->start_ticks != r->first.second;
+      }
+      r = gone ? records_.erase(r) : std::next(r);
     }
   }
-  // A process directory carries the time of the pid's first connection.
+  // A process directory carries the time of the process's first connection.
   ProcessRecord rec;
-  rec.start_ticks = start;
+  rec.start_ticks = key.second;
   rec.name = {facts ? facts->pgid : pid, pid, FormatTraceTime(clock_.Now())};
   rec.program = facts ? facts->program : "";
   if (rec.name.pgid <= 0) rec.name.pgid = pid;
-  auto [pos, inserted] = records_.insert_or_assign(pid, rec);
-  (void)inserted;
-  return &pos->second;
+  return &records_.emplace(key, std::move(rec)).first->second;
 }
 
-void ProcessRecords::Disconnected(int32_t pid, const std::string& process_dir) {
-  if (auto rec = records_.find(pid); rec != records_.end() && FormatProcessDirName(rec->second.name) == process_dir &&
-                                     rec->second.connections > 0) {
-    --rec->second.connections;
-  }
+void ProcessRecords::Disconnected(int32_t pid, uint64_t start_ticks) {
+  if (ProcessRecord* rec = Find(pid, start_ticks); rec != nullptr && rec->connections > 0) --rec->connections;
 }
 
 }  // namespace atraced

@@ -1,12 +1,15 @@
-// One record per client process (pid and start time), shared by all its connections: the
-// name of its trace_ directory and the per-process limits of admission.h.
+// One record per client process, shared by all its connections: the name of its trace_
+// directory, whether its crash was recorded, and the per-process limits of admission.h.
+// Keyed by pid and start time, never by pid alone: a reused pid is another process, with a
+// directory and limits of its own.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <utility>
 
 #include "atraced/admission/rate_limit.h"
 #include "atraced/common/clock.h"
@@ -19,6 +22,7 @@ struct ProcessRecord {
   uint64_t start_ticks = 0;
   ProcessDirName name;
   uint32_t connections = 0;
+  bool crash_recorded = false;  // one CRASH report per process, whichever connection asks
   // Per-process limits: every connection of the process shares them.
   TokenBucket schedule_bucket;
   TokenBucket final_bucket;  // exit and stackcore events
@@ -30,18 +34,22 @@ struct ProcessRecord {
 
 class ProcessRecords {
  public:
-  using Map = std::unordered_map<int32_t, ProcessRecord>;
+  using Key = std::pair<int32_t, uint64_t>;  // pid, start time (0: unknown)
+  using Map = std::map<Key, ProcessRecord>;
 
   ProcessRecords(ProcessTable& processes, Clock& clock) : processes_(processes), clock_(clock) {}
 
-  // The record of pid as `facts` describe it (nullopt: /proc could not tell), made if new.
+  // The record of pid as `facts` describe it, made if new; without facts (/proc could not
+  // tell, or the connector was gone), the pid's record of unknown start time.
   ProcessRecord* RecordFor(int32_t pid, const std::optional<ProcessFacts>& facts);
-  ProcessRecord* Find(int32_t pid) {
-    auto it = records_.find(pid);
+  ProcessRecord* Find(int32_t pid, uint64_t start_ticks) {
+    auto it = records_.find({pid, start_ticks});
     return it == records_.end() ? nullptr : &it->second;
   }
-  // One connection of the process whose trace_ dir is `process_dir` closed.
-  void Disconnected(int32_t pid, const std::string& process_dir);
+  // A record of pid that has a connection now, whatever its start time.
+  ProcessRecord* FindConnected(int32_t pid);
+  // One connection of the process closed.
+  void Disconnected(int32_t pid, uint64_t start_ticks);
 
   Map::iterator begin() { return records_.begin(); }
   Map::iterator end() { return records_.end(); }

@@ -45,7 +45,7 @@ struct TraceService::Rooms {
         rings(clients, saver, admission, log, counters, options),
         queries(store, clients, accounting, counters, options),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
-        crashes(clients, saver, clock, log, counters, options, [this](Client& c) { Forget(c); }) {}
+        crashes(clients, records, processes, saver, clock, log, counters, options, [this](Client& c) { Forget(c); }) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -95,13 +95,15 @@ TraceService::~TraceService() {
   for (ClientId id : ids) Disconnect(id);
 }
 
-TraceService::ClientId TraceService::Connect(const PeerCredentials& peer) {
+TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, UniqueFd pidfd) {
   Rooms& r = *rooms_;
-  auto facts = r.processes.Lookup(peer.pid);
+  // Pinned: facts of a pid the connector no longer holds would be someone else's.
+  auto facts = LookupPinned(r.processes, peer.pid, pidfd);
   ProcessRecord* rec = r.records.RecordFor(peer.pid, facts);
   ++rec->connections;
   Client c;
   c.peer = peer;
+  c.pidfd = std::move(pidfd);
   c.process_dir = FormatProcessDirName(rec->name);
   c.process_name = ParseProcessDirName(c.process_dir);
   c.start_ticks = facts ? facts->start_ticks : 0;
@@ -130,13 +132,15 @@ void TraceService::Disconnect(ClientId id) {
   Client& c = *found;
   c.reply_sink = nullptr;
   r.events.EndAll(c);
-  r.records.Disconnected(c.peer.pid, c.process_dir);
+  r.records.Disconnected(c.peer.pid, c.start_ticks);
+  const ProcessRecord* rec = r.records.Find(c.peer.pid, c.start_ticks);
+  const bool crash_recorded = c.crash_recorded || (rec != nullptr && rec->crash_recorded);
   if (c.crash_pending && !r.destroying) {
     // Its CRASH is being inspected: the rings stay until the report is written.
     r.crashes.Park(id, r.clients.Take(id));
     return;
   }
-  if (c.crash_recorded && !c.goodbye && !c.rings.empty()) {
+  if (crash_recorded && !c.goodbye && !c.rings.empty()) {
     r.log.Info("pid ", c.peer.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
   } else if (!r.destroying && (c.features & ATR_FEATURE_MEMFD) && !c.goodbye && !c.rings.empty()) {
     // No GOODBYE: the process may have died. It keeps its rings and its process dir until
@@ -269,8 +273,17 @@ Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, 
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
   if (c.features & ATR_FEATURE_MEMFD) {
     r.daemon_pid = static_cast<uint32_t>(::getpid());  // for PR_SET_PTRACER
-    if (auto cmdline = processes.CommandLine(c.peer.pid)) c.cmdline = std::move(*cmdline);  // for a death report
-    c.oom_at_hello = processes.OomKills(c.peer.pid);  // compared at a death without GOODBYE
+    // For a death report, read only of the process that connected, as it connected: after
+    // an exit and a pid reuse, or an exec of a set-id program, it would be someone else's.
+    if (auto why = WhyNotInspectable(processes, c.identity(), c.pidfd)) {
+      log.Notice("pid ", c.peer.pid, ": not reading its command line and memory cgroup: ", *why);
+      c.oom_at_hello = {"", std::nullopt, "not read at HELLO: " + *why};
+    } else {
+      if (auto cmdline = processes.CommandLine(c.peer.pid)) c.cmdline = std::move(*cmdline);
+      c.oom_at_hello = processes.OomKills(c.peer.pid);  // compared at a death without GOODBYE
+    }
+  } else {
+    c.pidfd.reset();  // nothing of this process will be looked at: its descriptor goes back
   }
   r.max_payload = ATR_MAX_PAYLOAD;
   r.features = c.features;

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,11 +15,21 @@
 
 namespace atraced {
 
+// The credentials a process runs with now (/proc/<pid>/status), and whether it is
+// dumpable: the kernel makes /proc/<pid> owned by root while it is not (a set-id program, a
+// credential change, PR_SET_DUMPABLE 0), which is how another process can tell.
+struct ProcessCredentials {
+  std::array<uint32_t, 4> uids{};  // real, effective, saved, file system
+  std::array<uint32_t, 4> gids{};
+  bool dumpable = false;
+};
+
 struct ProcessFacts {
   int32_t pgid = 0;
   uint64_t start_ticks = 0;  // /proc/<pid>/stat field 22: tells a reused pid apart
   std::string program;       // /proc/<pid>/comm, made safe for a file name
   std::vector<gid_t> groups; // supplementary groups (/proc/<pid>/status Groups:)
+  std::optional<ProcessCredentials> creds;  // nullopt: /proc/<pid>/status was not readable
 };
 
 // What became of a process the daemon knew (pid + start time), as far as the kernel tells.
@@ -62,6 +73,10 @@ class ProcProcessTable final : public ProcessTable {
   std::string proc_root_;
   std::string cgroup_root_;
 };
+
+// The Uid:, Gid: and Groups: lines of /proc/<pid>/status into `facts` (creds stays nullopt
+// without both id lines). Exposed for tests.
+void ParseProcStatus(const std::string& status_text, ProcessFacts* facts);
 
 // Parses the text of /proc/<pid>/stat. Exposed for tests: the comm field may contain
 // spaces and parentheses, so fields are counted from the last ')'.

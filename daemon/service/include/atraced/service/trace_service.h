@@ -41,7 +41,9 @@ class TraceService {
   TraceService(const TraceService&) = delete;
   TraceService& operator=(const TraceService&) = delete;
 
-  ClientId Connect(const PeerCredentials& peer);
+  // `pidfd` refers to the peer process itself (PeerPidfd, process_identity.h); without one
+  // (tests, an old kernel) the pid and its start time are all the daemon pins.
+  ClientId Connect(const PeerCredentials& peer, UniqueFd pidfd = UniqueFd());
   // Where a deferred reply of this client goes (see ReplyBatch::deferred). Called on the
   // event loop; never after Disconnect(id).
   void SetReplySink(ClientId id, std::function<void(ReplyBatch&&)> sink);
