@@ -38,7 +38,7 @@ TEST_CASE("crash inspector: threads, maps and a backtrace of a live thread", "[c
     for (;;) ::pause();
   }
   ProcCrashInspector inspector(ATRACED_BINARY);
-  const auto facts = inspector.Inspect(child, child, std::chrono::seconds(10));
+  const auto facts = inspector.Inspect({child, child, ::getuid(), ::getgid()}, std::chrono::seconds(10));
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   INFO(facts.backtrace);
@@ -68,7 +68,7 @@ TEST_CASE("crash inspector: all threads, when configured, after the crashing one
   ::close(tids[0]);
   ::close(tids[1]);
   ProcCrashInspector inspector(ATRACED_BINARY, "/proc", /*all_threads=*/true);
-  const auto facts = inspector.Inspect(child, child, std::chrono::seconds(10));
+  const auto facts = inspector.Inspect({child, child, ::getuid(), ::getgid()}, std::chrono::seconds(10));
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   INFO(facts.backtrace);
@@ -82,7 +82,7 @@ TEST_CASE("crash inspector: all threads, when configured, after the crashing one
 
 TEST_CASE("crash inspector: a thread of another process is not unwound", "[crash][inspector]") {
   ProcCrashInspector inspector(ATRACED_BINARY);
-  const auto facts = inspector.Inspect(::getpid(), 1, std::chrono::seconds(1));  // pid 1 is never our thread
+  const auto facts = inspector.Inspect({::getpid(), 1, ::getuid(), ::getgid()}, std::chrono::seconds(1));  // pid 1 is never our thread
   CHECK(facts.backtrace.find("is not a thread of pid") != std::string::npos);
 }
 
@@ -100,7 +100,7 @@ TEST_CASE("crash inspector: a helper that may not trace the process says why", "
   ::chmod(dir.path().c_str(), 0755);
   ProcCrashInspector inspector(
       Script(dir, std::string("exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups ") + ATRACED_BINARY + " \"$@\""));
-  const auto facts = inspector.Inspect(child, child, std::chrono::seconds(10));
+  const auto facts = inspector.Inspect({child, child, ::getuid(), ::getgid()}, std::chrono::seconds(10));
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   INFO(facts.backtrace);
@@ -114,7 +114,7 @@ TEST_CASE("crash inspector: a helper that hangs is killed at the deadline", "[cr
   TempDir dir;
   ProcCrashInspector inspector(Script(dir, "exec sleep 30"));
   const auto start = std::chrono::steady_clock::now();
-  const auto facts = inspector.Inspect(::getpid(), ::gettid(), std::chrono::milliseconds(200));
+  const auto facts = inspector.Inspect({::getpid(), ::gettid(), ::getuid(), ::getgid()}, std::chrono::milliseconds(200));
   const auto took = std::chrono::steady_clock::now() - start;
   CHECK(facts.backtrace.find("took longer than 200 ms") != std::string::npos);
   CHECK(took < std::chrono::milliseconds(1500));
@@ -123,6 +123,6 @@ TEST_CASE("crash inspector: a helper that hangs is killed at the deadline", "[cr
 TEST_CASE("crash inspector: a helper that dies is reported, not fatal", "[crash][inspector]") {
   TempDir dir;
   ProcCrashInspector inspector(Script(dir, "kill -SEGV $$"));
-  const auto facts = inspector.Inspect(::getpid(), ::gettid(), std::chrono::seconds(5));
+  const auto facts = inspector.Inspect({::getpid(), ::gettid(), ::getuid(), ::getgid()}, std::chrono::seconds(5));
   CHECK(facts.backtrace.find("died of signal 11") != std::string::npos);
 }

@@ -52,11 +52,11 @@ int RemainingMs(Clock::time_point deadline) {
 
 }  // namespace
 
-CrashFacts ProcCrashInspector::Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) {
+CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::milliseconds budget) {
   CrashFacts f;
-  f.threads = Threads(pid);
-  f.maps = Maps(pid);
-  f.backtrace = Backtrace(pid, tid, budget);
+  f.threads = Threads(target.pid);
+  f.maps = Maps(target.pid);
+  f.backtrace = Backtrace(target.pid, target.tid, budget);
   return f;
 }
 

@@ -19,7 +19,7 @@ class ProcCrashInspector final : public CrashInspector {
                               bool all_threads = false)
       : helper_(std::move(helper)), proc_root_(std::move(proc_root)), all_threads_(all_threads) {}
 
-  CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) override;
+  CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds budget) override;
   // For the next crash (SIGHUP: crash-all-threads). Called on the event loop while Inspect
   // may run on the crash runner's thread: hence the atomic.
   void set_all_threads(bool all_threads) { all_threads_.store(all_threads); }
