@@ -467,3 +467,27 @@ TEST_CASE("crash inspector: a thread of a process in a pid namespace is found by
   CHECK(facts.backtrace.find("pause") != std::string::npos);
   CHECK(wrong.backtrace.find("(none: thread 2 is not a thread of pid " + std::to_string(inner) + ")") == 0);
 }
+
+TEST_CASE("crash inspector: a root process needs CAP_SYS_PTRACE, a user's process needs no capability", "[crash][inspector][drop]") {
+  if (!Root() || ::access("/usr/bin/setpriv", X_OK) != 0) {
+    WARN("needs root and setpriv to run the helper without CAP_SYS_PTRACE; skipping");
+    return;
+  }
+  // Why systemd/atraced.service keeps CAP_SYS_PTRACE: a root client holds every capability,
+  // and the kernel lets a root tracer without CAP_SYS_PTRACE read only a process whose
+  // capabilities are a subset of its own. A user's process is read as that user.
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  ProcCrashInspector inspector(Script(
+      dir, std::string("exec /usr/bin/setpriv --bounding-set -sys_ptrace --inh-caps -sys_ptrace ") + ATRACED_BINARY + " \"$@\""));
+  Child root_child([] { return true; });
+  Child nobody_child([] { return BecomeNobody(); });
+  REQUIRE(root_child.pid() > 0);
+  REQUIRE(nobody_child.pid() > 0);
+  const auto root = inspector.Inspect({root_child.pid(), root_child.pid(), 0, 0}, std::chrono::seconds(10));
+  INFO(root.backtrace);
+  CHECK(root.backtrace.find("(none: the kernel refused uid 0 access to pid") == 0);
+  const auto user = inspector.Inspect({nobody_child.pid(), nobody_child.pid(), kNobody, kNogroup}, std::chrono::seconds(10));
+  INFO(user.backtrace);
+  CHECK(user.backtrace.find("pause") != std::string::npos);
+}

@@ -379,14 +379,19 @@ int Inspect(const CrashTarget& t, Mode mode) {
     return Refuse("not inspected: the helper could not become the crashing user: " + failed);
   }
 
-  // From here on, as the crashing user: the kernel decides what may be read.
+  // From here on, as the crashing user: the kernel decides what may be read. Its root and
+  // its maps both need ptrace read access (its root the stricter check: a root tracer without
+  // CAP_SYS_PTRACE may read the maps of a process with more capabilities, not its root).
+  auto refused = [&](int err) {
+    return Refuse("the kernel refused uid " + std::to_string(t.uid) + " access to pid " + std::to_string(t.pid) +
+                  " (it is not dumpable, or has capabilities the inspector has not): " + std::strerror(err));
+  };
+  UniqueFd root(::open(("/proc/" + std::to_string(t.pid) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid() && (errno == EACCES || errno == EPERM)) return refused(errno);
   int err = 0;
   const std::string maps_path = "/proc/" + std::to_string(t.pid) + "/maps";
   std::string maps = ReadSmall(maps_path, kMaxMapsBytes, &err);
-  if (err == EACCES || err == EPERM) {
-    return Refuse("the kernel refused uid " + std::to_string(t.uid) + " access to pid " + std::to_string(t.pid) +
-                  " (it is not dumpable, or not that user's): " + std::strerror(err));
-  }
+  if (err == EACCES || err == EPERM) return refused(err);
   if (err != 0) return Refuse("cannot read " + maps_path + ": " + std::strerror(err));
   const std::vector<long> tids = TaskIds(t.pid);
   std::printf("%cthreads\n", kSectionMark);
@@ -406,9 +411,8 @@ int Inspect(const CrashTarget& t, Mode mode) {
     ElfLookup lookup;
     lookup.pid = t.pid;
     lookup.maps = std::move(maps);
-    UniqueFd root(::open(("/proc/" + std::to_string(t.pid) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     lookup.root_fd = root.get();
-    if (!root.valid()) lookup.notes.push_back("(no file of the process opened: its root: " + std::string(std::strerror(errno)) + ")");
+    if (!root.valid()) lookup.notes.push_back("(no file of the process opened by path: its root is not open)");
     rc = Unwind(t.pid, static_cast<pid_t>(host_tid), mode == Mode::kAllThreads, &lookup);
     for (const auto& note : lookup.notes) std::printf("%s\n", note.c_str());
     PrintHelperLine();
