@@ -431,23 +431,30 @@ TEST_CASE("crash inspector: a thread of a process in a pid namespace is found by
     WARN("needs root for a pid namespace; skipping");
     return;
   }
-  int fds[2];
+  int fds[2], ready_fds[2];
   REQUIRE(::pipe(fds) == 0);
+  REQUIRE(::pipe(ready_fds) == 0);
   const pid_t outer = ::fork();
   REQUIRE(outer >= 0);
   if (outer == 0) {  // makes the namespace; its child is pid 1 there
     pid_t inner = -1;
     if (::unshare(CLONE_NEWPID) == 0) inner = ::fork();
     if (inner == 0) {
+      const char ready = 'y';
+      (void)!::write(ready_fds[1], &ready, 1);
       for (;;) ::pause();
     }
     (void)!::write(fds[1], &inner, sizeof inner);
     for (;;) ::pause();
   }
   ::close(fds[1]);
+  ::close(ready_fds[1]);
   pid_t inner = -1;
   REQUIRE(::read(fds[0], &inner, sizeof inner) == sizeof inner);
+  char ready = 'n';
+  if (inner > 0) REQUIRE(::read(ready_fds[0], &ready, 1) == 1);  // the inner one is about to pause
   ::close(fds[0]);
+  ::close(ready_fds[0]);
   if (inner <= 0) {
     ::kill(outer, SIGKILL);
     ::waitpid(outer, nullptr, 0);
