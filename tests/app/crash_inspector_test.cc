@@ -45,6 +45,17 @@ std::string Script(const TempDir& dir, const std::string& body) {
 constexpr uid_t kNobody = 65534;
 constexpr gid_t kNogroup = 65534;
 
+// Until `pid`'s main thread sleeps (in pause(), where the backtraces expect it), at most 5 s.
+void WaitUntilSleeping(pid_t pid) {
+  for (int i = 0; i < 5000; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'S') return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 // A child that runs `setup` (false: it failed) and then waits in pause(), killed and reaped
 // at scope exit. `pid` is its pid once ready, or -1 if setup failed.
 class Child {
@@ -66,6 +77,7 @@ class Child {
     char ok = 'n';
     if (::read(ready[0], &ok, 1) != 1 || ok != 'y') ready_ = false;
     ::close(ready[0]);
+    if (ready_) WaitUntilSleeping(pid_);
   }
   ~Child() {
     ::kill(pid_, SIGKILL);
@@ -135,6 +147,7 @@ TEST_CASE("crash inspector: threads, maps and a backtrace of a live thread", "[c
   if (child == 0) {
     for (;;) ::pause();
   }
+  WaitUntilSleeping(child);
   ProcCrashInspector inspector(ATRACED_BINARY);
   const auto facts = inspector.Inspect({child, child, ::getuid(), ::getgid()}, std::chrono::seconds(10));
   ::kill(child, SIGKILL);
@@ -165,6 +178,7 @@ TEST_CASE("crash inspector: all threads, when configured, after the crashing one
   REQUIRE(::read(tids[0], &second, sizeof second) == sizeof second);
   ::close(tids[0]);
   ::close(tids[1]);
+  WaitUntilSleeping(child);
   ProcCrashInspector inspector(ATRACED_BINARY, /*all_threads=*/true);
   const auto facts = inspector.Inspect({child, child, ::getuid(), ::getgid()}, std::chrono::seconds(10));
   ::kill(child, SIGKILL);
@@ -352,7 +366,6 @@ TEST_CASE("crash inspector: a ../ debuglink is not followed to a root-only file"
   WaitFn wait = nullptr;
   Child child([&] { return BecomeNobody() && (wait = LoadWait(lib)) != nullptr; }, [&] { wait(); });
   REQUIRE(child.pid() > 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // into pause()
   ProcCrashInspector inspector(ATRACED_BINARY);
   const auto facts = inspector.Inspect({child.pid(), child.pid(), kNobody, kNogroup}, std::chrono::seconds(10));
   INFO(facts.backtrace);
@@ -390,7 +403,6 @@ TEST_CASE("crash inspector: a file mapped in a private mount namespace is read f
     WARN("cannot make a private mount namespace here; skipping");
     return;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ProcCrashInspector inspector(ATRACED_BINARY);
   const auto facts = inspector.Inspect({child.pid(), child.pid(), kNobody, kNogroup}, std::chrono::seconds(10));
   INFO(facts.backtrace);
@@ -411,7 +423,6 @@ TEST_CASE("crash inspector: a debug file with a compressed 256 MiB section is re
   WaitFn wait = nullptr;
   Child child([&] { return BecomeNobody() && (wait = LoadWait(dir / "libcrash_bomb.so")) != nullptr; }, [&] { wait(); });
   REQUIRE(child.pid() > 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ProcCrashInspector inspector(ATRACED_BINARY);
   const auto start = std::chrono::steady_clock::now();
   const auto facts = inspector.Inspect({child.pid(), child.pid(), kNobody, kNogroup}, std::chrono::seconds(10));
@@ -455,13 +466,13 @@ TEST_CASE("crash inspector: a thread of a process in a pid namespace is found by
   if (inner > 0) REQUIRE(::read(ready_fds[0], &ready, 1) == 1);  // the inner one is about to pause
   ::close(fds[0]);
   ::close(ready_fds[0]);
+  if (inner > 0) WaitUntilSleeping(inner);
   if (inner <= 0) {
     ::kill(outer, SIGKILL);
     ::waitpid(outer, nullptr, 0);
     WARN("cannot make a pid namespace here; skipping");
     return;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ProcCrashInspector inspector(ATRACED_BINARY);
   const auto facts = inspector.Inspect({inner, 1, 0, 0}, std::chrono::seconds(10));
   const auto wrong = inspector.Inspect({inner, 2, 0, 0}, std::chrono::seconds(10));
