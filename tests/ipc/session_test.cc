@@ -61,7 +61,7 @@ class SessionFixture {
     remover_ = std::make_unique<InlineRemover>(*fs_);
     store_ = std::make_unique<TraceStore>(*fs_, *remover_, clock, log.logger(), 10);
     REQUIRE(store_->Recover().ok());
-    processes.processes[::getpid()] = {::getpgid(0), 1, "self", {}};
+    processes.processes[::getpid()] = {::getpgid(0), 1, "self", {}, {}};
     ServiceOptions o;
     o.root = tmp.path();
     service_ = std::make_unique<TraceService>(*store_, processes, clock, log.logger(), o);

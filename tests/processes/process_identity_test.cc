@@ -22,7 +22,7 @@ TEST_CASE("/proc/<pid>/status gives all four uids and gids and the groups", "[pr
   CHECK_FALSE(broken.creds);
 }
 
-TEST_CASE("a pinned live process is inspectable; reaped, its pidfd says so", "[processes][identity]") {
+TEST_CASE("a pinned live process is inspectable, and once reaped its pidfd says so", "[processes][identity]") {
   int sv[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
   const pid_t child = ::fork();

@@ -106,8 +106,8 @@ inline std::vector<std::string> KindDirs(ServiceFixture& f, const std::string& k
 // Says what a real inspector would, and what it was asked.
 class FakeCrashInspector final : public CrashInspector {
  public:
-  CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) override {
-    asked.push_back({pid, tid});
+  CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds budget) override {
+    asked.push_back({target.pid, target.tid});
     last_budget = budget;
     return {"100 app\n101 worker\n", "#0   0x0000000000401136 crash_here+0x6 /usr/bin/app\n", "00400000-00401000 r-xp app\n"};
   }

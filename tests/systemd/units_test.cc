@@ -60,8 +60,12 @@ TEST_CASE("system service unit: notify, watchdog, reload, hardening that leaves 
         "NoNewPrivileges=yes", "ProtectSystem=strict", "ReadWritePaths=/var/log/ascend", "PrivateTmp=yes",
         "ProtectHome=yes", "RestrictAddressFamilies=AF_UNIX", "SystemCallFilter=@system-service",
         "LockPersonality=yes", "MemoryDenyWriteExecute=yes", "ProtectProc=default", "ProcSubset=all",
-        // crash capture: ptrace and nothing more of @debug, and the capability for other uids
-        "SystemCallFilter=ptrace process_vm_readv", "CapabilityBoundingSet=CAP_CHOWN CAP_DAC_OVERRIDE CAP_SYS_PTRACE"}) {
+        // crash capture: ptrace and nothing more of @debug; CAP_SETUID and CAP_SETGID for the
+        // unwind helper to become the client's user (issue #20); CAP_SYS_PTRACE still, for root
+        // clients with capabilities the daemon lacks (app_tests "a root process needs
+        // CAP_SYS_PTRACE, a user's process needs no capability")
+        "SystemCallFilter=ptrace process_vm_readv",
+        "CapabilityBoundingSet=CAP_CHOWN CAP_DAC_OVERRIDE CAP_SETUID CAP_SETGID CAP_SYS_PTRACE"}) {
     CAPTURE(line);
     CHECK(Has(s, line));
   }
@@ -71,6 +75,8 @@ TEST_CASE("system service unit: notify, watchdog, reload, hardening that leaves 
   CHECK_FALSE(HasKey(s, "ReadOnlyPaths"));
   CHECK_FALSE(HasKey(s, "InaccessiblePaths"));
   CHECK_FALSE(HasKey(s, "RuntimeDirectory"));  // it would remove the socket's directory on stop
+  // A root service needs none: its capabilities come from the bounding set.
+  CHECK_FALSE(HasKey(s, "AmbientCapabilities"));
 }
 
 TEST_CASE("user units: socket in the runtime dir, the daemon's default root", "[systemd][units]") {

@@ -122,7 +122,7 @@ class Daemon {
     service_options.max_bytes_per_client = config_.max_bytes_per_client;
     // CRASH: threads and maps from /proc, the backtrace from this binary run as the unwind
     // helper (daemon/crash/unwind_helper.h).
-    crash::ProcCrashInspector crash_inspector("/proc/self/exe", "/proc", config_.crash_all_threads != 0);
+    crash::ProcCrashInspector crash_inspector("/proc/self/exe", config_.crash_all_threads != 0);
     service_options.crash_inspector = &crash_inspector;
     service_options.crash_budget = std::chrono::milliseconds(config_.crash_unwind_timeout_ms);
     TraceService service(store, processes, clock, log, service_options);

@@ -1,6 +1,5 @@
 #include "atraced/crash/proc_crash_inspector.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,8 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <thread>
-#include <vector>
 
 #include "atraced/base/unique_fd.h"
 #include "atraced/crash/unwind_helper.h"
@@ -22,86 +21,63 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMaxMapsBytes = 1 << 20;      // a huge address space still gives a bounded report
+// What the report keeps of each section (the helper bounds them too).
+constexpr size_t kMaxThreadsBytes = 128 << 10;
+constexpr size_t kMaxMapsBytes = (1 << 20) + 256;  // the helper's 1 MiB and its "cut" line
 constexpr size_t kMaxBacktraceBytes = 64 << 10;
-constexpr size_t kMaxThreads = 1024;
-
-// Up to `limit` bytes of a /proc file; nullopt-like empty with `error` set when unreadable.
-std::string ReadSmall(const std::string& path, size_t limit, int* error) {
-  *error = 0;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    *error = errno;
-    return {};
-  }
-  std::string out;
-  char buf[8192];
-  while (out.size() < limit) {
-    const ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, limit - out.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
+constexpr size_t kMaxOutputBytes = kMaxThreadsBytes + kMaxMapsBytes + kMaxBacktraceBytes;
 
 int RemainingMs(Clock::time_point deadline) {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : static_cast<int>(left);
 }
 
+std::string Capped(std::string_view text, size_t limit) {
+  return std::string(text.substr(0, limit));
+}
+
+// Splits the helper's output into its sections. Anything before the first mark (a stray
+// message on stderr) goes to the backtrace, where a reader looks for trouble.
+void Split(const std::string& out, CrashFacts* f, bool* have_threads, bool* have_maps) {
+  std::string stray;
+  std::string* into = &stray;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    size_t mark = out.find(kSectionMark, pos);
+    // A mark counts only at the start of a line.
+    while (mark != std::string::npos && mark != 0 && out[mark - 1] != '\n') mark = out.find(kSectionMark, mark + 1);
+    into->append(out, pos, mark == std::string::npos ? std::string::npos : mark - pos);
+    if (mark == std::string::npos) break;
+    const size_t eol = out.find('\n', mark);
+    const std::string_view name = std::string_view(out).substr(mark + 1, (eol == std::string::npos ? out.size() : eol) - mark - 1);
+    if (name == "threads") {
+      into = &f->threads;
+      *have_threads = true;
+    } else if (name == "maps") {
+      into = &f->maps;
+      *have_maps = true;
+    } else {
+      into = &f->backtrace;
+    }
+    if (eol == std::string::npos) break;
+    pos = eol + 1;
+  }
+  f->threads = Capped(f->threads, kMaxThreadsBytes);
+  f->maps = Capped(f->maps, kMaxMapsBytes);
+  f->backtrace = Capped(stray + f->backtrace, kMaxBacktraceBytes);
+}
+
 }  // namespace
 
-CrashFacts ProcCrashInspector::Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) {
-  CrashFacts f;
-  f.threads = Threads(pid);
-  f.maps = Maps(pid);
-  f.backtrace = Backtrace(pid, tid, budget);
-  return f;
-}
-
-std::string ProcCrashInspector::Threads(pid_t pid) const {
-  const std::string dir = proc_root_ + "/" + std::to_string(pid) + "/task";
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return "(not listed: " + dir + ": " + std::strerror(errno) + ")\n";
-  std::vector<long> tids;
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    const long t = std::strtol(e->d_name, &end, 10);
-    if (end != e->d_name && *end == '\0' && t > 0) tids.push_back(t);
-  }
-  ::closedir(d);
-  std::sort(tids.begin(), tids.end());
-  std::string out;
-  for (size_t i = 0; i < tids.size() && i < kMaxThreads; ++i) {
-    int err = 0;
-    std::string comm = ReadSmall(dir + "/" + std::to_string(tids[i]) + "/comm", 64, &err);
-    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
-    out += std::to_string(tids[i]) + " " + (err ? "(comm unreadable)" : comm) + "\n";
-  }
-  if (tids.size() > kMaxThreads) out += "(" + std::to_string(tids.size() - kMaxThreads) + " more not listed)\n";
-  return out;
-}
-
-std::string ProcCrashInspector::Maps(pid_t pid) const {
-  int err = 0;
-  const std::string path = proc_root_ + "/" + std::to_string(pid) + "/maps";
-  std::string maps = ReadSmall(path, kMaxMapsBytes, &err);
-  if (err) return "(not read: " + path + ": " + std::strerror(err) + ")\n";
-  if (maps.size() >= kMaxMapsBytes) maps += "\n(cut at " + std::to_string(kMaxMapsBytes) + " bytes)\n";
-  return maps;
-}
-
-std::string ProcCrashInspector::Backtrace(pid_t pid, pid_t tid, std::chrono::milliseconds budget) const {
-  // The thread must be one of the process's: a client may only have itself unwound.
-  const std::string task = proc_root_ + "/" + std::to_string(pid) + "/task/" + std::to_string(tid);
-  if (::access(task.c_str(), F_OK) != 0) {
-    return "(none: thread " + std::to_string(tid) + " is not a thread of pid " + std::to_string(pid) + ")\n";
-  }
-  if (budget.count() <= 0) return "(none: no time to unwind)\n";  // the caller says why
-  const auto deadline = Clock::now() + budget;
+CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::milliseconds budget) {
+  const bool unwind = budget.count() > 0;
+  const auto allowed = unwind ? budget : kFactsOnlyDeadline;
+  const auto deadline = Clock::now() + allowed;
+  auto failed = [](const std::string& why) {
+    return CrashFacts{"(not listed: " + why + ")\n", "(none: " + why + ")\n", "(not read: " + why + ")\n"};
+  };
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return std::string("(none: pipe: ") + std::strerror(errno) + ")\n";
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return failed(std::string("pipe: ") + std::strerror(errno));
   UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
@@ -109,20 +85,22 @@ std::string ProcCrashInspector::Backtrace(pid_t pid, pid_t tid, std::chrono::mil
   ::posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
   ::posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
   ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // the listening socket is not CLOEXEC under systemd
-  const std::string pid_text = std::to_string(pid), tid_text = std::to_string(tid);
-  const char* argv[] = {helper_.c_str(), kUnwindHelperFlag, pid_text.c_str(), tid_text.c_str(),
-                        all_threads_ ? kAllThreadsArg : nullptr, nullptr};
+  const std::string pid_text = std::to_string(target.pid), tid_text = std::to_string(target.tid),
+                    uid_text = std::to_string(target.uid), gid_text = std::to_string(target.gid);
+  const char* mode = !unwind ? kFactsOnlyArg : all_threads_ ? kAllThreadsArg : kUnwindArg;
+  const char* argv[] = {helper_.c_str(),  kUnwindHelperFlag, pid_text.c_str(), tid_text.c_str(),
+                        uid_text.c_str(), gid_text.c_str(),  mode,             nullptr};
   const char* envp[] = {nullptr};  // no DEBUGINFOD_URLS: the helper never goes to the network
   pid_t child = -1;
   const int spawned = ::posix_spawn(&child, helper_.c_str(), &actions, nullptr, const_cast<char* const*>(argv),
                                     const_cast<char* const*>(envp));
   ::posix_spawn_file_actions_destroy(&actions);
   write_end.reset();
-  if (spawned != 0) return "(none: cannot start " + helper_ + ": " + std::strerror(spawned) + ")\n";
+  if (spawned != 0) return failed("cannot start " + helper_ + ": " + std::strerror(spawned));
 
   std::string out;
   bool timed_out = false;
-  char buf[4096];
+  char buf[16384];
   for (;;) {
     pollfd p{read_end.get(), POLLIN, 0};
     const int r = ::poll(&p, 1, RemainingMs(deadline));
@@ -134,7 +112,7 @@ std::string ProcCrashInspector::Backtrace(pid_t pid, pid_t tid, std::chrono::mil
     const ssize_t n = ::read(read_end.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    if (out.size() < kMaxBacktraceBytes) out.append(buf, std::min(static_cast<size_t>(n), kMaxBacktraceBytes - out.size()));
+    if (out.size() < kMaxOutputBytes) out.append(buf, std::min(static_cast<size_t>(n), kMaxOutputBytes - out.size()));
   }
   // Killing the tracer detaches it: the process goes on to re-raise either way.
   if (timed_out) ::kill(child, SIGKILL);
@@ -144,13 +122,27 @@ std::string ProcCrashInspector::Backtrace(pid_t pid, pid_t tid, std::chrono::mil
   while ((reaped = ::waitpid(child, &status, WNOHANG)) == 0 && Clock::now() < reap_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+
+  CrashFacts f;
+  bool have_threads = false, have_maps = false;
+  Split(out, &f, &have_threads, &have_maps);
+  std::string why;
   if (timed_out) {
-    out += "(unwinding stopped: it took longer than " + std::to_string(budget.count()) + " ms)\n";
+    why = (unwind ? "unwinding stopped: it took longer than " : "the unwind helper took longer than ") +
+          std::to_string(allowed.count()) + " ms";
   } else if (reaped == child && WIFSIGNALED(status)) {
-    out += "(the unwind helper died of signal " + std::to_string(WTERMSIG(status)) + ")\n";
+    why = "the unwind helper died of signal " + std::to_string(WTERMSIG(status));
+  } else {
+    why = "the unwind helper printed nothing";
   }
-  if (out.empty()) out = "(none: the unwind helper printed nothing)\n";
-  return out;
+  if (!have_threads) f.threads = "(not listed: " + why + ")\n";
+  if (!have_maps) f.maps = "(not read: " + why + ")\n";
+  if (timed_out || (reaped == child && WIFSIGNALED(status))) {
+    f.backtrace += "(" + why + ")\n";
+  } else if (f.backtrace.empty()) {
+    f.backtrace = "(none: " + why + ")\n";
+  }
+  return f;
 }
 
 }  // namespace atraced::crash

@@ -63,7 +63,8 @@ Reply Crashes::OnCrash(Client& c, std::span<const uint8_t> payload) {
   const auto looked = clock_.Now();
   if (options_.crash_inspector) {
     const bool unwind = TakeUnwind(c.peer.uid);
-    facts = options_.crash_inspector->Inspect(c.peer.pid, m.tid, unwind ? options_.crash_budget : std::chrono::milliseconds(0));
+    facts = options_.crash_inspector->Inspect({c.peer.pid, m.tid, c.peer.uid, c.peer.gid},
+                                              unwind ? options_.crash_budget : std::chrono::milliseconds(0));
     if (!unwind) facts = NoUnwindFacts(std::move(facts), c.peer.uid);
   } else {
     facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
@@ -86,17 +87,16 @@ Reply Crashes::StartCrash(ClientId id, Client& c, const proto::FrameHeader& h,
   // client is served meanwhile. The reply, and this connection's next request, wait.
   CrashInspector* inspector = options_.crash_inspector;
   const bool unwind = inspector != nullptr && TakeUnwind(c.peer.uid);
-  const pid_t pid = c.peer.pid;
+  const CrashTarget target{c.peer.pid, m.tid, c.peer.uid, c.peer.gid};
   const uint32_t uid = c.peer.uid;
-  const pid_t tid = m.tid;
   const auto budget = unwind ? options_.crash_budget : std::chrono::milliseconds(0);
   options_.crash_runner->Run(
-      [inspector, pid, tid, budget]() -> CrashFacts {
+      [inspector, target, budget]() -> CrashFacts {
         if (!inspector) {
           return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
                   "(not read: this daemon has no crash inspector)\n"};
         }
-        return inspector->Inspect(pid, tid, budget);
+        return inspector->Inspect(target, budget);
       },
       [this, token, unwind, uid, inspector](CrashFacts facts) {
         if (inspector && !unwind) facts = NoUnwindFacts(std::move(facts), uid);

@@ -1,23 +1,42 @@
-// The unwinder, run as a separate process: `atraced --crash-unwind-helper PID TID` (the
-// daemon re-executes itself through /proc/self/exe). It ptrace-attaches to the crashed
-// process with elfutils' libdwfl, prints one line per frame of thread TID on stdout, and
-// exits; detaching lets the process go on to re-raise its signal.
+// The inspector of a crashed client, run as a separate process:
+// `atraced --crash-unwind-helper PID TID UID GID MODE` (the daemon re-executes itself through
+// /proc/self/exe). PID is in the daemon's pid namespace, TID as the process sees it, UID and
+// GID the client's SO_PEERCRED.
 //
-// Why a process and not a thread of the daemon: attaching can block (waitpid for a thread
-// that does not stop), and libdwfl parses the crashed program's ELF and DWARF, which are
-// the client's files. A helper can be killed at the deadline (which detaches it), and a bug
-// it trips over costs a backtrace, not the daemon.
+// Still root, it reads only /proc/PID/status, and refuses a process whose real, effective,
+// saved and file-system uids and gids are not all UID and GID (a setuid or setgid process, or
+// someone else's). Then it becomes that user: the process's supplementary groups, then
+// setresgid and setresuid to GID and UID, checks it cannot get root back, sets no_new_privs
+// and limits its address space, CPU time and core size. Only then does it read the process:
+// its threads (translating TID through each thread's NSpid), its maps, and, unless MODE is
+// kFactsOnlyArg, the frames of that thread by ptrace with elfutils' libdwfl, opening ELF and
+// debug files as elf_lookup.h says. From here the kernel's own ptrace checks decide (same
+// credentials, dumpable, Yama): the helper can learn nothing the crashing user could not.
+// A daemon that is not root inspects only processes of its own uid, without changing uid.
+//
+// Why a process and not a thread of the daemon: it changes its credentials, attaching can
+// block (waitpid for a thread that does not stop), and libdwfl parses the crashed program's
+// ELF and DWARF, which are the client's files. A helper can be killed at the deadline (which
+// detaches it), and a bug it trips over costs a report, not the daemon.
 #pragma once
 
 namespace atraced::crash {
 
 inline constexpr const char* kUnwindHelperFlag = "--crash-unwind-helper";
-inline constexpr const char* kAllThreadsArg = "all-threads";
+inline constexpr const char* kFactsOnlyArg = "facts-only";  // threads and maps, no unwinding
+inline constexpr const char* kUnwindArg = "unwind";         // and the frames of TID
+inline constexpr const char* kAllThreadsArg = "all-threads";  // and then every other thread's
 
-// argv: {program, kUnwindHelperFlag, pid, tid[, kAllThreadsArg]}. Prints the frames of `tid`,
-// then, with kAllThreadsArg, a "thread N:" section for each other thread. Returns the
-// process's exit code: 0 with frames printed, 1 with a line saying why there are none, 2 for
-// a bad command line.
+// The helper's stdout is three sections, each opened by this byte and its name on a line:
+// "threads", "maps", "backtrace". Every byte that comes from the process (thread names,
+// paths, symbol names) is printed with control bytes escaped, so it cannot open a section.
+inline constexpr char kSectionMark = '\x1e';
+
+// argv: {program, kUnwindHelperFlag, pid, tid, uid, gid, mode}. Prints the sections; in the
+// backtrace, the frames of `tid`, then, with kAllThreadsArg, a "thread N:" part for each other
+// thread, then what was skipped and the credentials it ran with. Returns the process's exit
+// code: 0 with the facts printed, 1 when refused or with no frames (each section then has a
+// line saying why), 2 for a bad command line.
 int UnwindHelperMain(int argc, const char* const* argv);
 
 }  // namespace atraced::crash

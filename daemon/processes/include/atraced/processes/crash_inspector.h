@@ -19,13 +19,24 @@ struct CrashFacts {
   std::string maps;       // /proc/<pid>/maps; or a line saying why not
 };
 
+// Who crashed, as the kernel told the daemon: `pid` in the daemon's pid namespace and
+// `uid`/`gid` from SO_PEERCRED; `tid` as the process itself sees it (gettid() in its own,
+// innermost pid namespace), because that is all a containerized client can send.
+struct CrashTarget {
+  pid_t pid = 0;
+  pid_t tid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 class CrashInspector {
  public:
   virtual ~CrashInspector() = default;
   // Must return within about `budget` whatever the process does (attaching may block): the
   // process waits for the daemon, and without a CrashRunner so does the event loop. A budget of 0:
-  // threads and maps only, no unwinding.
-  virtual CrashFacts Inspect(pid_t pid, pid_t tid, std::chrono::milliseconds budget) = 0;
+  // threads and maps only, no unwinding. Nothing is learnt that `target.uid`/`target.gid`
+  // could not read themselves.
+  virtual CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds budget) = 0;
 };
 
 // Runs an inspection somewhere other than the event loop, so that one process's crash does
