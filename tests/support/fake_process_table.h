@@ -19,9 +19,9 @@ class FakeProcessTable final : public ProcessTable {
     return facts;
   }
   // A pid listed in `ended` reports that end; others are gone when absent from `processes`.
-  ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks) override {
+  ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks, const UniqueFd& pidfd) override {
     auto it = ended.find(pid);
-    return it != ended.end() ? it->second : ProcessTable::CheckEnded(pid, start_ticks);
+    return it != ended.end() ? it->second : ProcessTable::CheckEnded(pid, start_ticks, pidfd);
   }
   std::optional<std::string> CommandLine(int32_t pid) override {
     auto it = cmdlines.find(pid);

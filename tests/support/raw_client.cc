@@ -77,6 +77,15 @@ std::optional<RawReply> RawClient::Call(uint16_t opcode, const std::vector<uint8
   return Read();
 }
 
+std::optional<RawReply> RawClient::CallWithFd(uint16_t opcode, const std::vector<uint8_t>& payload, int fd) {
+  std::vector<uint8_t> frame;
+  proto::AppendFrame(frame, opcode, 0, next_id_++, payload);
+  if (SendWithFd(fd_.get(), frame.data(), frame.size(), fd, MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size())) {
+    return std::nullopt;
+  }
+  return Read();
+}
+
 bool RawClient::Hello(uint64_t features) {
   proto::Hello h;
   h.features = features;

@@ -44,6 +44,8 @@ class RawClient {
   std::optional<RawReply> Read(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Send one request and read its reply.
   std::optional<RawReply> Call(uint16_t opcode, const std::vector<uint8_t>& payload);
+  // One request with a descriptor on its first byte (RING_REGISTER's memfd), then its reply.
+  std::optional<RawReply> CallWithFd(uint16_t opcode, const std::vector<uint8_t>& payload, int fd);
   // HELLO with the given features; true on status 0.
   bool Hello(uint64_t features = ATR_FEATURE_FD_PASSING);
   // True if the daemon closed the connection (reads EOF within the timeout).

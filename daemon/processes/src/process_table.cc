@@ -12,6 +12,7 @@
 
 #include "atraced/base/unique_fd.h"
 
+#include "atraced/processes/process_identity.h"
 #include "atraced/store/names.h"
 
 namespace atraced {
@@ -102,20 +103,32 @@ void ParseProcStatus(const std::string& text, ProcessFacts* facts) {
   if (have_uids && have_gids) facts->creds = creds;
 }
 
-ProcessEnd ProcessTable::CheckEnded(int32_t pid, uint64_t start_ticks) {
+ProcessEnd ProcessTable::CheckEnded(int32_t pid, uint64_t start_ticks, const UniqueFd& /*pidfd*/) {
   auto facts = Lookup(pid);
   ProcessEnd end;
   end.gone = !facts || facts->start_ticks != start_ticks;
   return end;
 }
 
-ProcessEnd ProcProcessTable::CheckEnded(int32_t pid, uint64_t start_ticks) {
+ProcessEnd ProcProcessTable::CheckEnded(int32_t pid, uint64_t start_ticks, const UniqueFd& pinned) {
   ProcessEnd end;
   const std::string stat_path = proc_root_ + "/" + std::to_string(pid) + "/stat";
   auto read_end = [&]() -> std::optional<ProcStatEnd> {
     auto text = Slurp(stat_path);
     return text ? ParseProcStatEnd(*text) : std::nullopt;
   };
+  if (pinned.valid()) {
+    // The process itself: readable once every thread has exited.
+    pollfd p{pinned.get(), POLLIN, 0};
+    end.gone = ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
+    if (!end.gone) return end;
+    // Its status, if /proc still shows it as a zombie (not reaped: the pid is still its own).
+    auto zombie = pid > 0 ? read_end() : std::nullopt;
+    if (zombie && zombie->state == 'Z' && zombie->start_ticks == start_ticks && PidfdAlive(pinned)) {
+      end.wait_status = zombie->exit_code;
+    }
+    return end;
+  }
   auto first = pid > 0 ? read_end() : std::nullopt;
   if (!first || first->start_ticks != start_ticks) {  // reaped, or its pid is another process's now
     end.gone = true;

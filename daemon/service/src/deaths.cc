@@ -39,7 +39,7 @@ void Departures::Schedule() {
 void Departures::Check() {
   for (size_t i = 0; i < departures_.size();) {
     Departure& d = departures_[i];
-    const ProcessEnd end = processes_.CheckEnded(d.client.peer.pid, d.client.start_ticks);
+    const ProcessEnd end = processes_.CheckEnded(d.client.peer.pid, d.client.start_ticks, d.client.pidfd);
     ++d.checks;
     if (end.gone) {
       Record(d, end);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "atraced/base/unique_fd.h"
 #include "atraced/processes/oom_count.h"
 
 namespace atraced {
@@ -43,9 +44,11 @@ class ProcessTable {
   virtual ~ProcessTable() = default;
   // nullopt if the process does not exist (or /proc cannot tell).
   virtual std::optional<ProcessFacts> Lookup(int32_t pid) = 0;
-  // Whether the process `pid` that started at `start_ticks` has ended. The default asks
-  // Lookup (gone when absent or when the pid now has another start time).
-  virtual ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks);
+  // Whether the process `pid` that started at `start_ticks` has ended. `pidfd`, if valid,
+  // refers to that very process (process_identity.h) and decides: two processes may share a
+  // pid and a start time (both forked within one clock tick). The default asks Lookup
+  // (gone when absent or when the pid now has another start time).
+  virtual ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks, const UniqueFd& pidfd);
   // /proc/<pid>/cmdline with its NULs as spaces, at most 4096 bytes; nullopt if unreadable.
   virtual std::optional<std::string> CommandLine(int32_t /*pid*/) { return std::nullopt; }
   // The OOM killer's count for the memory cgroup `pid` is in (oom_count.h), read at HELLO.
@@ -63,7 +66,7 @@ class ProcProcessTable final : public ProcessTable {
   std::optional<ProcessFacts> Lookup(int32_t pid) override;
   // Exact where pidfd_open exists: a pidfd polls readable only once every thread of the
   // process has exited (a zombie leader whose threads still run is not gone).
-  ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks) override;
+  ProcessEnd CheckEnded(int32_t pid, uint64_t start_ticks, const UniqueFd& pidfd) override;
   std::optional<std::string> CommandLine(int32_t pid) override;
   // The counter file OomCountFile finds for /proc/<pid>/cgroup under cgroup_root.
   OomCount OomKills(int32_t pid) override;

@@ -1,0 +1,297 @@
+// Issue 20, against the real binary: an unprivileged user (uid 65534) tries to aim the root
+// daemon's crash capture at someone else. Each case needs root to set up (a setuid program, a
+// second user, forcing a pid to be reused) and says so where it skips.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "support/daemon_helpers.h"
+#include "support/daemon_process.h"
+#include "support/raw_client.h"
+#include "support/temp_dir.h"
+#include "support/test_rings.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uid_t kAttacker = 65534;
+constexpr uid_t kVictim = 65533;
+
+// Becomes uid/gid `id` for good, and dumpable again as a freshly exec'd program is (the
+// credential change made this process non-dumpable).
+bool BecomeUser(uid_t id) {
+  return ::setgroups(0, nullptr) == 0 && ::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0 &&
+         ::prctl(PR_SET_DUMPABLE, 1) == 0;
+}
+
+// HELLO with rings and CRASH, and one registered ring: what libascend_trace's connection
+// does. False if any step is refused.
+bool RingsAndCrash(RawClient& c) {
+  if (!c.Hello(ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH)) return false;
+  UniqueFd ring = RingWith({"the attacker's own record"});
+  auto r = c.CallWithFd(ATR_OP_RING_REGISTER, RegisterPayload(1), ring.get());
+  return r && r->status == 0;
+}
+
+// The status and message of a CRASH naming thread `tid` on `c`.
+std::pair<int32_t, std::string> Crash(RawClient& c, pid_t tid) {
+  auto r = c.Call(ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, tid, 0x10}));
+  if (!r) return {1, "no reply"};
+  return {r->status, r->message};
+}
+
+// Writes a result line to `fd` (a pipe to the test): "<status> <message>".
+void Report(int fd, int32_t status, const std::string& message) {
+  const std::string line = std::to_string(status) + " " + message + "\n";
+  (void)!::write(fd, line.data(), line.size());
+}
+
+// Reads one result line from `fd` within `timeout`; "" if none came.
+std::string ReadReport(int fd, std::chrono::milliseconds timeout = 20s) {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[512];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+// Stackcore event dirs under the daemon's trace dir.
+std::vector<std::string> StackcoreDirs(const DaemonProcess& d) {
+  std::vector<std::string> out;
+  if (!IsDir(d.trace_dir())) return out;
+  for (const auto& proc : ListNames(d.trace_dir())) {
+    if (proc.rfind("trace_", 0) != 0) continue;
+    for (const auto& ev : ListNames(d.trace_dir() + "/" + proc)) {
+      if (ev.rfind("stackcore_event_", 0) == 0) out.push_back(d.trace_dir() + "/" + proc + "/" + ev);
+    }
+  }
+  return out;
+}
+
+// The euid /proc says `pid` runs with, or -1.
+long EffectiveUid(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Uid:", 0) == 0) {
+      long r = -1, e = -1;
+      std::sscanf(line.c_str() + 4, "%ld %ld", &r, &e);
+      return e;
+    }
+  }
+  return -1;
+}
+
+// Options of a daemon whose socket the attacker (group nogroup) may connect to.
+DaemonProcess::Options ForAttacker() {
+  const struct group* g = ::getgrgid(65534);
+  return {{"--socket-group", g != nullptr ? g->gr_name : "nogroup"}, {}, true, 10};
+}
+
+// Started, with the socket's directory reachable by the attacker.
+bool StartForAttacker(DaemonProcess& d) {
+  if (!d.Start()) return false;
+  ::chmod(d.tmp().path().c_str(), 0755);
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("attack: a setuid-root program exec'd behind a held connection is not unwound",
+          "[hardening][security][crash][identity]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root to make a setuid-root program and a second user");
+    return;
+  }
+  TempDir bin;
+  struct statvfs vfs {};
+  REQUIRE(::statvfs(bin.path().c_str(), &vfs) == 0);
+  if (vfs.f_flag & ST_NOSUID) {
+    WARN("skipped: " << bin.path() << " is mounted nosuid");
+    return;
+  }
+  const std::string setuid_sleep = bin / "setuid-sleep";
+  std::filesystem::copy_file("/bin/sleep", setuid_sleep);
+  REQUIRE(::chmod(bin.path().c_str(), 0755) == 0);
+  REQUIRE(::chown(setuid_sleep.c_str(), 0, 0) == 0);
+  REQUIRE(::chmod(setuid_sleep.c_str(), 04755) == 0);
+  DaemonProcess d(ForAttacker());
+  REQUIRE(StartForAttacker(d));
+  int result[2];
+  REQUIRE(::pipe(result) == 0);
+  const pid_t parent = ::fork();
+  REQUIRE(parent >= 0);
+  if (parent == 0) {
+    // The attacker connects, leaves the connection to a child, and execs the setuid program.
+    if (!BecomeUser(kAttacker)) ::_exit(90);
+    auto c = RawClient::Connect(d.socket());
+    if (!c) ::_exit(91);
+    const pid_t me = ::getpid();
+    if (::fork() == 0) {
+      for (int i = 0; i < 500 && EffectiveUid(me) != 0; ++i) std::this_thread::sleep_for(10ms);
+      if (EffectiveUid(me) != 0) {
+        Report(result[1], -1, "the setuid exec did not happen");
+        ::_exit(0);
+      }
+      if (!RingsAndCrash(*c)) {
+        Report(result[1], -2, "HELLO or RING_REGISTER refused");
+        ::_exit(0);
+      }
+      auto [status, message] = Crash(*c, me);
+      Report(result[1], status, message);
+      ::_exit(0);
+    }
+    ::execl(setuid_sleep.c_str(), "setuid-sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(92);
+  }
+  ::close(result[1]);
+  const std::string got = ReadReport(result[0]);
+  ::close(result[0]);
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  INFO(got);
+  INFO(d.log());
+  CHECK(got.rfind(std::to_string(ATR_EPERM) + " CRASH: not inspected: pid " + std::to_string(parent) + " runs with uids 65534/0/0/0", 0) == 0);
+  CHECK(got.find("a set-id program is never inspected") != std::string::npos);
+  CHECK(StackcoreDirs(d).empty());  // no report of the setuid process, no maps, no backtrace
+  CHECK(d.WaitForLog("refused CRASH from pid " + std::to_string(parent)));
+}
+
+TEST_CASE("attack: a reused pid is not unwound, and the dead owner's report reads nothing of the new one",
+          "[hardening][security][crash][identity]") {
+  if (::geteuid() != 0 || ::access("/proc/sys/kernel/ns_last_pid", W_OK) != 0) {
+    WARN("skipped: needs root and a writable /proc/sys/kernel/ns_last_pid to make a pid be reused");
+    return;
+  }
+  DaemonProcess d(ForAttacker());
+  REQUIRE(StartForAttacker(d));
+  int result[2], go[2], pid_pipe[2];
+  REQUIRE(::pipe(result) == 0);
+  REQUIRE(::pipe(go) == 0);
+  REQUIRE(::pipe(pid_pipe) == 0);
+  // The attacker's first process connects (the session is up once STATUS is answered), gives
+  // the connection to a child and exits.
+  const pid_t first = ::fork();
+  REQUIRE(first >= 0);
+  if (first == 0) {
+    if (!BecomeUser(kAttacker)) ::_exit(90);
+    auto c = RawClient::Connect(d.socket());
+    if (!c || !c->Call(ATR_OP_STATUS, {})) ::_exit(91);
+    if (::fork() == 0) {
+      char byte = 0;
+      if (::read(go[0], &byte, 1) != 1) ::_exit(0);
+      pid_t victim = 0;
+      if (::read(pid_pipe[0], &victim, sizeof victim) != sizeof victim) ::_exit(0);
+      if (!c->Hello(ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH)) {
+        Report(result[1], -2, "HELLO refused");
+        ::_exit(0);
+      }
+      UniqueFd ring = RingWith({"the attacker's own record"});
+      auto reg = c->CallWithFd(ATR_OP_RING_REGISTER, RegisterPayload(1), ring.get());
+      if (!reg || reg->status != 0) {
+        Report(result[1], -3, "RING_REGISTER refused");
+        ::_exit(0);
+      }
+      auto [status, message] = Crash(*c, victim);
+      Report(result[1], status, message);
+      ::_exit(0);  // and its connection closes without GOODBYE: a death of the first process
+    }
+    ::_exit(0);
+  }
+  ::waitpid(first, nullptr, 0);
+  // Another user's process takes the pid: fork until the kernel hands it out again.
+  pid_t victim = -1;
+  for (int attempt = 0; attempt < 20 && victim != first; ++attempt) {
+    std::ofstream("/proc/sys/kernel/ns_last_pid") << (first - 1);
+    victim = ::fork();
+    REQUIRE(victim >= 0);
+    if (victim == 0) {
+      if (::getpid() != first) ::_exit(0);
+      if (!BecomeUser(kVictim)) ::_exit(90);
+      ::execl("/bin/sleep", "sleep", "31.4159265", static_cast<char*>(nullptr));
+      ::_exit(92);
+    }
+    if (victim != first) ::waitpid(victim, nullptr, 0);
+  }
+  if (victim != first) {
+    (void)!::write(go[1], "x", 1);
+    WARN("skipped: pid " << first << " was not handed out again in 20 forks");
+    return;
+  }
+  std::this_thread::sleep_for(100ms);  // the victim has exec'd sleep
+  (void)!::write(pid_pipe[1], &victim, sizeof victim);
+  (void)!::write(go[1], "x", 1);
+  ::close(result[1]);
+  const std::string got = ReadReport(result[0]);
+  INFO(got);
+  INFO(d.log());
+  CHECK(got.rfind(std::to_string(ATR_EPERM) + " CRASH: not inspected: pid " + std::to_string(first), 0) == 0);
+  CHECK(got.find("has exited; its connection is held by another process") != std::string::npos);
+  // The held connection closed without GOODBYE: the first process's death is recorded from
+  // what was read of it, and nothing of the victim.
+  REQUIRE(d.WaitForLog("ended without GOODBYE"));
+  const auto dirs = StackcoreDirs(d);
+  REQUIRE(dirs.size() == 1);
+  std::string report;
+  for (const auto& name : ListNames(dirs[0])) {
+    if (name.rfind("stackcore_tracer_", 0) == 0) report = ReadFile(dirs[0] + "/" + name);
+  }
+  INFO(report);
+  CHECK(report.find("31.4159265") == std::string::npos);  // the victim's command line
+  CHECK(report.find("command line: (not readable)") != std::string::npos);
+  CHECK(d.LogHas("not reading its command line and memory cgroup"));
+  ::kill(victim, SIGKILL);
+  ::waitpid(victim, nullptr, 0);
+}
+
+TEST_CASE("attack: three ring-holding connections of one process get one CRASH report, not three",
+          "[hardening][security][crash][identity]") {
+  DaemonProcess d(ForAttacker());
+  REQUIRE(StartForAttacker(d));
+  int result[2];
+  REQUIRE(::pipe(result) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::geteuid() == 0 && !BecomeUser(kAttacker)) ::_exit(90);
+    std::vector<RawClient> conns;
+    for (int i = 0; i < 3; ++i) {
+      auto c = RawClient::Connect(d.socket());
+      if (!c || !RingsAndCrash(*c)) ::_exit(91);
+      conns.push_back(std::move(*c));
+    }
+    std::string statuses;
+    for (auto& c : conns) statuses += std::to_string(Crash(c, ::getpid()).first) + ",";
+    Report(result[1], 0, statuses);
+    ::_exit(0);
+  }
+  ::close(result[1]);
+  const std::string got = ReadReport(result[0]);
+  ::waitpid(child, nullptr, 0);
+  INFO(got);
+  INFO(d.log());
+  CHECK(got == "0 0," + std::to_string(ATR_EEXIST) + "," + std::to_string(ATR_EEXIST) + ",\n");
+  CHECK(StackcoreDirs(d).size() == 1);
+}

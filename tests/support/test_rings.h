@@ -1,0 +1,74 @@
+// Rings in sealed memfds as libascend_trace makes them (proto/ring_layout.h), for tests that
+// register rings with the service or with the real daemon. Header-only: it asserts with
+// REQUIRE, which only test binaries link.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "atraced/base/unique_fd.h"
+#include "atraced/proto/codec.h"
+#include "atraced/proto/ring_layout.h"
+#include "support/raw_client.h"
+
+namespace atraced::testing {
+
+// A sealed memfd holding an empty ring of 4 x 64 (the header as libascend_trace writes it).
+inline UniqueFd EmptyRing() {
+  const uint32_t bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  UniqueFd fd(::memfd_create("ring", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  REQUIRE(fd.valid());
+  REQUIRE(::ftruncate(fd.get(), bytes) == 0);
+  atr_ring_header h{};
+  h.magic = ATR_RING_MAGIC;
+  h.version = ATR_RING_VERSION;
+  h.header_size = ATR_RING_HEADER_SIZE;
+  h.msg_num = 4;
+  h.msg_size = 64;
+  h.slot_size = ATR_RING_SLOT_SIZE(64);
+  h.realtime_ns = 1;
+  h.monotonic_ns = 1;
+  REQUIRE(::pwrite(fd.get(), &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h));
+  REQUIRE(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+  return fd;
+}
+
+inline std::vector<uint8_t> RegisterPayload(uint32_t id) {
+  proto::RingRegister m;
+  m.object_id = id;
+  m.msg_num = 4;
+  m.msg_size = 64;
+  m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  m.name = "obj" + std::to_string(id);
+  return Payload(m);
+}
+
+
+// An EmptyRing() holding `texts` as complete records 0..n-1.
+inline UniqueFd RingWith(const std::vector<std::string>& texts) {
+  UniqueFd fd = EmptyRing();
+  const uint32_t slot = ATR_RING_SLOT_SIZE(64);
+  uint64_t k = 0;
+  for (const std::string& text : texts) {
+    atr_ring_slot_head head{};
+    head.seq_done = k + 1;
+    head.timestamp_ns = 2 + k;
+    head.length = static_cast<uint32_t>(text.size());
+    const off_t at = static_cast<off_t>(ATR_RING_HEADER_SIZE + k * slot);
+    const uint64_t seq_start = k + 1;
+    REQUIRE(::pwrite(fd.get(), text.data(), text.size(), at + ATR_RING_SLOT_HEAD_SIZE) == static_cast<ssize_t>(text.size()));
+    REQUIRE(::pwrite(fd.get(), &seq_start, 8, at + slot - 8) == 8);
+    REQUIRE(::pwrite(fd.get(), &head, sizeof head, at) == static_cast<ssize_t>(sizeof head));
+    ++k;
+  }
+  REQUIRE(::pwrite(fd.get(), &k, 8, ATR_RING_OFF_WRITE_INDEX) == 8);
+  return fd;
+}
+
+}  // namespace atraced::testing
