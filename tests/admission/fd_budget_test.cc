@@ -56,3 +56,16 @@ TEST_CASE("refusals are logged once per interval per uid", "[fds]") {
   CHECK_FALSE(b.ShouldLogRefusal(5, &suppressed));
   CHECK(b.ShouldLogRefusal(6, &suppressed));  // another uid has its own interval
 }
+
+TEST_CASE("refusals are logged once per interval per uid, with the count of those not logged", "[fds][refusals]") {
+  RefusalLog log;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  uint64_t suppressed = 99;
+  CHECK(log.ShouldLog(1000, t0, &suppressed));
+  CHECK(suppressed == 0);
+  for (int i = 0; i < 40000; ++i) CHECK_FALSE(log.ShouldLog(1000, t0 + std::chrono::milliseconds(i / 8), &suppressed));
+  CHECK(log.ShouldLog(2000, t0 + std::chrono::seconds(1), &suppressed));  // another uid is not held back
+  CHECK(log.ShouldLog(1000, t0 + RefusalLog::kInterval, &suppressed));
+  CHECK(suppressed == 40000);
+  CHECK_FALSE(log.ShouldLog(1000, t0 + RefusalLog::kInterval + std::chrono::seconds(1), &suppressed));
+}

@@ -169,14 +169,27 @@ TEST_CASE("attack: a setuid-root program exec'd behind a held connection is not 
   ::close(result[1]);
   const std::string got = ReadReport(result[0]);
   ::close(result[0]);
-  ::kill(parent, SIGKILL);
-  ::waitpid(parent, nullptr, 0);
   INFO(got);
   INFO(d.log());
   CHECK(got.rfind(std::to_string(ATR_EPERM) + " CRASH: not inspected: pid " + std::to_string(parent) + " runs with uids 65534/0/0/0", 0) == 0);
   CHECK(got.find("a set-id program is never inspected") != std::string::npos);
   CHECK(StackcoreDirs(d).empty());  // no report of the setuid process, no maps, no backtrace
   CHECK(d.WaitForLog("refused CRASH from pid " + std::to_string(parent)));
+  // Killed now, the process the attacker connected as has died without GOODBYE: its death
+  // is recorded with the attacker's own ring, and nothing read of the setuid program.
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  REQUIRE(d.WaitForLog("ended without GOODBYE"));
+  for (const auto& dir : StackcoreDirs(d)) {
+    for (const auto& name : ListNames(dir)) {
+      const std::string text = ReadFile(dir + "/" + name);
+      // No maps (they would name its path) and no command line of it; its name may show as
+      // the program, which /proc/<pid>/stat tells every user anyway.
+      CHECK(text.find(setuid_sleep) == std::string::npos);
+      CHECK(text.find("setuid-sleep 30") == std::string::npos);
+      CHECK(text.find("backtrace of thread") == std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("attack: a reused pid is not unwound, and the dead owner's report reads nothing of the new one",

@@ -71,3 +71,17 @@ TEST_CASE("new per-client limits apply at once", "[service][rate]") {
   f.service->SetClientLimits(RateLimit{std::chrono::seconds(0), 1}, 0);
   CHECK_FALSE(f.Begin(a, 3).empty());
 }
+
+TEST_CASE("a flood of refused requests from one uid is one log line, and another uid's refusal is still logged",
+          "[service][refusals]") {
+  ServiceFixture f;
+  const auto flooder = f.Client(100, 1000, 1000);
+  for (int i = 0; i < 1000; ++i) {
+    CHECK(f.Call(flooder, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{77})).status == ATR_ENOENT);
+  }
+  CHECK(f.log.Count(LogLevel::kNotice, "refused FILE_CLOSE from pid 100 uid 1000") == 1);
+  CHECK(f.service->counters().requests_refused == 1000);  // every one counted
+  const auto other = f.Client(200, 2000, 2000);
+  CHECK(f.Call(other, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{77})).status == ATR_ENOENT);
+  CHECK(f.log.Count(LogLevel::kNotice, "refused FILE_CLOSE from pid 200 uid 2000") == 1);
+}

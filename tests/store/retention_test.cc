@@ -49,14 +49,14 @@ class RetentionFixture {
   }
 
   // A new pinned event of process group `pgid`; returns its sequence.
-  uint64_t Begin(EventKind kind = EventKind::kSchedule, int32_t pgid = 100) {
-    auto r = TryBegin(kind, pgid);
+  uint64_t Begin(EventKind kind = EventKind::kSchedule, int32_t pgid = 100, uint32_t uid = 1000) {
+    auto r = TryBegin(kind, pgid, uid);
     REQUIRE(r.ok());
     return r->seq;
   }
-  Result<BeginResult> TryBegin(EventKind kind = EventKind::kSchedule, int32_t pgid = 100) {
+  Result<BeginResult> TryBegin(EventKind kind = EventKind::kSchedule, int32_t pgid = 100, uint32_t uid = 1000) {
     clock_.Advance(1ms);
-    auto r = store_->BeginEvent({{pgid, pgid, kProcTime}, kind, pgid, "", Side::kHost, 0, 1000});
+    auto r = store_->BeginEvent({{pgid, pgid, kProcTime}, kind, pgid, "", Side::kHost, 0, uid});
     if (r.ok()) paths_[r->seq] = r->rel_path;
     return r;
   }
@@ -71,8 +71,8 @@ class RetentionFixture {
     return Status::Ok();
   }
   // An event of `n` bytes, ended (unpinned).
-  uint64_t Event(size_t n, EventKind kind = EventKind::kSchedule, int32_t pgid = 100) {
-    uint64_t seq = Begin(kind, pgid);
+  uint64_t Event(size_t n, EventKind kind = EventKind::kSchedule, int32_t pgid = 100, uint32_t uid = 1000) {
+    uint64_t seq = Begin(kind, pgid, uid);
     REQUIRE(Write(seq, n).ok());
     store_->EndEvent(seq);
     return seq;
@@ -306,15 +306,19 @@ TEST_CASE("max-age ages old unpinned dirs on the tick, of every class", "[retent
   CHECK(f.OnDisk(young));
 }
 
-TEST_CASE("fair aging takes a crash-looping group's dirs before anyone else's", "[retention]") {
+TEST_CASE("fair aging takes a crash-looping user's dirs before anyone else's, whatever its process groups",
+          "[retention]") {
   RetentionSettings fair = Bytes(kDisk, 0);
   fair.policy = AgingPolicy::kFair;
   RetentionFixture f(fair, kDisk, 10);
-  uint64_t victim_of_fifo = f.Event(10, EventKind::kSchedule, 100);  // the oldest, of a quiet group
-  uint64_t other = f.Event(10, EventKind::kSchedule, 200);
-  for (int i = 0; i < 8; ++i) f.Event(10, EventKind::kSchedule, 500);
+  uint64_t victim_of_fifo = f.Event(10, EventKind::kSchedule, 100, 100);  // the oldest, of a quiet user
+  uint64_t other = f.Event(10, EventKind::kSchedule, 200, 200);
+  // The looper is one uid that calls setsid() for every event: a new process group each time
+  // (grouping by pgid left the quiet users none of their dirs).
+  int32_t pgid = 1000;
+  for (int i = 0; i < 8; ++i) f.Event(10, EventKind::kSchedule, ++pgid, 500);
   CHECK(f.store_->count(AgeClass::kHost) == 10);
-  for (int i = 0; i < 5; ++i) f.Event(10, EventKind::kSchedule, 500);  // the loop goes on
+  for (int i = 0; i < 5; ++i) f.Event(10, EventKind::kSchedule, ++pgid, 500);  // the loop goes on
   CHECK(f.OnDisk(victim_of_fifo));
   CHECK(f.OnDisk(other));
   CHECK(f.store_->count(AgeClass::kHost) == 10);
@@ -328,15 +332,15 @@ TEST_CASE("fifo aging takes the oldest whoever made it", "[retention]") {
   CHECK_FALSE(f.OnDisk(oldest));
 }
 
-TEST_CASE("fair aging for bytes also takes from the group holding the most", "[retention]") {
+TEST_CASE("fair aging for bytes also takes from the user holding the most", "[retention]") {
   RetentionSettings fair = Bytes(5000, 0);
   fair.policy = AgingPolicy::kFair;
   RetentionFixture f(fair);
-  uint64_t quiet = f.Event(1000, EventKind::kSchedule, 100);
-  uint64_t loop1 = f.Event(1000, EventKind::kSchedule, 500);
-  f.Event(1000, EventKind::kSchedule, 500);
-  f.Event(1000, EventKind::kSchedule, 500);
-  uint64_t s = f.Begin(EventKind::kSchedule, 200);
+  uint64_t quiet = f.Event(1000, EventKind::kSchedule, 100, 100);
+  uint64_t loop1 = f.Event(1000, EventKind::kSchedule, 500, 500);
+  f.Event(1000, EventKind::kSchedule, 501, 500);
+  f.Event(1000, EventKind::kSchedule, 502, 500);
+  uint64_t s = f.Begin(EventKind::kSchedule, 200, 200);
   REQUIRE(f.Write(s, 1500).ok());
   CHECK(f.OnDisk(quiet));
   CHECK_FALSE(f.OnDisk(loop1));

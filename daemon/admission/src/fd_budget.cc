@@ -34,21 +34,6 @@ uint64_t FdBudget::held(uint32_t uid) const {
   return it == held_.end() ? 0 : it->second;
 }
 
-bool FdBudget::ShouldLogRefusal(uint32_t uid, uint64_t* suppressed) {
-  Refusals& r = refusals_[uid];
-  const auto now = std::chrono::steady_clock::now();
-  if (r.logged && now - r.last < kLogInterval) {
-    ++r.suppressed;
-    return false;
-  }
-  *suppressed = r.suppressed;
-  r = Refusals{now, 0, true};
-  if (refusals_.size() > 4096) {  // forget quiet uids; never grows without bound
-    std::erase_if(refusals_, [&](const auto& kv) { return now - kv.second.last >= kLogInterval; });
-  }
-  return true;
-}
-
 std::string FdBudget::Describe(Verdict v, uint32_t uid) const {
   if (v == Verdict::kUidShare) {
     return "uid " + std::to_string(uid) + " holds " + std::to_string(held(uid)) + " daemon descriptors, its share (" +

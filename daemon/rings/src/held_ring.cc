@@ -39,7 +39,8 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
   const uint32_t flags = (m.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0;
   proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), proto::RingExpectation{m.msg_num, m.msg_size, flags});
   if (!snap.header_valid) {
-    return Status::Error(EINVAL, "ring header: " + (snap.problems.empty() ? std::string("invalid") : snap.problems.front()));
+    // The reader's problems already start with "ring header: ".
+    return Status::Error(EINVAL, snap.problems.empty() ? std::string("ring header: invalid") : snap.problems.front());
   }
   return ring;
 }

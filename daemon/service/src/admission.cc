@@ -43,8 +43,8 @@ Reply Admission::ChargeFd(const Client& c, FdCharge* charge) {
                  "descriptors: " + options_.fd_budget->Describe(verdict, c.peer.uid), true};
 }
 
-bool Admission::ShouldLogFdRefusal(uint32_t uid, uint64_t* suppressed) {
-  return options_.fd_budget->ShouldLogRefusal(uid, suppressed);
+bool Admission::ShouldLogRefusal(uint32_t uid, bool fd_budget, uint64_t* suppressed) {
+  return fd_budget ? options_.fd_budget->ShouldLogRefusal(uid, suppressed) : refusals_.ShouldLog(uid, suppressed);
 }
 
 void Admission::Tick() {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "atraced/admission/refusal_log.h"
 #include "atraced/common/clock.h"
 #include "atraced/common/log.h"
 #include "atraced/service/service_types.h"
@@ -29,9 +30,9 @@ class Admission {
   Reply AdmitBytes(const Client& c, uint64_t incoming);
   // Charges one descriptor to the client's uid, or the refusal to reply with.
   Reply ChargeFd(const Client& c, FdCharge* charge);
-  // Descriptor refusals come in floods from one uid: whether to log this one (one line per
-  // interval per uid), and how many were not logged since.
-  bool ShouldLogFdRefusal(uint32_t uid, uint64_t* suppressed);
+  // Refusals come in floods from one uid: whether to log this one (one line per interval per
+  // uid, descriptor refusals counted apart), and how many were not logged since.
+  bool ShouldLogRefusal(uint32_t uid, bool fd_budget, uint64_t* suppressed);
   // The timer's work: one line per process whose events the rate limit refused during the
   // last interval.
   void Tick();
@@ -42,6 +43,7 @@ class Admission {
   Logger& log_;
   ServiceCounters& counters_;
   const ServiceOptions& options_;
+  RefusalLog refusals_;  // every refusal but the descriptor budget's (FdBudget has its own)
 };
 
 }  // namespace atraced

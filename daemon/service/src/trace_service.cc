@@ -203,15 +203,16 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   reply.clear();
   if (refusal) {
     ++r.counters.requests_refused;
-    // Descriptor refusals come in floods from one uid: one line per interval for each.
+    // Refusals come in floods from one uid: one line per interval for each.
     uint64_t suppressed = 0;
     if (refusal->logged_elsewhere) {
       // Counted, and summed up in lines of their own (the store's, and Admission's).
-    } else if (!refusal->fd_budget || r.admission.ShouldLogFdRefusal(c.peer.uid, &suppressed)) {
+    } else if (r.admission.ShouldLogRefusal(c.peer.uid, refusal->fd_budget, &suppressed)) {
+      const bool count = refusal->fd_budget || suppressed > 0;
       r.log.Log(refusal->fd_budget ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
                 " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(refusal->status), " ",
                 refusal->message,
-                refusal->fd_budget ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
+                count ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
     }
     proto::EncodeReplyError(refusal->status, refusal->message, reply);
   } else {

@@ -29,7 +29,7 @@ std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra
   pool.reserve(map.size());
   for (auto it = map.begin(); it != map.end(); ++it) {
     refs.push_back(it);
-    pool.push_back({it->second.bytes.allocated, it->second.pgid, it->second.pins == 0});
+    pool.push_back({it->second.bytes.allocated, it->second.meta.uid, it->second.pins == 0});
   }
   const size_t excess = count - limit;
   for (size_t i : PlanByPolicy(retention_.policy, pool, [excess](size_t n, uint64_t) { return n >= excess; })) {
@@ -53,7 +53,7 @@ std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> 
   pool.reserve(refs.size());
   for (const Victim& v : refs) {
     EnsureSized(v.it->second);  // a recovered dir not sized yet: its bytes decide the plan
-    pool.push_back({v.it->second.bytes.allocated, v.it->second.pgid, v.it->second.pins == 0 && v.it->first != protect});
+    pool.push_back({v.it->second.bytes.allocated, v.it->second.meta.uid, v.it->second.pins == 0 && v.it->first != protect});
   }
   std::vector<Victim> victims;
   *freed = 0;

@@ -23,14 +23,13 @@ struct LegacyDir {
 };
 
 }  // namespace
+
 void TraceStore::Adopt(OrderEntry meta) {
   auto name = ParseEventDirName(meta.event_dir);
   Entry e;
   e.rel_path = meta.process_dir + "/" + meta.event_dir;
   e.kind = name ? name->kind : EventKind::kSchedule;
   e.pid = name ? name->pid : 0;
-  auto process = ParseProcessDirName(meta.process_dir);
-  e.pgid = process ? process->pgid : 0;
   // The byte budget needs every directory's size: measured after start (SizeRecovered), then
   // kept up to date as it is written.
   e.sized = false;

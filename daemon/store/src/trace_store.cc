@@ -89,7 +89,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
 
   by_path_.insert_or_assign(rel, seq);
   class_of_[seq] = c;
-  Entry e{std::move(meta), rel, spec.kind, spec.pid, 1, DiskUsage{}, spec.process.pgid};
+  Entry e{std::move(meta), rel, spec.kind, spec.pid, 1, DiskUsage{}};
   classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   ++counters_.events_created;
   log_.Debug("created event dir ", fs_.trace_dir(), "/", rel, " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");

@@ -21,6 +21,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "atraced/admission/refusal_log.h"
+
 namespace atraced {
 
 class FdBudget {
@@ -28,7 +30,6 @@ class FdBudget {
   // Descriptors kept out of the client budget, on top of the process-directory cache.
   static constexpr uint64_t kBaseReserve = 64;
   // A refusal is logged at most once per interval per uid.
-  static constexpr std::chrono::seconds kLogInterval{10};
 
   struct Plan {
     uint64_t limit = 0;    // the soft RLIMIT_NOFILE
@@ -53,20 +54,15 @@ class FdBudget {
 
   // True when a refusal for `uid` should be logged now; *suppressed is how many were not
   // logged since the last line for that uid.
-  bool ShouldLogRefusal(uint32_t uid, uint64_t* suppressed);
+  bool ShouldLogRefusal(uint32_t uid, uint64_t* suppressed) { return refusals_.ShouldLog(uid, suppressed); }
   // Reasons for a log line or an error reply.
   std::string Describe(Verdict v, uint32_t uid) const;
 
  private:
-  struct Refusals {
-    std::chrono::steady_clock::time_point last{};
-    uint64_t suppressed = 0;
-    bool logged = false;
-  };
   Plan plan_;
   uint64_t total_ = 0;
   std::unordered_map<uint32_t, uint64_t> held_;
-  std::unordered_map<uint32_t, Refusals> refusals_;
+  RefusalLog refusals_;
 };
 
 // One descriptor charged to a uid; released when destroyed or Reset(). Move-only.

@@ -56,9 +56,10 @@ std::vector<It> PlanAging(It oldest, It end, size_t count, size_t limit, IsRemov
 
 // Which directory goes first when a limit asks for one (`aging-policy`).
 //  - fifo: the oldest removable one: the seed's "delete the oldest". The default.
-//  - fair: the oldest removable one of the process group that holds the most directories of
-//    the pool (systemd-coredump does this per uid), so one crash-looping service cannot flush
-//    out every other process's evidence. Ties go to the group whose candidate is older.
+//  - fair: the oldest removable one of the uid that holds the most directories of the pool,
+//    as systemd-coredump does, so one crash-looping user cannot flush out every other user's
+//    evidence. Never the process group: a looper that calls setsid() per event would be a
+//    new group each time. Ties go to the uid whose candidate is older.
 enum class AgingPolicy : uint8_t { kFifo = 0, kFair = 1 };
 std::optional<AgingPolicy> ParseAgingPolicy(std::string_view text);  // "fifo" | "fair"
 const char* AgingPolicyName(AgingPolicy policy);
@@ -73,7 +74,7 @@ const char* AgingReasonName(AgingReason reason);  // "count", "bytes", "keep-fre
 // One directory of a pool, oldest first, as the policy planner sees it.
 struct AgingCandidate {
   uint64_t bytes = 0;
-  int64_t group = 0;       // the process group (pgid) that made it
+  int64_t group = 0;       // the uid that made it (in the order log)
   bool removable = false;  // not pinned, not the directory being written
 };
 

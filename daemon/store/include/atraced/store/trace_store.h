@@ -203,7 +203,6 @@ class TraceStore {
     int32_t pid = 0;
     uint32_t pins = 0;
     DiskUsage bytes;   // measured at recovery, then added as written; the budget counts .allocated
-    int32_t pgid = 0;    // of the process dir: the group `aging-policy = fair` counts by
     bool sized = true;   // false for a recovered dir until SizeRecovered (or a use) measures it
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first

@@ -1,0 +1,32 @@
+// Refusals come in floods from one uid (a client retrying in a loop): logged one line per
+// interval per uid, with the count of those not logged since, so that one user cannot fill
+// the journal (and trip its rate limit, losing other users' crash notices).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+
+namespace atraced {
+
+class RefusalLog {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  static constexpr std::chrono::seconds kInterval{10};
+  static constexpr size_t kMaxUids = 4096;  // quiet uids are forgotten past this
+
+  // True when a refusal for `uid` should be logged at `now`; *suppressed is how many were
+  // not logged since the last line for that uid.
+  bool ShouldLog(uint32_t uid, TimePoint now, uint64_t* suppressed);
+  bool ShouldLog(uint32_t uid, uint64_t* suppressed) { return ShouldLog(uid, std::chrono::steady_clock::now(), suppressed); }
+
+ private:
+  struct Entry {
+    TimePoint last{};
+    uint64_t suppressed = 0;
+    bool logged = false;
+  };
+  std::unordered_map<uint32_t, Entry> by_uid_;
+};
+
+}  // namespace atraced
