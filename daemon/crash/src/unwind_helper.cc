@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,7 @@
 
 #include "atraced/base/unique_fd.h"
 #include "atraced/processes/crash_inspector.h"
+#include "atraced/processes/process_table.h"
 #include "elf_lookup.h"
 
 namespace atraced::crash {
@@ -92,13 +94,15 @@ std::vector<unsigned long> Numbers(const std::string& text) {
   return out;
 }
 
-struct ProcessCredentials {
-  std::vector<unsigned long> uids, gids;  // real, effective, saved, file system
+// What the helper needs of /proc/PID/status: the ids and groups as the daemon reads them
+// (ParseProcStatus, process_table.h), and the permitted capabilities.
+struct TargetCredentials {
+  std::array<uint32_t, 4> uids{}, gids{};  // real, effective, saved, file system
   std::vector<gid_t> groups;
   uint64_t permitted = 0;  // CapPrm
 };
 
-bool ReadCredentials(pid_t pid, ProcessCredentials* out, std::string* why) {
+bool ReadCredentials(pid_t pid, TargetCredentials* out, std::string* why) {
   int err = 0;
   const std::string path = "/proc/" + std::to_string(pid) + "/status";
   const std::string status = ReadSmall(path, 64 << 10, &err);
@@ -106,23 +110,24 @@ bool ReadCredentials(pid_t pid, ProcessCredentials* out, std::string* why) {
     *why = "cannot read " + path + ": " + std::strerror(err);
     return false;
   }
-  out->uids = Numbers(StatusField(status, "Uid"));
-  out->gids = Numbers(StatusField(status, "Gid"));
-  for (unsigned long g : Numbers(StatusField(status, "Groups"))) {
-    if (out->groups.size() < kMaxGroups) out->groups.push_back(static_cast<gid_t>(g));
-  }
+  ProcessFacts facts;
+  ParseProcStatus(status, &facts);
   const std::string cap = StatusField(status, "CapPrm");
-  out->permitted = std::strtoull(cap.c_str(), nullptr, 16);
-  if (out->uids.size() != 4 || out->gids.size() != 4 || cap.empty()) {
+  if (!facts.creds || cap.empty()) {
     *why = "cannot parse " + path;
     return false;
   }
+  out->uids = facts.creds->uids;
+  out->gids = facts.creds->gids;
+  out->groups = std::move(facts.groups);
+  if (out->groups.size() > kMaxGroups) out->groups.resize(kMaxGroups);
+  out->permitted = std::strtoull(cap.c_str(), nullptr, 16);
   return true;
 }
 
-std::string Join(const std::vector<unsigned long>& v) {
+std::string Join(const std::array<uint32_t, 4>& v) {
   std::string out;
-  for (unsigned long x : v) out += (out.empty() ? "" : " ") + std::to_string(x);
+  for (uint32_t x : v) out += (out.empty() ? "" : " ") + std::to_string(x);
   return out;
 }
 
@@ -150,7 +155,7 @@ std::string Errno(const char* what) { return std::string(what) + ": " + std::str
 // Becomes `t.uid`/`t.gid` with the process's groups (a root target keeps only the
 // capabilities both it and the daemon have), then checks it worked and limits itself.
 // Empty on success, else why not.
-std::string BecomeTheCrashingUser(const CrashTarget& t, const ProcessCredentials& process) {
+std::string BecomeTheCrashingUser(const CrashTarget& t, const TargetCredentials& process) {
   uint64_t effective = 0, permitted = 0;
   if (!GetCapabilities(&effective, &permitted)) return Errno("capget");
   const bool dropped = ::geteuid() == 0;
@@ -365,11 +370,11 @@ void PrintHelperLine() {
 }
 
 int Inspect(const CrashTarget& t, Mode mode) {
-  ProcessCredentials process;
+  TargetCredentials process;
   std::string why;
   if (!ReadCredentials(t.pid, &process, &why)) return Refuse(why);
-  const bool plain = std::all_of(process.uids.begin(), process.uids.end(), [&](unsigned long u) { return u == t.uid; }) &&
-                     std::all_of(process.gids.begin(), process.gids.end(), [&](unsigned long g) { return g == t.gid; });
+  const bool plain = std::all_of(process.uids.begin(), process.uids.end(), [&](uint32_t u) { return u == t.uid; }) &&
+                     std::all_of(process.gids.begin(), process.gids.end(), [&](uint32_t g) { return g == t.gid; });
   if (!plain) {
     return Refuse("pid " + std::to_string(t.pid) + " is not plainly uid " + std::to_string(t.uid) + " gid " +
                   std::to_string(t.gid) + " (uids " + Join(process.uids) + ", gids " + Join(process.gids) +
