@@ -84,20 +84,52 @@ bool ReadHeader(std::span<const uint8_t> bytes, const std::optional<RingExpectat
 
 }  // namespace
 
+namespace {
+
+// Word by word with acquire loads: no later load (the rest of this slot, its seq_start) may
+// be satisfied before this one. Atomic loads also keep the copy free of data races with the
+// writers. `src` is 8-byte aligned; a ring is always a whole number of words, so a tail can
+// only be a caller's odd size.
+void CopyAcquire(const void* src, uint8_t* dst, size_t size) {
+  const auto* words = static_cast<const uint64_t*>(src);
+  const size_t n = size / 8;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t w = __atomic_load_n(words + i, __ATOMIC_ACQUIRE);
+    std::memcpy(dst + i * 8, &w, 8);
+  }
+  for (size_t i = n * 8; i < size; ++i) dst[i] = __atomic_load_n(static_cast<const uint8_t*>(src) + i, __ATOMIC_ACQUIRE);
+}
+
+}  // namespace
+
 void CopyRingSnapshot(const void* mapping, size_t size, std::vector<uint8_t>* out) {
   out->resize(size);
-  const auto* src = static_cast<const uint64_t*>(mapping);
-  const size_t words = size / 8;
-  for (size_t i = 0; i < words; ++i) {
-    // Acquire: no later load (the rest of this slot, its seq_start) may be satisfied before
-    // this one. Atomic loads also keep the copy free of data races with the writers.
-    const uint64_t w = __atomic_load_n(src + i, __ATOMIC_ACQUIRE);
-    std::memcpy(out->data() + i * 8, &w, 8);
+  CopyAcquire(mapping, out->data(), size);
+}
+
+size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out) {
+  if (size < ATR_RING_HEADER_SIZE) {
+    CopyRingSnapshot(mapping, size, out);
+    return size;
   }
-  // A ring is always a whole number of words; a tail can only be the caller's odd size.
-  for (size_t i = words * 8; i < size; ++i) {
-    (*out)[i] = __atomic_load_n(static_cast<const uint8_t*>(mapping) + i, __ATOMIC_ACQUIRE);
+  uint8_t header[ATR_RING_HEADER_SIZE];
+  CopyAcquire(mapping, header, sizeof header);
+  const std::span<const uint8_t> h(header, sizeof header);
+  const auto msg_num = Load<uint32_t>(h, ATR_RING_OFF_MSG_NUM);
+  const auto msg_size = Load<uint32_t>(h, ATR_RING_OFF_MSG_SIZE);
+  const auto write_index = Load<uint64_t>(h, ATR_RING_OFF_WRITE_INDEX);
+  const bool layout_ok = IsPowerOfTwo(msg_num) && msg_num <= ATR_RING_MAX_MSG_NUM && msg_size >= ATR_RING_MIN_MSG_SIZE &&
+                         msg_size <= ATR_RING_MAX_MSG_SIZE && ATR_RING_BYTES(msg_num, msg_size) <= size;
+  if (!layout_ok) {
+    out->assign(header, header + sizeof header);
+    return sizeof header;
   }
+  const uint64_t used_slots = std::min<uint64_t>(write_index, msg_num);
+  const size_t used = ATR_RING_HEADER_SIZE + static_cast<size_t>(used_slots) * ATR_RING_SLOT_SIZE(msg_size);
+  out->assign(ATR_RING_BYTES(msg_num, msg_size), 0);
+  std::memcpy(out->data(), header, sizeof header);
+  CopyAcquire(static_cast<const uint8_t*>(mapping) + sizeof header, out->data() + sizeof header, used - sizeof header);
+  return used;
 }
 
 RingSnapshot ReadRingSnapshot(std::span<const uint8_t> bytes, const std::optional<RingExpectation>& expect) {

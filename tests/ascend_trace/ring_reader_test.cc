@@ -1,6 +1,7 @@
 // The ring writer and the untrusting snapshot reader: round trips, the memfd's seals, and
 // corrupt, hostile or truncated rings, which must yield partial results and problems.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
@@ -170,4 +171,72 @@ TEST_CASE("reader: random garbage never crashes and never reads out of bounds") 
     }
     REQUIRE(snap.problems.size() <= atraced::proto::kMaxRingProblems);
   }
+}
+
+namespace {
+
+// Pages of the ring's memfd the kernel holds now (mincore over a fresh shared mapping).
+size_t ResidentPages(int fd, uint64_t bytes, size_t* last_resident) {
+  void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  REQUIRE(map != MAP_FAILED);
+  std::vector<unsigned char> in_core((bytes + 4095) / 4096);
+  REQUIRE(::mincore(map, bytes, in_core.data()) == 0);
+  ::munmap(map, bytes);
+  size_t n = 0;
+  for (size_t i = 0; i < in_core.size(); ++i) {
+    if (in_core[i] & 1) {
+      ++n;
+      *last_resident = i;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("CopyRingUsed reads the header and the used slots, never a page nobody wrote", "[ring][memory]") {
+  TestRing ring(1024, 112);  // about 140 KiB: 35 pages
+  for (int i = 0; i < 3; ++i) REQUIRE(ring.Write("record", 6) == 0);
+  size_t last = 0;
+  const size_t written = ResidentPages(ring.fd(), ring.bytes(), &last);
+  CHECK(written <= 2);  // the header's page and the first slots'
+
+  void* map = ::mmap(nullptr, ring.bytes(), PROT_READ, MAP_SHARED, ring.fd(), 0);
+  REQUIRE(map != MAP_FAILED);
+  std::vector<uint8_t> copy;
+  const size_t read = atraced::proto::CopyRingUsed(map, ring.bytes(), &copy);
+  CHECK(read == ATR_RING_HEADER_SIZE + 3 * ATR_RING_SLOT_SIZE(112));
+  CHECK(ResidentPages(ring.fd(), ring.bytes(), &last) == written);  // nothing faulted in
+  auto snap = ReadRingSnapshot(copy, RingExpectation{1024, 112, 0});
+  REQUIRE(snap.header_valid);
+  CHECK(snap.records.size() == 3);
+  CHECK(snap.empty == 1021);
+
+  // The old whole copy faults in every page: what the daemon paid per idle ring per save.
+  std::vector<uint8_t> whole;
+  atraced::proto::CopyRingSnapshot(map, ring.bytes(), &whole);
+  CHECK(ResidentPages(ring.fd(), ring.bytes(), &last) > 30);
+  ::munmap(map, ring.bytes());
+}
+
+TEST_CASE("CopyRingUsed bounds what it reads by the ring, whatever the header claims", "[ring][memory]") {
+  TestRing ring(64, 64);
+  REQUIRE(ring.Write("one", 3) == 0);
+  // A write_index past msg_num: every slot is read, no more.
+  uint64_t claimed = ~0ull;
+  std::memcpy(ring.base() + ATR_RING_OFF_WRITE_INDEX, &claimed, 8);
+  std::vector<uint8_t> copy;
+  CHECK(atraced::proto::CopyRingUsed(ring.base(), ring.bytes(), &copy) == ATR_RING_BYTES(64, 64));
+  CHECK(copy.size() == ATR_RING_BYTES(64, 64));
+  CHECK(ReadRingSnapshot(copy, RingExpectation{64, 64, 0}).records.size() == 1);
+  // A header whose layout needs more than the mapping: the header alone, which the reader rejects.
+  uint32_t huge = 1024;
+  std::memcpy(ring.base() + ATR_RING_OFF_MSG_NUM, &huge, 4);
+  const uint64_t small = ATR_RING_BYTES(64, 64);
+  CHECK(atraced::proto::CopyRingUsed(ring.base(), small, &copy) == ATR_RING_HEADER_SIZE);
+  CHECK(copy.size() == ATR_RING_HEADER_SIZE);
+  CHECK_FALSE(ReadRingSnapshot(copy, std::nullopt).header_valid);
+  // Shorter than a header: what there is.
+  CHECK(atraced::proto::CopyRingUsed(ring.base(), 64, &copy) == 64);
+  CHECK_FALSE(ReadRingSnapshot(copy, std::nullopt).header_valid);
 }

@@ -15,14 +15,18 @@ struct RingClient {
   ServiceFixture& f;
   TraceService::ClientId id;
 
-  RingClient(ServiceFixture& fixture, int32_t pid) : f(fixture) {
-    id = f.service->Connect({pid, 1000, 1000});
+  RingClient(ServiceFixture& fixture, int32_t pid, uint32_t uid = 1000) : f(fixture) {
+    id = f.service->Connect({pid, uid, uid});
     proto::Hello h;
     h.minor = 1;
     h.features = ATR_FEATURE_MEMFD;
     REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
   }
   void Register(uint32_t object_id, UniqueFd fd, bool exit_save = false, const std::string& name = "") {
+    REQUIRE(TryRegister(object_id, std::move(fd), exit_save, name) == 0);
+  }
+  // RING_REGISTER's status.
+  int32_t TryRegister(uint32_t object_id, UniqueFd fd, bool exit_save = false, const std::string& name = "") {
     proto::RingRegister m;
     m.object_id = object_id;
     m.msg_num = 4;
@@ -34,7 +38,7 @@ struct RingClient {
     ReplyBatch batch;
     proto::FrameHeader fh{static_cast<uint32_t>(payload.size()), ATR_OP_RING_REGISTER, 0, ++f.request_id};
     f.service->Handle(id, fh, payload, batch, std::move(fd));
-    REQUIRE(ServiceFixture::Decode(batch).at(0).status == 0);
+    return ServiceFixture::Decode(batch).at(0).status;
   }
 };
 

@@ -27,7 +27,11 @@ po::options_description SettingOptions() {
       ("socket-group", po::value<std::string>(), "group that owns the socket, mode 0660 (default: the daemon's group)")
       ("forwarder-group", po::value<std::string>(), "members may write device events for other pids (default: none; root and the daemon's uid always may)")
       ("idle-timeout", po::value<std::string>(), "seconds before a silent connection is dropped, 1-86400 (default: 60)")
-      ("max-clients", po::value<std::string>(), "connections served at once, 1-65536 (default: 1024)")
+      ("max-clients", po::value<std::string>(), "connections served at once, 1-65536 (default: 16384; a libascend_trace process holds 2)")
+      ("uid-connection-share", po::value<std::string>(), "percent of max-clients the connections of one uid may hold, 1-100 (default: 25)")
+      ("max-rings", po::value<std::string>(), "rings held at once for all processes, 1-60000 (default: 32768)")
+      ("max-ring-memory", po::value<std::string>(), "memory the held rings may cost, their mappings and struct entries: a size with K, M, G or T (default: 4G)")
+      ("uid-ring-share", po::value<std::string>(), "percent of max-rings and of max-ring-memory the rings of one uid may hold, 1-100 (default: 25)")
       ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")
       ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)")
       ("exit-record-num", po::value<std::string>(), "exit event dirs kept across the whole root (the newest), 10-100000 (default: 100)")
@@ -128,6 +132,9 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   }
   if (auto m = bounded("idle-timeout", 1, 86400, &config->idle_timeout_s); !m.empty()) return m;
   if (auto m = bounded("max-clients", 1, 65536, &config->max_clients); !m.empty()) return m;
+  if (auto m = bounded("uid-connection-share", 1, 100, &config->uid_connection_share); !m.empty()) return m;
+  if (auto m = bounded("max-rings", 1, 60000, &config->max_rings); !m.empty()) return m;
+  if (auto m = bounded("uid-ring-share", 1, 100, &config->uid_ring_share); !m.empty()) return m;
   if (auto m = bounded("max-events-per-client", 1, 4096, &config->max_events_per_client); !m.empty()) return m;
   if (auto m = bounded("max-files-per-client", 1, 4096, &config->max_files_per_client); !m.empty()) return m;
   if (auto m = bounded("uid-descriptor-share", 1, 100, &config->uid_descriptor_share); !m.empty()) return m;
@@ -159,6 +166,14 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   std::optional<SizeSpec> per_client;
   if (auto m = ApplySize(vm, "max-bytes-per-client", false, origin, &per_client); !m.empty()) return m;
   if (per_client) config->max_bytes_per_client = per_client->value;
+  std::optional<SizeSpec> ring_memory;
+  if (auto m = ApplySize(vm, "max-ring-memory", false, origin, &ring_memory); !m.empty()) return m;
+  if (ring_memory) {
+    if (ring_memory->value < (1u << 20)) {
+      return origin + ": invalid value [" + str("max-ring-memory") + "] for max-ring-memory: expected at least 1M";
+    }
+    config->max_ring_memory = ring_memory->value;
+  }
   return "";
 }
 

@@ -120,6 +120,13 @@ class Daemon {
     service_options.fd_budget = &fd_budget;
     service_options.rate_limit = config_.rate_limit;
     service_options.max_bytes_per_client = config_.max_bytes_per_client;
+    service_options.max_rings_total = config_.max_rings;
+    service_options.max_ring_memory = config_.max_ring_memory;
+    service_options.uid_ring_share = config_.uid_ring_share;
+    // The listener's, one uid's share of max-clients; reported in STATUS by the service.
+    UidShare connections("connections", "connection", "uid-connection-share", config_.max_clients,
+                         config_.uid_connection_share);
+    service_options.connections = &connections;
     // CRASH: threads and maps from /proc, the backtrace from this binary run as the unwind
     // helper (daemon/crash/unwind_helper.h).
     crash::ProcCrashInspector crash_inspector("/proc/self/exe", config_.crash_all_threads != 0);
@@ -172,8 +179,11 @@ class Daemon {
     service_ = &service;
     crash_inspector_ = &crash_inspector;
 
-    Listener listener(io, std::move(socket->acceptor), service, log,
-                      {config_.max_clients, std::chrono::seconds(config_.idle_timeout_s), &fd_budget});
+    ListenerOptions listener_options;
+    listener_options.idle_timeout = std::chrono::seconds(config_.idle_timeout_s);
+    listener_options.fd_budget = &fd_budget;
+    listener_options.connections = &connections;
+    Listener listener(io, std::move(socket->acceptor), service, log, listener_options);
     listener.Start();
     log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
                socket->description, ", record num ", record_num);

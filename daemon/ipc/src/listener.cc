@@ -1,12 +1,25 @@
 #include "atraced/ipc/listener.h"
 
+#include <functional>
+#include <string>
+
 #include "atraced/ipc/peer_credentials.h"
 
 namespace atraced {
+namespace {
+using RefusalLogger = std::function<bool(uint32_t uid, uint64_t* suppressed)>;
+}  // namespace
 
 Listener::Listener(asio::io_context& io, LocalAcceptor acceptor, TraceService& service, Logger& log,
                    ListenerOptions options)
-    : acceptor_(std::move(acceptor)), service_(service), log_(log), options_(options), retry_timer_(io) {}
+    : acceptor_(std::move(acceptor)),
+      service_(service),
+      log_(log),
+      options_(options),
+      retry_timer_(io),
+      own_connections_("connections", "connection", "uid-connection-share", options.max_clients,
+                       options.uid_connection_share),
+      connections_(options.connections != nullptr ? options.connections : &own_connections_) {}
 
 void Listener::Start() { DoAccept(); }
 
@@ -46,28 +59,39 @@ void Listener::DoAccept() {
 void Listener::Admit(LocalSocket socket) {
   auto peer = ReadPeerCredentials(socket.native_handle());
   boost::system::error_code ignored;
-  if (sessions_.size() >= options_.max_clients) {
-    log_.Warning("refusing connection from pid ", peer ? peer->pid : 0, ": max-clients ", options_.max_clients,
-                 " reached");
+  if (!peer) {
+    // Without SO_PEERCRED there is no uid to charge, and nothing the daemon could serve.
+    log_.Warning("shedding a connection whose credentials cannot be read");
     socket.close(ignored);
     return;
   }
-  FdBudget::Verdict verdict;
-  FdCharge charge = FdCharge::Take(peer ? options_.fd_budget : nullptr, peer ? peer->uid : 0, &verdict);
-  if (verdict != FdBudget::Verdict::kOk) {
-    // Shed cleanly: the client sees the connection closed at once, never a half-served one.
+  // Shed cleanly: the client sees the connection closed at once, never a half-served one.
+  // Floods come from one uid: one line per interval per uid, with a count.
+  auto shed = [&](RefusalLogger should_log, const std::string& why) {
     uint64_t suppressed = 0;
-    if (options_.fd_budget->ShouldLogRefusal(peer->uid, &suppressed)) {
-      log_.Warning("shedding connection from pid ", peer->pid, " uid ", peer->uid, ": ",
-                   options_.fd_budget->Describe(verdict, peer->uid), " (", suppressed,
+    if (should_log(peer->uid, &suppressed)) {
+      log_.Warning("shedding connection from pid ", peer->pid, " uid ", peer->uid, ": ", why, " (", suppressed,
                    " more for this uid since its last line)");
     }
     socket.close(ignored);
+  };
+  UidShare::Verdict share;
+  UidCharge connection = UidCharge::Take(connections_, peer->uid, 1, &share);
+  if (share != UidShare::Verdict::kOk) {
+    shed([this](uint32_t uid, uint64_t* n) { return connections_->ShouldLogRefusal(uid, n); },
+         connections_->Describe(share, peer->uid, 1) + " (max-clients)");
+    return;
+  }
+  FdBudget::Verdict verdict;
+  FdCharge charge = FdCharge::Take(options_.fd_budget, peer->uid, &verdict);
+  if (verdict != FdBudget::Verdict::kOk) {
+    shed([this](uint32_t uid, uint64_t* n) { return options_.fd_budget->ShouldLogRefusal(uid, n); },
+         options_.fd_budget->Describe(verdict, peer->uid));
     return;
   }
   auto session = std::make_shared<Session>(std::move(socket), service_, log_, options_.idle_timeout,
                                            [this](Session* s) { sessions_.erase(s); });
-  sessions_.emplace(session.get(), Held{session, std::move(charge)});
+  sessions_.emplace(session.get(), Held{session, std::move(connection), std::move(charge)});
   session->Start();
 }
 

@@ -75,7 +75,7 @@ void Session::OnDeadline() {
     log_.Notice("dropping connection of pid ", peer_.pid, " uid ", peer_.uid, ": a request was not completed within ",
                 idle_timeout_.count(), " s");
     Close("request deadline");
-  } else if (service_.HoldsRings(client_id_) || (service_.features(client_id_) & ATR_FEATURE_CRASH)) {
+  } else if (service_.KeepWhileIdle(client_id_)) {
     // A libascend_trace process: its records go into the rings with no request, and this
     // connection closing is how the daemon learns that it died (trace_service.h). Its
     // CRASH connection is silent until the process catches a fatal signal.

@@ -35,7 +35,7 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
   HeldRing ring(m, map, size);
   // The header must agree with the registration now; the slots are checked at each save.
   std::vector<uint8_t> copy;
-  proto::CopyRingSnapshot(map, size, &copy);
+  proto::CopyRingUsed(map, size, &copy);
   const uint32_t flags = (m.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0;
   proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), proto::RingExpectation{m.msg_num, m.msg_size, flags});
   if (!snap.header_valid) {
@@ -43,6 +43,18 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
     return Status::Error(EINVAL, snap.problems.empty() ? std::string("ring header: invalid") : snap.problems.front());
   }
   return ring;
+}
+
+uint64_t HeldRing::MemoryCost(const proto::RingRegister& m) {
+  // The decoded struct entries as they sit in memory: each string's buffer beyond its
+  // inline capacity, each vector's elements.
+  auto string_cost = [](const std::string& s) { return sizeof(std::string) + (s.size() > 15 ? s.capacity() + 1 : 0); };
+  uint64_t metadata = sizeof(proto::RingRegister) + string_cost(m.name) - sizeof(std::string);
+  for (const proto::RingStructEntry& e : m.structs) {
+    metadata += sizeof(e) + string_cost(e.name) - sizeof(std::string);
+    for (const proto::RingStructField& f : e.fields) metadata += sizeof(f) + string_cost(f.name) - sizeof(std::string);
+  }
+  return uint64_t{m.ring_bytes} + metadata;
 }
 
 HeldRing::HeldRing(HeldRing&& other) noexcept
@@ -66,7 +78,7 @@ std::optional<HeldRing::File> HeldRing::Save(std::vector<std::string>* problems)
   // Reused across saves (the daemon saves on one thread): a fresh 150 KiB buffer per save
   // is a fresh mmap and ~40 page faults each time.
   thread_local std::vector<uint8_t> copy;
-  proto::CopyRingSnapshot(map_, size_, &copy);
+  proto::CopyRingUsed(map_, size_, &copy);
   const uint32_t flags = (reg_.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0;
   proto::RingSnapshot snap =
       proto::ReadRingSnapshot(std::span<const uint8_t>(copy), proto::RingExpectation{reg_.msg_num, reg_.msg_size, flags});

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "atraced/admission/fd_budget.h"
+#include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
 #include "atraced/processes/oom_count.h"
 #include "atraced/processes/process_identity.h"
@@ -35,6 +36,13 @@ struct OpenFile {
   bool passed = false;     // a descriptor went to the client: it may write behind our back
 };
 
+// A ring and what holding it costs its owner's uid (issue 21).
+struct ClientRing {
+  HeldRing ring;
+  UidCharge slot;    // one of the uid's share of max-rings
+  UidCharge memory;  // HeldRing::MemoryCost, in the uid's share of max-ring-memory
+};
+
 struct Client {
   PeerCredentials peer;
   // The peer process itself (process_identity.h), kept for a 1.1 connection (MEMFD), whose
@@ -48,8 +56,9 @@ struct Client {
   bool may_forward = false;
   std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
   std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
-  std::map<uint32_t, HeldRing> rings;              // object id -> ring, live or released
+  std::map<uint32_t, ClientRing> rings;            // object id -> ring, live or released
   std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
+  bool counted_ring_holder = false;  // counted in its ProcessRecord's ring_holders
   bool goodbye = false;
   bool crash_recorded = false;  // CRASH wrote this process's stackcore dir: no second one at close
   bool crash_pending = false;   // the rings' holder of a CRASH being inspected off the loop

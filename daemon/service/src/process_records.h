@@ -22,6 +22,9 @@ struct ProcessRecord {
   uint64_t start_ticks = 0;
   ProcessDirName name;
   uint32_t connections = 0;
+  // Connections of the process that hold rings (Rings keeps it): while one does, its CRASH
+  // connection is kept however long it is silent; without one, it is any idle connection.
+  uint32_t ring_holders = 0;
   bool crash_recorded = false;  // one CRASH report per process, whichever connection asks
   // Per-process limits: every connection of the process shares them.
   TokenBucket schedule_bucket;

@@ -43,8 +43,8 @@ Reply RingSaver::Save(const Client& c, EventKind kind, const std::vector<const H
 
 std::vector<const HeldRing*> RingSaver::Unreleased(const Client& c) {
   std::vector<const HeldRing*> chosen;
-  for (auto& [id, ring] : c.rings) {
-    if (!c.released.count(id)) chosen.push_back(&ring);
+  for (auto& [id, held] : c.rings) {
+    if (!c.released.count(id)) chosen.push_back(&held.ring);
   }
   return chosen;
 }
@@ -52,10 +52,10 @@ std::vector<const HeldRing*> RingSaver::Unreleased(const Client& c) {
 std::vector<const HeldRing*> RingSaver::AtDeath(const Client& c, std::string* names) {
   // ids ascend: a later one of the same name is newer.
   std::map<std::string, std::pair<uint32_t, const HeldRing*>> by_name;
-  for (auto& [id, ring] : c.rings) {
+  for (auto& [id, held] : c.rings) {
     const bool live = !c.released.count(id);
-    auto [pos, inserted] = by_name.try_emplace(ring.name(), id, &ring);
-    if (!inserted && (live || c.released.count(pos->second.first))) pos->second = {id, &ring};
+    auto [pos, inserted] = by_name.try_emplace(held.ring.name(), id, &held.ring);
+    if (!inserted && (live || c.released.count(pos->second.first))) pos->second = {id, &held.ring};
   }
   std::vector<const HeldRing*> chosen;
   for (auto& [name, entry] : by_name) {

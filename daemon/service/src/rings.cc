@@ -20,20 +20,39 @@ Reply Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueF
   if (c.rings.size() >= options_.max_rings_per_client) {
     return refuse(ATR_EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");
   }
-  if (total_ >= options_.max_rings_total) {
-    return refuse(ATR_EBUSY, "rings: the daemon holds " + std::to_string(total_) + " rings, its limit");
+  // Charged before anything is mapped: one user's rings cannot take another's room.
+  UidShare::Verdict verdict;
+  UidCharge slot = UidCharge::Take(&slots_, c.peer.uid, 1, &verdict);
+  if (verdict != UidShare::Verdict::kOk) return refuse(ATR_EBUSY, "rings: " + slots_.Describe(verdict, c.peer.uid, 1));
+  const uint64_t cost = HeldRing::MemoryCost(m);
+  UidCharge memory = UidCharge::Take(&memory_, c.peer.uid, cost, &verdict);
+  if (verdict != UidShare::Verdict::kOk) {
+    return refuse(ATR_EBUSY, "ring memory: " + memory_.Describe(verdict, c.peer.uid, cost));
   }
   auto ring = HeldRing::Map(std::move(memfd), m);
   if (!ring.ok()) return refuse(Neg(ring.status().err()), ring.status().message());
-  c.rings.emplace(m.object_id, std::move(*ring));
-  ++total_;
+  c.rings.emplace(m.object_id, ClientRing{std::move(*ring), std::move(slot), std::move(memory)});
+  CountHolder(c);
   return std::nullopt;
 }
 
-void Rings::DropRing(Client& c, std::map<uint32_t, HeldRing>::iterator it) {
+void Rings::CountHolder(Client& c) {
+  const bool holds = !c.rings.empty();
+  if (holds == c.counted_ring_holder) return;
+  c.counted_ring_holder = holds;
+  ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks);
+  if (rec == nullptr) return;
+  if (holds) {
+    ++rec->ring_holders;
+  } else if (rec->ring_holders > 0) {
+    --rec->ring_holders;
+  }
+}
+
+void Rings::DropRing(Client& c, std::map<uint32_t, ClientRing>::iterator it) {
   c.released.erase(it->first);
-  c.rings.erase(it);
-  --total_;
+  c.rings.erase(it);  // its charges go with it
+  CountHolder(c);
 }
 
 Reply Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
@@ -43,7 +62,7 @@ Reply Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
   if (it == c.rings.end() || c.released.count(m.id)) {
     return Refusal{ATR_ENOENT, "object_id: " + std::to_string(m.id) + " is not registered"};
   }
-  if (it->second.exit_save()) {
+  if (it->second.ring.exit_save()) {
     c.released.insert(m.id);  // CANN saves destroyed exitSave objects at exit too
   } else {
     DropRing(c, it);
@@ -60,7 +79,7 @@ Reply Rings::OnRingReport(Client& c, std::span<const uint8_t> payload) {
     if (it == c.rings.end() || c.released.count(id)) {
       return Refusal{ATR_ENOENT, "object_id: " + std::to_string(id) + " is not registered"};
     }
-    chosen.push_back(&it->second);
+    chosen.push_back(&it->second.ring);
   }
   // Written before the reply either way: `wait` only tells the client whether to wait.
   if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
@@ -82,8 +101,8 @@ Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload) {
   c.goodbye = true;
   // exitSave objects, live or destroyed; of several with one name, the newest.
   std::map<std::string, const HeldRing*> by_name;
-  for (auto& [id, ring] : c.rings) {
-    if (ring.exit_save()) by_name[ring.name()] = &ring;  // ids ascend: the newest wins
+  for (auto& [id, held] : c.rings) {
+    if (held.ring.exit_save()) by_name[held.ring.name()] = &held.ring;  // ids ascend: the newest wins
   }
   std::vector<const HeldRing*> chosen;
   for (auto& [name, ring] : by_name) chosen.push_back(ring);
@@ -112,9 +131,9 @@ Reply Rings::OnDump(Client& c, std::span<const uint8_t> payload) {
 }
 
 void Rings::ReleaseAll(Client& c) {
-  total_ -= c.rings.size();  // their mappings go with the client
-  c.rings.clear();
+  c.rings.clear();  // their mappings and charges go with the client
   c.released.clear();
+  CountHolder(c);
 }
 
 }  // namespace atraced

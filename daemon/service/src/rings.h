@@ -8,11 +8,13 @@
 #include <span>
 
 #include "admission.h"
+#include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
 #include "atraced/common/log.h"
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
+#include "process_records.h"
 #include "refusal.h"
 #include "ring_saver.h"
 
@@ -20,9 +22,19 @@ namespace atraced {
 
 class Rings {
  public:
-  Rings(ClientTable& clients, RingSaver& saver, Admission& admission, Logger& log, ServiceCounters& counters,
-        const ServiceOptions& options)
-      : clients_(clients), saver_(saver), admission_(admission), log_(log), counters_(counters), options_(options) {}
+  // `slots` and `memory` are the uids' shares of rings and of their memory; they outlive
+  // every client that holds a charge of them.
+  Rings(ClientTable& clients, ProcessRecords& records, UidShare& slots, UidShare& memory, RingSaver& saver,
+        Admission& admission, Logger& log, ServiceCounters& counters, const ServiceOptions& options)
+      : clients_(clients),
+        records_(records),
+        saver_(saver),
+        admission_(admission),
+        log_(log),
+        counters_(counters),
+        options_(options),
+        slots_(slots),
+        memory_(memory) {}
 
   Reply OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd);
   Reply OnRingRelease(Client& c, std::span<const uint8_t> payload);
@@ -34,18 +46,25 @@ class Rings {
 
   // Unmaps every ring the client holds (it is gone for good, or said GOODBYE).
   void ReleaseAll(Client& c);
-  size_t total() const { return total_; }
+  size_t total() const { return slots_.total(); }
+  // The uids' shares of rings and of ring memory (for STATUS).
+  const UidShare& slots() const { return slots_; }
+  const UidShare& memory() const { return memory_; }
 
  private:
-  void DropRing(Client& c, std::map<uint32_t, HeldRing>::iterator it);
+  void DropRing(Client& c, std::map<uint32_t, ClientRing>::iterator it);
+  // Keeps the process's ring_holders in step with whether `c` holds rings now.
+  void CountHolder(Client& c);
 
   ClientTable& clients_;  // DUMP comes on the crash connection; the rings are another's
+  ProcessRecords& records_;
   RingSaver& saver_;
   Admission& admission_;
   Logger& log_;
   ServiceCounters& counters_;
   const ServiceOptions& options_;
-  size_t total_ = 0;  // rings held by every client, against max_rings_total
+  UidShare& slots_;   // rings held, against max_rings_total
+  UidShare& memory_;  // their HeldRing::MemoryCost, against max_ring_memory
 };
 
 }  // namespace atraced

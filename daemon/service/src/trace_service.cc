@@ -37,12 +37,14 @@ constexpr size_t kMaxKeptScratch = 64 * 1024;
 struct TraceService::Rooms {
   Rooms(TraceStore& the_store, ProcessTable& the_processes, Clock& the_clock, Logger& the_log, ServiceOptions opts)
       : store(the_store), processes(the_processes), clock(the_clock), log(the_log), options(std::move(opts)),
+        ring_slots("rings", "ring", "uid-ring-share", options.max_rings_total, options.uid_ring_share),
+        ring_memory("ring memory", "byte", "uid-ring-share", options.max_ring_memory, options.uid_ring_share),
         records(processes, clock),
         admission(records, clock, log, counters, options),
         accounting(store, records),
         saver(store, log, counters),
         events(store, processes, records, admission, accounting, clock, log, counters, options),
-        rings(clients, saver, admission, log, counters, options),
+        rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
         queries(store, clients, accounting, counters, options),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
         crashes(clients, records, processes, saver, clock, log, counters, options, [this](Client& c) { Forget(c); }) {}
@@ -63,6 +65,9 @@ struct TraceService::Rooms {
   Logger& log;
   ServiceOptions options;
   ServiceCounters counters;
+  // Before the clients: a client's rings hold charges of these.
+  UidShare ring_slots;
+  UidShare ring_memory;
   ClientTable clients;
   ProcessRecords records;
   Admission admission;
@@ -155,6 +160,15 @@ void TraceService::Disconnect(ClientId id) {
 bool TraceService::HoldsRings(ClientId id) const {
   const Client* c = rooms_->clients.Find(id);
   return c != nullptr && !c->rings.empty();
+}
+
+bool TraceService::KeepWhileIdle(ClientId id) const {
+  const Client* c = rooms_->clients.Find(id);
+  if (c == nullptr) return false;
+  if (!c->rings.empty()) return true;
+  if (!(c->features & ATR_FEATURE_CRASH)) return false;
+  const ProcessRecord* rec = rooms_->records.Find(c->peer.pid, c->start_ticks);
+  return rec != nullptr && rec->ring_holders > 0;
 }
 
 void TraceService::SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule) {

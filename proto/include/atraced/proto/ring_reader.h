@@ -29,6 +29,15 @@ namespace atraced::proto {
 // `mapping` must be 8-byte aligned (an mmap address is).
 void CopyRingSnapshot(const void* mapping, size_t size, std::vector<uint8_t>* out);
 
+// As CopyRingSnapshot, but reads only what a writer may have touched: the header, then the
+// slots below the header's write_index (all of them once it passed msg_num); the rest of
+// `out` is zeros, which the reader takes for never-written slots. Reading a page of a memfd
+// that nobody wrote makes the kernel allocate it, charged to the reader: a daemon holding
+// thousands of mostly empty rings would otherwise pay for every page of each at every save.
+// A header that does not describe a ring within `size` is copied alone (the reader rejects
+// it). Returns the bytes read from the mapping.
+size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out);
+
 struct RingRecord {
   uint64_t index = 0;         // k: the record's position in the writer's sequence
   uint64_t timestamp_ns = 0;  // CLOCK_MONOTONIC at submit, as the writer stored it

@@ -29,7 +29,11 @@ struct Config {
   std::optional<std::string> socket_group;     // group owning the socket (mode 0660)
   std::optional<std::string> forwarder_group;  // members may write on behalf of other pids
   uint32_t idle_timeout_s = 60;                // a silent connection is dropped after this
-  uint32_t max_clients = 1024;
+  uint32_t max_clients = 16384;                // connections served at once (2 per libascend_trace process)
+  uint32_t uid_connection_share = 25;          // percent of max_clients one uid may hold
+  uint32_t max_rings = 32768;                  // rings held at once, below vm.max_map_count
+  uint64_t max_ring_memory = 4ull << 30;       // what held rings may cost (HeldRing::MemoryCost)
+  uint32_t uid_ring_share = 25;                // percent of max_rings and max_ring_memory per uid
   uint32_t max_events_per_client = 64;
   uint32_t max_files_per_client = 256;
   uint32_t uid_descriptor_share = 25;          // percent of the client descriptor budget per uid

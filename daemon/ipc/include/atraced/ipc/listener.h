@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "atraced/admission/fd_budget.h"
+#include "atraced/admission/uid_share.h"
 #include "atraced/common/log.h"
 #include "atraced/ipc/asio.h"
 #include "atraced/ipc/session.h"
@@ -14,7 +15,13 @@
 namespace atraced {
 
 struct ListenerOptions {
-  size_t max_clients = 1024;
+  // Connections served at once, and the percent of them one uid may hold (root and the
+  // daemon's uid included): a connection over either is shed (accepted and closed at once).
+  size_t max_clients = 16384;
+  uint32_t uid_connection_share = 25;
+  // The pool to charge instead, owned by the caller (who reports it); when set, the two
+  // numbers above are not used.
+  UidShare* connections = nullptr;
   std::chrono::seconds idle_timeout{60};
   // Each connection costs its peer's uid one descriptor; a connection over the uid's share
   // or the budget is shed (accepted and closed at once). nullptr: no budget.
@@ -29,6 +36,8 @@ class Listener {
   // Stops accepting and asks every session to finish its batch and close.
   void Stop();
   size_t sessions() const { return sessions_.size(); }
+  // The connections each uid holds, against max-clients and uid-connection-share.
+  const UidShare& connections() const { return *connections_; }
 
  private:
   void DoAccept();
@@ -41,9 +50,12 @@ class Listener {
   ListenerOptions options_;
   asio::steady_timer retry_timer_;
   bool stopped_ = false;
+  UidShare own_connections_;
+  UidShare* connections_;  // options_.connections, or own_connections_
   struct Held {
     std::weak_ptr<Session> session;
-    FdCharge charge;  // the connection's descriptor
+    UidCharge connection;  // the connection itself, in its uid's share of max-clients
+    FdCharge charge;       // the connection's descriptor
   };
   std::unordered_map<Session*, Held> sessions_;
 };

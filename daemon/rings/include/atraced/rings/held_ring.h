@@ -7,7 +7,9 @@
 // the memory alive, so a held ring costs the daemon no descriptor, one mapping of at most
 // ATR_RING_MAX_BYTES of address space, and no private memory until it is saved.
 //
-// Saving copies the live mapping (proto::CopyRingSnapshot), validates the copy
+// Saving copies what writers used of the live mapping (proto::CopyRingUsed: the header and
+// the slots below write_index, so the never-written pages of a mostly idle ring are never
+// faulted in), validates the copy
 // (proto::ReadRingSnapshot: nothing in the ring is trusted) and formats CANN's file
 // (ring_format.h). A corrupt or hostile ring gives the records that check out and a list
 // of problems for the log, never a crash.
@@ -35,6 +37,11 @@ class HeldRing {
   HeldRing(const HeldRing&) = delete;
   HeldRing& operator=(const HeldRing&) = delete;
   ~HeldRing();
+
+  // The most memory holding ring `m` can cost the daemon: every page of its mapping (a
+  // hostile write_index makes a save read them all) and its decoded struct entries. Charged
+  // to the owner's uid before the ring is mapped (issue 21).
+  static uint64_t MemoryCost(const proto::RingRegister& m);
 
   uint32_t object_id() const { return reg_.object_id; }
   const std::string& name() const { return reg_.name; }

@@ -12,6 +12,7 @@
 
 #include "atraced/admission/fd_budget.h"
 #include "atraced/admission/rate_limit.h"
+#include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
 #include "atraced/processes/crash_inspector.h"
 
@@ -33,7 +34,17 @@ struct ServiceOptions {
   // ATR_RING_MAX_BYTES of address space and no descriptor (held_ring.h). CANN allows 100
   // objects per tracer type; the rest is room for destroyed exitSave objects.
   uint32_t max_rings_per_client = 256;
-  uint32_t max_rings_total = 8192;
+  // Every mapping is one of the kernel's vm.max_map_count (65530 by default) for the whole
+  // daemon: the total stays well below it.
+  uint32_t max_rings_total = 32768;
+  // What holding rings may cost in memory (HeldRing::MemoryCost: the mapping, which a save
+  // may fault in whole, and the struct entries), in all.
+  uint64_t max_ring_memory = 4ull << 30;
+  // The percent of max_rings_total and of max_ring_memory one uid may hold, root and the
+  // daemon's uid included (-EBUSY past it).
+  uint32_t uid_ring_share = 25;
+  // The connections each uid holds (the listener's, for STATUS); nullptr: not reported.
+  const UidShare* connections = nullptr;
   // Charged one descriptor per open file and per descriptor waiting to be passed, to the
   // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
   FdBudget* fd_budget = nullptr;

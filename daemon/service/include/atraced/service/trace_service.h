@@ -58,6 +58,11 @@ class TraceService {
   // A 1.1 connection that holds rings is a process's registration for crash capture: the
   // session does not drop it for being idle (submitting records makes no request).
   bool HoldsRings(ClientId id) const;
+  // Whether the session keeps this connection however long it is silent: it holds rings,
+  // or it is the CRASH connection of a process whose other connection does (a signal
+  // handler's way to the daemon). Any other silent connection ends at idle-timeout, so a
+  // user cannot hold connections by asking for ATR_FEATURE_CRASH and saying nothing (issue 21).
+  bool KeepWhileIdle(ClientId id) const;
 
   // Death without GOODBYE. A ring-holding connection that closes without GOODBYE is kept
   // as a departure until the kernel says whether its process ended (the socket closes a
