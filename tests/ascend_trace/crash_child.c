@@ -62,11 +62,16 @@ static int join_cgroup(const char *procs) {
 }
 
 /* Touches 1 MiB after 1 MiB, never freed, until the kernel kills the process. */
+/* Where each allocation escapes to: an allocation nobody reads may be removed by the
+ * compiler (clang does, at -O1), and then nothing is ever eaten. */
+static char *volatile eaten;
+
 static void exhaust_memory(void) {
     for (;;) {
         char *p = malloc(1 << 20);
         if (p == NULL) continue;
         memset(p, 1, 1 << 20);
+        eaten = p;
     }
 }
 

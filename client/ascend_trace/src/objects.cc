@@ -13,6 +13,7 @@
 #include "handles.h"
 #include "state.h"
 #include "struct_list.h"
+#include "tracer_type.h"
 
 using namespace ascend_trace;
 
@@ -49,8 +50,8 @@ void KeepForExit(State& s, ObjectSlot& o) {
   s.released.push_back(std::move(r));
 }
 
-TraHandle Create(TracerType type, const char* name, const TraceAttr* attr) {
-  if (static_cast<unsigned>(type) >= TRACER_TYPE_MAX || attr == nullptr || !ValidObjectName(name)) {
+TraHandle Create(unsigned type, const char* name, const TraceAttr* attr) {
+  if (type >= TRACER_TYPE_MAX || attr == nullptr || !ValidObjectName(name)) {
     return TRACE_INVALID_HANDLE;
   }
   if (type != TRACER_TYPE_SCHEDULE) return TRACE_INVALID_HANDLE;  // CANN implements schedule only
@@ -92,15 +93,15 @@ extern "C" {
 
 TRACE_EXPORT TraHandle AtraceCreate(TracerType tracerType, const char* objName) {
   TraceAttr attr{};  // CANN: exitSave false, default size, locked
-  return Create(tracerType, objName, &attr);
+  return Create(RawTracerType(tracerType), objName, &attr);
 }
 
 TRACE_EXPORT TraHandle AtraceCreateWithAttr(TracerType tracerType, const char* objName, const TraceAttr* attr) {
-  return Create(tracerType, objName, attr);
+  return Create(RawTracerType(tracerType), objName, attr);
 }
 
 TRACE_EXPORT TraHandle AtraceGetHandle(TracerType tracerType, const char* objName) {
-  if (static_cast<unsigned>(tracerType) >= TRACER_TYPE_MAX || objName == nullptr) return TRACE_INVALID_HANDLE;
+  if (RawTracerType(tracerType) >= TRACER_TYPE_MAX || objName == nullptr) return TRACE_INVALID_HANDLE;
   State& s = GetState();
   std::lock_guard lock(s.mu);
   for (uint32_t i = 0; i < kMaxObjects; ++i) {

@@ -10,14 +10,16 @@
 #include "daemon_link.h"
 #include "dump_signal.h"
 #include "state.h"
+#include "tracer_type.h"
 
 using namespace ascend_trace;
 
 extern "C" {
 
 TRACE_EXPORT TraStatus AtraceSave(TracerType tracerType, bool syncFlag) {
-  if (static_cast<unsigned>(tracerType) >= TRACER_TYPE_MAX) return TRACE_INVALID_PARAM;
-  if (tracerType != TRACER_TYPE_SCHEDULE) return TRACE_FAILURE;  // CANN: no manager for it
+  const unsigned type = RawTracerType(tracerType);
+  if (type >= TRACER_TYPE_MAX) return TRACE_INVALID_PARAM;
+  if (type != TRACER_TYPE_SCHEDULE) return TRACE_FAILURE;  // CANN: no manager for it
   State& s = GetState();
   std::lock_guard lock(s.mu);
   bool any = false;

@@ -34,6 +34,10 @@ Reply Admission::AdmitBytes(const Client& c, uint64_t incoming) {
                                 std::to_string(incoming) + " more would pass max-bytes-per-client " + std::to_string(max)};
 }
 
+void Admission::CountBytes(const Client& c, uint64_t written) {
+  if (ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks)) rec->bytes += written;
+}
+
 Reply Admission::ChargeFd(const Client& c, FdCharge* charge) {
   FdBudget::Verdict verdict;
   *charge = FdCharge::Take(options_.fd_budget, c.peer.uid, &verdict);

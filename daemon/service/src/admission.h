@@ -28,6 +28,8 @@ class Admission {
   Reply AdmitEvent(const Client& c, EventKind kind);
   // max-bytes-per-client: may the client's process write `incoming` more bytes?
   Reply AdmitBytes(const Client& c, uint64_t incoming);
+  // Counts bytes the daemon wrote for the client's process (ring saves, reports) against it.
+  void CountBytes(const Client& c, uint64_t written);
   // Charges one descriptor to the client's uid, or the refusal to reply with.
   Reply ChargeFd(const Client& c, FdCharge* charge);
   // Refusals come in floods from one uid: whether to log this one (one line per interval per

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 
 #include "atraced/store/trace_store.h"
 #include "client.h"
@@ -23,12 +24,30 @@ class FileAccounting {
   // Accounts every open file whose descriptor was passed, so STATUS and LIST report what the
   // disk holds now, not at the files' close. One fstat per such file.
   void AccountPassedFiles(ClientTable& clients);
-  // Closes the file and accounts what was written to it; returns its final length.
+  // The tick's work: re-measures up to kRemeasurePerCall directories of passed files already
+  // closed (a slice per call, so a tick costs a bounded walk however many there are), and
+  // forgets the aged ones.
+  void RemeasureWatched();
+  // Closes the file and accounts what was written to it; returns its final length. A
+  // passed file's directory stays watched until it is aged: FILE_CLOSE ends the daemon's
+  // descriptor, not the client's, which may go on writing (issue 21).
   uint64_t CloseFile(const Client& c, OpenFile& f);
 
+  static constexpr size_t kRemeasurePerCall = 256;
+  size_t watched() const { return watched_.size(); }
+
  private:
+  // Who wrote into a watched directory, for max-bytes-per-client.
+  struct Writer {
+    int32_t pid = 0;
+    uint64_t start_ticks = 0;
+  };
+  void ChargeWriter(const Writer& w, uint64_t allocated);
+
   TraceStore& store_;
   ProcessRecords& records_;
+  std::map<uint64_t, Writer> watched_;  // directories with a closed passed file, by sequence
+  uint64_t next_ = 0;                   // where the next slice starts
 };
 
 }  // namespace atraced

@@ -21,6 +21,7 @@ Reply RingSaver::Save(const Client& c, EventKind kind, const std::vector<const H
   if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
   uint64_t total = 0;
   for (const HeldRing::File& f : files) total += f.bytes.size();
+  if (auto refused = admission_.AdmitBytes(c, total)) return refused;
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, total); !st.ok()) return Refusal{Neg(st.err()), st.message(), false, true};
   auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid});
@@ -35,6 +36,7 @@ Reply RingSaver::Save(const Client& c, EventKind kind, const std::vector<const H
       continue;
     }
     store_.AddBytes(begun->seq, f.bytes.size());
+    admission_.CountBytes(c, f.bytes.size());
     if (&f != &files.front() || !report) ++counters_.rings_saved;
   }
   store_.EndEvent(begun->seq);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "admission.h"
 #include "atraced/common/log.h"
 #include "atraced/rings/held_ring.h"
 #include "atraced/service/service_types.h"
@@ -17,11 +18,13 @@ namespace atraced {
 
 class RingSaver {
  public:
-  RingSaver(TraceStore& store, Logger& log, ServiceCounters& counters) : store_(store), log_(log), counters_(counters) {}
+  RingSaver(TraceStore& store, Admission& admission, Logger& log, ServiceCounters& counters)
+      : store_(store), admission_(admission), log_(log), counters_(counters) {}
 
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record). `report`, if given, is written first and makes the
-  // directory even without records.
+  // directory even without records. Every byte counts against the process's
+  // max-bytes-per-client; a save that would pass it is refused whole (-EBUSY).
   Reply Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
              const HeldRing::File* report = nullptr);
 
@@ -33,6 +36,7 @@ class RingSaver {
 
  private:
   TraceStore& store_;
+  Admission& admission_;
   Logger& log_;
   ServiceCounters& counters_;
 };

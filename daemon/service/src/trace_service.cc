@@ -42,7 +42,7 @@ struct TraceService::Rooms {
         records(processes, clock),
         admission(records, clock, log, counters, options),
         accounting(store, records),
-        saver(store, log, counters),
+        saver(store, admission, log, counters),
         events(store, processes, records, admission, accounting, clock, log, counters, options),
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
         queries(store, clients, accounting, counters, options),
@@ -314,7 +314,11 @@ void TraceService::SetClientLimits(const RateLimit& rate_limit, uint64_t max_byt
 }
 void TraceService::SetCrashRunner(CrashRunner* runner) { rooms_->options.crash_runner = runner; }
 void TraceService::SetCrashBudget(std::chrono::milliseconds budget) { rooms_->options.crash_budget = budget; }
-void TraceService::Tick() { rooms_->admission.Tick(); }
+void TraceService::Tick() {
+  rooms_->admission.Tick();
+  rooms_->accounting.AccountPassedFiles(rooms_->clients);
+  rooms_->accounting.RemeasureWatched();
+}
 
 size_t TraceService::clients() const { return rooms_->clients.size(); }
 uint64_t TraceService::features(ClientId id) const {

@@ -129,6 +129,18 @@ void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
   if (NeedFor(0).bytes != 0) AgeForBytes(0, seq);
 }
 
+std::optional<DiskUsage> TraceStore::Remeasure(uint64_t seq) {
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return std::nullopt;
+  EnsureSized(*e);
+  auto now = fs_.TreeBytes(e->rel_path);
+  if (!now.ok()) return DiskUsage{};  // unreadable this time: keep watching, count nothing
+  const DiskUsage grown{now->allocated > e->bytes.allocated ? now->allocated - e->bytes.allocated : 0,
+                        now->apparent > e->bytes.apparent ? now->apparent - e->bytes.apparent : 0};
+  if (grown != DiskUsage{}) AddBytes(seq, grown);
+  return grown;
+}
+
 void TraceStore::HoldProcessDir(const std::string& name) { ++process_holds_[name]; }
 
 void TraceStore::ReleaseProcessDir(const std::string& name) {

@@ -52,8 +52,10 @@ struct ServiceOptions {
   // events and another for exit and stackcore ones, so chatty schedule traffic cannot
   // starve a process's last words. Refused with -EAGAIN.
   RateLimit rate_limit;
-  // Bytes one client process may write over its life (daemon appends and what it wrote
-  // through passed descriptors, counted when the file is closed); 0: no bound. -EBUSY.
+  // Bytes one client process may write over its life: its appends, what it wrote through
+  // passed descriptors (re-measured on the tick, also after FILE_CLOSE, until the directory
+  // is aged) and what the daemon wrote for it (ring saves, crash and death reports); 0: no
+  // bound. -EBUSY.
   uint64_t max_bytes_per_client = 0;
   // CRASH: who looks at the crashed process from outside (threads, backtrace, maps), and
   // how long it may take (on the runner's thread, or the event loop without one); the

@@ -135,6 +135,10 @@ class TraceStore {
   void AddBytes(uint64_t seq, DiskUsage grown);
   // Bytes the daemon itself wrote: both figures are the count written.
   void AddBytes(uint64_t seq, uint64_t written) { AddBytes(seq, DiskUsage{written, written}); }
+  // Measures the event directory again and adds what it holds beyond its count (as
+  // AddBytes), for files written through descriptors the daemon no longer watches. Returns
+  // the growth, or nullopt once the directory is gone (aged) and nothing is left to watch.
+  std::optional<DiskUsage> Remeasure(uint64_t seq);
 
   // A process directory held by a live client is not removed when aging empties it.
   void HoldProcessDir(const std::string& name);

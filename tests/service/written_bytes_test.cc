@@ -1,0 +1,72 @@
+// Every byte written for a client counts (issue 21): what it writes through a passed
+// descriptor after FILE_CLOSE, and what the daemon writes for it (ring saves).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include "service/ring_fixture.h"
+
+using namespace atraced;
+using namespace atraced::testing;
+
+namespace {
+
+uint64_t BytesWritten(ServiceFixture& f, TraceService::ClientId id) {
+  proto::StatusReply s;
+  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_STATUS, {}).body, &s));
+  return s.bytes_written;
+}
+
+}  // namespace
+
+TEST_CASE("a passed file stays counted after FILE_CLOSE, until its directory is aged", "[service][bytes]") {
+  ServiceOptions o;
+  o.max_bytes_per_client = 256 * 1024;
+  ServiceFixture f(o);
+  auto id = f.Client(100);
+  REQUIRE_FALSE(f.Begin(id, 1).empty());
+  REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(1, 1, "passed"))).status == 0);
+  UniqueFd fd;
+  REQUIRE(f.Call(id, ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{1}), &fd).status == 0);
+  REQUIRE(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1})).status == 0);
+  REQUIRE(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{1})).status == 0);
+  const uint64_t before = BytesWritten(f, id);
+  // The client keeps its descriptor and writes on, the daemon's copy long closed.
+  const std::string chunk(64 * 1024, 'x');
+  for (int i = 0; i < 4; ++i) REQUIRE(::write(fd.get(), chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size()));
+  f.service->Tick();
+  CHECK(BytesWritten(f, id) >= before + 4 * chunk.size());
+  // Counted against the process too: its next append passes max-bytes-per-client.
+  REQUIRE_FALSE(f.Begin(id, 2).empty());
+  REQUIRE(f.Call(id, ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(2, 1, "next"))).status == 0);
+  CHECK(f.Call(id, ATR_OP_FILE_APPEND, Append1(100)).status == ATR_EBUSY);
+  // Once the directory is aged, it is no longer watched (and its bytes left the budget).
+  REQUIRE(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{2})).status == 0);
+  auto other = f.Client(200);
+  for (uint32_t e = 1; e <= 11; ++e) {
+    REQUIRE_FALSE(f.Begin(other, e).empty());
+    REQUIRE(f.Call(other, ATR_OP_EVENT_END, Payload(proto::IdRequest{e})).status == 0);
+  }
+  const uint64_t aged = BytesWritten(f, other);
+  REQUIRE(::write(fd.get(), chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size()));
+  f.service->Tick();
+  CHECK(BytesWritten(f, other) == aged);  // the file is gone from the tree; nothing more to count
+}
+
+TEST_CASE("max-bytes-per-client counts the ring saves the daemon writes for a process", "[service][bytes][rings]") {
+  ServiceOptions o;
+  o.max_bytes_per_client = 300;
+  ServiceFixture f(o);
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({std::string(40, 'a'), std::string(40, 'b'), std::string(40, 'c')}));
+  const auto save_all = Payload(proto::RingSaveAll{true, 0});
+  REQUIRE(f.Call(rings.id, ATR_OP_RING_SAVE_ALL, save_all).status == 0);  // about 200 bytes of text
+  f.clock.Advance(std::chrono::milliseconds(2));
+  auto second = f.Call(rings.id, ATR_OP_RING_SAVE_ALL, save_all);
+  CHECK(second.status == ATR_EBUSY);
+  CHECK(second.message.find("max-bytes-per-client 300") != std::string::npos);
+  CHECK(KindDirs(f, "schedule").size() == 1);  // refused whole: no half-written dir
+  // GOODBYE's exit save counts too.
+  CHECK(f.Call(rings.id, ATR_OP_GOODBYE, {}).status == 0);  // no exitSave object: nothing to write
+  CHECK(f.service->counters().refused_client_bytes == 1);
+}
