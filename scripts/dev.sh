@@ -67,18 +67,25 @@ run_tests() {
   (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" "$@")
 }
 
+# The sanitizer trees are built with clang at -O1 and line tables only: the sanitizers see
+# the same code, and a tree builds in about a third of g++'s -O2 -g time (measured per file
+# on this project: 9.6-13.7 s against 28-48 s). The release tree stays g++ -O2 -g, as shipped.
+sanitizer_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
+                 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only")
+
 # Every libFuzzer target for a bounded time from its seed corpus; any crash, leak or
 # sanitizer report fails the stage. New inputs go to a scratch dir, not the checkout.
+# The fuzzers come from the ASan tree (ATRACED_FUZZ=ON there), built once for both.
 fuzz_all() {
+  local tree="$1"
   local seconds="${ATRACED_FUZZ_SECONDS:-30}"
-  CC=clang CXX=clang++ build build/fuzz -DATRACED_FUZZ=ON -DATRACED_BUILD_TESTS=OFF -DATRACED_WERROR=ON
   local scratch
   scratch="$(mktemp -d /tmp/atraced-corpus.XXXXXX)"
   for target in frame_decoder ring_reader names order_log config session; do
     echo "== fuzz $target for ${seconds} s"
     mkdir -p "$scratch/$target"
     # -timeout: an input that runs over 10 s is a hang, reported as a failure.
-    build/fuzz/tests/fuzz/${target}_fuzzer -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+    "$tree/tests/fuzz/${target}_fuzzer" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
       "$scratch/$target" "tests/fuzz/corpus/$target" >"$scratch/$target.log" 2>&1 || {
       tail -n 60 "$scratch/$target.log"
       echo "fuzz target $target failed; log above, crash input in $(pwd)" >&2
@@ -87,6 +94,11 @@ fuzz_all() {
     grep -E '^stat::number_of_executed_units' "$scratch/$target.log" || true
   done
   rm -rf "$scratch" /tmp/atraced-fuzz.*
+}
+
+# Prints how long the stage that started at $1 took.
+stage_done() {
+  echo "== stage done in $(( $(date +%s) - $1 )) s"
 }
 
 case "${1:-}" in
@@ -102,26 +114,38 @@ case "${1:-}" in
   test)
     install_deps
     start=$(date +%s)
-    echo "== sanitizer build (ASan + UBSan), warnings as errors"
-    build build/asan -DATRACED_SANITIZE=ON -DATRACED_WERROR=ON
+    echo "== sanitizer build (ASan + UBSan, clang) with the fuzzers, warnings as errors"
+    t=$(date +%s)
+    CC=clang CXX=clang++ build build/asan -DATRACED_SANITIZE=ON -DATRACED_FUZZ=ON -DATRACED_WERROR=ON \
+      "${sanitizer_flags[@]}"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_tests build/asan
-    echo "== ThreadSanitizer: the concurrent parts (sessions, the daemon binary, the drop-in's lock-free ring)"
-    build build/tsan -DATRACED_TSAN=ON -DATRACED_WERROR=ON --target ipc_tests integration_tests atraced ascend_trace_tests
+    stage_done "$t"
+    echo "== fuzzing"
+    t=$(date +%s)
+    fuzz_all build/asan
+    stage_done "$t"
+    echo "== ThreadSanitizer (clang): the concurrent parts (sessions, the daemon binary, the drop-in's lock-free ring)"
+    t=$(date +%s)
+    CC=clang CXX=clang++ build build/tsan -DATRACED_TSAN=ON -DATRACED_WERROR=ON "${sanitizer_flags[@]}" \
+      --target ipc_tests integration_tests atraced ascend_trace_tests
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_tests build/tsan \
       -R '^(ipc_tests|integration_tests)[.]|^ascend_trace_tests[.]ring: 4 writers'
-    echo "== fuzzing"
-    fuzz_all
-    echo "== release build, warnings as errors"
+    stage_done "$t"
+    echo "== release build (g++), warnings as errors"
+    t=$(date +%s)
     build build/release -DATRACED_WERROR=ON
     run_tests build/release
+    stage_done "$t"
     echo "== Debian packages: build in a clean copy, lintian, install, check, purge"
+    t=$(date +%s)
     # It installs and purges the packages: root (or sudo), like install_deps.
     if [[ "$(id -u)" == 0 ]]; then
       bash tests/package/build_and_check.sh build/package
     else
       sudo bash tests/package/build_and_check.sh build/package
     fi
+    stage_done "$t"
     echo "== all stages passed in $(( $(date +%s) - start )) s"
     ;;
   *)
