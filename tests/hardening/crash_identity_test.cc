@@ -17,6 +17,7 @@
 #include <fstream>
 #include <thread>
 
+#include "as_user.h"
 #include "support/daemon_helpers.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
@@ -28,16 +29,6 @@ using namespace atraced::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr uid_t kAttacker = 65534;
-constexpr uid_t kVictim = 65533;
-
-// Becomes uid/gid `id` for good, and dumpable again as a freshly exec'd program is (the
-// credential change made this process non-dumpable).
-bool BecomeUser(uid_t id) {
-  return ::setgroups(0, nullptr) == 0 && ::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0 &&
-         ::prctl(PR_SET_DUMPABLE, 1) == 0;
-}
 
 // HELLO with rings and CRASH, and one registered ring: what libascend_trace's connection
 // does. False if any step is refused.
@@ -53,28 +44,6 @@ std::pair<int32_t, std::string> Crash(RawClient& c, pid_t tid) {
   auto r = c.Call(ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, tid, 0x10}));
   if (!r) return {1, "no reply"};
   return {r->status, r->message};
-}
-
-// Writes a result line to `fd` (a pipe to the test): "<status> <message>".
-void Report(int fd, int32_t status, const std::string& message) {
-  const std::string line = std::to_string(status) + " " + message + "\n";
-  (void)!::write(fd, line.data(), line.size());
-}
-
-// Reads one result line from `fd` within `timeout`; "" if none came.
-std::string ReadReport(int fd, std::chrono::milliseconds timeout = 20s) {
-  std::string out;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (out.find('\n') == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-    char buf[512];
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
 }
 
 // Stackcore event dirs under the daemon's trace dir.
@@ -102,19 +71,6 @@ long EffectiveUid(pid_t pid) {
     }
   }
   return -1;
-}
-
-// Options of a daemon whose socket the attacker (group nogroup) may connect to.
-DaemonProcess::Options ForAttacker() {
-  const struct group* g = ::getgrgid(65534);
-  return {{"--socket-group", g != nullptr ? g->gr_name : "nogroup"}, {}, true, 10};
-}
-
-// Started, with the socket's directory reachable by the attacker.
-bool StartForAttacker(DaemonProcess& d) {
-  if (!d.Start()) return false;
-  ::chmod(d.tmp().path().c_str(), 0755);
-  return true;
 }
 
 }  // namespace

@@ -19,9 +19,10 @@
 
 namespace atraced::testing {
 
-// A sealed memfd holding an empty ring of 4 x 64 (the header as libascend_trace writes it).
-inline UniqueFd EmptyRing() {
-  const uint32_t bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+// A sealed memfd holding an empty ring of msg_num x msg_size (the header as libascend_trace
+// writes it; no slot is touched).
+inline UniqueFd EmptyRingOf(uint32_t msg_num, uint32_t msg_size) {
+  const uint32_t bytes = static_cast<uint32_t>(ATR_RING_BYTES(msg_num, msg_size));
   UniqueFd fd(::memfd_create("ring", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   REQUIRE(fd.valid());
   REQUIRE(::ftruncate(fd.get(), bytes) == 0);
@@ -29,9 +30,9 @@ inline UniqueFd EmptyRing() {
   h.magic = ATR_RING_MAGIC;
   h.version = ATR_RING_VERSION;
   h.header_size = ATR_RING_HEADER_SIZE;
-  h.msg_num = 4;
-  h.msg_size = 64;
-  h.slot_size = ATR_RING_SLOT_SIZE(64);
+  h.msg_num = msg_num;
+  h.msg_size = msg_size;
+  h.slot_size = ATR_RING_SLOT_SIZE(msg_size);
   h.realtime_ns = 1;
   h.monotonic_ns = 1;
   REQUIRE(::pwrite(fd.get(), &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h));
@@ -39,12 +40,15 @@ inline UniqueFd EmptyRing() {
   return fd;
 }
 
-inline std::vector<uint8_t> RegisterPayload(uint32_t id) {
+// The ring of 4 x 64 most tests use.
+inline UniqueFd EmptyRing() { return EmptyRingOf(4, 64); }
+
+inline std::vector<uint8_t> RegisterPayload(uint32_t id, uint32_t msg_num = 4, uint32_t msg_size = 64) {
   proto::RingRegister m;
   m.object_id = id;
-  m.msg_num = 4;
-  m.msg_size = 64;
-  m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  m.msg_num = msg_num;
+  m.msg_size = msg_size;
+  m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(msg_num, msg_size));
   m.name = "obj" + std::to_string(id);
   return Payload(m);
 }

@@ -1,0 +1,67 @@
+// Tests in which an unprivileged user attacks the root daemon: becoming that user in a
+// forked child, reporting back through a pipe, and a daemon whose socket that user may use.
+// Header-only (it is included by the hardening test files that need it).
+#pragma once
+
+#include <grp.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "support/daemon_process.h"
+
+namespace atraced::testing {
+
+constexpr uid_t kAttacker = 65534;
+constexpr uid_t kVictim = 65533;
+
+// Becomes uid/gid `id` for good, and dumpable again as a freshly exec'd program is (the
+// credential change made this process non-dumpable).
+inline bool BecomeUser(uid_t id) {
+  return ::setgroups(0, nullptr) == 0 && ::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0 &&
+         ::prctl(PR_SET_DUMPABLE, 1) == 0;
+}
+
+// Writes a result line to `fd` (a pipe to the test): "<status> <message>".
+inline void Report(int fd, int32_t status, const std::string& message) {
+  const std::string line = std::to_string(status) + " " + message + "\n";
+  (void)!::write(fd, line.data(), line.size());
+}
+
+// Reads one result line from `fd` within `timeout`; "" if none came.
+inline std::string ReadReport(int fd, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[512];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+// Options of a daemon whose socket the attacker (group nogroup) may connect to, with `extra`
+// arguments.
+inline DaemonProcess::Options ForAttacker(std::vector<std::string> extra = {}) {
+  const struct group* g = ::getgrgid(65534);
+  extra.insert(extra.begin(), {"--socket-group", g != nullptr ? g->gr_name : "nogroup"});
+  return {extra, {}, true, 10};
+}
+
+// Started, with the socket's directory reachable by the attacker.
+inline bool StartForAttacker(DaemonProcess& d) {
+  if (!d.Start()) return false;
+  ::chmod(d.tmp().path().c_str(), 0755);
+  return true;
+}
+
+}  // namespace atraced::testing
