@@ -61,6 +61,47 @@ uint64_t AgeSeconds(const atrace::ListEntry& e, uint64_t now_us) {
 
 }  // namespace
 
+// The shared pools as a JSON array: [{"pool":..,"held":..,"limit":..,"uid_share":..,
+// "uids":[{"uid":..,"held":..}]}], each pool's largest holders first.
+std::string JsonShares(const std::vector<atrace::Share>& shares) {
+  std::string out = "[";
+  bool open = false;
+  for (const atrace::Share& sh : shares) {
+    if (sh.uid == ATRACE_SHARE_TOTAL) {
+      out += std::string(open ? "]}," : "") + "{\"pool\":" + JsonString(sh.pool) + ",\"held\":" +
+             std::to_string(sh.held) + ",\"limit\":" + std::to_string(sh.limit) +
+             ",\"uid_share\":" + std::to_string(sh.uid_share) + ",\"uids\":[";
+      open = true;
+    } else if (open) {
+      out += std::string(out.back() == '[' ? "" : ",") + "{\"uid\":" + std::to_string(sh.uid) +
+             ",\"held\":" + std::to_string(sh.held) + "}";
+    }
+  }
+  return out + (open ? "]}]" : "]");
+}
+
+// The shared pools for people: one line per pool, its largest holders on it.
+std::string TextShares(const std::vector<atrace::Share>& shares) {
+  std::string out;
+  bool first_uid = true;
+  bool bytes = false;
+  auto amount = [&bytes](uint64_t v) { return bytes ? HumanBytes(v) : std::to_string(v); };
+  for (const atrace::Share& sh : shares) {
+    if (sh.uid == ATRACE_SHARE_TOTAL) {
+      bytes = sh.pool == "ring_memory";
+      std::string label = "shared " + sh.pool + ":";
+      label.resize(std::max<size_t>(label.size() + 1, 21), ' ');
+      out += (out.empty() ? "" : "\n") + label + amount(sh.held) + " / " + amount(sh.limit) + " held, at most " +
+             amount(sh.uid_share) + " per uid";
+      first_uid = true;
+    } else {
+      out += (first_uid ? ": " : ", ") + std::string("uid ") + std::to_string(sh.uid) + " " + amount(sh.held);
+      first_uid = false;
+    }
+  }
+  return out.empty() ? out : out + "\n";
+}
+
 int RunStatus(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
@@ -78,8 +119,10 @@ int RunStatus(const Globals& g, const Args& args) {
   if (!client) return kExitFailed;
   atrace_status s{};
   if (auto ec = client.Status(&s)) return Fail(client, "status", ec);
+  std::vector<atrace::Share> shares;
+  if (auto ec = client.Shares(&shares); ec && ec != std::errc::not_supported) return Fail(client, "status", ec);
   if ((*vm)["prometheus"].as<bool>()) {
-    std::cout << PrometheusText(s);
+    std::cout << PrometheusText(s, shares);
     return kExitOk;
   }
   std::vector<atrace::ListEntry> entries;
@@ -112,6 +155,7 @@ int RunStatus(const Globals& g, const Args& args) {
                 << ",\"keep_free\":" << s.refused_keep_free << ",\"rate_limit\":" << s.refused_rate_limit
                 << ",\"max_bytes_per_client\":" << s.refused_client_bytes << "}}";
     }
+    if (!shares.empty()) std::cout << ",\"shares\":" << JsonShares(shares);
     std::cout << "}\n";
     return kExitOk;
   }
@@ -142,6 +186,7 @@ int RunStatus(const Globals& g, const Args& args) {
               << ", rate-limit " << s.refused_rate_limit << ", max-bytes-per-client " << s.refused_client_bytes
               << "\n";
   }
+  if (!shares.empty()) std::cout << TextShares(shares);
   return kExitOk;
 }
 

@@ -32,7 +32,7 @@ Samples ByClass(uint64_t host, uint64_t device, uint64_t exit) {
 
 }  // namespace
 
-std::string PrometheusText(const atrace_status& s) {
+std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Share>& shares) {
   Exposition e;
   e.Family("atraced_event_dirs", "gauge", "Event directories the daemon counts, by class.",
            ByClass(s.host_dirs, s.device_dirs, s.exit_dirs));
@@ -64,6 +64,24 @@ std::string PrometheusText(const atrace_status& s) {
               {Label("reason", "max-bytes-per-client"), s.refused_client_bytes}});
   } else {
     e.Counter("atraced_dirs_aged_total", "Event directories aged.", s.dirs_aged);
+  }
+  if (!shares.empty()) {
+    Samples limit, held, per_uid, uid_held;
+    for (const atrace::Share& sh : shares) {
+      const std::string pool = Label("pool", sh.pool.c_str());
+      if (sh.uid == ATRACE_SHARE_TOTAL) {
+        limit.emplace_back(pool, sh.limit);
+        held.emplace_back(pool, sh.held);
+        per_uid.emplace_back(pool, sh.uid_share);
+      } else {
+        uid_held.emplace_back("{pool=\"" + sh.pool + "\",uid=\"" + std::to_string(sh.uid) + "\"}", sh.held);
+      }
+    }
+    e.Family("atraced_pool_limit", "gauge", "What a pool shared between users holds at most, by pool.", limit);
+    e.Family("atraced_pool_held", "gauge", "What a shared pool holds now, by pool.", held);
+    e.Family("atraced_pool_uid_share", "gauge", "What one uid may hold of a shared pool, by pool.", per_uid);
+    e.Family("atraced_pool_uid_held", "gauge", "What a uid holds of a shared pool, its largest holders, by pool and uid.",
+             uid_held);
   }
   return e.str();
 }

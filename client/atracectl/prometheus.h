@@ -5,11 +5,13 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
-#include <atraced/atrace_client.h>
+#include <atraced/atrace_client.hpp>
 
 namespace atracectl {
 
-std::string PrometheusText(const atrace_status& s);
+// `shares` are the pools of atrace_client_shares (empty from a daemon without them).
+std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Share>& shares = {});
 
 }  // namespace atracectl

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <string>
 
 #include "atraced/atrace_client.h"
 #include "atraced/proto/codec.h"
@@ -71,6 +72,16 @@ void FillStatus(const proto::StatusReply& s, atrace_status* out) {
   out->max_age_s = r.max_age_s;
 }
 
+std::string PoolName(uint8_t pool) {
+  switch (pool) {
+    case ATR_POOL_CONNECTIONS: return "connections";
+    case ATR_POOL_DESCRIPTORS: return "descriptors";
+    case ATR_POOL_RINGS: return "rings";
+    case ATR_POOL_RING_MEMORY: return "ring_memory";
+    default: return "pool-" + std::to_string(pool);
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -89,6 +100,30 @@ int atrace_client_status_ex(atrace_client* client, atrace_status* out, size_t si
     atrace_status full{};  // filled whole, copied as far as the caller's struct goes
     FillStatus(s, &full);
     std::memcpy(out, &full, std::min(size, sizeof full));
+    return 0;
+  });
+}
+
+int atrace_client_shares(atrace_client* client, atrace_share_fn fn, void* user) {
+  if (client == nullptr || fn == nullptr) return -EINVAL;
+  return Guarded([&] {
+    proto::StatusReply s;
+    {
+      std::lock_guard<std::mutex> lock(client->mu);
+      int rc = Query(*client, ATR_OP_STATUS, proto::StatusRequest{}, &s);
+      if (rc != 0) return rc;
+    }
+    if (!s.shares.present) return -ENOTSUP;
+    // The callback runs without the lock, so it may call into this handle.
+    for (const auto& p : s.shares.pools) {
+      const std::string name = PoolName(p.pool);
+      atrace_share line{name.c_str(), ATRACE_SHARE_TOTAL, p.held, p.limit, p.per_uid};
+      if (int stop = fn(&line, user)) return stop;
+      for (const auto& [uid, held] : p.uids) {
+        line = {name.c_str(), uid, held, p.limit, p.per_uid};
+        if (int stop = fn(&line, user)) return stop;
+      }
+    }
     return 0;
   });
 }

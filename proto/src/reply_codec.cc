@@ -145,7 +145,52 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
   PutU32(out, r.exit_record_num);
   PutU32(out, r.aging_policy);
   PutU64(out, r.max_age_s);
+  if (!m.shares.present) return;
+  PutU32(out, static_cast<uint32_t>(m.shares.pools.size()));
+  PutU32(out, 0);  // reserved
+  for (const StatusReply::Pool& p : m.shares.pools) {
+    PutU8(out, p.pool);
+    for (int i = 0; i < 3; ++i) PutU8(out, 0);
+    PutU32(out, static_cast<uint32_t>(p.uids.size()));
+    PutU64(out, p.limit);
+    PutU64(out, p.per_uid);
+    PutU64(out, p.held);
+    for (const auto& [uid, held] : p.uids) {
+      PutU32(out, uid);
+      PutU32(out, 0);
+      PutU64(out, held);
+    }
+  }
 }
+
+namespace {
+
+// The pools block (atr_status_pool); false if it is cut short or out of bounds, and then
+// nothing of it is believed.
+bool ReadShares(ByteReader& in, StatusReply::Shares* shares) {
+  uint32_t count = 0, reserved = 0;
+  if (!in.ReadU32(&count) || !in.ReadU32(&reserved) || count > ATR_MAX_POOLS) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    StatusReply::Pool p;
+    uint8_t pad[3];
+    uint32_t uid_count = 0;
+    if (!in.ReadU8(&p.pool) || !in.ReadU8(&pad[0]) || !in.ReadU8(&pad[1]) || !in.ReadU8(&pad[2]) ||
+        !in.ReadU32(&uid_count) || !in.ReadU64(&p.limit) || !in.ReadU64(&p.per_uid) || !in.ReadU64(&p.held) ||
+        uid_count > ATR_MAX_POOL_UIDS) {
+      return false;
+    }
+    for (uint32_t k = 0; k < uid_count; ++k) {
+      uint32_t uid = 0, zero = 0;
+      uint64_t held = 0;
+      if (!in.ReadU32(&uid) || !in.ReadU32(&zero) || !in.ReadU64(&held)) return false;
+      p.uids.emplace_back(uid, held);
+    }
+    shares->pools.push_back(std::move(p));
+  }
+  return true;
+}
+
+}  // namespace
 
 DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
   PROTO_TRY(CheckMinSize("STATUS reply", body.size(), sizeof(atr_status_reply)));
@@ -173,7 +218,12 @@ DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
                 in.ReadU64(&r.refused_max_use) && in.ReadU64(&r.refused_keep_free) &&
                 in.ReadU64(&r.refused_rate_limit) && in.ReadU64(&r.refused_client_bytes) &&
                 in.ReadU32(&r.exit_record_num) && in.ReadU32(&r.aging_policy) && in.ReadU64(&r.max_age_s);
-    if (!r.present) r = {};  // a truncated block is not half believed
+    if (!r.present) {
+      r = {};  // a truncated block is not half believed
+    } else {
+      m->shares.present = ReadShares(in, &m->shares);
+      if (!m->shares.present) m->shares = {};
+    }
   }
   return CheckPath("root", m->root, /*absolute=*/true);
 }

@@ -281,6 +281,18 @@ TEST_CASE("atracectl status --prometheus passes the exposition format check and 
   }
   auto json = Ctl(d, {"status", "--json"});
   CHECK(Has(json.out, "\"refused\":{\"max_use\":0,\"keep_free\":0,\"rate_limit\":1"));
+  // The shared pools, with this test's connection in its uid's part (issue 21); atracectl's
+  // own connection is there too.
+  const std::string uid = std::to_string(::getuid());
+  CHECK(Has(text.out, "# TYPE atraced_pool_uid_held gauge\n"));
+  CHECK(Has(text.out, "atraced_pool_limit{pool=\"connections\"} 16384\n"));
+  CHECK(Has(text.out, "atraced_pool_uid_share{pool=\"rings\"} 8192\n"));
+  CHECK(Has(text.out, "atraced_pool_uid_held{pool=\"connections\",uid=\"" + uid + "\"} 2\n"));
+  CHECK(Has(json.out, "\"shares\":[{\"pool\":\"connections\",\"held\":2,\"limit\":16384,\"uid_share\":4096,"
+                      "\"uids\":[{\"uid\":" + uid + ",\"held\":2}]}"));
+  auto human = Ctl(d, {"status"});
+  CHECK(Has(human.out, "shared connections:  2 / 16384 held, at most 4096 per uid: uid " + uid + " 2\n"));
+  CHECK(Has(human.out, "shared ring_memory:  0 B / 4.0 GiB held, at most 1.0 GiB per uid\n"));
   auto both = Ctl(d, {"status", "--json", "--prometheus"});
   CHECK(both.exit_code == 2);
   CHECK(Has(both.err, "exclude each other"));

@@ -1,6 +1,8 @@
 // Replies: reply head, every body, and their rejection rules.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include <string>
 #include <vector>
 
@@ -221,6 +223,41 @@ TEST_CASE("STATUS reply: the retention block round-trips, and one cut short is n
   CHECK_FALSE(cut.retention.present);
   CHECK(cut.retention.max_use == 0);
   CHECK(cut.bytes_apparent == s.bytes_apparent);
+}
+
+TEST_CASE("STATUS reply: the pools block round-trips, an older reader ignores it, and a bad one is not read",
+          "[codec][reply][status][shares]") {
+  StatusReply s = SampleStatus();
+  s.retention.present = true;
+  s.shares.present = true;
+  s.shares.pools.push_back({ATR_POOL_RINGS, 64, 16, 20, {{65534, 16}, {0, 4}}});
+  s.shares.pools.push_back({ATR_POOL_RING_MEMORY, 1ull << 32, 1ull << 30, 12345, {}});
+  s.shares.pools.push_back({200, 1, 1, 0, {}});  // a pool of a later version: kept, to be skipped
+  const auto body = EncodeToVector(s);
+  const size_t before = 64 + 2 + 8 + 8 + sizeof(atr_status_reply_retention);
+  REQUIRE(body.size() == before + 8 + 3 * sizeof(atr_status_pool) + 2 * sizeof(atr_status_pool_uid));
+  const StatusReply out = RequireDecoded<StatusReply>(body);
+  REQUIRE(out.shares.present);
+  REQUIRE(out.shares.pools.size() == 3);
+  CHECK(out.shares.pools[0].pool == ATR_POOL_RINGS);
+  CHECK(out.shares.pools[0].per_uid == 16);
+  CHECK(out.shares.pools[0].uids == std::vector<std::pair<uint32_t, uint64_t>>{{65534, 16}, {0, 4}});
+  CHECK(out.shares.pools[1].limit == 1ull << 32);
+  CHECK(out.shares.pools[2].pool == 200);
+  CHECK(EncodeToVector(out) == body);
+  // What a reader before the block sees: the retention block, whole.
+  const auto older = RequireDecoded<StatusReply>(std::span(body).first(before));
+  CHECK(older.retention.present);
+  CHECK_FALSE(older.shares.present);
+  // Cut short, or more uids than a pool may list: none of it is believed, the rest stands.
+  const auto cut = RequireDecoded<StatusReply>(std::span(body).first(body.size() - 1));
+  CHECK(cut.retention.present);
+  CHECK_FALSE(cut.shares.present);
+  CHECK(cut.shares.pools.empty());
+  auto bad = body;
+  const uint32_t too_many = ATR_MAX_POOL_UIDS + 1;
+  std::memcpy(bad.data() + before + 8 + 4, &too_many, 4);
+  CHECK_FALSE(RequireDecoded<StatusReply>(bad).shares.present);
 }
 
 ListEntry SampleEntry(uint64_t seq, std::string path) {

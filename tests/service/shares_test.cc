@@ -80,3 +80,40 @@ TEST_CASE("a silent CRASH connection is kept only while its process holds rings"
   // A plain 1.0 connection never is.
   CHECK_FALSE(f.service->KeepWhileIdle(f.Client(300)));
 }
+
+TEST_CASE("STATUS reports each shared pool and its largest holders", "[service][shares][status]") {
+  ServiceOptions o;
+  o.max_rings_total = 64;
+  UidShare connections("connections", "connection", "uid-connection-share", 100, 25);
+  UidShare::Verdict v;
+  UidCharge held = UidCharge::Take(&connections, 2000, 3, &v);
+  o.connections = &connections;
+  ServiceFixture f(o);
+  RingClient a(f, 100, 2000);
+  a.Register(1, EmptyRing());
+  a.Register(2, EmptyRing());
+  RingClient b(f, 200, 3000);
+  b.Register(1, EmptyRing());
+  proto::StatusReply s;
+  REQUIRE_FALSE(proto::Decode(f.Call(a.id, ATR_OP_STATUS, {}).body, &s));
+  REQUIRE(s.shares.present);
+  auto pool = [&s](uint8_t kind) -> const proto::StatusReply::Pool& {
+    for (const auto& p : s.shares.pools) {
+      if (p.pool == kind) return p;
+    }
+    FAIL("no pool " << int(kind));
+    return s.shares.pools.front();
+  };
+  const auto& rings = pool(ATR_POOL_RINGS);
+  CHECK(rings.limit == 64);
+  CHECK(rings.per_uid == 16);
+  CHECK(rings.held == 3);
+  CHECK(rings.uids == std::vector<std::pair<uint32_t, uint64_t>>{{2000, 2}, {3000, 1}});  // largest first
+  const auto& memory = pool(ATR_POOL_RING_MEMORY);
+  CHECK(memory.uids.size() == 2);
+  CHECK(memory.uids[0].first == 2000);
+  CHECK(memory.held == memory.uids[0].second + memory.uids[1].second);
+  const auto& conns = pool(ATR_POOL_CONNECTIONS);
+  CHECK(conns.limit == 100);
+  CHECK(conns.uids == std::vector<std::pair<uint32_t, uint64_t>>{{2000, 3}});
+}

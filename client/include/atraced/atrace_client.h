@@ -140,6 +140,19 @@ typedef struct atrace_list_entry {
   uint64_t apparent_bytes; /* the files' lengths, holes included */
 } atrace_list_entry;
 
+/* One line of the pools the daemon shares between users (atrace_client_shares): a pool's
+ * total, uid == ATRACE_SHARE_TOTAL, or one uid's part of it. */
+#define ATRACE_SHARE_TOTAL 0xffffffffu
+typedef struct atrace_share {
+  const char *pool; /* "connections", "descriptors", "rings", "ring_memory" (bytes), or "pool-N"
+                       for one this library does not know; valid during the callback only */
+  uint32_t uid;     /* ATRACE_SHARE_TOTAL, or the uid whose part this is */
+  uint64_t held;      /* held now: by all uids, or by this one */
+  uint64_t limit;     /* what the pool holds at most */
+  uint64_t uid_share; /* what one uid may hold of it */
+} atrace_share;
+typedef int (*atrace_share_fn)(const atrace_share *share, void *user);
+
 /* Counters of one handle, for the application and for tests. */
 typedef struct atrace_client_stats {
   uint64_t connects;      /* successful connects (HELLO done), including reconnects */
@@ -224,6 +237,9 @@ ATRACE_EXPORT int atrace_client_status_ex(atrace_client *client, atrace_status *
 ATRACE_EXPORT int atrace_client_list(atrace_client *client, atrace_list_fn fn, void *user);
 /* Applies the aging limits now (or only reports, dry_run != 0); fn (may be NULL) gets each
  * directory removed, relative to <root>/atrace. */
+/* The pools of STATUS: for each, its total line, then its largest holders (at most 32).
+ * -ENOTSUP from a daemon that does not send them. Non-zero from fn stops and is returned. */
+ATRACE_EXPORT int atrace_client_shares(atrace_client *client, atrace_share_fn fn, void *user);
 ATRACE_EXPORT int atrace_client_vacuum(atrace_client *client, int dry_run, atrace_path_fn fn,
                                        void *user);
 

@@ -50,6 +50,14 @@ struct FileSpec {
   }
 };
 
+struct Share {
+  std::string pool;  // see atrace_share
+  uint32_t uid = ATRACE_SHARE_TOTAL;
+  uint64_t held = 0;
+  uint64_t limit = 0;
+  uint64_t uid_share = 0;
+};
+
 struct ListEntry {
   uint64_t seq = 0;
   int kind = 0;
@@ -184,6 +192,17 @@ class Client {
           auto* v = static_cast<std::vector<ListEntry>*>(user);
           v->push_back(ListEntry{e->seq, e->kind, e->side, e->device_id, e->pid, e->uid, e->bytes,
                                  e->created_unix_us, e->path, e->apparent_bytes});
+          return 0;
+        },
+        out));
+  }
+
+  std::error_code Shares(std::vector<Share>* out) {
+    out->clear();
+    return MakeError(atrace_client_shares(
+        c_.get(),
+        [](const atrace_share* s, void* user) {
+          static_cast<std::vector<Share>*>(user)->push_back(Share{s->pool, s->uid, s->held, s->limit, s->uid_share});
           return 0;
         },
         out));

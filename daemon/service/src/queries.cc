@@ -3,6 +3,24 @@
 #include <algorithm>
 
 namespace atraced {
+namespace {
+
+// A pool for STATUS: its figures and its largest holders (ATR_MAX_POOL_UIDS of them).
+template <class ByUid>
+proto::StatusReply::Pool PoolOf(uint8_t kind, uint64_t limit, uint64_t per_uid, uint64_t held, const ByUid& by_uid) {
+  proto::StatusReply::Pool p{kind, limit, per_uid, held, {by_uid.begin(), by_uid.end()}};
+  std::sort(p.uids.begin(), p.uids.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (p.uids.size() > ATR_MAX_POOL_UIDS) p.uids.resize(ATR_MAX_POOL_UIDS);
+  return p;
+}
+
+proto::StatusReply::Pool PoolOf(uint8_t kind, const UidShare& share) {
+  return PoolOf(kind, share.limit(), share.per_uid(), share.total(), share.by_uid());
+}
+
+}  // namespace
 
 Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::StatusRequest m;
@@ -44,6 +62,15 @@ Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& 
   t.exit_record_num = store_.exit_record_num();
   t.aging_policy = static_cast<uint32_t>(store_.retention().policy);
   t.max_age_s = static_cast<uint64_t>(store_.retention().max_age.count());
+  // Each pool shared between users, and who holds it (issue 21).
+  r.shares.present = true;
+  if (options_.connections != nullptr) r.shares.pools.push_back(PoolOf(ATR_POOL_CONNECTIONS, *options_.connections));
+  if (const FdBudget* fds = options_.fd_budget) {
+    r.shares.pools.push_back(
+        PoolOf(ATR_POOL_DESCRIPTORS, fds->plan().budget, fds->plan().per_uid, fds->total(), fds->by_uid()));
+  }
+  r.shares.pools.push_back(PoolOf(ATR_POOL_RINGS, ring_slots_));
+  r.shares.pools.push_back(PoolOf(ATR_POOL_RING_MEMORY, ring_memory_));
   proto::Encode(r, body);
   return std::nullopt;
 }

@@ -16,9 +16,17 @@ namespace atraced {
 
 class Queries {
  public:
+  // `ring_slots` and `ring_memory` are the rings' pools (Rings), reported with the
+  // connections and descriptors of `options`.
   Queries(TraceStore& store, ClientTable& clients, FileAccounting& accounting, const ServiceCounters& counters,
-          const ServiceOptions& options)
-      : store_(store), clients_(clients), accounting_(accounting), counters_(counters), options_(options) {}
+          const ServiceOptions& options, const UidShare& ring_slots, const UidShare& ring_memory)
+      : store_(store),
+        clients_(clients),
+        accounting_(accounting),
+        counters_(counters),
+        options_(options),
+        ring_slots_(ring_slots),
+        ring_memory_(ring_memory) {}
 
   Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
@@ -30,6 +38,8 @@ class Queries {
   FileAccounting& accounting_;
   const ServiceCounters& counters_;
   const ServiceOptions& options_;
+  const UidShare& ring_slots_;
+  const UidShare& ring_memory_;
 };
 
 }  // namespace atraced

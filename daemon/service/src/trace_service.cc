@@ -45,7 +45,7 @@ struct TraceService::Rooms {
         saver(store, admission, log, counters),
         events(store, processes, records, admission, accounting, clock, log, counters, options),
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
-        queries(store, clients, accounting, counters, options),
+        queries(store, clients, accounting, counters, options, ring_slots, ring_memory),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
         crashes(clients, records, processes, saver, clock, log, counters, options, [this](Client& c) { Forget(c); }) {}
 

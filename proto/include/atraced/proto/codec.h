@@ -188,6 +188,16 @@ struct StatusReply {
     uint32_t exit_record_num = 0, aging_policy = 0;
     uint64_t max_age_s = 0;
   } retention;
+  // After the retention block (atr_status_pool); `present` is false from an older daemon.
+  struct Pool {
+    uint8_t pool = 0;  // enum atr_pool; unknown values are kept for the caller to skip
+    uint64_t limit = 0, per_uid = 0, held = 0;
+    std::vector<std::pair<uint32_t, uint64_t>> uids;  // (uid, held), largest first
+  };
+  struct Shares {
+    bool present = false;
+    std::vector<Pool> pools;
+  } shares;
 };
 
 struct ListEntry {

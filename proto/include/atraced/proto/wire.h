@@ -264,6 +264,36 @@ struct atr_status_reply_retention {
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_status_reply_retention) == 144, "atr_status_reply_retention is 144 bytes");
 
+/* STATUS reply, after the retention block (1.1, later): the pools the daemon shares between
+ * users and what each uid holds of them. u32 pool_count, u32 reserved, then pool_count times
+ * an atr_status_pool followed by its uid_count atr_status_pool_uid entries, the largest
+ * holders first (at most ATR_MAX_POOL_UIDS; `held` is the whole pool's, listed or not). A
+ * reader skips pools it does not know. A body that ends before the block comes from a daemon
+ * without it. */
+enum atr_pool {
+  ATR_POOL_CONNECTIONS = 1, /* connections: max-clients, uid-connection-share */
+  ATR_POOL_DESCRIPTORS = 2, /* descriptors for clients: the budget, uid-descriptor-share */
+  ATR_POOL_RINGS = 3,       /* rings held: max-rings, uid-ring-share */
+  ATR_POOL_RING_MEMORY = 4  /* bytes the held rings may cost: max-ring-memory, uid-ring-share */
+};
+#define ATR_MAX_POOLS 16u
+#define ATR_MAX_POOL_UIDS 32u
+struct atr_status_pool {
+  uint8_t pool;       /* enum atr_pool */
+  uint8_t reserved[3];
+  uint32_t uid_count; /* 0..ATR_MAX_POOL_UIDS entries follow */
+  uint64_t limit;     /* the whole pool */
+  uint64_t per_uid;   /* what one uid may hold */
+  uint64_t held;      /* held now by all uids */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_status_pool) == 32, "atr_status_pool is 32 bytes");
+struct atr_status_pool_uid {
+  uint32_t uid;
+  uint32_t reserved;
+  uint64_t held;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_status_pool_uid) == 16, "atr_status_pool_uid is 16 bytes");
+
 /* LIST request (16 bytes): entries with seq > after_seq, at most max_entries (<= 1024).
  * Reply body: u32 count, u32 reserved, then count entries, each an atr_list_entry followed by
  * u16 length + path relative to the trace directory (<root>/atrace), then (1.1) count u64s:

@@ -51,6 +51,8 @@ class FdBudget {
   void Release(uint32_t uid);
   uint64_t held(uint32_t uid) const;
   uint64_t total() const { return total_; }
+  // Each uid that holds descriptors, with how many (for STATUS).
+  const std::unordered_map<uint32_t, uint64_t>& by_uid() const { return held_; }
 
   // True when a refusal for `uid` should be logged now; *suppressed is how many were not
   // logged since the last line for that uid.
