@@ -169,20 +169,21 @@ namespace {
 // nothing of it is believed.
 bool ReadShares(ByteReader& in, StatusReply::Shares* shares) {
   uint32_t count = 0, reserved = 0;
-  if (!in.ReadU32(&count) || !in.ReadU32(&reserved) || count > ATR_MAX_POOLS) return false;
+  // Reserved bytes must be 0: a block that says otherwise is not one this reader knows.
+  if (!in.ReadU32(&count) || !in.ReadU32(&reserved) || count > ATR_MAX_POOLS || reserved != 0) return false;
   for (uint32_t i = 0; i < count; ++i) {
     StatusReply::Pool p;
     uint8_t pad[3];
     uint32_t uid_count = 0;
     if (!in.ReadU8(&p.pool) || !in.ReadU8(&pad[0]) || !in.ReadU8(&pad[1]) || !in.ReadU8(&pad[2]) ||
         !in.ReadU32(&uid_count) || !in.ReadU64(&p.limit) || !in.ReadU64(&p.per_uid) || !in.ReadU64(&p.held) ||
-        uid_count > ATR_MAX_POOL_UIDS) {
+        uid_count > ATR_MAX_POOL_UIDS || (pad[0] | pad[1] | pad[2]) != 0) {
       return false;
     }
     for (uint32_t k = 0; k < uid_count; ++k) {
       uint32_t uid = 0, zero = 0;
       uint64_t held = 0;
-      if (!in.ReadU32(&uid) || !in.ReadU32(&zero) || !in.ReadU64(&held)) return false;
+      if (!in.ReadU32(&uid) || !in.ReadU32(&zero) || !in.ReadU64(&held) || zero != 0) return false;
       p.uids.emplace_back(uid, held);
     }
     shares->pools.push_back(std::move(p));

@@ -258,6 +258,9 @@ TEST_CASE("STATUS reply: the pools block round-trips, an older reader ignores it
   const uint32_t too_many = ATR_MAX_POOL_UIDS + 1;
   std::memcpy(bad.data() + before + 8 + 4, &too_many, 4);
   CHECK_FALSE(RequireDecoded<StatusReply>(bad).shares.present);
+  auto reserved = body;
+  reserved[before + 8 + 1] = 1;  // a pool's reserved byte
+  CHECK_FALSE(RequireDecoded<StatusReply>(reserved).shares.present);
 }
 
 ListEntry SampleEntry(uint64_t seq, std::string path) {
