@@ -178,6 +178,25 @@ inline std::vector<uint8_t> SampleRingSession() {
   return stream;
 }
 
+// A STATUS reply with every block: retention, then the pools shared between users.
+inline std::vector<uint8_t> SampleStatusWithPools() {
+  StatusReply status;
+  status.record_num = 10;
+  status.clients = 3;
+  status.root = "/var/log";
+  status.retention.present = true;
+  status.retention.max_use = 4ull << 30;
+  status.shares.present = true;
+  status.shares.pools = {{ATR_POOL_CONNECTIONS, 16384, 4096, 3, {{65534, 2}, {0, 1}}},
+                         {ATR_POOL_RINGS, 32768, 8192, 2, {{65534, 2}}},
+                         {ATR_POOL_RING_MEMORY, 4ull << 30, 1ull << 30, 303104, {{65534, 303104}}}};
+  std::vector<uint8_t> stream, payload;
+  EncodeReplyOk(payload);
+  Encode(status, payload);
+  AppendFrame(stream, ATR_OP_STATUS, ATR_FLAG_REPLY, 9, payload);
+  return stream;
+}
+
 inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   std::vector<uint8_t> hello_and_event = SampleHelloFrame();
   const auto event = SamplePipelinedEvent();
@@ -189,6 +208,7 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
       {"admin.bin", SampleAdminRequests()},
       {"replies.bin", SampleReplies()},
       {"ring_session.bin", SampleRingSession()},
+      {"status_reply_pools.bin", SampleStatusWithPools()},
   };
 }
 

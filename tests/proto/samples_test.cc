@@ -80,7 +80,7 @@ TEST_CASE("the sample frames decode", "[samples]") {
   }
   CHECK(d.error().empty());
   CHECK(d.buffered() == 0);
-  CHECK(frames == 1 + 1 + 5 + 4 + 3 + 7 + 8);
+  CHECK(frames == 1 + 1 + 5 + 4 + 3 + 7 + 8 + 1);
 }
 
 #ifdef ATRACED_SOURCE_DIR
