@@ -2,7 +2,7 @@
 # Collects the measured results behind docs/RELIABILITY.md from the tests' own output:
 # the hardening tests print "reliability: key=value" lines, and each libFuzzer target
 # reports how many inputs it executed. Run after `bash scripts/dev.sh test` (it reuses
-# build/release and build/fuzz):
+# build/release and the fuzzers of build/asan):
 #   bash scripts/reliability.sh [seconds per fuzz target, default 30]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,7 +16,7 @@ echo "| --- | --- |"
 scratch="$(mktemp -d /tmp/atraced-corpus.XXXXXX)"
 trap 'rm -rf "$scratch" /tmp/atraced-fuzz.*' EXIT
 for target in frame_decoder names config session; do
-  bin=build/fuzz/tests/fuzz/${target}_fuzzer
+  bin=build/asan/tests/fuzz/${target}_fuzzer
   [[ -x "$bin" ]] || continue
   mkdir -p "$scratch/$target"
   runs=$("$bin" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 "$scratch/$target" \
