@@ -30,11 +30,12 @@ class Problems {
 
 bool IsPowerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-// Checks the header; on success fills the layout fields of *snap.
-bool ReadHeader(std::span<const uint8_t> bytes, const std::optional<RingExpectation>& expect,
+// Checks the header at the start of `bytes`, of a ring `ring_size` bytes long; on success
+// fills the layout fields of *snap.
+bool ReadHeader(std::span<const uint8_t> bytes, size_t ring_size, const std::optional<RingExpectation>& expect,
                 RingSnapshot* snap, Problems* problems) {
-  if (bytes.size() < ATR_RING_HEADER_SIZE) {
-    problems->Add("ring: " + std::to_string(bytes.size()) + " bytes, smaller than the " +
+  if (bytes.size() < ATR_RING_HEADER_SIZE || ring_size < ATR_RING_HEADER_SIZE) {
+    problems->Add("ring: " + std::to_string(ring_size) + " bytes, smaller than the " +
                   std::to_string(ATR_RING_HEADER_SIZE) + "-byte header");
     return false;
   }
@@ -68,9 +69,9 @@ bool ReadHeader(std::span<const uint8_t> bytes, const std::optional<RingExpectat
   }
   // Both factors are bounded above, so this cannot overflow.
   const uint64_t need = ATR_RING_BYTES(msg_num, msg_size);
-  if (bytes.size() < need) {
+  if (ring_size < need) {
     return bad(std::to_string(msg_num) + " slots need " + std::to_string(need) + " bytes, the ring has " +
-               std::to_string(bytes.size()));
+               std::to_string(ring_size));
   }
   snap->msg_num = msg_num;
   snap->msg_size = msg_size;
@@ -107,6 +108,16 @@ void CopyRingSnapshot(const void* mapping, size_t size, std::vector<uint8_t>* ou
   CopyAcquire(mapping, out->data(), size);
 }
 
+RingSnapshot ReadRingHeader(const void* mapping, size_t size, const std::optional<RingExpectation>& expect) {
+  RingSnapshot snap;
+  Problems problems(&snap.problems);
+  uint8_t header[ATR_RING_HEADER_SIZE] = {};
+  const size_t n = std::min<size_t>(size, sizeof header);
+  CopyAcquire(mapping, header, n);
+  snap.header_valid = ReadHeader(std::span<const uint8_t>(header, n), size, expect, &snap, &problems);
+  return snap;
+}
+
 size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out) {
   if (size < ATR_RING_HEADER_SIZE) {
     CopyRingSnapshot(mapping, size, out);
@@ -135,7 +146,7 @@ size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out)
 RingSnapshot ReadRingSnapshot(std::span<const uint8_t> bytes, const std::optional<RingExpectation>& expect) {
   RingSnapshot snap;
   Problems problems(&snap.problems);
-  if (!ReadHeader(bytes, expect, &snap, &problems)) return snap;
+  if (!ReadHeader(bytes, bytes.size(), expect, &snap, &problems)) return snap;
   snap.header_valid = true;
 
   const uint32_t slot_size = ATR_RING_SLOT_SIZE(snap.msg_size);

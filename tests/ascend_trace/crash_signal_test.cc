@@ -15,6 +15,7 @@
 #include "atraced/proto/codec.h"
 #include "crash_handler.h"
 #include "crash_util.h"
+#include "support/sanitizer.h"
 
 using namespace crash_test;
 
@@ -55,18 +56,6 @@ TEST_CASE("crash signal: a NULL dereference is reported with a backtrace, then k
   CHECK(DirsOf(d, "stackcore", child.pid).size() == 1);
   CHECK_FALSE(d.LogHas("ended without GOODBYE"));
 }
-
-// g++ says __SANITIZE_ADDRESS__; clang says __has_feature(address_sanitizer).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define ATRACED_UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define ATRACED_UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef ATRACED_UNDER_SANITIZER
-#define ATRACED_UNDER_SANITIZER 0
-#endif
 
 TEST_CASE("crash signal: the core dump is still written after the report", "[crash][signal]") {
 #if ATRACED_UNDER_SANITIZER

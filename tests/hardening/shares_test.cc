@@ -13,6 +13,7 @@
 #include "support/daemon_helpers.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
+#include "support/sanitizer.h"
 #include "support/test_rings.h"
 
 using namespace atraced;
@@ -187,6 +188,12 @@ TEST_CASE("1000 registered default rings that are never written cost the daemon 
   Measure("rings.default_1000.rss_after_save_kib", saved);
   // 1000 rings of about 140 KiB are 137 MiB of mappings; a whole copy at each save faulted
   // them all in. Only each ring's header page may be read.
+  if (ATRACED_UNDER_SANITIZER) {
+    // ASan keeps freed memory in quarantine (256 MiB): the daemon's RSS measures the
+    // sanitizer's allocator there, not the rings. The release tree checks it.
+    WARN("under a sanitizer resident memory is the sanitizer's: not checked");
+    return;
+  }
   CHECK(registered - before < 64 * 1024);
   CHECK(saved - before < 64 * 1024);
 }

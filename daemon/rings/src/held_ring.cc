@@ -33,11 +33,10 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
     return Status::Error(err, ErrnoMessage("memfd: mmap", err));
   }
   HeldRing ring(m, map, size);
-  // The header must agree with the registration now; the slots are checked at each save.
-  std::vector<uint8_t> copy;
-  proto::CopyRingUsed(map, size, &copy);
+  // The header must agree with the registration now; the slots are checked at each save
+  // (reading them here would fault in a ring's every page, and copy it for nothing).
   const uint32_t flags = (m.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0;
-  proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), proto::RingExpectation{m.msg_num, m.msg_size, flags});
+  proto::RingSnapshot snap = proto::ReadRingHeader(map, size, proto::RingExpectation{m.msg_num, m.msg_size, flags});
   if (!snap.header_valid) {
     // The reader's problems already start with "ring header: ".
     return Status::Error(EINVAL, snap.problems.empty() ? std::string("ring header: invalid") : snap.problems.front());

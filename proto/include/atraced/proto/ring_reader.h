@@ -73,6 +73,11 @@ struct RingExpectation {
 RingSnapshot ReadRingSnapshot(std::span<const uint8_t> bytes,
                               const std::optional<RingExpectation>& expect = std::nullopt);
 
+// Validates only the header of a live ring mapping `size` bytes long (copied as
+// CopyRingSnapshot does): what a registration checks, with no copy of the slots. The
+// snapshot has header_valid, the layout fields and the problems, no records.
+RingSnapshot ReadRingHeader(const void* mapping, size_t size, const std::optional<RingExpectation>& expect);
+
 // The records view into the bytes passed in: a temporary copy would leave them dangling.
 RingSnapshot ReadRingSnapshot(std::vector<uint8_t>&& bytes,
                               const std::optional<RingExpectation>& expect = std::nullopt) = delete;
