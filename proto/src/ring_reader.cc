@@ -108,36 +108,40 @@ void CopyRingSnapshot(const void* mapping, size_t size, std::vector<uint8_t>* ou
   CopyAcquire(mapping, out->data(), size);
 }
 
+namespace {
+
+// Copies the header of a live ring `size` bytes long into `header` and checks it as
+// ReadRingSnapshot would; on success *snap has the layout fields (write_index included).
+bool ReadLiveHeader(const void* mapping, size_t size, const std::optional<RingExpectation>& expect,
+                    uint8_t (&header)[ATR_RING_HEADER_SIZE], RingSnapshot* snap) {
+  const size_t n = std::min<size_t>(size, ATR_RING_HEADER_SIZE);
+  CopyAcquire(mapping, header, n);
+  Problems problems(&snap->problems);
+  snap->header_valid = ReadHeader(std::span<const uint8_t>(header, n), size, expect, snap, &problems);
+  return snap->header_valid;
+}
+
+}  // namespace
+
 RingSnapshot ReadRingHeader(const void* mapping, size_t size, const std::optional<RingExpectation>& expect) {
   RingSnapshot snap;
-  Problems problems(&snap.problems);
   uint8_t header[ATR_RING_HEADER_SIZE] = {};
-  const size_t n = std::min<size_t>(size, sizeof header);
-  CopyAcquire(mapping, header, n);
-  snap.header_valid = ReadHeader(std::span<const uint8_t>(header, n), size, expect, &snap, &problems);
+  ReadLiveHeader(mapping, size, expect, header, &snap);
   return snap;
 }
 
 size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out) {
-  if (size < ATR_RING_HEADER_SIZE) {
-    CopyRingSnapshot(mapping, size, out);
-    return size;
+  uint8_t header[ATR_RING_HEADER_SIZE] = {};
+  RingSnapshot layout;
+  if (!ReadLiveHeader(mapping, size, std::nullopt, header, &layout)) {
+    // Not a ring within `size`: what there is of the header, which the reader rejects.
+    const size_t n = std::min<size_t>(size, sizeof header);
+    out->assign(header, header + n);
+    return n;
   }
-  uint8_t header[ATR_RING_HEADER_SIZE];
-  CopyAcquire(mapping, header, sizeof header);
-  const std::span<const uint8_t> h(header, sizeof header);
-  const auto msg_num = Load<uint32_t>(h, ATR_RING_OFF_MSG_NUM);
-  const auto msg_size = Load<uint32_t>(h, ATR_RING_OFF_MSG_SIZE);
-  const auto write_index = Load<uint64_t>(h, ATR_RING_OFF_WRITE_INDEX);
-  const bool layout_ok = IsPowerOfTwo(msg_num) && msg_num <= ATR_RING_MAX_MSG_NUM && msg_size >= ATR_RING_MIN_MSG_SIZE &&
-                         msg_size <= ATR_RING_MAX_MSG_SIZE && ATR_RING_BYTES(msg_num, msg_size) <= size;
-  if (!layout_ok) {
-    out->assign(header, header + sizeof header);
-    return sizeof header;
-  }
-  const uint64_t used_slots = std::min<uint64_t>(write_index, msg_num);
-  const size_t used = ATR_RING_HEADER_SIZE + static_cast<size_t>(used_slots) * ATR_RING_SLOT_SIZE(msg_size);
-  out->assign(ATR_RING_BYTES(msg_num, msg_size), 0);
+  const uint64_t used_slots = std::min<uint64_t>(layout.write_index, layout.msg_num);
+  const size_t used = ATR_RING_HEADER_SIZE + static_cast<size_t>(used_slots) * ATR_RING_SLOT_SIZE(layout.msg_size);
+  out->assign(ATR_RING_BYTES(layout.msg_num, layout.msg_size), 0);
   std::memcpy(out->data(), header, sizeof header);
   CopyAcquire(static_cast<const uint8_t*>(mapping) + sizeof header, out->data() + sizeof header, used - sizeof header);
   return used;

@@ -1,25 +1,14 @@
 #include "atraced/ipc/listener.h"
 
-#include <functional>
 #include <string>
 
 #include "atraced/ipc/peer_credentials.h"
 
 namespace atraced {
-namespace {
-using RefusalLogger = std::function<bool(uint32_t uid, uint64_t* suppressed)>;
-}  // namespace
 
 Listener::Listener(asio::io_context& io, LocalAcceptor acceptor, TraceService& service, Logger& log,
                    ListenerOptions options)
-    : acceptor_(std::move(acceptor)),
-      service_(service),
-      log_(log),
-      options_(options),
-      retry_timer_(io),
-      own_connections_("connections", "connection", "uid-connection-share", options.max_clients,
-                       options.uid_connection_share),
-      connections_(options.connections != nullptr ? options.connections : &own_connections_) {}
+    : acceptor_(std::move(acceptor)), service_(service), log_(log), options_(options), retry_timer_(io) {}
 
 void Listener::Start() { DoAccept(); }
 
@@ -66,27 +55,27 @@ void Listener::Admit(LocalSocket socket) {
     return;
   }
   // Shed cleanly: the client sees the connection closed at once, never a half-served one.
-  // Floods come from one uid: one line per interval per uid, with a count.
-  auto shed = [&](RefusalLogger should_log, const std::string& why) {
-    uint64_t suppressed = 0;
-    if (should_log(peer->uid, &suppressed)) {
+  // Floods come from one uid: one line per interval per uid (`log_it`), with a count.
+  auto shed = [&](bool log_it, uint64_t suppressed, const std::string& why) {
+    if (log_it) {
       log_.Warning("shedding connection from pid ", peer->pid, " uid ", peer->uid, ": ", why, " (", suppressed,
                    " more for this uid since its last line)");
     }
     socket.close(ignored);
   };
+  uint64_t suppressed = 0;
   UidShare::Verdict share;
-  UidCharge connection = UidCharge::Take(connections_, peer->uid, 1, &share);
+  UidCharge connection = UidCharge::Take(options_.connections, peer->uid, 1, &share);
   if (share != UidShare::Verdict::kOk) {
-    shed([this](uint32_t uid, uint64_t* n) { return connections_->ShouldLogRefusal(uid, n); },
-         connections_->Describe(share, peer->uid, 1) + " (max-clients)");
+    const bool log_it = options_.connections->ShouldLogRefusal(peer->uid, &suppressed);
+    shed(log_it, suppressed, options_.connections->Describe(share, peer->uid, 1) + " (max-clients)");
     return;
   }
   FdBudget::Verdict verdict;
   FdCharge charge = FdCharge::Take(options_.fd_budget, peer->uid, &verdict);
   if (verdict != FdBudget::Verdict::kOk) {
-    shed([this](uint32_t uid, uint64_t* n) { return options_.fd_budget->ShouldLogRefusal(uid, n); },
-         options_.fd_budget->Describe(verdict, peer->uid));
+    const bool log_it = options_.fd_budget->ShouldLogRefusal(peer->uid, &suppressed);
+    shed(log_it, suppressed, options_.fd_budget->Describe(verdict, peer->uid));
     return;
   }
   auto session = std::make_shared<Session>(std::move(socket), service_, log_, options_.idle_timeout,

@@ -7,8 +7,7 @@ namespace atraced {
 void FileAccounting::Account(const Client& c, OpenFile& f) {
   if (f.passed) (void)f.file->Refresh();  // a failed fstat keeps the last figures
   const DiskUsage now = f.file->usage();
-  const DiskUsage grown{now.allocated > f.accounted.allocated ? now.allocated - f.accounted.allocated : 0,
-                        now.apparent > f.accounted.apparent ? now.apparent - f.accounted.apparent : 0};
+  const DiskUsage grown = f.accounted.GrowthTo(now);
   if (grown == DiskUsage{}) return;
   ChargeWriter({c.peer.pid, c.start_ticks}, grown.allocated);
   store_.AddBytes(f.seq, grown);

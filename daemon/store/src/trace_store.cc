@@ -135,8 +135,7 @@ std::optional<DiskUsage> TraceStore::Remeasure(uint64_t seq) {
   EnsureSized(*e);
   auto now = fs_.TreeBytes(e->rel_path);
   if (!now.ok()) return DiskUsage{};  // unreadable this time: keep watching, count nothing
-  const DiskUsage grown{now->allocated > e->bytes.allocated ? now->allocated - e->bytes.allocated : 0,
-                        now->apparent > e->bytes.apparent ? now->apparent - e->bytes.apparent : 0};
+  const DiskUsage grown = e->bytes.GrowthTo(*now);
   if (grown != DiskUsage{}) AddBytes(seq, grown);
   return grown;
 }

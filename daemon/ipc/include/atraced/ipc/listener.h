@@ -15,12 +15,9 @@
 namespace atraced {
 
 struct ListenerOptions {
-  // Connections served at once, and the percent of them one uid may hold (root and the
-  // daemon's uid included): a connection over either is shed (accepted and closed at once).
-  size_t max_clients = 16384;
-  uint32_t uid_connection_share = 25;
-  // The pool to charge instead, owned by the caller (who reports it); when set, the two
-  // numbers above are not used.
+  // Connections served at once (max-clients) and what one uid may hold of them
+  // (uid-connection-share), owned by the caller, who reports it in STATUS: a connection
+  // over either is shed (accepted and closed at once). nullptr: no bound.
   UidShare* connections = nullptr;
   std::chrono::seconds idle_timeout{60};
   // Each connection costs its peer's uid one descriptor; a connection over the uid's share
@@ -36,8 +33,6 @@ class Listener {
   // Stops accepting and asks every session to finish its batch and close.
   void Stop();
   size_t sessions() const { return sessions_.size(); }
-  // The connections each uid holds, against max-clients and uid-connection-share.
-  const UidShare& connections() const { return *connections_; }
 
  private:
   void DoAccept();
@@ -50,8 +45,6 @@ class Listener {
   ListenerOptions options_;
   asio::steady_timer retry_timer_;
   bool stopped_ = false;
-  UidShare own_connections_;
-  UidShare* connections_;  // options_.connections, or own_connections_
   struct Held {
     std::weak_ptr<Session> session;
     UidCharge connection;  // the connection itself, in its uid's share of max-clients

@@ -52,6 +52,12 @@ struct DiskUsage {
     return *this;
   }
   bool operator==(const DiskUsage&) const = default;
+  // What `now` holds beyond this, figure by figure; never negative (a shrunk file counts
+  // nothing, and stays counted at its peak).
+  DiskUsage GrowthTo(const DiskUsage& now) const {
+    return {now.allocated > allocated ? now.allocated - allocated : 0,
+            now.apparent > apparent ? now.apparent - apparent : 0};
+  }
 };
 
 // A trace file opened for appending. Destroying it closes the file.
