@@ -15,10 +15,11 @@ declare -A allowed=(
   [rings]="common store"
   [processes]="common store"
   [admission]="common"
-  [service]="common store rings processes admission"
+  [io]="common"
+  [service]="common store rings processes admission io"
   [crash]="common store processes"
-  [ipc]="common store rings processes admission service"
-  [app]="common store rings processes admission service ipc crash"
+  [ipc]="common store rings processes admission io service"
+  [app]="common store rings processes admission io service ipc crash"
 )
 rooms=" ${!allowed[*]} "
 failed=0

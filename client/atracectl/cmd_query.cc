@@ -88,7 +88,7 @@ std::string TextShares(const std::vector<atrace::Share>& shares) {
   auto amount = [&bytes](uint64_t v) { return bytes ? HumanBytes(v) : std::to_string(v); };
   for (const atrace::Share& sh : shares) {
     if (sh.uid == ATRACE_SHARE_TOTAL) {
-      bytes = sh.pool == "ring_memory";
+      bytes = sh.pool == "ring_memory" || sh.pool == "queued_saves";
       std::string label = "shared " + sh.pool + ":";
       label.resize(std::max<size_t>(label.size() + 1, 21), ' ');
       out += (out.empty() ? "" : "\n") + label + amount(sh.held) + " / " + amount(sh.limit) + " held, at most " +

@@ -78,6 +78,7 @@ std::string PoolName(uint8_t pool) {
     case ATR_POOL_DESCRIPTORS: return "descriptors";
     case ATR_POOL_RINGS: return "rings";
     case ATR_POOL_RING_MEMORY: return "ring_memory";
+    case ATR_POOL_QUEUED_SAVES: return "queued_saves";
     default: return "pool-" + std::to_string(pool);
   }
 }

@@ -130,7 +130,7 @@ RingSnapshot ReadRingHeader(const void* mapping, size_t size, const std::optiona
   return snap;
 }
 
-size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out) {
+size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out, uint64_t max_slots) {
   uint8_t header[ATR_RING_HEADER_SIZE] = {};
   RingSnapshot layout;
   if (!ReadLiveHeader(mapping, size, std::nullopt, header, &layout)) {
@@ -139,7 +139,7 @@ size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out)
     out->assign(header, header + n);
     return n;
   }
-  const uint64_t used_slots = std::min<uint64_t>(layout.write_index, layout.msg_num);
+  const uint64_t used_slots = std::min<uint64_t>({layout.write_index, layout.msg_num, max_slots});
   const size_t used = ATR_RING_HEADER_SIZE + static_cast<size_t>(used_slots) * ATR_RING_SLOT_SIZE(layout.msg_size);
   out->assign(ATR_RING_BYTES(layout.msg_num, layout.msg_size), 0);
   std::memcpy(out->data(), header, sizeof header);

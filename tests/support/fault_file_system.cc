@@ -113,6 +113,10 @@ Status FaultFileSystem::RemoveEmptyDir(const std::string& rel) {
   if (int e = Check(FsOp::kRemoveEmptyDir, rel)) return Injected(e, "rmdir " + rel);
   return base_.RemoveEmptyDir(rel);
 }
+Status FaultFileSystem::RemoveFile(const std::string& rel) {
+  if (int e = Check(FsOp::kRemoveFile, rel)) return Injected(e, "unlink " + rel);
+  return base_.RemoveFile(rel);
+}
 Result<FsSpace> FaultFileSystem::Space() {
   if (int e = Check(FsOp::kSpace, "")) return Injected(e, "statvfs");
   {

@@ -17,7 +17,7 @@
 namespace atraced::testing {
 
 enum class FsOp {
-  kMakeDir, kListDir, kOpenAppend, kAppend, kReadFile, kReplaceFile, kRemoveTree, kRemoveEmptyDir, kTreeBytes,
+  kMakeDir, kListDir, kOpenAppend, kAppend, kReadFile, kReplaceFile, kRemoveTree, kRemoveEmptyDir, kRemoveFile, kTreeBytes,
   kRefresh, kDup, kSpace, kCount
 };
 
@@ -84,6 +84,7 @@ class FaultFileSystem final : public FileSystem {
   Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
+  Status RemoveFile(const std::string& rel) override;
   Result<DiskUsage> TreeBytes(const std::string& rel) override;
   Result<FsSpace> Space() override;
 

@@ -144,8 +144,9 @@ typedef struct atrace_list_entry {
  * total, uid == ATRACE_SHARE_TOTAL, or one uid's part of it. */
 #define ATRACE_SHARE_TOTAL 0xffffffffu
 typedef struct atrace_share {
-  const char *pool; /* "connections", "descriptors", "rings", "ring_memory" (bytes), or "pool-N"
-                       for one this library does not know; valid during the callback only */
+  const char *pool; /* "connections", "descriptors", "rings", "ring_memory" (bytes),
+                       "queued_saves" (bytes), or "pool-N" for one this library does not
+                       know; valid during the callback only */
   uint32_t uid;     /* ATRACE_SHARE_TOTAL, or the uid whose part this is */
   uint64_t held;      /* held now: by all uids, or by this one */
   uint64_t limit;     /* what the pool holds at most */

@@ -31,6 +31,11 @@ UidShare::Verdict UidShare::TryTake(uint32_t uid, uint64_t amount) {
   return Verdict::kOk;
 }
 
+void UidShare::Force(uint32_t uid, uint64_t amount) {
+  held_[uid] += amount;
+  total_ += amount;
+}
+
 void UidShare::Release(uint32_t uid, uint64_t amount) {
   auto it = held_.find(uid);
   if (it == held_.end()) return;
@@ -56,6 +61,12 @@ UidCharge UidCharge::Take(UidShare* pool, uint32_t uid, uint64_t amount, UidShar
   if (pool == nullptr) return UidCharge();
   *verdict = pool->TryTake(uid, amount);
   return *verdict == UidShare::Verdict::kOk ? UidCharge(pool, uid, amount) : UidCharge();
+}
+
+UidCharge UidCharge::Force(UidShare* pool, uint32_t uid, uint64_t amount) {
+  if (pool == nullptr) return UidCharge();
+  pool->Force(uid, amount);
+  return UidCharge(pool, uid, amount);
 }
 
 }  // namespace atraced

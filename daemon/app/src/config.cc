@@ -32,13 +32,16 @@ po::options_description SettingOptions() {
       ("max-rings", po::value<std::string>(), "rings held at once for all processes, 1-60000 (default: 32768)")
       ("max-ring-memory", po::value<std::string>(), "memory the held rings may cost, their mappings and struct entries: a size with K, M, G or T (default: 4G)")
       ("uid-ring-share", po::value<std::string>(), "percent of max-rings and of max-ring-memory the rings of one uid may hold, 1-100 (default: 25)")
+      ("io-workers", po::value<std::string>(), "threads that write ring saves, crash and death reports off the event loop: auto (the CPUs minus one, 1-16) or 1-64 (default: auto)")
+      ("max-queued-bytes", po::value<std::string>(), "bytes the saves queued for the I/O workers may reserve, in all: a size with K, M, G or T, at least 1M (default: 1G)")
+      ("uid-queued-share", po::value<std::string>(), "percent of max-queued-bytes the saves of one uid may reserve, 1-100 (default: 25; a schedule save past it gets -EAGAIN)")
       ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")
       ("max-files-per-client", po::value<std::string>(), "open files per connection, 1-4096 (default: 256)")
       ("exit-record-num", po::value<std::string>(), "exit event dirs kept across the whole root (the newest), 10-100000 (default: 100)")
       ("uid-descriptor-share", po::value<std::string>(), "percent of the daemon's descriptor budget for clients that the connections and files of one uid may hold, 1-100 (default: 25)")
       ("max-use", po::value<std::string>(), "byte budget of the trace root: a size with K, M, G or T, or a % of its file system (default: 10%, at most 4G)")
       ("keep-free", po::value<std::string>(), "free space kept on the root's file system: a size with K, M, G or T, or a % (default: 15%, at most 4G)")
-      ("aging-policy", po::value<std::string>(), "which dir goes first when a limit asks: fifo (the oldest) or fair (the oldest of the process group holding the most) (default: fifo)")
+      ("aging-policy", po::value<std::string>(), "which dir goes first when a limit asks: fifo (the oldest) or fair (the oldest of the uid holding the most) (default: fifo)")
       ("max-age", po::value<std::string>(), "age event dirs older than this, a time span like 7d, 12h, 30min; 0 turns it off (default: 0)")
       ("rate-limit-interval", po::value<std::string>(), "refill time of each client's event buckets, a time span like 30s; 0 turns rate limiting off (default: 30s)")
       ("rate-limit-burst", po::value<std::string>(), "event dirs a client process may create per interval, 0-1000000000; 0 turns rate limiting off (default: 10000)")
@@ -135,6 +138,12 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   if (auto m = bounded("uid-connection-share", 1, 100, &config->uid_connection_share); !m.empty()) return m;
   if (auto m = bounded("max-rings", 1, 60000, &config->max_rings); !m.empty()) return m;
   if (auto m = bounded("uid-ring-share", 1, 100, &config->uid_ring_share); !m.empty()) return m;
+  if (auto m = bounded("uid-queued-share", 1, 100, &config->uid_queued_share); !m.empty()) return m;
+  if (vm.count("io-workers") && str("io-workers") == "auto") {
+    config->io_workers = 0;
+  } else if (auto m = bounded("io-workers", 1, 64, &config->io_workers); !m.empty()) {
+    return m + " or auto";
+  }
   if (auto m = bounded("max-events-per-client", 1, 4096, &config->max_events_per_client); !m.empty()) return m;
   if (auto m = bounded("max-files-per-client", 1, 4096, &config->max_files_per_client); !m.empty()) return m;
   if (auto m = bounded("uid-descriptor-share", 1, 100, &config->uid_descriptor_share); !m.empty()) return m;
@@ -173,6 +182,14 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
       return origin + ": invalid value [" + str("max-ring-memory") + "] for max-ring-memory: expected at least 1M";
     }
     config->max_ring_memory = ring_memory->value;
+  }
+  std::optional<SizeSpec> queued;
+  if (auto m = ApplySize(vm, "max-queued-bytes", false, origin, &queued); !m.empty()) return m;
+  if (queued) {
+    if (queued->value < (1u << 20)) {
+      return origin + ": invalid value [" + str("max-queued-bytes") + "] for max-queued-bytes: expected at least 1M";
+    }
+    config->max_queued_bytes = queued->value;
   }
   return "";
 }

@@ -27,6 +27,7 @@
 #include "atraced/service/trace_service.h"
 #include "atraced/store/trace_store.h"
 #include "atraced/app/crash_runner.h"
+#include "atraced/io/io_pool.h"
 #include "atraced/crash/proc_crash_inspector.h"
 #include "atraced/crash/unwind_helper.h"
 #include "atraced/ipc/asio.h"
@@ -123,6 +124,8 @@ class Daemon {
     service_options.max_rings_total = config_.max_rings;
     service_options.max_ring_memory = config_.max_ring_memory;
     service_options.uid_ring_share = config_.uid_ring_share;
+    service_options.max_queued_bytes = config_.max_queued_bytes;
+    service_options.uid_queued_share = config_.uid_queued_share;
     // The listener's, one uid's share of max-clients; reported in STATUS by the service.
     UidShare connections("connections", "connection", "uid-connection-share", config_.max_clients,
                          config_.uid_connection_share);
@@ -162,6 +165,15 @@ class Daemon {
       TraceService& service;
       ~ClearRunner() { service.SetCrashRunner(nullptr); }
     } clear_runner{service};
+    // Ring saves, crash and death reports are written by the I/O workers, their completions
+    // posted back to this loop (docs/IO_WORKERS.md). Unset before the pool goes.
+    IoPool io_pool(config_.io_workers != 0 ? config_.io_workers : IoPool::AutoWorkers(),
+                   [&io](std::function<void()> done) { asio::post(io, std::move(done)); });
+    service.SetIoRunner(&io_pool);
+    struct ClearIoRunner {
+      TraceService& service;
+      ~ClearIoRunner() { service.SetIoRunner(nullptr); }
+    } clear_io_runner{service};
     // Catch the signals before the socket exists: a SIGTERM that arrives between listen and
     // the first wait is then queued by Asio and handled as a clean stop, not the default kill.
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
@@ -186,7 +198,7 @@ class Daemon {
     Listener listener(io, std::move(socket->acceptor), service, log, listener_options);
     listener.Start();
     log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
-               socket->description, ", record num ", record_num);
+               socket->description, ", record num ", record_num, ", io workers ", io_pool.workers());
     Notify("READY=1\nSTATUS=" + service.StatusLine());
 
     asio::steady_timer ticker(io);
@@ -285,8 +297,11 @@ class Daemon {
 
   void StopWhenDrained(asio::io_context& io, Listener& listener, asio::steady_timer& timer,
                        std::chrono::steady_clock::time_point deadline) {
-    if (listener.sessions() == 0 || std::chrono::steady_clock::now() >= deadline) {
+    // Saves in flight (a death's report has no session) are let land too.
+    const size_t saves = service_->saves_in_flight();
+    if ((listener.sessions() == 0 && saves == 0) || std::chrono::steady_clock::now() >= deadline) {
       if (listener.sessions() != 0) log_.Warning("stopping with ", listener.sessions(), " session(s) still busy");
+      if (saves != 0) log_.Warning("stopping with ", saves, " save(s) not written yet");
       if (tick_timer_) tick_timer_->cancel();
       io.stop();
       return;

@@ -4,12 +4,41 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "atraced/rings/ring_format.h"
 #include "atraced/proto/ring_reader.h"
 
 namespace atraced {
+
+struct RingMapping {
+  RingMapping(proto::RingRegister r, const void* m, size_t s) : reg(std::move(r)), map(m), size(s) {}
+  RingMapping(const RingMapping&) = delete;
+  RingMapping& operator=(const RingMapping&) = delete;
+  ~RingMapping() { ::munmap(const_cast<void*>(map), size); }
+
+  uint32_t flags() const { return (reg.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0; }
+  proto::RingExpectation expectation() const { return {reg.msg_num, reg.msg_size, flags()}; }
+
+  const proto::RingRegister reg;
+  const void* const map;
+  const size_t size;
+};
+
+namespace {
+
+// "atraced: N record(s) lost: A dropped, B torn, C invalid\n" with 20-digit counts is 132.
+constexpr uint64_t kLostLineMax = 160;
+
+uint64_t MaxFormatted(const proto::RingRegister& reg, uint64_t slots) {
+  if (reg.structs.empty()) return slots * (28 + uint64_t{reg.msg_size}) + kLostLineMax;
+  uint64_t heads = 48 + 40 + 16;  // TraceCtrlHead, TraceStructSegmentHead, TraceStructDataHead
+  for (const proto::RingStructEntry& e : reg.structs) heads += 40 + 40 * uint64_t{e.fields.size()};
+  return heads + slots * (16 + uint64_t{reg.msg_size});
+}
+
+}  // namespace
 
 Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
   if (!memfd.valid()) return Status::Error(EBADF, "RING_REGISTER: no memfd attached to the frame");
@@ -32,16 +61,15 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
     int err = errno;
     return Status::Error(err, ErrnoMessage("memfd: mmap", err));
   }
-  HeldRing ring(m, map, size);
+  auto ring = std::make_shared<RingMapping>(m, map, size);
   // The header must agree with the registration now; the slots are checked at each save
   // (reading them here would fault in a ring's every page, and copy it for nothing).
-  const uint32_t flags = (m.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0;
-  proto::RingSnapshot snap = proto::ReadRingHeader(map, size, proto::RingExpectation{m.msg_num, m.msg_size, flags});
+  proto::RingSnapshot snap = proto::ReadRingHeader(map, size, ring->expectation());
   if (!snap.header_valid) {
     // The reader's problems already start with "ring header: ".
     return Status::Error(EINVAL, snap.problems.empty() ? std::string("ring header: invalid") : snap.problems.front());
   }
-  return ring;
+  return HeldRing(std::move(ring));
 }
 
 uint64_t HeldRing::MemoryCost(const proto::RingRegister& m) {
@@ -56,40 +84,41 @@ uint64_t HeldRing::MemoryCost(const proto::RingRegister& m) {
   return uint64_t{m.ring_bytes} + metadata;
 }
 
-HeldRing::HeldRing(HeldRing&& other) noexcept
-    : reg_(std::move(other.reg_)), map_(std::exchange(other.map_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+uint32_t HeldRing::object_id() const { return ring_->reg.object_id; }
+const std::string& HeldRing::name() const { return ring_->reg.name; }
+bool HeldRing::exit_save() const { return (ring_->reg.flags & ATR_RING_EXIT_SAVE) != 0; }
+bool HeldRing::binary() const { return !ring_->reg.structs.empty(); }
+size_t HeldRing::bytes() const { return ring_->size; }
 
-HeldRing& HeldRing::operator=(HeldRing&& other) noexcept {
-  if (this != &other) {
-    if (map_ != nullptr) ::munmap(const_cast<void*>(map_), size_);
-    reg_ = std::move(other.reg_);
-    map_ = std::exchange(other.map_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-  }
-  return *this;
+std::optional<RingSavePlan> HeldRing::PlanSave(std::vector<std::string>* problems) const {
+  proto::RingSnapshot head = proto::ReadRingHeader(ring_->map, ring_->size, ring_->expectation());
+  if (problems) problems->insert(problems->end(), head.problems.begin(), head.problems.end());
+  if (!head.header_valid || head.write_index == 0) return std::nullopt;
+  const uint64_t slots = std::min<uint64_t>(head.write_index, head.msg_num);
+  return RingSavePlan(ring_, TraceFileName::Object({"schedule", ring_->reg.name, binary()}), slots,
+                      MaxFormatted(ring_->reg, slots));
 }
 
-HeldRing::~HeldRing() {
-  if (map_ != nullptr) ::munmap(const_cast<void*>(map_), size_);
+std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
+  // Reused across saves on this thread: a fresh 150 KiB buffer per save is a fresh mmap
+  // and ~40 page faults each time.
+  thread_local std::vector<uint8_t> copy;
+  proto::CopyRingUsed(ring_->map, ring_->size, &copy, slots_);
+  proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), ring_->expectation());
+  if (problems) problems->insert(problems->end(), snap.problems.begin(), snap.problems.end());
+  if (!snap.header_valid || snap.records.empty()) return {};
+  const proto::RingRegister& reg = ring_->reg;
+  if (!reg.structs.empty()) {
+    std::vector<uint8_t> bin = core::FormatRingBinary(snap, reg.structs, reg.utc_offset_s);
+    return std::string(bin.begin(), bin.end());
+  }
+  return core::FormatRingText(snap, reg.utc_offset_s);
 }
 
 std::optional<HeldRing::File> HeldRing::Save(std::vector<std::string>* problems) const {
-  // Reused across saves (the daemon saves on one thread): a fresh 150 KiB buffer per save
-  // is a fresh mmap and ~40 page faults each time.
-  thread_local std::vector<uint8_t> copy;
-  proto::CopyRingUsed(map_, size_, &copy);
-  const uint32_t flags = (reg_.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0;
-  proto::RingSnapshot snap =
-      proto::ReadRingSnapshot(std::span<const uint8_t>(copy), proto::RingExpectation{reg_.msg_num, reg_.msg_size, flags});
-  if (problems) problems->insert(problems->end(), snap.problems.begin(), snap.problems.end());
-  if (!snap.header_valid || snap.records.empty()) return std::nullopt;
-  File f{TraceFileName::Object({"schedule", reg_.name, binary()}), {}};
-  if (binary()) {
-    std::vector<uint8_t> bin = core::FormatRingBinary(snap, reg_.structs, reg_.utc_offset_s);
-    f.bytes.assign(bin.begin(), bin.end());
-  } else {
-    f.bytes = core::FormatRingText(snap, reg_.utc_offset_s);
-  }
+  std::optional<RingSavePlan> plan = PlanSave(problems);
+  if (!plan) return std::nullopt;
+  File f{plan->file_name(), plan->Format(problems)};
   if (f.bytes.empty()) return std::nullopt;
   return f;
 }

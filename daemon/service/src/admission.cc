@@ -1,5 +1,6 @@
 #include "admission.h"
 
+#include <algorithm>
 #include <string>
 
 namespace atraced {
@@ -36,6 +37,10 @@ Reply Admission::AdmitBytes(const Client& c, uint64_t incoming) {
 
 void Admission::CountBytes(const Client& c, uint64_t written) {
   if (ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks)) rec->bytes += written;
+}
+
+void Admission::ReturnBytes(int32_t pid, uint64_t start_ticks, uint64_t unused) {
+  if (ProcessRecord* rec = records_.Find(pid, start_ticks)) rec->bytes -= std::min(rec->bytes, unused);
 }
 
 Reply Admission::ChargeFd(const Client& c, FdCharge* charge) {

@@ -30,6 +30,8 @@ class Admission {
   Reply AdmitBytes(const Client& c, uint64_t incoming);
   // Counts bytes the daemon wrote for the client's process (ring saves, reports) against it.
   void CountBytes(const Client& c, uint64_t written);
+  // Takes back bytes counted for a save that wrote less than it reserved.
+  void ReturnBytes(int32_t pid, uint64_t start_ticks, uint64_t unused);
   // Charges one descriptor to the client's uid, or the refusal to reply with.
   Reply ChargeFd(const Client& c, FdCharge* charge);
   // Refusals come in floods from one uid: whether to log this one (one line per interval per

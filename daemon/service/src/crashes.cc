@@ -53,7 +53,7 @@ CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
   return facts;
 }
 
-Reply Crashes::OnCrash(Client& c, std::span<const uint8_t> payload) {
+Reply Crashes::OnCrash(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::Crash m;
   Client* holder = nullptr;
   if (Reply refused = Check(c, payload, &m, &holder)) return refused;
@@ -70,7 +70,8 @@ Reply Crashes::OnCrash(Client& c, std::span<const uint8_t> payload) {
     facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
              "(not read: this daemon has no crash inspector)\n"};
   }
-  return WriteReport(c.peer.pid, *holder, m, facts, looked);
+  WriteReport(c.peer.pid, *holder, m, facts, looked, later.Take());
+  return std::nullopt;
 }
 
 Reply Crashes::StartCrash(ClientId id, Client& c, const proto::FrameHeader& h,
@@ -119,43 +120,40 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
   } else if (waiting != parked_.end()) {
     holder = &waiting->second;
   }
-  Reply r = holder ? WriteReport(crash.pid, *holder, crash.m, facts, crash.looked)
-                   : Reply{Refusal{ATR_ENOENT, "CRASH: the rings of pid " + std::to_string(crash.pid) + " are gone"}};
-  if (holder) holder->crash_pending = false;
+  // The reply, once the stackcore dir is written, if the CRASH connection is still there.
+  SaveDone reply = [this, channel = crash.channel, opcode = crash.opcode, request_id = crash.request_id](Reply r) {
+    SendLateReply(clients_.Find(channel), opcode, request_id, r, counters_);
+  };
+  if (holder) {
+    WriteReport(crash.pid, *holder, crash.m, facts, crash.looked, std::move(reply));
+    holder->crash_pending = false;
+  } else {
+    reply(Refusal{ATR_ENOENT, "CRASH: the rings of pid " + std::to_string(crash.pid) + " are gone"});
+  }
   if (waiting != parked_.end()) {
     log_.Info("pid ", crash.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
-    forget_(waiting->second);
+    forget_(waiting->second);  // the save holds its rings' mappings
     parked_.erase(waiting);
   }
-  // The reply, if the CRASH connection is still there to read it.
-  Client* channel = clients_.Find(crash.channel);
-  if (channel == nullptr || !channel->reply_sink) return;
-  std::vector<uint8_t> reply;
-  if (r) {
-    ++counters_.requests_refused;
-    proto::EncodeReplyError(r->status, r->message, reply);
-  } else {
-    proto::EncodeReplyOk(reply);
-  }
-  ReplyBatch batch;
-  proto::AppendFrame(batch.bytes, crash.opcode, ATR_FLAG_REPLY, crash.request_id, reply);
-  channel->reply_sink(std::move(batch));
 }
 
-Reply Crashes::WriteReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
-                           std::chrono::system_clock::time_point looked) {
+void Crashes::WriteReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
+                          std::chrono::system_clock::time_point looked, SaveDone done) {
   std::string ring_list;
   std::vector<const HeldRing*> chosen = RingSaver::AtDeath(holder, &ring_list);
   const auto now = clock_.Now();
   const auto inspect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - looked).count();
   HeldRing::File report{TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now)}),
                         CrashReportText(pid, holder, m, facts, now, chosen.size(), ring_list)};
-  Reply r = saver_.Save(holder, EventKind::kStackcore, chosen, &report);
   ++counters_.crashes_recorded;
-  log_.Notice("pid ", pid, " (", holder.program, ") caught signal ", SignalName(m.signo), " in thread ", m.tid,
-              "; inspected in ", inspect_ms, " ms; stackcore dir with ", chosen.size(), " ring(s)",
-              r ? " failed: " + r->message : std::string(" written"));
-  return r;
+  std::string what = std::to_string(pid) + " (" + holder.program + ") caught signal " + SignalName(m.signo) +
+                     " in thread " + std::to_string(m.tid) + "; inspected in " + std::to_string(inspect_ms) +
+                     " ms; stackcore dir with " + std::to_string(chosen.size()) + " ring(s)";
+  saver_.Save(holder, EventKind::kStackcore, chosen, &report,
+              [this, what = std::move(what), done = std::move(done)](Reply r) {
+                log_.Notice("pid ", what, r ? " failed: " + r->message : std::string(" written"));
+                done(std::move(r));
+              });
 }
 
 void Crashes::Park(ClientId id, Client client) { parked_.emplace(id, std::move(client)); }

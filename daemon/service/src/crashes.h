@@ -20,6 +20,7 @@
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
+#include "later_reply.h"
 #include "process_records.h"
 #include "refusal.h"
 #include "ring_saver.h"
@@ -35,7 +36,8 @@ class Crashes {
         counters_(counters), options_(options), forget_(std::move(forget)) {}
 
   // CRASH inspected here, on the event loop (no runner: tests and fuzzers).
-  Reply OnCrash(Client& c, std::span<const uint8_t> payload);
+  // The reply comes through `later` once the stackcore dir is written.
+  Reply OnCrash(Client& c, std::span<const uint8_t> payload, LaterReply& later);
   // CRASH with a runner: checks it as OnCrash does and starts the inspection; no refusal
   // means the reply is deferred (it goes through the connection's reply sink).
   Reply StartCrash(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload);
@@ -60,8 +62,8 @@ class Crashes {
   Reply Check(Client& c, std::span<const uint8_t> payload, proto::Crash* m, Client** holder);
   void Finish(uint64_t token, CrashFacts facts);
   // The stackcore dir of a crash: the report (from `facts`) and the rings.
-  Reply WriteReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
-                    std::chrono::system_clock::time_point looked);
+  void WriteReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
+                   std::chrono::system_clock::time_point looked, SaveDone done);
   CrashFacts NoUnwindFacts(CrashFacts facts, uint32_t uid) const;
   // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
   bool TakeUnwind(uint32_t uid);

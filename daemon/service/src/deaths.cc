@@ -73,11 +73,13 @@ void Departures::Record(const Departure& d, const ProcessEnd& end) {
   death.written = clock_.Now();
   HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(death.written)}),
                         DeathReportText(c, death, chosen.size(), ring_list)};
-  Reply r = saver_.Save(c, EventKind::kStackcore, chosen, &report);
   ++counters_.deaths_recorded;
-  log_.Notice("pid ", c.peer.pid, " (", c.program, ") ended without GOODBYE: ", death.how,
-              death.oom.empty() ? "" : "; " + death.oom, "; stackcore dir with ", chosen.size(), " ring(s)",
-              r ? " failed: " + r->message : std::string(" written"));
+  std::string what = std::to_string(c.peer.pid) + " (" + c.program + ") ended without GOODBYE: " + death.how +
+                     (death.oom.empty() ? "" : "; " + death.oom) + "; stackcore dir with " +
+                     std::to_string(chosen.size()) + " ring(s)";
+  saver_.Save(c, EventKind::kStackcore, chosen, &report, [this, what = std::move(what)](Reply r) {
+    log_.Notice("pid ", what, r ? " failed: " + r->message : std::string(" written"));
+  });
 }
 
 }  // namespace atraced

@@ -71,6 +71,7 @@ Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& 
   }
   r.shares.pools.push_back(PoolOf(ATR_POOL_RINGS, ring_slots_));
   r.shares.pools.push_back(PoolOf(ATR_POOL_RING_MEMORY, ring_memory_));
+  r.shares.pools.push_back(PoolOf(ATR_POOL_QUEUED_SAVES, queued_saves_));
   proto::Encode(r, body);
   return std::nullopt;
 }

@@ -16,17 +16,20 @@ namespace atraced {
 
 class Queries {
  public:
-  // `ring_slots` and `ring_memory` are the rings' pools (Rings), reported with the
-  // connections and descriptors of `options`.
+  // `ring_slots` and `ring_memory` are the rings' pools (Rings), `queued_saves` the save
+  // bytes queued for the I/O workers (RingSaver), reported with the connections and
+  // descriptors of `options`.
   Queries(TraceStore& store, ClientTable& clients, FileAccounting& accounting, const ServiceCounters& counters,
-          const ServiceOptions& options, const UidShare& ring_slots, const UidShare& ring_memory)
+          const ServiceOptions& options, const UidShare& ring_slots, const UidShare& ring_memory,
+          const UidShare& queued_saves)
       : store_(store),
         clients_(clients),
         accounting_(accounting),
         counters_(counters),
         options_(options),
         ring_slots_(ring_slots),
-        ring_memory_(ring_memory) {}
+        ring_memory_(ring_memory),
+        queued_saves_(queued_saves) {}
 
   Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
@@ -40,6 +43,7 @@ class Queries {
   const ServiceOptions& options_;
   const UidShare& ring_slots_;
   const UidShare& ring_memory_;
+  const UidShare& queued_saves_;
 };
 
 }  // namespace atraced

@@ -1,46 +1,140 @@
 #include "ring_saver.h"
 
 #include <map>
+#include <memory>
 #include <optional>
+#include <utility>
 
 namespace atraced {
 
-Reply RingSaver::Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
-                                            const HeldRing::File* report) {
-  // Format first: an event directory is made only when some ring holds a record.
-  std::vector<HeldRing::File> files;
+// One save, built on the loop; Run on a worker touches only what it holds.
+struct RingSaver::Job {
+  struct Part {
+    explicit Part(TraceFileName n) : name(std::move(n)) {}
+    TraceFileName name;
+    std::optional<RingSavePlan> ring;  // a ring's part; else `bytes` is the report
+    std::string bytes;
+    std::unique_ptr<WritableFile> file;  // opened on the loop; closed by Run
+    Status status;                       // the open's or the write's failure
+    uint64_t written = 0;
+    bool empty = false;  // no record of the ring checked out: the file is removed
+    std::vector<std::string> problems;
+    std::string ring_name;  // for the log
+  };
+
+  // Worker side: copies and formats each ring, writes each file, closes them.
+  void Run() {
+    for (Part& p : parts) {
+      if (!p.file) continue;
+      if (p.ring) p.bytes = p.ring->Format(&p.problems);
+      if (p.bytes.empty()) {
+        p.empty = true;
+      } else if (Status st = p.file->Append({reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size()});
+                 st.ok()) {
+        p.written = p.bytes.size();
+      } else {
+        p.status = st;
+      }
+      p.file.reset();
+      std::string().swap(p.bytes);
+    }
+  }
+
+  std::vector<Part> parts;
+  uint64_t seq = 0;
+  uint64_t reserved = 0;
+  int32_t pid = 0;
+  uint64_t start_ticks = 0;
+  UidCharge queued;  // loop side: released by Complete
+  SaveDone done;
+};
+
+void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
+                     const HeldRing::File* report, SaveDone done) {
+  // Planned from the headers: an event directory is made only when some ring holds a record.
+  auto job = std::make_shared<Job>();
+  if (report) {
+    job->parts.emplace_back(report->name).bytes = report->bytes;
+  }
+  uint64_t bound = report ? report->bytes.size() : 0;
   for (const HeldRing* ring : rings) {
     std::vector<std::string> problems;
-    auto file = ring->Save(&problems);
+    std::optional<RingSavePlan> plan = ring->PlanSave(&problems);
     for (const auto& p : problems) log_.Warning("ring ", ring->name(), " of pid ", c.peer.pid, ": ", p);
-    if (file) files.push_back(std::move(*file));
+    if (!plan) continue;
+    bound += plan->max_bytes();
+    Job::Part& part = job->parts.emplace_back(plan->file_name());
+    part.ring = std::move(plan);
+    part.ring_name = ring->name();
   }
-  if (files.empty() && !report) return std::nullopt;
-  if (report) files.insert(files.begin(), *report);
+  if (job->parts.empty()) return done(std::nullopt);
   std::optional<ProcessDirName> process = ParseProcessDirName(c.process_dir);
-  if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
-  uint64_t total = 0;
-  for (const HeldRing::File& f : files) total += f.bytes.size();
-  if (auto refused = admission_.AdmitBytes(c, total)) return refused;
+  if (!process) return done(Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir});
+  // The most the files can take is reserved against every bound before anything is made;
+  // the completion gives back what was not written.
+  if (auto refused = admission_.AdmitBytes(c, bound)) return done(refused);
+  JobRunner* runner = options_.io_runner;
+  if (runner && kind == EventKind::kSchedule) {
+    // A schedule save can be asked again; its uid waits for its own saves to land.
+    UidShare::Verdict verdict;
+    job->queued = UidCharge::Take(&queued_, c.peer.uid, bound, &verdict);
+    if (verdict != UidShare::Verdict::kOk) {
+      return done(Refusal{ATR_EAGAIN, "save: " + queued_.Describe(verdict, c.peer.uid, bound)});
+    }
+  } else if (runner) {
+    // Last words (an exit, a crash, a death) are never asked twice: charged, not refused.
+    // They are bounded by what the uid may hold: its connections and its rings' memory.
+    job->queued = UidCharge::Force(&queued_, c.peer.uid, bound);
+  }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
-  if (Status st = store_.MakeRoom(0, total); !st.ok()) return Refusal{Neg(st.err()), st.message(), false, true};
+  if (Status st = store_.MakeRoom(0, bound); !st.ok()) return done(Refusal{Neg(st.err()), st.message(), false, true});
   auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid});
-  if (!begun.ok()) return Refusal{Neg(begun.status().err()), begun.status().message()};
+  if (!begun.ok()) return done(Refusal{Neg(begun.status().err()), begun.status().message()});
+  job->seq = begun->seq;
+  job->reserved = bound;
+  job->pid = c.peer.pid;
+  job->start_ticks = c.start_ticks;
+  job->done = std::move(done);
+  store_.Reserve(bound);
+  admission_.CountBytes(c, bound);
+  for (Job::Part& p : job->parts) {
+    auto out = store_.OpenFile(job->seq, p.name);
+    if (out.ok()) {
+      p.file = std::move(*out);
+    } else {
+      p.status = out.status();
+    }
+  }
+  ++in_flight_;
+  if (!runner) {
+    job->Run();
+    return Complete(*job);
+  }
+  runner->Submit(c.peer.uid, [job] { job->Run(); }, [this, job] { Complete(*job); });
+}
+
+void RingSaver::Complete(Job& job) {
+  --in_flight_;
+  job.queued = UidCharge();
+  store_.Unreserve(job.reserved);  // before the bytes written are added: counted once
   Reply result;
-  for (HeldRing::File& f : files) {
-    auto out = store_.OpenFile(begun->seq, f.name);
-    Status st = out.ok() ? (*out)->Append({reinterpret_cast<const uint8_t*>(f.bytes.data()), f.bytes.size()})
-                         : out.status();
-    if (!st.ok()) {
-      if (!result) result = Refusal{Neg(st.err()), st.message()};  // the first failure; the others still try
+  uint64_t written = 0;
+  for (Job::Part& p : job.parts) {
+    for (const auto& problem : p.problems) log_.Warning("ring ", p.ring_name, " of pid ", job.pid, ": ", problem);
+    if (p.empty) (void)store_.RemoveFile(job.seq, p.name);  // CANN writes no file without a record
+    if (!p.status.ok()) {
+      if (!result) result = Refusal{Neg(p.status.err()), p.status.message()};  // the first failure
       continue;
     }
-    store_.AddBytes(begun->seq, f.bytes.size());
-    admission_.CountBytes(c, f.bytes.size());
-    if (&f != &files.front() || !report) ++counters_.rings_saved;
+    if (p.written == 0) continue;
+    store_.AddBytes(job.seq, p.written);
+    written += p.written;
+    if (p.ring) ++counters_.rings_saved;
   }
-  store_.EndEvent(begun->seq);
-  return result;
+  admission_.ReturnBytes(job.pid, job.start_ticks, job.reserved - written);
+  store_.EndEvent(job.seq);
+  SaveDone done = std::move(job.done);
+  done(std::move(result));
 }
 
 std::vector<const HeldRing*> RingSaver::Unreleased(const Client& c) {

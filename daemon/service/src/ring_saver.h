@@ -1,13 +1,26 @@
 // Writes a client's rings (and, for a crash or a death, the report first) into one new event
 // directory. Which rings a save takes is decided here too: every live one for a schedule
 // save, one per object name at a death.
+//
+// A save is decided on the event loop and written by an I/O worker (docs/IO_WORKERS.md):
+// the loop reads each ring's header (HeldRing::PlanSave), reserves the most the files can
+// take against max-bytes-per-client, the store's byte limits and the uid's share of queued
+// save bytes, makes the directory and opens the files; the worker copies, formats and writes;
+// back on the loop the completion counts what was written, returns the rest of the
+// reservations, ends the event (which may age its class) and gives the reply. Without a
+// runner (tests, fuzzers) the same steps run inline.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "admission.h"
+#include "atraced/admission/uid_share.h"
 #include "atraced/common/log.h"
+#include "atraced/io/job_runner.h"
 #include "atraced/rings/held_ring.h"
 #include "atraced/service/service_types.h"
 #include "atraced/store/trace_store.h"
@@ -16,17 +29,29 @@
 
 namespace atraced {
 
+// What the caller of a save does with its reply, on the loop.
+using SaveDone = std::function<void(Reply)>;
+
 class RingSaver {
  public:
-  RingSaver(TraceStore& store, Admission& admission, Logger& log, ServiceCounters& counters)
-      : store_(store), admission_(admission), log_(log), counters_(counters) {}
+  // `queued` is the pool of save bytes in flight, shared per uid (uid-queued-share).
+  RingSaver(TraceStore& store, Admission& admission, Logger& log, ServiceCounters& counters, UidShare& queued,
+            const ServiceOptions& options)
+      : store_(store), admission_(admission), log_(log), counters_(counters), queued_(queued), options_(options) {}
 
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record). `report`, if given, is written first and makes the
   // directory even without records. Every byte counts against the process's
-  // max-bytes-per-client; a save that would pass it is refused whole (-EBUSY).
-  Reply Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
-             const HeldRing::File* report = nullptr);
+  // max-bytes-per-client; a save that could pass it is refused whole (-EBUSY), as is a
+  // schedule save past the uid's share of queued save bytes (-EAGAIN: exit and stackcore
+  // saves are charged to the share, never refused by it). Calls `done` once with the reply:
+  // before returning when the save is refused, has nothing to write or runs inline, else
+  // on the loop once the files are written.
+  void Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings, const HeldRing::File* report,
+            SaveDone done);
+
+  // Saves whose completion has not run yet.
+  size_t in_flight() const { return in_flight_; }
 
   // The rings RING_SAVE_ALL and DUMP save: every live one (destroyed exitSave ones wait for exit).
   static std::vector<const HeldRing*> Unreleased(const Client& c);
@@ -35,10 +60,16 @@ class RingSaver {
   static std::vector<const HeldRing*> AtDeath(const Client& c, std::string* names);
 
  private:
+  struct Job;
+  void Complete(Job& job);
+
   TraceStore& store_;
   Admission& admission_;
   Logger& log_;
   ServiceCounters& counters_;
+  UidShare& queued_;
+  const ServiceOptions& options_;
+  size_t in_flight_ = 0;
 };
 
 }  // namespace atraced

@@ -70,7 +70,7 @@ Reply Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
   return std::nullopt;
 }
 
-Reply Rings::OnRingReport(Client& c, std::span<const uint8_t> payload) {
+Reply Rings::OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::RingReport m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   std::vector<const HeldRing*> chosen;
@@ -83,18 +83,20 @@ Reply Rings::OnRingReport(Client& c, std::span<const uint8_t> payload) {
   }
   // Written before the reply either way: `wait` only tells the client whether to wait.
   if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
-  return saver_.Save(c, EventKind::kSchedule, chosen);
+  saver_.Save(c, EventKind::kSchedule, chosen, nullptr, later.Take());
+  return std::nullopt;
 }
 
-Reply Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload) {
+Reply Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::RingSaveAll m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   const std::vector<const HeldRing*> chosen = RingSaver::Unreleased(c);
   if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
-  return saver_.Save(c, EventKind::kSchedule, chosen);
+  saver_.Save(c, EventKind::kSchedule, chosen, nullptr, later.Take());
+  return std::nullopt;
 }
 
-Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload) {
+Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::Goodbye m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   if (c.goodbye) return Refusal{ATR_EPROTO, "GOODBYE: already said on this connection"};
@@ -107,12 +109,12 @@ Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload) {
   std::vector<const HeldRing*> chosen;
   for (auto& [name, ring] : by_name) chosen.push_back(ring);
   Reply result = admission_.AdmitEvent(c, EventKind::kExit);
-  if (!result) result = saver_.Save(c, EventKind::kExit, chosen);
-  ReleaseAll(c);  // the process is leaving: its rings are of no further use
+  if (!result) saver_.Save(c, EventKind::kExit, chosen, nullptr, later.Take());
+  ReleaseAll(c);  // the process is leaving: its rings are of no further use (a save holds its own)
   return result;
 }
 
-Reply Rings::OnDump(Client& c, std::span<const uint8_t> payload) {
+Reply Rings::OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::Dump m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   // Sent on the crash connection, which holds no ring: the rings are another connection's.
@@ -123,11 +125,14 @@ Reply Rings::OnDump(Client& c, std::span<const uint8_t> payload) {
                                    " holds an unreleased ring: there is nothing to save"};
   }
   if (auto refused = admission_.AdmitEvent(*holder, EventKind::kSchedule)) return refused;
-  Reply r = saver_.Save(*holder, EventKind::kSchedule, chosen);
   // Logged: a signal from outside the process asked for it, not the application.
-  log_.Info("pid ", c.peer.pid, " (", holder->program, ") caught dump signal ", SignalName(m.signo), " in thread ", m.tid,
-            "; schedule dir with ", chosen.size(), " ring(s)", r ? " failed: " + r->message : std::string(" written"));
-  return r;
+  saver_.Save(*holder, EventKind::kSchedule, chosen, nullptr,
+              [this, reply = later.Take(), pid = c.peer.pid, program = holder->program, m, n = chosen.size()](Reply r) {
+                log_.Info("pid ", pid, " (", program, ") caught dump signal ", SignalName(m.signo), " in thread ", m.tid,
+                          "; schedule dir with ", n, " ring(s)", r ? " failed: " + r->message : std::string(" written"));
+                reply(std::move(r));
+              });
+  return std::nullopt;
 }
 
 void Rings::ReleaseAll(Client& c) {

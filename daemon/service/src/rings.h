@@ -14,6 +14,7 @@
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
+#include "later_reply.h"
 #include "process_records.h"
 #include "refusal.h"
 #include "ring_saver.h"
@@ -38,11 +39,12 @@ class Rings {
 
   Reply OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd);
   Reply OnRingRelease(Client& c, std::span<const uint8_t> payload);
-  Reply OnRingReport(Client& c, std::span<const uint8_t> payload);
-  Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload);
-  Reply OnGoodbye(Client& c, std::span<const uint8_t> payload);
+  // The saves: their reply comes through `later` once the files are written (ring_saver.h).
+  Reply OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  Reply OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later);
   // The on-demand dump signal: RING_SAVE_ALL for the process's ring-holding connection.
-  Reply OnDump(Client& c, std::span<const uint8_t> payload);
+  Reply OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later);
 
   // Unmaps every ring the client holds (it is gone for good, or said GOODBYE).
   void ReleaseAll(Client& c);

@@ -16,6 +16,7 @@
 #include "deaths.h"
 #include "event_files.h"
 #include "file_accounting.h"
+#include "later_reply.h"
 #include "process_records.h"
 #include "queries.h"
 #include "refusal.h"
@@ -39,13 +40,15 @@ struct TraceService::Rooms {
       : store(the_store), processes(the_processes), clock(the_clock), log(the_log), options(std::move(opts)),
         ring_slots("rings", "ring", "uid-ring-share", options.max_rings_total, options.uid_ring_share),
         ring_memory("ring memory", "byte", "uid-ring-share", options.max_ring_memory, options.uid_ring_share),
+        queued_saves("queued save bytes", "byte", "uid-queued-share", options.max_queued_bytes,
+                     options.uid_queued_share),
         records(processes, clock),
         admission(records, clock, log, counters, options),
         accounting(store, records),
-        saver(store, admission, log, counters),
+        saver(store, admission, log, counters, queued_saves, options),
         events(store, processes, records, admission, accounting, clock, log, counters, options),
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
-        queries(store, clients, accounting, counters, options, ring_slots, ring_memory),
+        queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
         crashes(clients, records, processes, saver, clock, log, counters, options, [this](Client& c) { Forget(c); }) {}
 
@@ -55,9 +58,13 @@ struct TraceService::Rooms {
     store.ReleaseProcessDir(c.process_dir);
   }
   Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
-  // The opcode's handler; *deferred: its reply comes later (a CRASH inspected off the loop).
+  // The opcode's handler; *deferred: its reply comes later (a CRASH inspected off the loop,
+  // or a save on the I/O workers).
   Reply Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
                  UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred);
+  Reply DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+                   UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred,
+                   LaterReply& later);
 
   TraceStore& store;
   ProcessTable& processes;
@@ -68,6 +75,7 @@ struct TraceService::Rooms {
   // Before the clients: a client's rings hold charges of these.
   UidShare ring_slots;
   UidShare ring_memory;
+  UidShare queued_saves;  // charged by saves in flight (RingSaver)
   ClientTable clients;
   ProcessRecords records;
   Admission admission;
@@ -206,7 +214,7 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     bool deferred = false;
     refusal = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge, &deferred);
     if (deferred) {
-      // The reply comes through the reply sink (Crashes).
+      // The reply comes through the reply sink (Crashes, RingSaver).
       c.last_activity = r.clock.Now();
       out.deferred = true;
       return;
@@ -242,6 +250,17 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
 Reply TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
                                     std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
                                     UniqueFd* passed, FdCharge* passed_charge, bool* deferred) {
+  LaterReply later(clients, id, h.opcode, h.request_id, counters);
+  Reply r = DispatchOp(id, c, h, payload, std::move(attached), out, passed, passed_charge, deferred, later);
+  if (*deferred) return r;
+  std::optional<Reply> now = later.Settle(std::move(r));
+  *deferred = !now;
+  return now ? std::move(*now) : std::nullopt;
+}
+
+Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h,
+                                      std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
+                                      UniqueFd* passed, FdCharge* passed_charge, bool* deferred, LaterReply& later) {
   std::vector<uint8_t>& body = body_scratch;
   switch (h.opcode) {
     case ATR_OP_HELLO: return OnHello(c, payload, body, &out.close_after);
@@ -256,16 +275,16 @@ Reply TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHe
     case ATR_OP_VACUUM: return queries.OnVacuum(payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
-    case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload);
-    case ATR_OP_RING_SAVE_ALL: return rings.OnRingSaveAll(c, payload);
-    case ATR_OP_GOODBYE: return rings.OnGoodbye(c, payload);
+    case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload, later);
+    case ATR_OP_RING_SAVE_ALL: return rings.OnRingSaveAll(c, payload, later);
+    case ATR_OP_GOODBYE: return rings.OnGoodbye(c, payload, later);
     case ATR_OP_CRASH: {
-      if (!options.crash_runner) return crashes.OnCrash(c, payload);
+      if (!options.crash_runner) return crashes.OnCrash(c, payload, later);
       Reply refused = crashes.StartCrash(id, c, h, payload);
       *deferred = !refused;
       return refused;
     }
-    case ATR_OP_DUMP: return rings.OnDump(c, payload);
+    case ATR_OP_DUMP: return rings.OnDump(c, payload, later);
     default: return Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
   }
 }
@@ -313,6 +332,7 @@ void TraceService::SetClientLimits(const RateLimit& rate_limit, uint64_t max_byt
   rooms_->options.max_bytes_per_client = max_bytes_per_client;
 }
 void TraceService::SetCrashRunner(CrashRunner* runner) { rooms_->options.crash_runner = runner; }
+void TraceService::SetIoRunner(JobRunner* runner) { rooms_->options.io_runner = runner; }
 void TraceService::SetCrashBudget(std::chrono::milliseconds budget) { rooms_->options.crash_budget = budget; }
 void TraceService::Tick() {
   rooms_->admission.Tick();
@@ -326,6 +346,7 @@ uint64_t TraceService::features(ClientId id) const {
   return c == nullptr ? 0 : c->features;
 }
 size_t TraceService::rings() const { return rooms_->rings.total(); }
+size_t TraceService::saves_in_flight() const { return rooms_->saver.in_flight(); }
 const ServiceCounters& TraceService::counters() const { return rooms_->counters; }
 TraceStore& TraceService::store() { return rooms_->store; }
 

@@ -437,6 +437,19 @@ void PosixFileSystem::KeepParent(std::shared_ptr<const UniqueFd> base, std::stri
   parent_fd_ = std::move(fd);
 }
 
+Status PosixFileSystem::RemoveFile(const std::string& rel) {
+  auto dir = TraceDirFd();
+  UniqueFd parent;
+  int at = -1;
+  const char* leaf = nullptr;
+  if (Status st = OpenParentDir(rel, *dir, &parent, &at, &leaf); !st.ok()) return st;
+  if (::unlinkat(at, leaf, 0) != 0) {
+    int err = errno;
+    return Errno(err, "unlink " + trace_dir_ + "/" + rel);
+  }
+  return Status::Ok();
+}
+
 Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
   auto dir = TraceDirFd();
   UniqueFd parent;

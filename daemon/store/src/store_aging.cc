@@ -181,7 +181,8 @@ uint64_t TraceStore::free_bytes() const {
 
 ByteNeed TraceStore::NeedFor(uint64_t incoming) const {
   if (!limits_resolved_) return {};  // before Recover: nothing is counted yet
-  return BytesToFree(used_total_, incoming, limits_.max_use, free_bytes(), limits_.keep_free);
+  // What jobs in flight may still write counts as incoming: it will land.
+  return BytesToFree(used_total_, incoming + reserved_, limits_.max_use, free_bytes(), limits_.keep_free);
 }
 
 void TraceStore::SampleSpace() {

@@ -116,6 +116,12 @@ Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const T
   return fs_.OpenAppend(path);
 }
 
+Status TraceStore::RemoveFile(uint64_t seq, const TraceFileName& name) {
+  Entry* e = FindEntry(seq);
+  if (e == nullptr) return Status::Error(ENOENT, "no event with sequence " + std::to_string(seq));
+  return fs_.RemoveFile(e->rel_path + "/" + name.str());
+}
+
 void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
   counters_.bytes_written += grown.allocated;
   counters_.bytes_apparent += grown.apparent;

@@ -36,7 +36,12 @@ void CopyRingSnapshot(const void* mapping, size_t size, std::vector<uint8_t>* ou
 // thousands of mostly empty rings would otherwise pay for every page of each at every save.
 // A header that does not describe a ring within `size` is copied alone (the reader rejects
 // it). Returns the bytes read from the mapping.
-size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out);
+//
+// `max_slots` caps the slots read below that: a save planned on the event loop from the
+// header (RingSavePlan in the daemon) reserved room for that many records, and records
+// written after the plan are not its to save.
+size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out,
+                    uint64_t max_slots = UINT64_MAX);
 
 struct RingRecord {
   uint64_t index = 0;         // k: the record's position in the writer's sequence

@@ -110,7 +110,7 @@ enum atr_status {
   ATR_ESRCH = -3,            /* the named host pid does not exist */
   ATR_EIO = -5,              /* the disk failed */
   ATR_EBADF = -9,            /* 1.1: RING_REGISTER without exactly one descriptor */
-  ATR_EAGAIN = -11,          /* the client's rate limit on new events is reached; retry later */
+  ATR_EAGAIN = -11,          /* the client's rate limit on new events, or its uid's share of queued save bytes, is reached; retry later */
   ATR_EACCES = -13,          /* the filesystem refused */
   ATR_EBUSY = -16,           /* a per-client bound (events, files, bytes written) is reached */
   ATR_EEXIST = -17,          /* the event or file id is already in use on this connection */
@@ -274,7 +274,8 @@ enum atr_pool {
   ATR_POOL_CONNECTIONS = 1, /* connections: max-clients, uid-connection-share */
   ATR_POOL_DESCRIPTORS = 2, /* descriptors for clients: the budget, uid-descriptor-share */
   ATR_POOL_RINGS = 3,       /* rings held: max-rings, uid-ring-share */
-  ATR_POOL_RING_MEMORY = 4  /* bytes the held rings may cost: max-ring-memory, uid-ring-share */
+  ATR_POOL_RING_MEMORY = 4, /* bytes the held rings may cost: max-ring-memory, uid-ring-share */
+  ATR_POOL_QUEUED_SAVES = 5 /* bytes of saves queued for the I/O workers: max-queued-bytes, uid-queued-share */
 };
 #define ATR_MAX_POOLS 16u
 #define ATR_MAX_POOL_UIDS 32u

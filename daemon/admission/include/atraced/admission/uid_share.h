@@ -33,6 +33,9 @@ class UidShare {
 
   // Charges `amount` to `uid`, or says why not (nothing is charged then).
   Verdict TryTake(uint32_t uid, uint64_t amount);
+  // Charges `amount` to `uid` whatever the limits say: for what must not be refused (a
+  // crash's or a death's last words), which still counts against the uid's later charges.
+  void Force(uint32_t uid, uint64_t amount);
   void Release(uint32_t uid, uint64_t amount);
   // A new limit (SIGHUP): what is held stays held; only new charges see it.
   void SetLimit(uint64_t limit, uint32_t share_percent);
@@ -58,6 +61,8 @@ class UidCharge {
   UidCharge() = default;
   // Charges `pool` (nullptr: nothing to charge, always ok).
   static UidCharge Take(UidShare* pool, uint32_t uid, uint64_t amount, UidShare::Verdict* verdict);
+  // Charges `pool` past its limits if need be (UidShare::Force).
+  static UidCharge Force(UidShare* pool, uint32_t uid, uint64_t amount);
   UidCharge(UidCharge&& o) noexcept : pool_(o.pool_), uid_(o.uid_), amount_(o.amount_) { o.pool_ = nullptr; }
   UidCharge& operator=(UidCharge&& o) noexcept {
     if (this != &o) {

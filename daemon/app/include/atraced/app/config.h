@@ -34,6 +34,9 @@ struct Config {
   uint32_t max_rings = 32768;                  // rings held at once, below vm.max_map_count
   uint64_t max_ring_memory = 4ull << 30;       // what held rings may cost (HeldRing::MemoryCost)
   uint32_t uid_ring_share = 25;                // percent of max_rings and max_ring_memory per uid
+  uint32_t io_workers = 0;                     // 0: auto (IoPool::AutoWorkers)
+  uint64_t max_queued_bytes = 1ull << 30;      // what queued saves may reserve, in all
+  uint32_t uid_queued_share = 25;              // percent of max_queued_bytes per uid
   uint32_t max_events_per_client = 64;
   uint32_t max_files_per_client = 256;
   uint32_t uid_descriptor_share = 25;          // percent of the client descriptor budget per uid

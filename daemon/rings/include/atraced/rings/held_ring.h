@@ -13,9 +13,16 @@
 // (proto::ReadRingSnapshot: nothing in the ring is trusted) and formats CANN's file
 // (ring_format.h). A corrupt or hostile ring gives the records that check out and a list
 // of problems for the log, never a crash.
+//
+// A save is split in two (docs/IO_WORKERS.md): PlanSave, on the event loop, reads the
+// header alone and says how many records the save covers and how many bytes it can take at
+// most (what the loop reserves against the budgets); RingSavePlan::Format, on an I/O
+// worker, copies and formats. The plan holds the mapping: a client that releases the ring
+// or disconnects while its save runs unmaps nothing under the worker.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,42 +34,63 @@
 
 namespace atraced {
 
+struct RingMapping;  // the registration and its read-only mapping, unmapped with the last holder
+
+// One ring's part of a save, decided on the loop; formatted on any one thread.
+class RingSavePlan {
+ public:
+  const TraceFileName& file_name() const { return file_name_; }
+  // The most bytes Format can return: CANN's format of `slots` records of this geometry
+  // (.txt: one line of at most 28 + msg_size bytes each, and the lost-records line; .bin:
+  // its heads, the struct segment and 16 + msg_size bytes each).
+  uint64_t max_bytes() const { return max_bytes_; }
+  uint64_t slots() const { return slots_; }
+  // Copies at most `slots` used slots, validates them and formats CANN's file; "" when no
+  // record checks out. `problems` receives what was wrong with the ring.
+  std::string Format(std::vector<std::string>* problems) const;
+
+ private:
+  friend class HeldRing;
+  RingSavePlan(std::shared_ptr<const RingMapping> ring, TraceFileName name, uint64_t slots, uint64_t max_bytes)
+      : ring_(std::move(ring)), file_name_(std::move(name)), slots_(slots), max_bytes_(max_bytes) {}
+
+  std::shared_ptr<const RingMapping> ring_;
+  TraceFileName file_name_;
+  uint64_t slots_ = 0;
+  uint64_t max_bytes_ = 0;
+};
+
 class HeldRing {
  public:
   // Checks and maps `memfd` for registration `m`; the descriptor is closed either way.
   static Result<HeldRing> Map(UniqueFd memfd, const proto::RingRegister& m);
-
-  HeldRing(HeldRing&& other) noexcept;
-  HeldRing& operator=(HeldRing&& other) noexcept;
-  HeldRing(const HeldRing&) = delete;
-  HeldRing& operator=(const HeldRing&) = delete;
-  ~HeldRing();
 
   // The most memory holding ring `m` can cost the daemon: every page of its mapping (a
   // hostile write_index makes a save read them all) and its decoded struct entries. Charged
   // to the owner's uid before the ring is mapped (issue 21).
   static uint64_t MemoryCost(const proto::RingRegister& m);
 
-  uint32_t object_id() const { return reg_.object_id; }
-  const std::string& name() const { return reg_.name; }
-  bool exit_save() const { return (reg_.flags & ATR_RING_EXIT_SAVE) != 0; }
-  bool binary() const { return !reg_.structs.empty(); }
-  size_t bytes() const { return size_; }
+  uint32_t object_id() const;
+  const std::string& name() const;
+  bool exit_save() const;
+  bool binary() const;
+  size_t bytes() const;
 
-  // The object's file as CANN would write it now, or nullopt when the ring holds no record
-  // (CANN writes no file then). `problems` receives what was wrong with the ring, if anything.
   struct File {
     TraceFileName name;
     std::string bytes;  // text or binary, as the file holds it
   };
+  // What saving the ring now takes, from its header alone: nullopt when no record was ever
+  // written (CANN writes no file then) or the header is no longer valid (`problems` says why).
+  std::optional<RingSavePlan> PlanSave(std::vector<std::string>* problems) const;
+  // The object's file as CANN would write it now (PlanSave and Format on this thread), or
+  // nullopt when the ring holds no record.
   std::optional<File> Save(std::vector<std::string>* problems) const;
 
  private:
-  HeldRing(proto::RingRegister reg, const void* map, size_t size) : reg_(std::move(reg)), map_(map), size_(size) {}
+  explicit HeldRing(std::shared_ptr<const RingMapping> ring) : ring_(std::move(ring)) {}
 
-  proto::RingRegister reg_;
-  const void* map_ = nullptr;
-  size_t size_ = 0;
+  std::shared_ptr<const RingMapping> ring_;
 };
 
 }  // namespace atraced

@@ -14,6 +14,7 @@
 #include "atraced/admission/rate_limit.h"
 #include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
+#include "atraced/io/job_runner.h"
 #include "atraced/processes/crash_inspector.h"
 
 namespace atraced {
@@ -72,6 +73,13 @@ struct ServiceOptions {
   // (a crash loop, or a user forking processes that crash on purpose). Past it the report
   // has threads and maps but no backtrace, and says why.
   uint32_t crash_unwinds_per_uid_per_minute = 5;
+  // Who writes ring saves, crash and death reports (docs/IO_WORKERS.md). nullptr: inline, on
+  // the event loop, inside Handle (tests, fuzzers). Set: their replies are deferred.
+  JobRunner* io_runner = nullptr;
+  // What the saves queued for the workers may reserve, in all, and the percent of it one
+  // uid may hold, root and the daemon's uid included (-EAGAIN past it).
+  uint64_t max_queued_bytes = 1ull << 30;
+  uint32_t uid_queued_share = 25;
 };
 
 // Replies to one batch of requests, in request order.

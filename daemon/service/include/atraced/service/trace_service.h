@@ -80,6 +80,8 @@ class TraceService {
   // Where the next CRASH is inspected (ServiceOptions::crash_runner); nullptr: inline. The
   // runner's `done` must run on the event loop, and never after the service is destroyed.
   void SetCrashRunner(CrashRunner* runner);
+  // Who writes the next saves (ServiceOptions::io_runner); nullptr: inline. The same rules.
+  void SetIoRunner(JobRunner* runner);
   // The unwind deadline for the next CRASH (SIGHUP: crash-unwind-timeout-ms).
   void SetCrashBudget(std::chrono::milliseconds budget);
   // The timer's work: one log line per client process whose events the rate limit refused
@@ -90,6 +92,8 @@ class TraceService {
   // The feature bits HELLO granted to this client (0 before HELLO or for an unknown id).
   uint64_t features(ClientId id) const;
   size_t rings() const;
+  // Saves queued or running on the I/O runner whose completion has not run (shutdown waits).
+  size_t saves_in_flight() const;
   const ServiceCounters& counters() const;
   TraceStore& store();
   // One line for sd_notify STATUS=: counts per class and clients.

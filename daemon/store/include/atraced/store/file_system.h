@@ -104,6 +104,8 @@ class FileSystem {
   virtual Status RemoveTree(const std::string& rel) = 0;
   // rmdir(2): fails with ENOTEMPTY if anything is inside.
   virtual Status RemoveEmptyDir(const std::string& rel) = 0;
+  // unlink(2) of a file (never a directory).
+  virtual Status RemoveFile(const std::string& rel) = 0;
   // Sum of the use of the regular files in a directory tree (both figures).
   virtual Result<DiskUsage> TreeBytes(const std::string& rel) = 0;
   // The size and free space of the trace directory's file system: one fstatvfs. The store

@@ -42,6 +42,7 @@ class PosixFileSystem final : public FileSystem {
   Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
+  Status RemoveFile(const std::string& rel) override;
   Result<DiskUsage> TreeBytes(const std::string& rel) override;
   Result<FsSpace> Space() override;
   Status CheckTraceDir() override { return EnsureTraceDir(); }

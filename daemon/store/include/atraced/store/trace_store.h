@@ -26,6 +26,7 @@
 // `max-age` is checked on the tick: one scan of the entries.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -135,6 +136,15 @@ class TraceStore {
   void AddBytes(uint64_t seq, DiskUsage grown);
   // Bytes the daemon itself wrote: both figures are the count written.
   void AddBytes(uint64_t seq, uint64_t written) { AddBytes(seq, DiskUsage{written, written}); }
+  // Bytes a job on the I/O workers may still write (docs/IO_WORKERS.md): MakeRoom and the
+  // byte limits count them as written, so the budget holds while they are in flight. The
+  // job's completion unreserves them and adds what was written (AddBytes).
+  void Reserve(uint64_t bytes) { reserved_ += bytes; }
+  void Unreserve(uint64_t bytes) { reserved_ -= std::min(reserved_, bytes); }
+  uint64_t reserved_bytes() const { return reserved_; }
+  // Removes a file the daemon made in event `seq` and left empty (a ring whose records all
+  // turned out torn: CANN writes no file then).
+  Status RemoveFile(uint64_t seq, const TraceFileName& name);
   // Measures the event directory again and adds what it holds beyond its count (as
   // AddBytes), for files written through descriptors the daemon no longer watches. Returns
   // the growth, or nullopt once the directory is gone (aged) and nothing is left to watch.
@@ -279,6 +289,7 @@ class TraceStore {
   bool limits_resolved_ = false;
   std::array<uint64_t, kAgeClassCount> used_{};
   uint64_t used_total_ = 0;
+  uint64_t reserved_ = 0;  // Reserve: bytes jobs in flight may still write
   // The free-space estimate: the last fstatvfs, what was written since, what was aged since.
   uint64_t free_sample_ = 0;
   uint64_t written_since_sample_ = 0;

@@ -1,0 +1,51 @@
+#include "later_reply.h"
+
+#include <utility>
+#include <vector>
+
+namespace atraced {
+
+void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply& reply, ServiceCounters& counters) {
+  if (reply) ++counters.requests_refused;
+  if (to == nullptr || !to->reply_sink) return;
+  std::vector<uint8_t> body;
+  if (reply) {
+    proto::EncodeReplyError(reply->status, reply->message, body);
+  } else {
+    proto::EncodeReplyOk(body);
+  }
+  ReplyBatch batch;
+  proto::AppendFrame(batch.bytes, opcode, ATR_FLAG_REPLY, request_id, body);
+  to->reply_sink(std::move(batch));
+}
+
+LaterReply::LaterReply(ClientTable& clients, ClientId id, uint16_t opcode, uint32_t request_id,
+                       ServiceCounters& counters)
+    : state_(std::make_shared<State>()) {
+  state_->clients = &clients;
+  state_->counters = &counters;
+  state_->id = id;
+  state_->opcode = opcode;
+  state_->request_id = request_id;
+}
+
+std::function<void(Reply)> LaterReply::Take() {
+  state_->taken = true;
+  return [state = state_](Reply reply) {
+    if (!state->settled) {
+      state->answered = true;
+      state->early = std::move(reply);
+      return;
+    }
+    SendLateReply(state->clients->Find(state->id), state->opcode, state->request_id, reply, *state->counters);
+  };
+}
+
+std::optional<Reply> LaterReply::Settle(Reply from_handler) {
+  state_->settled = true;
+  if (!state_->taken || from_handler) return from_handler;  // never handed on, or refused before
+  if (state_->answered) return std::move(state_->early);
+  return std::nullopt;
+}
+
+}  // namespace atraced
