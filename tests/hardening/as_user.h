@@ -3,7 +3,11 @@
 // Header-only (it is included by the hardening test files that need it).
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -62,6 +66,57 @@ inline bool StartForAttacker(DaemonProcess& d) {
   if (!d.Start()) return false;
   ::chmod(d.tmp().path().c_str(), 0755);
   return true;
+}
+
+// Runs `attack` as the attacker in a forked child, which reports one line through a pipe;
+// returns the line ("" if none came). The child lives on until `release` is written (so what
+// it holds stays held while the test looks) or the test ends.
+struct Attacker {
+  pid_t pid = -1;
+  int result = -1;
+  int release = -1;
+
+  template <class F>
+  explicit Attacker(F attack) {
+    int out[2], in[2];
+    REQUIRE(::pipe(out) == 0);
+    REQUIRE(::pipe(in) == 0);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(out[0]);
+      ::close(in[1]);
+      if (!BecomeUser(kAttacker)) ::_exit(90);
+      attack(out[1], in[0]);
+      ::_exit(0);
+    }
+    ::close(out[1]);
+    ::close(in[0]);
+    result = out[0];
+    release = in[1];
+  }
+  std::string Line(std::chrono::milliseconds timeout = std::chrono::seconds(30)) { return ReadReport(result, timeout); }
+  // Lets the child go on from a WaitRelease.
+  void Release() { (void)!::write(release, "x", 1); }
+  ~Attacker() {
+    ::close(release);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ::close(result);
+  }
+};
+
+// In the child: blocks until the test calls Release (or ends).
+inline void WaitRelease(int in) {
+  char c;
+  (void)!::read(in, &c, 1);
+}
+
+// Tests that run a second user need root to become it.
+inline bool NeedsRoot() {
+  if (::geteuid() == 0) return true;
+  WARN("skipped: needs root to run a second user against the daemon");
+  return false;
 }
 
 }  // namespace atraced::testing

@@ -111,6 +111,30 @@ class FakeCrashRunner final : public CrashRunner {
   std::vector<Job> jobs;
 };
 
+// Keeps the saves' jobs until the test runs them: the event loop's view of the I/O workers
+// (daemon/io). Jobs never run are dropped with the runner, as a stopped daemon drops them.
+class HeldIoRunner final : public JobRunner {
+ public:
+  void Submit(uint32_t uid, std::function<void()> work, std::function<void()> done) override {
+    jobs.push_back({uid, std::move(work), std::move(done)});
+  }
+  // Runs every held job (its work, then its completion, as the loop would get it).
+  void RunAll() {
+    auto pending = std::move(jobs);
+    jobs.clear();
+    for (auto& j : pending) {
+      j.work();
+      j.done();
+    }
+  }
+  struct Job {
+    uint32_t uid;
+    std::function<void()> work;
+    std::function<void()> done;
+  };
+  std::vector<Job> jobs;
+};
+
 struct DeferredCrash {
   FakeCrashInspector inspector;
   FakeCrashRunner runner;

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,33 @@ inline UniqueFd RingWith(const std::vector<std::string>& texts) {
     ++k;
   }
   REQUIRE(::pwrite(fd.get(), &k, 8, ATR_RING_OFF_WRITE_INDEX) == 8);
+  return fd;
+}
+
+// An EmptyRingOf(msg_num, msg_size) whose every slot holds a complete record of
+// `text_bytes` printable bytes: a full ring, as a busy object leaves it. Filled through a
+// mapping (a slot by pwrite would cost three system calls each).
+inline UniqueFd FullRingOf(uint32_t msg_num, uint32_t msg_size, uint32_t text_bytes) {
+  UniqueFd fd = EmptyRingOf(msg_num, msg_size);
+  const size_t bytes = ATR_RING_BYTES(msg_num, msg_size);
+  void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  REQUIRE(map != MAP_FAILED);
+  auto* base = static_cast<uint8_t*>(map);
+  const uint32_t slot = ATR_RING_SLOT_SIZE(msg_size);
+  for (uint64_t k = 0; k < msg_num; ++k) {
+    uint8_t* at = base + ATR_RING_HEADER_SIZE + k * slot;
+    atr_ring_slot_head head{};
+    head.seq_done = k + 1;
+    head.timestamp_ns = 2 + k;
+    head.length = text_bytes;
+    std::memset(at + ATR_RING_SLOT_HEAD_SIZE, 'a' + static_cast<int>(k % 26), text_bytes);
+    const uint64_t seq_start = k + 1;
+    std::memcpy(at + slot - 8, &seq_start, 8);
+    std::memcpy(at, &head, sizeof head);
+  }
+  const uint64_t written = msg_num;
+  std::memcpy(base + ATR_RING_OFF_WRITE_INDEX, &written, 8);
+  ::munmap(map, bytes);
   return fd;
 }
 
