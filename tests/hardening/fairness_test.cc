@@ -1,6 +1,6 @@
 // Issue 21, finding 3, against the real binary: an unprivileged user (uid 65534) saves full
-// rings as fast as it can, from eight connections at once, while root asks STATUS and
-// writes events. Ring saves are formatted and written by the I/O workers
+// rings as fast as it can, from eight connections at once, or dies holding hundreds of
+// them, while root asks STATUS and writes events. Ring saves are formatted and written by the I/O workers
 // (docs/IO_WORKERS.md), so root waits for the event loop only, never behind the saves.
 #include <catch2/catch.hpp>
 
@@ -42,6 +42,13 @@ struct ShmRoot {
   }
 };
 
+// A daemon for the attacker's tests, its root on `root`.
+DaemonProcess::Options OnShm(const ShmRoot& root) {
+  DaemonProcess::Options o = ForAttacker();
+  o.root = root.path;
+  return o;
+}
+
 double Percentile(std::vector<double> v, double p) {
   REQUIRE(!v.empty());
   std::sort(v.begin(), v.end());
@@ -50,6 +57,42 @@ double Percentile(std::vector<double> v, double p) {
 
 double MsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Root's STATUS round trips, one every 5 ms for `span`.
+std::vector<double> StatusRoundTrips(RawClient& c, std::chrono::milliseconds span) {
+  std::vector<double> ms;
+  const auto until = std::chrono::steady_clock::now() + span;
+  while (std::chrono::steady_clock::now() < until) {
+    const auto t = std::chrono::steady_clock::now();
+    auto r = c.Call(ATR_OP_STATUS, {});
+    ms.push_back(MsSince(t));
+    REQUIRE(r);
+    REQUIRE(r->status == 0);
+    std::this_thread::sleep_for(5ms);
+  }
+  return ms;
+}
+
+// In the attacker: `connections` connections holding `rings` full rings each, all before it
+// returns; reports how many registrations failed.
+std::vector<RawClient> HoldFullRings(const std::string& socket, int connections, uint32_t rings, uint32_t msg_num,
+                                     uint32_t msg_size, int* failed) {
+  std::vector<RawClient> held;
+  for (int k = 0; k < connections; ++k) {
+    auto c = RawClient::Connect(socket);
+    if (!c || !c->Hello(ATR_FEATURE_MEMFD)) {
+      ++*failed;
+      continue;
+    }
+    for (uint32_t id = 1; id <= rings; ++id) {
+      UniqueFd ring = FullRingOf(msg_num, msg_size, msg_size - 1);
+      auto r = c->CallWithFd(ATR_OP_RING_REGISTER, RegisterPayload(id, msg_num, msg_size), ring.get());
+      if (!r || r->status != 0) ++*failed;
+    }
+    held.push_back(std::move(*c));
+  }
+  return held;
 }
 
 // Each attacking connection holds this many full rings of 512 records of 223 bytes (CANN's
@@ -65,9 +108,7 @@ TEST_CASE("fairness: while one user saves rings as fast as it can, another user'
           "[hardening][security][shares][fairness]") {
   if (!NeedsRoot()) return;
   ShmRoot root;
-  DaemonProcess::Options o = ForAttacker();
-  o.root = root.path;
-  DaemonProcess d(o);
+  DaemonProcess d(OnShm(root));
   REQUIRE(StartForAttacker(d));
   Attacker attacker([&d](int out, int in) {
     std::atomic<bool> stop{false};
@@ -75,18 +116,12 @@ TEST_CASE("fairness: while one user saves rings as fast as it can, another user'
     std::vector<std::thread> threads;
     for (int k = 0; k < kConnections; ++k) {
       threads.emplace_back([&] {
-        auto c = RawClient::Connect(d.socket());
-        if (!c || !c->Hello(ATR_FEATURE_MEMFD)) {
-          ++broken;
-          ++ready;
-          return;
-        }
-        for (uint32_t id = 1; id <= kRings; ++id) {
-          UniqueFd ring = FullRingOf(kMsgNum, kMsgSize, kMsgSize - 1);
-          auto r = c->CallWithFd(ATR_OP_RING_REGISTER, RegisterPayload(id, kMsgNum, kMsgSize), ring.get());
-          if (!r || r->status != 0) ++broken;
-        }
+        int failed = 0;
+        auto held = HoldFullRings(d.socket(), 1, kRings, kMsgNum, kMsgSize, &failed);
+        broken += failed;
         ++ready;
+        if (held.empty()) return;
+        RawClient* c = &held.front();
         const auto save_all = Payload(proto::RingSaveAll{true, 0});
         while (!stop) {
           auto r = c->Call(ATR_OP_RING_SAVE_ALL, save_all);
@@ -146,4 +181,48 @@ TEST_CASE("fairness: while one user saves rings as fast as it can, another user'
   CHECK(emit_p99 < 100.0);
   CHECK(::kill(d.pid(), 0) == 0);  // alive
   CHECK(d.Stop() == 0);              // and stops cleanly, its queued saves landed
+}
+
+TEST_CASE("fairness: a user's process that dies holding 256 full rings stalls nobody while its reports are written",
+          "[hardening][security][shares][fairness][death]") {
+  if (!NeedsRoot()) return;
+  ShmRoot root;
+  DaemonProcess d(OnShm(root));
+  REQUIRE(StartForAttacker(d));
+  Attacker attacker([&d](int out, int in) {
+    int failed = 0;
+    auto held = HoldFullRings(d.socket(), 4, 64, kMsgNum, kMsgSize, &failed);
+    Report(out, failed, "ready");
+    WaitRelease(in);  // until it is killed
+  });
+  const std::string ready = attacker.Line(60s);
+  REQUIRE(ready == "0 ready\n");
+  auto victim = RawClient::Connect(d.socket());
+  REQUIRE(victim);
+  REQUIRE(victim->Hello());
+  // SIGKILL: no GOODBYE. Each of its four connections leaves a stackcore dir of 64 rings
+  // (about 8 MB of text each), written while root is served.
+  REQUIRE(::kill(attacker.pid, SIGKILL) == 0);
+  const std::vector<double> ms = StatusRoundTrips(*victim, 3s);
+  // Four "ended without GOODBYE" lines: every report landed (within the window or soon after).
+  auto deaths_logged = [&d] {
+    const std::string log = d.log();
+    size_t n = 0;
+    for (size_t at = log.find("ended without GOODBYE"); at != std::string::npos;
+         at = log.find("ended without GOODBYE", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (deaths_logged() < 4 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  const size_t deaths = deaths_logged();
+  const std::string log = d.log();
+  const double worst = *std::max_element(ms.begin(), ms.end());
+  Measure("fairness.death_reports", deaths);
+  Measure("fairness.death_status_p50_ms", Percentile(ms, 0.5));
+  Measure("fairness.death_status_max_ms", worst);
+  CHECK(deaths == 4);
+  CHECK(log.find("64 ring(s) written") != std::string::npos);
+  CHECK(worst < 50.0);
 }
