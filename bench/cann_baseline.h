@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 namespace atraced_bench {
 
@@ -40,6 +41,29 @@ class CannWriter {
   std::deque<std::string> dirs_;
   uint64_t reused_ = 0;  // same-microsecond events sharing a directory (as CANN would)
   bool last_created_ = false;
+};
+
+// What CANN's in-process save does with one object's full ring: for each record a time
+// string (localtime_r + snprintf, as TimestampToStr) and the text into a buffer, then mkdir
+// of the event directory, open, write, close. `objects` files per save, one per object.
+// `per_record`: instead of one write per file, the three CANN's recorder makes per record
+// (the time string, the text, the newline: TraceRbLogSave's write loop), the cost an
+// application pays today.
+class InProcessSave {
+ public:
+  InProcessSave(std::string root, uint32_t records, uint32_t size, uint32_t objects = 1, bool per_record = false);
+  void Save();
+
+ private:
+  struct Record {
+    int64_t us;
+    std::string text;
+  };
+  std::string root_;
+  std::vector<Record> records_;
+  uint32_t objects_ = 1;
+  bool per_record_ = false;
+  uint64_t n_ = 0;
 };
 
 // CANN's recursive removal of one directory, by path.

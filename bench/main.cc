@@ -32,10 +32,14 @@
 #include "conc_runner.h"
 #include "floor_bench.h"
 #include "ping_pong.h"
+#include "storm_bench.h"
 #include "submit_bench.h"
 
 #ifndef ATRACED_BENCH_DAEMON
 #define ATRACED_BENCH_DAEMON "atraced"
+#endif
+#ifndef ATRACED_BENCH_STORM_CHILD
+#define ATRACED_BENCH_STORM_CHILD "atraced_storm_child"
 #endif
 
 namespace atraced_bench {
@@ -68,6 +72,8 @@ struct Params {
   int submit_records = 400000;  // per side per round
   int report_rounds = 11;
   int report_calls = 20;        // reports per side per round
+  int storm_rounds = 5;
+  std::vector<int> storm_processes{16, 64};
 };
 
 Params ForMode(const std::string& mode) {
@@ -88,6 +94,7 @@ Params ForMode(const std::string& mode) {
     p.submit_records = 100000;
     p.report_rounds = 5;
     p.report_calls = 10;
+    p.storm_rounds = 3;
   } else if (mode == "smoke") {
     p.churn_rounds = 2;
     p.churn_events = 5;
@@ -103,6 +110,8 @@ Params ForMode(const std::string& mode) {
     p.submit_records = 1000;
     p.report_rounds = 2;
     p.report_calls = 2;
+    p.storm_rounds = 1;
+    p.storm_processes = {4};
   } else if (mode != "full") {
     Fail("--mode: expected full, quick or smoke, got [" + mode + "]");
   }
@@ -563,53 +572,6 @@ void ConcurrencyCase(const Env& env, Table& table, SharedDaemons& shared) {
 
 // ---- case: AtraceEventReportSync of a full ring ------------------------------------------
 
-// What CANN's in-process save does with one object's full ring: for each record a time
-// string (localtime_r + snprintf, as TimestampToStr) and the text into a buffer, then mkdir
-// of the event directory, open, write, close.
-class InProcessSave {
- public:
-  InProcessSave(std::string root, uint32_t records, uint32_t size) : root_(std::move(root)) {
-    if (!MakeDirs(root_)) Fail("mkdir " + root_);
-    for (uint32_t i = 0; i < records; ++i) {
-      std::string text = "CqReport:devId=0,stmId=" + std::to_string(i) + ",";
-      text.resize(size - 1, 'x');
-      records_.push_back({NowNs() / 1000 + i, text});
-    }
-  }
-  void Save() {
-    std::string out;
-    out.reserve(records_.size() * 140);
-    char line[64];
-    for (const auto& r : records_) {
-      time_t secs = static_cast<time_t>(r.us / 1000000);
-      struct tm tm {};
-      ::localtime_r(&secs, &tm);
-      std::snprintf(line, sizeof line, "%04d-%02d-%02d %02d:%02d:%02d.%03lld.%03lld ", tm.tm_year + 1900,
-                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                    static_cast<long long>(r.us % 1000000 / 1000), static_cast<long long>(r.us % 1000));
-      out += line;
-      out += r.text;
-      out += '\n';
-    }
-    const std::string dir = root_ + "/schedule_event_" + std::to_string(::getpid()) + "_" + TraceTimeNow() + "_" +
-                            std::to_string(n_++);
-    if (::mkdir(dir.c_str(), 0750) != 0) Fail("mkdir " + dir + ": " + std::strerror(errno));
-    const std::string file = dir + "/schedule_tracer_bench_report.txt";
-    int fd = ::open(file.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0640);
-    if (fd < 0 || ::write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) Fail("write " + file);
-    ::close(fd);
-  }
-
- private:
-  struct Record {
-    int64_t us;
-    std::string text;
-  };
-  std::string root_;
-  std::vector<Record> records_;
-  uint64_t n_ = 0;
-};
-
 void ReportCase(const Env& env, Table& table) {
   const Params& p = env.p;
   constexpr uint32_t kMsgNum = 1024, kMsgSize = 112;  // CANN's default ring, full
@@ -885,7 +847,7 @@ void Usage(FILE* out) {
   std::fprintf(out,
                "usage: atraced_bench [--mode full|quick|smoke] [--quick] [--only CASES] [--atraced PATH]\n"
                "                     [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
-               "  CASES: comma-separated of churn,retention,bulk,conc,floor,recovery,memory,submit,report\n"
+               "  CASES: comma-separated of churn,retention,bulk,conc,floor,recovery,memory,submit,report,storm\n"
                "         (default: all)\n"
                "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
 }
@@ -944,7 +906,7 @@ int Main(int argc, char** argv) {
   }
   for (const auto& c : cases) {
     static const std::set<std::string> known{"churn", "retention", "bulk", "conc", "floor",
-                                                "recovery", "memory", "submit", "report"};
+                                                "recovery", "memory", "submit", "report", "storm"};
     if (!known.count(c)) Fail("--only: unknown case [" + c + "]");
   }
   auto want = [&](const char* c) { return cases.empty() || cases.count(c) > 0; };
@@ -1005,6 +967,17 @@ int Main(int argc, char** argv) {
     if (want("recovery")) stage("recovery", [&] { RecoveryCase(env, table); });
     if (want("submit")) stage("submit", [&] { SubmitCase(env.p.submit_rounds, env.p.submit_records, table); });
     if (want("report")) stage("report", [&] { ReportCase(env, table); });
+    if (want("storm")) {
+      stage("storm", [&] {
+        StormParams sp;
+        sp.daemon_binary = env.daemon_binary;
+        sp.child_binary = ATRACED_BENCH_STORM_CHILD;
+        sp.work = env.work;
+        sp.rounds = env.p.storm_rounds;
+        sp.processes = env.p.storm_processes;
+        StormCase(sp, table);
+      });
+    }
   } catch (const BenchError& e) {
     std::fprintf(stderr, "\natraced_bench: %s\n", e.what());
     status = 1;

@@ -31,7 +31,7 @@ echo "== configuring $build (RelWithDebInfo, no sanitizers)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACED_BUILD_TESTS=OFF \
   -DATRACED_SANITIZE=OFF -DATRACED_TSAN=OFF -DATRACED_FUZZ=OFF -DATRACED_BUILD_BENCH=ON >/dev/null
 echo "== building atraced, libatrace_client, libascend_trace, atraced_bench, atraced_emit_loop, count_malloc.so"
-cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client ascend_trace atraced_bench atraced_emit_loop \
+cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client ascend_trace atraced_bench atraced_storm_child atraced_emit_loop \
   atraced_count_malloc >/dev/null
 
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-bench.XXXXXX")"
