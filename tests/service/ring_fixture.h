@@ -96,7 +96,7 @@ inline std::chrono::milliseconds CrashWithRing(ServiceFixture& f, FakeCrashInspe
 // inspected on another thread.
 class FakeCrashRunner final : public CrashRunner {
  public:
-  void Run(std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) override {
+  void Run(uint32_t /*uid*/, std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) override {
     jobs.push_back({std::move(inspect), std::move(done)});
   }
   void FinishAll() {

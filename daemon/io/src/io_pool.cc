@@ -79,9 +79,11 @@ void IoPool::Loop() {
     ++running_;
     lock.unlock();
     job.work();
+    lock.lock();
+    --running_;  // before the post: once `done` can run, the job is not in flight any more
+    lock.unlock();
     post_(std::move(job.done));
     lock.lock();
-    --running_;
   }
 }
 

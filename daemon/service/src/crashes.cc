@@ -92,7 +92,7 @@ Reply Crashes::StartCrash(ClientId id, Client& c, const proto::FrameHeader& h,
   const uint32_t uid = c.peer.uid;
   const auto budget = unwind ? options_.crash_budget : std::chrono::milliseconds(0);
   options_.crash_runner->Run(
-      [inspector, target, budget]() -> CrashFacts {
+      uid, [inspector, target, budget]() -> CrashFacts {
         if (!inspector) {
           return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
                   "(not read: this daemon has no crash inspector)\n"};

@@ -40,7 +40,7 @@ class IoPool final : public JobRunner {
 
   void Submit(uint32_t uid, std::function<void()> work, std::function<void()> done) override;
 
-  // Jobs queued or running, whose `done` was not posted yet (any thread; a moment's figure).
+  // Jobs queued or running whose `done` is not posted yet (any thread; a moment's figure).
   size_t in_flight() const;
   size_t workers() const { return threads_.size(); }
 

@@ -43,10 +43,12 @@ class CrashInspector {
 // not stall every other client for the length of an unwind (up to the budget), and hands
 // the facts back on the event loop. The daemon's runs `inspect` on a thread of its own and
 // posts `done` to the loop (daemon/app); tests keep the jobs and finish them when they like.
+// `uid` is the crashed process's: the daemon's runner serves the uids with crashes waiting
+// in turn, so one user's crash loop cannot hold another user's crash past its handler's wait.
 class CrashRunner {
  public:
   virtual ~CrashRunner() = default;
-  virtual void Run(std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) = 0;
+  virtual void Run(uint32_t uid, std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) = 0;
 };
 
 }  // namespace atraced
