@@ -145,7 +145,7 @@ TEST_CASE("atracectl emit from stdin and from a file, each in its own trace dir"
     return ev.substr(0, ev.rfind('/'));
   };
   CHECK(proc_dir(p1) != proc_dir(p2));
-  std::vector<std::string> expected{".atraced_order", Base(proc_dir(p1)), Base(proc_dir(p2))};
+  std::vector<std::string> expected{".atraced_lock", ".atraced_order", Base(proc_dir(p1)), Base(proc_dir(p2))};
   std::sort(expected.begin(), expected.end());
   CHECK(ListNames(d.trace_dir()) == expected);
 

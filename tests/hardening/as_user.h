@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>

@@ -66,6 +66,7 @@ bool DaemonProcess::Start(std::chrono::milliseconds timeout) {
     int status;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
+      exited_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       return false;
     }
     if (LogHas("atraced ready") && RawClient::Connect(socket_)) return true;

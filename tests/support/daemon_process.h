@@ -42,6 +42,8 @@ class DaemonProcess {
   std::optional<int> Stop(int sig = 15, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Waits for the process to exit on its own.
   std::optional<int> Wait(std::chrono::milliseconds timeout);
+  // The exit code (128+signal if killed) of a process that exited during Start.
+  std::optional<int> exited_during_start() const { return exited_; }
   void Signal(int sig);
 
   pid_t pid() const { return pid_; }
@@ -58,6 +60,7 @@ class DaemonProcess {
 
  private:
   Options options_;
+  std::optional<int> exited_;
   TempDir tmp_;
   std::string socket_;
   pid_t pid_ = -1;

@@ -27,6 +27,7 @@
 #include "atraced/service/trace_service.h"
 #include "atraced/store/trace_store.h"
 #include "atraced/app/crash_runner.h"
+#include "atraced/app/root_lock.h"
 #include "atraced/io/io_pool.h"
 #include "atraced/crash/proc_crash_inspector.h"
 #include "atraced/crash/unwind_helper.h"
@@ -94,6 +95,9 @@ class Daemon {
              config_.uid_descriptor_share, "%), ", plan.reserve, " reserved for accept, recovery and aging");
     auto fs = PosixFileSystem::Open(root->path);
     if (!fs.ok()) return Fail(1, "cannot open the trace directory: " + fs.status().message());
+    // Before recovery, for the daemon's whole life (root_lock.h).
+    auto root_lock = LockTraceRoot((*fs)->trace_dir());
+    if (!root_lock.ok()) return Fail(1, root_lock.status().message());
     // Deletes of aged directories run on their own thread, off every client's path.
     BackgroundRemover remover(**fs);
 

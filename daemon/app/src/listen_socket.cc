@@ -35,10 +35,22 @@ Status MakeParents(const std::string& dir) {
 }
 
 // True if something accepts connections on `path` right now.
-bool SomeoneListens(const sockaddr_un& addr) {
+// Whether a socket file at `addr` is stale: only a refused connection says nobody listens.
+// Any other failure (EACCES: a socket someone else serves and this user may not use) is
+// not proof, and the file is left alone.
+Status CheckStale(const sockaddr_un& addr, const std::string& path) {
   UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!probe.valid()) return false;
-  return ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  if (!probe.valid()) {
+    int err = errno;
+    return Errno("socket", err);
+  }
+  if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    return Status::Error(EADDRINUSE, "another daemon is already listening on " + path + "; not starting a second one");
+  }
+  const int err = errno;
+  if (err == ECONNREFUSED) return Status::Ok();
+  return Status::Error(err, ErrnoMessage("cannot tell whether " + path + " is served (connect)", err) +
+                                "; not replacing it: give this daemon another --socket");
 }
 
 }  // namespace
@@ -82,9 +94,7 @@ Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOp
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) return Status::Error(EEXIST, path + " exists and is not a socket; not replacing it");
-    if (SomeoneListens(addr)) {
-      return Status::Error(EADDRINUSE, "another daemon is already listening on " + path + "; not starting a second one");
-    }
+    if (Status stale = CheckStale(addr, path); !stale.ok()) return stale;
     log.Notice("replacing stale socket ", path);
     if (::unlink(path.c_str()) != 0) {
       int err = errno;  // before the message allocates
