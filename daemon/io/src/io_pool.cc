@@ -1,6 +1,8 @@
 #include "atraced/io/io_pool.h"
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <utility>
@@ -10,7 +12,14 @@ namespace atraced {
 IoPool::IoPool(size_t workers, Post post_to_loop, std::chrono::milliseconds drain_deadline)
     : post_(std::move(post_to_loop)), drain_deadline_(drain_deadline) {
   threads_.reserve(std::max<size_t>(workers, 1));
+  // Workers take no signal: SIGTERM and SIGHUP belong to the event loop's thread, and a
+  // signal the kernel hands to a worker waiting for a job would wait with it (the threads
+  // inherit the mask they are created with).
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
   for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) threads_.emplace_back([this] { Loop(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 IoPool::~IoPool() {

@@ -1,5 +1,12 @@
 #include "atraced/store/remover.h"
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <functional>
+#include <thread>
+#include <utility>
+
 namespace atraced {
 
 Status RemoveEventDir(FileSystem& fs, const RemovalJob& job) {
@@ -17,7 +24,21 @@ void InlineRemover::Submit(RemovalJob job) {
 
 std::vector<RemovalDone> InlineRemover::TakeFinished() { return std::exchange(done_, {}); }
 
-BackgroundRemover::BackgroundRemover(FileSystem& fs) : fs_(fs), thread_([this] { Run(); }) {}
+namespace {
+
+// The remover takes no signal: they belong to the event loop's thread (as io_pool.cc).
+std::thread StartWithoutSignals(std::function<void()> run) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  std::thread t(std::move(run));
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return t;
+}
+
+}  // namespace
+
+BackgroundRemover::BackgroundRemover(FileSystem& fs) : fs_(fs), thread_(StartWithoutSignals([this] { Run(); })) {}
 
 BackgroundRemover::~BackgroundRemover() {
   stop_requested_ = true;
