@@ -21,15 +21,17 @@ void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply
 
 LaterReply::LaterReply(ClientTable& clients, ClientId id, uint16_t opcode, uint32_t request_id,
                        ServiceCounters& counters)
-    : state_(std::make_shared<State>()) {
-  state_->clients = &clients;
-  state_->counters = &counters;
-  state_->id = id;
-  state_->opcode = opcode;
-  state_->request_id = request_id;
-}
+    : clients_(clients), counters_(counters), id_(id), opcode_(opcode), request_id_(request_id) {}
 
 std::function<void(Reply)> LaterReply::Take() {
+  // Made only when a handler hands its reply on: most requests never do, and this runs for
+  // every request.
+  state_ = std::make_shared<State>();
+  state_->clients = &clients_;
+  state_->counters = &counters_;
+  state_->id = id_;
+  state_->opcode = opcode_;
+  state_->request_id = request_id_;
   state_->taken = true;
   return [state = state_](Reply reply) {
     if (!state->settled) {
@@ -42,8 +44,9 @@ std::function<void(Reply)> LaterReply::Take() {
 }
 
 std::optional<Reply> LaterReply::Settle(Reply from_handler) {
+  if (!state_) return from_handler;  // never handed on
   state_->settled = true;
-  if (!state_->taken || from_handler) return from_handler;  // never handed on, or refused before
+  if (from_handler) return from_handler;  // refused before
   if (state_->answered) return std::move(state_->early);
   return std::nullopt;
 }

@@ -44,7 +44,12 @@ class LaterReply {
     bool answered = false;  // the callback ran before Settle
     Reply early;
   };
-  std::shared_ptr<State> state_;
+  ClientTable& clients_;
+  ServiceCounters& counters_;
+  ClientId id_;
+  uint16_t opcode_;
+  uint32_t request_id_;
+  std::shared_ptr<State> state_;  // made by Take
 };
 
 }  // namespace atraced
