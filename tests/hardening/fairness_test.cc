@@ -59,19 +59,35 @@ double MsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
-// Root's STATUS round trips, one every 5 ms for `span`.
-std::vector<double> StatusRoundTrips(RawClient& c, std::chrono::milliseconds span) {
+// The bytes of saves waiting for or in the I/O workers, by all uids, as STATUS tells them.
+uint64_t QueuedSaveBytes(const proto::StatusReply& s) {
+  REQUIRE(s.shares.present);
+  for (const auto& p : s.shares.pools) {
+    if (p.pool == ATR_POOL_QUEUED_SAVES) return p.held;
+  }
+  FAIL("STATUS has no queued-saves pool");
+  return 0;
+}
+
+// Root's STATUS, back to back for `span`: each round trip's time (reported, not asserted:
+// timings belong to the bench) and how many were answered while saves were queued. A loop
+// that wrote the saves itself could never answer one then: the writes would finish within
+// the turn that queued them. So a STATUS that sees queued bytes is one the loop served
+// while the saves were being written.
+struct StatusWatch {
   std::vector<double> ms;
+  size_t answered_while_queued = 0;
+};
+StatusWatch WatchStatus(RawClient& c, std::chrono::milliseconds span) {
+  StatusWatch w;
   const auto until = std::chrono::steady_clock::now() + span;
   while (std::chrono::steady_clock::now() < until) {
     const auto t = std::chrono::steady_clock::now();
-    auto r = c.Call(ATR_OP_STATUS, {});
-    ms.push_back(MsSince(t));
-    REQUIRE(r);
-    REQUIRE(r->status == 0);
-    std::this_thread::sleep_for(5ms);
+    const proto::StatusReply s = Status(c);
+    w.ms.push_back(MsSince(t));
+    if (QueuedSaveBytes(s) > 0) ++w.answered_while_queued;
   }
-  return ms;
+  return w;
 }
 
 // In the attacker: `connections` connections holding `rings` full rings each, all before it
@@ -148,19 +164,20 @@ TEST_CASE("fairness: while one user saves rings as fast as it can, another user'
   REQUIRE(victim);
   REQUIRE(victim->Hello());
   std::vector<double> status_ms, emit_ms;
+  size_t served_while_queued = 0;  // STATUS and the event after it, both while saves were queued
   const auto until = std::chrono::steady_clock::now() + 5s;
   for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
     auto t = std::chrono::steady_clock::now();
-    auto r = victim->Call(ATR_OP_STATUS, {});
+    const proto::StatusReply s = Status(*victim);
     status_ms.push_back(MsSince(t));
-    REQUIRE(r);
-    REQUIRE(r->status == 0);
+    const bool queued = QueuedSaveBytes(s) > 0;
     t = std::chrono::steady_clock::now();
     std::string error;
     const std::string dir = victim->Emit(ATR_EVENT_SCHEDULE, "victim", "record " + std::to_string(i) + "\n", &error);
     emit_ms.push_back(MsSince(t));
     REQUIRE(error.empty());
     REQUIRE(!dir.empty());
+    if (queued) ++served_while_queued;
     std::this_thread::sleep_for(10ms);
   }
   attacker.Release();
@@ -174,11 +191,13 @@ TEST_CASE("fairness: while one user saves rings as fast as it can, another user'
   Measure("fairness.emit_p50_ms", Percentile(emit_ms, 0.5));
   Measure("fairness.emit_p99_ms", emit_p99);
   Measure("fairness.victim_requests", status_ms.size());
+  Measure("fairness.victim_served_while_queued", served_while_queued);
   // The load was real: the attacker's saves kept landing all along.
   CHECK(saves >= 20);
   CHECK(done.find(" 0 broken") != std::string::npos);
-  CHECK(status_p99 < 50.0);
-  CHECK(emit_p99 < 100.0);
+  // Root was served while the attacker's saves were queued, not after them: most of its
+  // requests came while the eight connections kept the workers busy.
+  CHECK(served_while_queued * 2 >= status_ms.size());
   CHECK(::kill(d.pid(), 0) == 0);  // alive
   CHECK(d.Stop() == 0);              // and stops cleanly, its queued saves landed
 }
@@ -203,7 +222,7 @@ TEST_CASE("fairness: a user's process that dies holding 256 full rings stalls no
   // SIGKILL: no GOODBYE. Each of its four connections leaves a stackcore dir of 64 rings
   // (about 8 MB of text each), written while root is served.
   REQUIRE(::kill(attacker.pid, SIGKILL) == 0);
-  const std::vector<double> ms = StatusRoundTrips(*victim, 3s);
+  const StatusWatch watch = WatchStatus(*victim, 3s);
   // Four "ended without GOODBYE" lines: every report landed (within the window or soon after).
   auto deaths_logged = [&d] {
     const std::string log = d.log();
@@ -218,11 +237,12 @@ TEST_CASE("fairness: a user's process that dies holding 256 full rings stalls no
   while (deaths_logged() < 4 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
   const size_t deaths = deaths_logged();
   const std::string log = d.log();
-  const double worst = *std::max_element(ms.begin(), ms.end());
   Measure("fairness.death_reports", deaths);
-  Measure("fairness.death_status_p50_ms", Percentile(ms, 0.5));
-  Measure("fairness.death_status_max_ms", worst);
+  Measure("fairness.death_status_p50_ms", Percentile(watch.ms, 0.5));
+  Measure("fairness.death_status_max_ms", *std::max_element(watch.ms.begin(), watch.ms.end()));
+  Measure("fairness.death_status_while_queued", watch.answered_while_queued);
   CHECK(deaths == 4);
   CHECK(log.find("64 ring(s) written") != std::string::npos);
-  CHECK(worst < 50.0);
+  // Root's STATUS was answered while the dead process's reports were being written.
+  CHECK(watch.answered_while_queued >= 2);
 }
