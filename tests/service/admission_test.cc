@@ -41,17 +41,20 @@ TEST_CASE("the rate limit refuses a process's events over its burst with EAGAIN,
 }
 
 TEST_CASE("max-bytes-per-client refuses the append that would pass it with EBUSY", "[service][rate]") {
+  // The bound is on disk: what the appends take in whole blocks (a 4 KiB block file system:
+  // two blocks).
   ServiceOptions o;
-  o.max_bytes_per_client = 100;
+  o.max_bytes_per_client = 8192;
   ServiceFixture f(o);
+  REQUIRE(BlockSize(f.tmp.path()) == 4096);
   auto a = f.Client(100);
   REQUIRE_FALSE(f.Begin(a, 1).empty());
   REQUIRE(f.Call(a, ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(1, 1, "obj"))).status == 0);
-  CHECK(f.Call(a, ATR_OP_FILE_APPEND, Append1(60)).status == 0);
-  auto r = f.Call(a, ATR_OP_FILE_APPEND, Append1(41));
+  CHECK(f.Call(a, ATR_OP_FILE_APPEND, Append1(60)).status == 0);  // its first block
+  auto r = f.Call(a, ATR_OP_FILE_APPEND, Append1(4097));
   CHECK(r.status == ATR_EBUSY);
-  CHECK(r.message.find("max-bytes-per-client 100") != std::string::npos);
-  CHECK(f.Call(a, ATR_OP_FILE_APPEND, Append1(40)).status == 0);
+  CHECK(r.message.find("max-bytes-per-client 8192") != std::string::npos);
+  CHECK(f.Call(a, ATR_OP_FILE_APPEND, Append1(4096)).status == 0);  // the second
   CHECK(f.service->counters().refused_client_bytes == 1);
   // A second connection of the same process shares the bound.
   auto a2 = f.Client(100);

@@ -66,6 +66,16 @@ class StoreFixture {
     REQUIRE((*file)->Append({reinterpret_cast<const uint8_t*>(text.data()), text.size()}).ok());
   }
   bool OnDisk(uint64_t seq) { return IsDir(AbsOf(seq)); }
+  // The event directory's own name (its path's last component).
+  std::string EventName(uint64_t seq) { return paths_.at(seq).substr(paths_.at(seq).rfind('/') + 1); }
+  std::string aside_dir() const { return trace_dir() + "/.atraced_aged"; }
+  // Whether aging moved the event's directory aside and its delete has not finished.
+  bool Aside(uint64_t seq) {
+    for (const auto& name : ListNames(aside_dir())) {
+      if (name.size() > EventName(seq).size() && name.ends_with("_" + EventName(seq))) return true;
+    }
+    return false;
+  }
   std::string trace_dir() const { return tmp_.path() + "/atrace"; }
   // Counts event dirs on disk whose marker says `side` (kinds other than exit).
   size_t DiskCount(EventKind kind) {
@@ -111,10 +121,12 @@ TEST_CASE("event dirs follow the CANN layout with fixed modes", "[store]") {
   f.Write(r->seq, "RUNTIME", a);  // reopening appends; nothing is ever truncated
   CHECK(ReadFile(dir + "/schedule_tracer_RUNTIME.txt") == a + a);
   CHECK(Mode(dir + "/schedule_tracer_RUNTIME.txt") == 0640);
-  // The event dir holds the trace files and nothing else; the only thing atraced adds to
-  // CANN's layout is the hidden order log beside the process dirs.
+  // The event dir holds the trace files and nothing else; all atraced adds to CANN's layout
+  // is hidden, beside the process dirs: the order log and the aside dir for aged dirs.
   CHECK(ListNames(dir) == std::vector<std::string>{"schedule_tracer_RUNTIME.txt"});
-  CHECK(ListNames(f.trace_dir()) == std::vector<std::string>{".atraced_order", "trace_4242_4343_" + kProcTime});
+  CHECK(ListNames(f.trace_dir()) ==
+        std::vector<std::string>{".atraced_aged", ".atraced_order", "trace_4242_4343_" + kProcTime});
+  CHECK(Mode(f.aside_dir()) == 0750);
   CHECK(Mode(f.order_log()) == 0640);
   ::umask(old);
 }
@@ -267,20 +279,23 @@ TEST_CASE("a failed removal is logged, no longer counts, and is retried on the n
   StoreFixture f(10);
   std::vector<uint64_t> seqs;
   for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin());
-  f.fault_.Fail(FsOp::kRemoveTree, f.paths_.at(seqs[0]), EACCES, 1);
+  f.fault_.Fail(FsOp::kRemoveTree, f.EventName(seqs[0]), EACCES, 1);
   uint64_t eleventh = f.Begin(EventKind::kSchedule, Side::kHost, 100, /*end=*/false);
-  // Aging took the oldest off the list; its delete failed, so it is still on disk, waiting.
-  CHECK(f.OnDisk(seqs[0]));
+  // Aging took the oldest out of the tree at once; its delete failed, so it waits aside.
+  CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK(f.Aside(seqs[0]));
   CHECK(f.OnDisk(seqs[1]));
   CHECK(f.OnDisk(eleventh));
   CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK(f.DiskCount(EventKind::kSchedule) == 10);
   f.store_->CollectRemovals();
-  CHECK(f.log_.Has(LogLevel::kWarning, "can not remove dir " + f.AbsOf(seqs[0]) + ", errno=13"));
+  CHECK(f.log_.Has(LogLevel::kWarning, "can not remove dir " + f.aside_dir() + "/"));
+  CHECK(f.log_.Has(LogLevel::kWarning, f.EventName(seqs[0]) + ", errno=13"));
   CHECK(f.store_->counters().removal_failures == 1);
   CHECK(f.store_->removals_pending() == 1);
   // The next pass retries it, and ages the next oldest as usual.
   f.Begin();
-  CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK_FALSE(f.Aside(seqs[0]));
   CHECK_FALSE(f.OnDisk(seqs[1]));
   CHECK(f.store_->count(AgeClass::kHost) == 10);
   f.store_->CollectRemovals();
@@ -290,20 +305,21 @@ TEST_CASE("a removal that keeps failing is never forgotten, not even across a re
   StoreFixture f(10);
   std::vector<uint64_t> seqs;
   for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin());
-  f.fault_.Fail(FsOp::kRemoveTree, f.paths_.at(seqs[0]), EACCES);  // always
+  f.fault_.Fail(FsOp::kRemoveTree, f.EventName(seqs[0]), EACCES);  // always
   for (int i = 0; i < 5; ++i) f.Begin();
-  CHECK(f.OnDisk(seqs[0]));
+  CHECK(f.Aside(seqs[0]));
   CHECK(f.store_->count(AgeClass::kHost) == 10);
   CHECK(f.store_->removals_pending() == 1);
-  f.Restart(10);  // still failing: still pending after recovery
-  CHECK(f.OnDisk(seqs[0]));
+  f.Restart(10);  // still failing: recovery finds it aside and it is still pending
+  CHECK(f.Aside(seqs[0]));
   CHECK(f.store_->count(AgeClass::kHost) == 10);
   f.store_->CollectRemovals();
   CHECK(f.store_->removals_pending() == 1);
   f.fault_.Clear();
   auto report = f.store_->Vacuum(false);
   CHECK(report.removed.empty());  // nothing new to age; the retry is not a new decision
-  CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK_FALSE(f.Aside(seqs[0]));
+  CHECK(ListNames(f.aside_dir()).empty());
   f.store_->CollectRemovals();
   CHECK(f.store_->removals_pending() == 0);
 }
@@ -311,10 +327,13 @@ TEST_CASE("a dir that vanishes mid-delete counts as removed", "[store]") {
   StoreFixture f(10);
   std::vector<uint64_t> seqs;
   for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin());
-  std::string victim = f.AbsOf(seqs[0]);
-  f.fault_.Before(FsOp::kRemoveTree, f.paths_.at(seqs[0]), [victim] { std::filesystem::remove_all(victim); });
+  const std::string aside = f.aside_dir();
+  f.fault_.Before(FsOp::kRemoveTree, f.EventName(seqs[0]), [aside] {
+    for (const auto& e : std::filesystem::directory_iterator(aside)) std::filesystem::remove_all(e.path());
+  });
   f.Begin();
   CHECK_FALSE(f.OnDisk(seqs[0]));
+  CHECK_FALSE(f.Aside(seqs[0]));
   CHECK(f.store_->count(AgeClass::kHost) == 10);
   CHECK(f.store_->counters().removal_failures == 0);
   CHECK_FALSE(f.log_.Has(LogLevel::kWarning, "can not remove dir"));

@@ -117,6 +117,10 @@ Status FaultFileSystem::RemoveFile(const std::string& rel) {
   if (int e = Check(FsOp::kRemoveFile, rel)) return Injected(e, "unlink " + rel);
   return base_.RemoveFile(rel);
 }
+Status FaultFileSystem::Rename(const std::string& from, const std::string& to) {
+  if (int e = Check(FsOp::kRename, from)) return Injected(e, "rename " + from + " to " + to);
+  return base_.Rename(from, to);
+}
 Result<FsSpace> FaultFileSystem::Space() {
   if (int e = Check(FsOp::kSpace, "")) return Injected(e, "statvfs");
   {

@@ -18,7 +18,7 @@ namespace atraced::testing {
 
 enum class FsOp {
   kMakeDir, kListDir, kOpenAppend, kAppend, kReadFile, kReplaceFile, kRemoveTree, kRemoveEmptyDir, kRemoveFile, kTreeBytes,
-  kRefresh, kDup, kSpace, kCount
+  kRename, kRefresh, kDup, kSpace, kCount
 };
 
 class FaultFileSystem final : public FileSystem {
@@ -85,6 +85,7 @@ class FaultFileSystem final : public FileSystem {
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Status RemoveFile(const std::string& rel) override;
+  Status Rename(const std::string& from, const std::string& to) override;
   Result<DiskUsage> TreeBytes(const std::string& rel) override;
   Result<FsSpace> Space() override;
 

@@ -39,6 +39,17 @@ bool IsDir(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+uint64_t BlockSize(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_blksize);
+}
+
+uint64_t Blocks(const std::string& path, uint64_t bytes) {
+  const uint64_t b = BlockSize(path);
+  return b == 0 ? bytes : (bytes + b - 1) / b * b;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;

@@ -221,6 +221,19 @@ std::optional<EventMarker> ParseMarkerName(std::string_view text) {
   return m;
 }
 
+std::string FormatAsideName(uint64_t serial, std::string_view event_dir) {
+  std::string name = std::to_string(serial);
+  name.append("_").append(event_dir);
+  return name;
+}
+
+std::optional<uint64_t> ParseAsideSerial(std::string_view text) {
+  NameReader r(text);
+  uint64_t serial = 0;
+  if (r.Number(&serial) && r.Literal("_")) return serial;
+  return std::nullopt;
+}
+
 std::string FormatStagingName(uint64_t seq) { return ".atraced_staging_" + std::to_string(seq); }
 
 std::optional<uint64_t> ParseStagingName(std::string_view text) {

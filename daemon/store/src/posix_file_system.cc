@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cstdio>  // renameat2
 #include <cstddef>
 #include <cstring>
 #include <vector>
@@ -23,10 +24,14 @@ using namespace posix;  // the walks this file system is made of (posix_walk.h)
 
 namespace {
 
+// The blocks a dense file of `bytes` takes: what st_blocks will say once it is written.
+uint64_t BlocksFor(uint64_t bytes, uint64_t block) { return (bytes + block - 1) / block * block; }
+
 class PosixWritableFile final : public WritableFile {
  public:
-  PosixWritableFile(UniqueFd fd, DiskUsage usage, std::string path)
-      : fd_(std::move(fd)), usage_(usage), path_(std::move(path)) {}
+  // `block`: the file system's allocation unit (the trace directory's st_blksize).
+  PosixWritableFile(UniqueFd fd, DiskUsage usage, std::string path, uint64_t block)
+      : fd_(std::move(fd)), usage_(usage), path_(std::move(path)), block_(block ? block : 1) {}
 
   Status Append(std::span<const uint8_t> data) override {
     while (!data.empty()) {
@@ -37,7 +42,11 @@ class PosixWritableFile final : public WritableFile {
         return Errno(err, "write " + path_);
       }
       if (n == 0) return Status::Error(EIO, "write " + path_ + " returned 0");
-      usage_ += {static_cast<uint64_t>(n), static_cast<uint64_t>(n)};
+      // An append makes no hole: its bytes take the blocks past the old end, counted in
+      // whole blocks from the first byte, as the disk and a restart's walk count them.
+      const uint64_t end = usage_.apparent + static_cast<uint64_t>(n);
+      usage_.allocated += BlocksFor(end, block_) - BlocksFor(usage_.apparent, block_);
+      usage_.apparent = end;
       data = data.subspan(static_cast<size_t>(n));
     }
     return Status::Ok();
@@ -65,6 +74,7 @@ class PosixWritableFile final : public WritableFile {
   UniqueFd fd_;
   DiskUsage usage_;
   std::string path_;
+  uint64_t block_;
 };
 
 }  // namespace
@@ -134,6 +144,7 @@ Status PosixFileSystem::EnsureTraceDir() {
     return Errno(err, "chmod " + trace_dir_);
   }
   dev_ = st.st_dev;
+  block_ = static_cast<uint64_t>(st.st_blksize);
   cache_.clear();  // descriptors of the old tree's process dirs
   lru_.clear();
   std::lock_guard<std::mutex> lock(dir_mu_);
@@ -176,10 +187,26 @@ Result<int> PosixFileSystem::ProcessDirFd(std::string_view name) {
     cache_.erase(lru_.back());
     lru_.pop_back();
   }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    int err = errno;
+    return Errno(err, "stat " + trace_dir_ + "/" + std::string(name));
+  }
   lru_.emplace_front(name);
   int raw = fd.get();
-  cache_.emplace(lru_.front(), Cached{std::move(fd), lru_.begin()});
+  cache_.emplace(lru_.front(), Cached{std::move(fd), lru_.begin(), st.st_dev, st.st_ino});
   return raw;
+}
+
+bool PosixFileSystem::StillNamed(std::string_view name) {
+  auto it = cache_.find(name);
+  char path[NAME_MAX + 1];
+  if (it == cache_.end() || name.size() > NAME_MAX) return false;
+  std::memcpy(path, name.data(), name.size());
+  path[name.size()] = '\0';
+  struct stat st {};
+  return ::fstatat(OwnerDirFd()->get(), path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+         st.st_dev == it->second.dev && st.st_ino == it->second.ino;
 }
 
 void PosixFileSystem::Forget(std::string_view name) {
@@ -283,7 +310,7 @@ Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::str
       if ((kFileMode & ~umask_) != kFileMode) {
         if (Status st = FixMode(fd.get(), kFileMode); !st.ok()) return st;
       }
-      return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), {}, std::move(path)));
+      return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), {}, std::move(path), block_));
     }
     int err = errno;
     if (err == ENOENT && attempt == 0 && !anchor->cached.empty()) {
@@ -306,7 +333,7 @@ Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenAppend(const std::str
       int ferr = errno;
       return Errno(ferr, "fcntl " + path);
     }
-    return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), UsageOf(st), std::move(path)));
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(std::move(fd), UsageOf(st), std::move(path), block_));
   }
   return Status::Error(ENOENT, "open " + path + ": parent missing");
 }
@@ -352,7 +379,7 @@ Status PosixFileSystem::ReplaceFile(const std::string& rel, std::span<const uint
     int err = errno;
     return Errno(err, "create " + trace_dir_ + "/" + tmp);
   }
-  PosixWritableFile file(std::move(fd), {}, trace_dir_ + "/" + tmp);
+  PosixWritableFile file(std::move(fd), {}, trace_dir_ + "/" + tmp, block_);
   if (Status st = file.Append(data); !st.ok()) return st;
   // The rename must not publish an empty file after a power cut.
   auto copy = file.Dup();
@@ -464,6 +491,50 @@ Status PosixFileSystem::RemoveEmptyDir(const std::string& rel) {
   std::lock_guard<std::mutex> lock(parent_mu_);
   if (parent_name_ == rel) parent_fd_.reset();
   return Status::Ok();
+}
+
+Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto a = AnchorFor(from);
+    if (!a.ok()) return a.status();
+    // A cached descriptor follows its directory wherever it is moved: before taking anything
+    // out of it, check that it is still in the tree, so nothing outside is ever moved in
+    // (and then deleted). Resolved afresh if not, which refuses a symlink (ELOOP).
+    if (!a->cached.empty() && !StillNamed(a->cached)) {
+      Forget(a->cached);
+      if (attempt == 0) continue;
+      return Status::Error(ENOENT, "rename " + trace_dir_ + "/" + from + ": its directory left the trace directory");
+    }
+    auto b = AnchorFor(to);
+    if (!b.ok()) return b.status();
+    // Each side's leaf is the tail of its path (NUL-terminated); a deeper parent is resolved
+    // beneath its anchor first, as MakeDir does.
+    UniqueFd parents[2];
+    int at[2] = {a->fd, b->fd};
+    const char* leaf[2] = {nullptr, nullptr};
+    const std::string_view rests[2] = {a->rest, b->rest};
+    for (int i = 0; i < 2; ++i) {
+      const size_t slash = rests[i].rfind('/');
+      leaf[i] = rests[i].data() + (slash == std::string_view::npos ? 0 : slash + 1);
+      if (slash == std::string_view::npos) continue;
+      parents[i].reset(OpenBeneath(at[i], rests[i].substr(0, slash), O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+      if (!parents[i].valid()) {
+        int err = errno;
+        return Errno(err, "rename " + trace_dir_ + "/" + from + " to " + to);
+      }
+      at[i] = parents[i].get();
+    }
+    if (::renameat2(at[0], leaf[0], at[1], leaf[1], RENAME_NOREPLACE) == 0) return Status::Ok();
+    int err = errno;
+    // ENOENT through a cached descriptor: its directory was removed and made again.
+    if (err == ENOENT && attempt == 0 && (!a->cached.empty() || !b->cached.empty())) {
+      Forget(a->cached);  // views into `from` and `to`, not into the cache
+      Forget(b->cached);
+      continue;
+    }
+    return Errno(err, "rename " + trace_dir_ + "/" + from + " to " + trace_dir_ + "/" + to);
+  }
+  return Status::Error(ENOENT, "rename " + trace_dir_ + "/" + from + ": not found");
 }
 
 Result<DiskUsage> PosixFileSystem::TreeBytes(const std::string& rel) {

@@ -4,6 +4,8 @@
 // the remover.
 #include "atraced/store/trace_store.h"
 
+#include <errno.h>
+
 #include <algorithm>
 #include <set>
 
@@ -109,21 +111,46 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
                ", reason=", AgingReasonName(reason), ")");
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
     if (report) report->removed.push_back(e.rel_path);
-    // Aging runs on every event at the limit: the path's key moves from by_path_ to
-    // removing_paths_ and the entry's own path into the job, rather than being copied. A
-    // failed job comes back from the remover whole (kept in failed_ for the retry), so
-    // pending_ keeps no copy of it.
-    if (auto node = by_path_.extract(e.rel_path)) {
-      removing_paths_.insert(std::move(node.key()));
-    } else {
-      removing_paths_.insert(e.rel_path);
-    }
+    // The directory leaves the visible tree now, so what `ls` counts when the caller replies
+    // is what the store counts; the remover deletes it where it was moved. A failed job comes
+    // back from the remover whole (kept in failed_ for the retry), so pending_ keeps no copy.
+    by_path_.erase(e.rel_path);
     class_of_.erase(seq);
-    job.rel_path = std::move(e.rel_path);
+    job.rel_path = MoveAside(std::move(e.rel_path), e.meta.event_dir);
     pending_.emplace(seq, Pending{std::move(e.meta), bytes, false});
     map.erase(it);
     remover_.Submit(std::move(job));
   }
+}
+
+std::string TraceStore::MoveAside(std::string rel_path, const std::string& event_dir) {
+  std::string aside(kAsideDirName);
+  aside.append("/").append(FormatAsideName(aside_serial_++, event_dir));
+  Status st = fs_.Rename(rel_path, aside);
+  if (st.err() == ENOENT) {
+    // The aside directory is made at recovery; someone removed it since (or the trace
+    // directory was re-created). A source that is gone fails the same way again: nothing
+    // is left to remove then, and the remover's delete of a missing path succeeds.
+    if (Status made = fs_.MakeDir(std::string(kAsideDirName)); made.ok() || made.err() == EEXIST) {
+      st = fs_.Rename(rel_path, aside);
+    }
+  }
+  if (st.ok()) return aside;
+  // The path no longer leads into our tree (the dir or its parent is gone, or was replaced
+  // by a symlink or a file): nothing of ours is there, as the remover would find too.
+  const int err = st.err();
+  if (err != ENOENT && err != ELOOP && err != ENOTDIR && err != EXDEV) {
+    // Deleted where it is, as before the aside directory: the count on disk stays one over
+    // until the remover is done, and the name is not reused meanwhile.
+    // Logged at the 1st, 2nd, 4th, 8th... failure: a cause that stays would fail every event.
+    const uint64_t n = ++counters_.aside_failures;
+    if ((n & (n - 1)) == 0) {
+      log_.Warning("cannot move aged dir ", Abs(rel_path), " aside: ", st.message(), "; deleting it in place (", n,
+                   " time(s) so far)");
+    }
+  }
+  removing_paths_.insert(rel_path);
+  return rel_path;
 }
 
 void TraceStore::CollectRemovals() {
@@ -133,6 +160,7 @@ void TraceStore::CollectRemovals() {
       deletes_done_since_sample_ = true;
       removing_paths_.erase(d.job.rel_path);
       if (p != pending_.end()) pending_.erase(p);
+      if (d.job.seq == 0 && sweeps_outstanding_ > 0) --sweeps_outstanding_;
       continue;
     }
     // Still on disk and already logged as removed: retried on the next aging pass, and
@@ -149,9 +177,11 @@ void TraceStore::CollectRemovals() {
 // (a scan of it per event was 5% of the event loop's time while the remover lagged).
 void TraceStore::RetryFailed() {
   for (RemovalJob& job : failed_) {
-    auto p = pending_.find(job.seq);
-    if (p == pending_.end()) continue;
-    p->second.failed = false;
+    if (job.seq != 0) {  // 0: recovery's sweep of what an earlier run left, in no log
+      auto p = pending_.find(job.seq);
+      if (p == pending_.end()) continue;
+      p->second.failed = false;
+    }
     remover_.Submit(std::move(job));
   }
   failed_.clear();

@@ -3,6 +3,8 @@
 // that was deleted under the daemon.
 #include "atraced/store/trace_store.h"
 
+#include <errno.h>
+
 #include <algorithm>
 #include <set>
 
@@ -154,9 +156,12 @@ Status TraceStore::Recover() {
   next_seq_ = seq + 1;
   const size_t unmanaged = present.size() - live.size() - finishing.size();
 
+  SweepAside(&sweeps);
+
   // The compacted log goes down before any removal starts, so a crash now still finishes them.
   if (Status st = RewriteLog(); !st.ok()) return Status::Error(st.err(), "cannot write the order log: " + st.message());
   for (RemovalJob& j : resumed) remover_.Submit(std::move(j));
+  sweeps_outstanding_ = sweeps.size();
   for (RemovalJob& j : sweeps) remover_.Submit(j);
 
   log_.Info("recovered ", count(AgeClass::kHost), " host, ", count(AgeClass::kDevice), " device and ",
@@ -167,6 +172,26 @@ Status TraceStore::Recover() {
   AgeByTime();
   AgeForBytes(0, 0);
   return Status::Ok();
+}
+
+void TraceStore::SweepAside(std::vector<RemovalJob>* sweeps) {
+  const std::string aside(kAsideDirName);
+  aside_serial_ = 1;
+  auto left = fs_.ListDir(aside);
+  if (!left.ok()) {
+    // Made now, so the first aging pays one rename and nothing more.
+    if (left.status().err() != ENOENT) {
+      log_.Warning("recovery: cannot list ", Abs(aside), ": ", left.status().message());
+    } else if (Status st = fs_.MakeDir(aside); !st.ok() && st.err() != EEXIST) {
+      log_.Warning("recovery: cannot make ", Abs(aside), ": ", st.message(), "; aged dirs are deleted in place");
+    }
+    return;
+  }
+  // Moved aside by an earlier run and not yet deleted: everything in it is ours to delete.
+  for (const DirEntry& d : *left) {
+    if (auto serial = ParseAsideSerial(d.name)) aside_serial_ = std::max(aside_serial_, *serial + 1);
+    sweeps->push_back({0, aside + "/" + d.name, "", false, 0});
+  }
 }
 
 Status TraceStore::OpenLog() {

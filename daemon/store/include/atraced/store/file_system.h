@@ -66,9 +66,10 @@ class WritableFile {
   virtual ~WritableFile() = default;
   // Writes all of `data` at the end of the file, retrying short writes.
   virtual Status Append(std::span<const uint8_t> data) = 0;
-  // The file's use when opened plus what Append wrote, counted as written in both figures
-  // (the daemon's own appends make no holes). A client writing through a descriptor from
-  // Dup() is not seen until Refresh().
+  // The file's use when opened plus what Append wrote: its length grows by the bytes, its
+  // allocation by the file system blocks they newly take (the daemon's own appends make no
+  // holes, so this is what st_blocks says, and what a restart measures). A client writing
+  // through a descriptor from Dup() is not seen until Refresh().
   virtual DiskUsage usage() const = 0;
   // The file's length as far as this object knows (replies report it as the file size).
   uint64_t size() const { return usage().apparent; }
@@ -106,6 +107,10 @@ class FileSystem {
   virtual Status RemoveEmptyDir(const std::string& rel) = 0;
   // unlink(2) of a file (never a directory).
   virtual Status RemoveFile(const std::string& rel) = 0;
+  // rename(2) of `from` to `to`, both inside the trace directory; never replaces anything
+  // (EEXIST if `to` exists). A symlink at `from` is moved itself, never followed. Aging moves
+  // a directory aside with it, so the count on disk is right before the delete is done.
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
   // Sum of the use of the regular files in a directory tree (both figures).
   virtual Result<DiskUsage> TreeBytes(const std::string& rel) = 0;
   // The size and free space of the trace directory's file system: one fstatvfs. The store

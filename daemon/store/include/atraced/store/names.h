@@ -6,7 +6,9 @@
 //          | schedule_tracer_ts_{device}.txt
 //          | stackcore_tracer_{signo}_{tid}_{program}_{time}.txt
 //
-// plus two names of atraced's own, both hidden (leading '.') so CANN tools skip them:
+// plus names of atraced's own, all hidden (leading '.') so CANN tools skip them:
+//   - the aside directory .atraced_aged, where aging moves an event directory (one rename)
+//     before its delete: {serial}_{event dir name} inside it. Recovery empties it.
 //   - the marker file .atraced_{seq}_{host|device}_{device}_{uid}_{created_us} and the
 //     staging directory .atraced_staging_{seq} of atraced 0.1, which kept the creation order
 //     inside each event directory. The order log (order_log.h) replaced both; these names
@@ -103,6 +105,12 @@ struct EventMarker {
 };
 std::string FormatMarkerName(const EventMarker& marker);
 std::optional<EventMarker> ParseMarkerName(std::string_view text);
+
+inline constexpr std::string_view kAsideDirName = ".atraced_aged";
+// The name an aged event directory takes inside the aside directory, and back: the serial
+// keeps names unique, the event directory's name says what it was.
+std::string FormatAsideName(uint64_t serial, std::string_view event_dir);
+std::optional<uint64_t> ParseAsideSerial(std::string_view text);
 
 std::string FormatStagingName(uint64_t seq);
 std::optional<uint64_t> ParseStagingName(std::string_view text);

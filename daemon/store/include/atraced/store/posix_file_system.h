@@ -43,6 +43,7 @@ class PosixFileSystem final : public FileSystem {
   Status RemoveTree(const std::string& rel) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Status RemoveFile(const std::string& rel) override;
+  Status Rename(const std::string& from, const std::string& to) override;
   Result<DiskUsage> TreeBytes(const std::string& rel) override;
   Result<FsSpace> Space() override;
   Status CheckTraceDir() override { return EnsureTraceDir(); }
@@ -70,6 +71,9 @@ class PosixFileSystem final : public FileSystem {
   Status OpenRegular(int base, std::string_view rest, int flags, const std::string& shown, UniqueFd* fd,
                      struct stat* st);
   void Forget(std::string_view name);
+  // Whether the cached process dir `name` is still the directory the trace directory has
+  // under that name (not moved out of the tree, not swapped for a symlink): one fstatat.
+  bool StillNamed(std::string_view name);
   // openat2 beneath `base`, or the O_NOFOLLOW walk where openat2 is unavailable.
   int OpenBeneath(int base, std::string_view rest, int flags, mode_t mode);
   // The trace directory's descriptor: the owner's view, and a locked copy for the remover.
@@ -85,6 +89,7 @@ class PosixFileSystem final : public FileSystem {
   std::string trace_dir_;
   mode_t umask_;
   std::atomic<dev_t> dev_{0};  // read by the remover thread
+  uint64_t block_ = 4096;      // st_blksize of the trace directory: files grow by it
   mutable std::mutex dir_mu_;  // guards the pointer, not the descriptor
   std::shared_ptr<const UniqueFd> dir_;
   uint64_t generation_ = 0;  // owner thread only
@@ -104,6 +109,8 @@ class PosixFileSystem final : public FileSystem {
   struct Cached {
     UniqueFd fd;
     std::list<std::string>::iterator pos;
+    dev_t dev = 0;  // what it was opened on, for StillNamed
+    ino_t ino = 0;
   };
   // Looked up by string_view (a prefix of the request's path) without building a key.
   struct NameHash {

@@ -12,8 +12,10 @@
 // never counted or removed.
 //
 // Cost of an event at the limit, on the caller's path: one append to the order log (the new
-// directory and the removals it causes, together), one mkdir, then the files. The delete
-// of the aged directory runs on the remover.
+// directory and the removals it causes, together), one mkdir, one rename of the aged
+// directory into the aside directory (names.h), then the files. The delete of the aged
+// directory runs on the remover, so when the caller replies the tree holds exactly the
+// directories the store counts.
 //
 // Byte limits (retention.h), cost model: the bytes of every directory are known (measured
 // once at recovery, then added as they are written), so the root's use is a running sum and
@@ -88,6 +90,7 @@ struct StoreCounters {
   std::array<uint64_t, kAgingReasonCount> dirs_aged_by{};    // the same, by reason
   std::array<uint64_t, kAgingReasonCount> bytes_freed_by{};  // their bytes, by reason
   uint64_t removal_failures = 0;   // deletes that failed (each is retried)
+  uint64_t aside_failures = 0;     // aged dirs that could not be moved aside (deleted in place)
   uint64_t bytes_written = 0;   // allocated (see DiskUsage): what the budget protects
   uint64_t bytes_apparent = 0;  // the same growth measured by file length
   uint64_t bytes_freed = 0;     // the (allocated) bytes of aged directories
@@ -191,7 +194,7 @@ class TraceStore {
   // The free-space estimate (see the cost model above).
   uint64_t free_bytes() const;
   // Deletes decided and not yet finished (queued, running or failed and waiting to retry).
-  size_t removals_pending() const { return pending_.size(); }
+  size_t removals_pending() const { return pending_.size() + sweeps_outstanding_; }
   const FileSystem& fs() const { return fs_; }
   // The event's directory relative to the trace directory, or nullptr.
   const std::string* PathOf(uint64_t seq) const;
@@ -236,6 +239,11 @@ class TraceStore {
   // Takes planned victims off the lists and hands them to the remover (their '-' records
   // must already be in the log).
   void Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report);
+  // Moves an aged directory into the aside directory (one rename) and returns where the
+  // remover is to delete it: there, or where it is if it cannot be moved.
+  std::string MoveAside(std::string rel_path, const std::string& event_dir);
+  // Recovery: hands what an earlier run left in the aside directory to the remover.
+  void SweepAside(std::vector<RemovalJob>* sweeps);
   void Enforce(AgeClass c, bool dry_run, AgingReport* report);
   // Ages for the byte limits so that `incoming` more bytes fit; returns what is still missing.
   ByteNeed AgeForBytes(uint64_t incoming, uint64_t protect);
@@ -279,7 +287,11 @@ class TraceStore {
   };
   std::map<uint64_t, Pending> pending_;
   std::vector<RemovalJob> failed_;
+  // Aged directories deleted in place (they could not be moved aside): their names are
+  // not reused until the delete is done.
   std::unordered_set<std::string> removing_paths_;
+  uint64_t aside_serial_ = 1;  // the next name in the aside directory
+  size_t sweeps_outstanding_ = 0;  // recovery's deletes of what no log names, not yet done
   std::unique_ptr<WritableFile> log_file_;
   size_t log_records_ = 0;
   uint64_t trace_dir_generation_ = 0;
