@@ -1,9 +1,14 @@
 // atracectl emit: one event with one object file, content from FILE or stdin.
+#include <errno.h>
+#include <string.h>
+
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
+#include "atraced/base/name_rule.h"
+#include "atraced/proto/wire.h"
 #include "cli.h"
 #include "parse.h"
 
@@ -63,22 +68,39 @@ int RunEmit(const Globals& g, const Args& args) {
   if (!ParseKind((*vm)["event"].as<std::string>(), &event.kind)) {
     return UsageError("--event must be schedule, stackcore or exit");
   }
+  // Everything that can be checked here is, before anything is sent: a refused event must not
+  // reach the daemon at all (issue 23), and a bad argument is a usage error (exit 2).
   if (vm->count("device")) {
     event.side = ATRACE_SIDE_DEVICE;
     event.device_id = (*vm)["device"].as<uint32_t>();
+    if (event.device_id > ATR_MAX_DEVICE_ID) {
+      return UsageError("--device " + std::to_string(event.device_id) + " is out of range: device ids are 0.." +
+                        std::to_string(ATR_MAX_DEVICE_ID));
+    }
   }
   if (vm->count("time")) {
     if (!vm->count("device")) return UsageError("--time is only allowed with --device");
     event.time = (*vm)["time"].as<std::string>();
     if (!IsTime(event.time)) return UsageError("--time must be 20 digits YYYYMMDDhhmmssmmmuuu");
   }
-  atrace::FileSpec file = atrace::FileSpec::Object((*vm)["object"].as<std::string>(), (*vm)["bin"].as<bool>());
+  const std::string object = (*vm)["object"].as<std::string>();
+  std::string why;
+  if (!atraced::IsSafeName(object, &why)) {
+    return UsageError("--object '" + object + "' is not a name CANN's layout allows: " + why +
+                      " (letters, digits, '_', '.' and '-')");
+  }
+  if (object.size() > ATR_MAX_OBJECT_NAME) {
+    return UsageError("--object is " + std::to_string(object.size()) + " bytes long; at most " +
+                      std::to_string(ATR_MAX_OBJECT_NAME));
+  }
+  atrace::FileSpec file = atrace::FileSpec::Object(object, (*vm)["bin"].as<bool>());
 
   std::string content;
   if (vm->count("file")) {
     std::string path = (*vm)["file"].as<std::string>();
     std::ifstream in(path, std::ios::binary);
-    if (!in || !ReadAll(in, &content)) return UsageError("cannot read '" + path + "'");
+    if (!in) return UsageError("cannot read '" + path + "': " + strerror(errno));
+    if (!ReadAll(in, &content)) return UsageError("cannot read '" + path + "': read error");
   } else if (!ReadAll(std::cin, &content)) {
     return UsageError("cannot read stdin");
   }

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "atraced/base/name_rule.h"
 #include "endpoint.h"
 
 namespace atrace_client_internal {
@@ -32,6 +33,16 @@ int CheckEventSpec(const atrace_event_spec& spec, std::string* why) {
     *why = "time: must be 20 digits YYYYMMDDhhmmssmmmuuu";
     return -EINVAL;
   }
+  // What the daemon would refuse is refused here, before anything is sent: a refusal after
+  // EVENT_BEGIN would have made (and aged for) a directory the event never fills.
+  if (spec.side == ATRACE_SIDE_HOST && spec.device_id != 0) {
+    *why = "device_id: must be 0 for a host event";
+    return -EINVAL;
+  }
+  if (spec.device_id > ATR_MAX_DEVICE_ID) {
+    *why = "device_id: " + std::to_string(spec.device_id) + " out of range 0.." + std::to_string(ATR_MAX_DEVICE_ID);
+    return -EINVAL;
+  }
   return 0;
 }
 
@@ -55,6 +66,22 @@ int CheckFileSpec(const atrace_file_spec& spec, std::string* why) {
   if (!IsTime(spec.time)) {
     *why = "time: must be 20 digits YYYYMMDDhhmmssmmmuuu";
     return -EINVAL;
+  }
+  // The one name rule (base/name_rule.h), as the daemon's decoder applies it.
+  // Checked in the decoder's order: the length first, then the characters.
+  const bool object = spec.form == ATRACE_FILE_OBJECT;
+  if (spec.name != nullptr && (object || (spec.form == ATRACE_FILE_STACKCORE && spec.name[0] != '\0'))) {
+    const char* field = object ? "object name: " : "program name: ";
+    const size_t len = std::strlen(spec.name);
+    if (object && len > ATR_MAX_OBJECT_NAME) {
+      *why = field + std::to_string(len) + " bytes, limit " + std::to_string(ATR_MAX_OBJECT_NAME);
+      return -ENAMETOOLONG;
+    }
+    std::string rule;
+    if (!atraced::IsSafeName(spec.name, &rule)) {
+      *why = field + rule;
+      return -EINVAL;
+    }
   }
   return 0;
 }

@@ -108,13 +108,41 @@ TEST_CASE("atracectl exits 1 when the daemon is absent or refuses", "[atracectl]
 
   DaemonProcess d;
   REQUIRE(d.Start());
-  auto refused = Ctl(d, {"emit", "--event", "schedule", "--object", "bad/name"}, "x");
+  // What only the daemon can tell (month 13 in a well-formed time): exit 1, its message.
+  auto refused = Ctl(d, {"emit", "--event", "schedule", "--object", "o", "--device", "1", "--time",
+                         "20261301000000000000"}, "x");
   CHECK(refused.exit_code == 1);
-  CHECK(Has(refused.err, "object name"));  // the daemon's own message
+  CHECK(Has(refused.err, "daemon: time"));  // the daemon's own message
   CHECK(refused.out.empty());
-  auto bad_device = Ctl(d, {"emit", "--event", "schedule", "--object", "o", "--device", "4096"}, "x");
-  CHECK(bad_device.exit_code == 1);
-  CHECK(Has(bad_device.err, "device"));
+  CHECK(ListNames(d.trace_dir()) == std::vector<std::string>{".atraced_aged", ".atraced_lock", ".atraced_order"});
+}
+
+// Issue 23, finding 3 and the errors table: an argument atracectl can check is a usage error
+// (exit 2) that names the rule, and nothing reaches the daemon: no directory is made, none
+// is aged. With CANN's layout only a name of [A-Za-z0-9_.-] can be an object file.
+TEST_CASE("atracectl emit checks its arguments before it sends anything", "[atracectl][usage]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  struct Bad {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const Bad bad = GENERATE(
+      Bad{{"--object", "bad/name"}, "--object 'bad/name' is not a name CANN's layout allows: character 0x2f '/' not allowed"},
+      Bad{{"--object", ".."}, "--object '..' is not a name"},
+      Bad{{"--object", std::string(32, 'o')}, "--object is 32 bytes long; at most 31"},
+      Bad{{"--object", "o", "--device", "5000"}, "--device 5000 is out of range: device ids are 0..1023"},
+      Bad{{"--object", "o", "/nonexistent"}, "cannot read '/nonexistent': No such file or directory"});
+  std::vector<std::string> args{"emit", "--event", "schedule"};
+  args.insert(args.end(), bad.args.begin(), bad.args.end());
+  auto r = Ctl(d, args, "x");
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(Has(r.err, bad.says));
+  CHECK(r.out.empty());
+  CHECK(ListNames(d.trace_dir()) == std::vector<std::string>{".atraced_aged", ".atraced_lock", ".atraced_order"});
+  auto s = Ctl(d, {"status", "--json"});
+  CHECK(JsonNumber(s.out, "events_begun") == 0);
 }
 
 TEST_CASE("atracectl emit from stdin and from a file, each in its own trace dir", "[atracectl]") {

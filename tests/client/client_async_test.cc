@@ -47,20 +47,25 @@ TEST_CASE("async: a refused event is counted and flush returns its error once", 
   DaemonProcess d;
   REQUIRE(d.Start());
   atrace_client* c = OpenClient(d.socket(), 5000, 4);
-  atrace_file_spec bad = kObject;
-  bad.name = "no/slash";
+  // A name the library can check is refused at once, before anything is sent.
+  atrace_file_spec bad_name = kObject;
+  bad_name.name = "no/slash";
+  CHECK(atrace_emit_async(c, &kExit, &bad_name, "0", 1) == -EINVAL);
+  CHECK(std::string(atrace_client_last_message(c)).find("object name") != std::string::npos);
+  // A device time with month 13 has the right form; only the daemon's calendar refuses it.
+  const atrace_event_spec bad{ATRACE_EVENT_EXIT, ATRACE_SIDE_DEVICE, 1, "20261301000000000000"};
   REQUIRE(atrace_emit_async(c, &kExit, &kObject, "1", 1) == 0);
-  REQUIRE(atrace_emit_async(c, &kExit, &bad, "2", 1) == 0);  // accepted locally, refused by the daemon
+  REQUIRE(atrace_emit_async(c, &bad, &kObject, "2", 1) == 0);  // accepted locally, refused by the daemon
   REQUIRE(atrace_emit_async(c, &kExit, &kObject, "3", 1) == 0);
   CHECK(atrace_client_flush(c) == -EINVAL);
-  CHECK(std::string(atrace_client_last_message(c)).find("object name") != std::string::npos);
+  CHECK(std::string(atrace_client_last_message(c)).find("time") != std::string::npos);
   CHECK(atrace_client_flush(c) == 0);  // reported once
   atrace_client_stats s{};
   atrace_client_get_stats(c, &s);
   CHECK(s.async_ok == 2);
   CHECK(s.async_failed == 1);
   // A synchronous call after asynchronous ones sees its own reply, not theirs.
-  REQUIRE(atrace_emit_async(c, &kExit, &bad, "4", 1) == 0);
+  REQUIRE(atrace_emit_async(c, &bad, &kObject, "4", 1) == 0);
   char path[ATRACE_PATH_MAX];
   CHECK(atrace_emit(c, &kExit, &kObject, "5", 1, 0, path, sizeof path) == 0);
   CHECK(ReadFile(path) == "5");

@@ -202,7 +202,7 @@ TEST_CASE("fairness: while one user saves rings as fast as it can, another user'
   CHECK(d.Stop() == 0);              // and stops cleanly, its queued saves landed
 }
 
-TEST_CASE("fairness: a user's process that dies holding 256 full rings stalls nobody while its reports are written",
+TEST_CASE("fairness: a user's process that dies holding 1024 full rings stalls nobody while its reports are written",
           "[hardening][security][shares][fairness][death]") {
   if (!NeedsRoot()) return;
   ShmRoot root;
@@ -210,7 +210,7 @@ TEST_CASE("fairness: a user's process that dies holding 256 full rings stalls no
   REQUIRE(StartForAttacker(d));
   Attacker attacker([&d](int out, int in) {
     int failed = 0;
-    auto held = HoldFullRings(d.socket(), 4, 64, kMsgNum, kMsgSize, &failed);
+    auto held = HoldFullRings(d.socket(), 4, 256, kMsgNum, kMsgSize, &failed);
     Report(out, failed, "ready");
     WaitRelease(in);  // until it is killed
   });
@@ -219,8 +219,8 @@ TEST_CASE("fairness: a user's process that dies holding 256 full rings stalls no
   auto victim = RawClient::Connect(d.socket());
   REQUIRE(victim);
   REQUIRE(victim->Hello());
-  // SIGKILL: no GOODBYE. Each of its four connections leaves a stackcore dir of 64 rings
-  // (about 8 MB of text each), written while root is served.
+  // SIGKILL: no GOODBYE. Each of its four connections leaves a stackcore dir of 256 rings
+  // (about 30 MB of text each), written while root is served.
   REQUIRE(::kill(attacker.pid, SIGKILL) == 0);
   const StatusWatch watch = WatchStatus(*victim, 3s);
   // Four "ended without GOODBYE" lines: every report landed (within the window or soon after).
@@ -242,7 +242,7 @@ TEST_CASE("fairness: a user's process that dies holding 256 full rings stalls no
   Measure("fairness.death_status_max_ms", *std::max_element(watch.ms.begin(), watch.ms.end()));
   Measure("fairness.death_status_while_queued", watch.answered_while_queued);
   CHECK(deaths == 4);
-  CHECK(log.find("64 ring(s) written") != std::string::npos);
+  CHECK(log.find("256 ring(s) written") != std::string::npos);
   // Root's STATUS was answered while the dead process's reports were being written.
   CHECK(watch.answered_while_queued >= 2);
 }

@@ -116,3 +116,32 @@ TEST_CASE("a new directory counts the blocks its files take from the first byte,
   for (int i = 0; i < 100 && (s = Status(c)).retention.used_host == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(s.retention.used_host == before);
 }
+
+// Issue 23, finding 3, against the binary and its raw protocol (a client that checks
+// nothing): an event whose file the daemon refuses leaves no directory behind, and no
+// record; the next start finds nothing to adopt.
+TEST_CASE("an event whose every file is refused leaves no directory, no count and no record", "[integration][refused]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  RawClient c = Connected(d);
+  auto begun = c.Call(ATR_OP_EVENT_BEGIN, Payload(BeginRequest(1)));
+  REQUIRE(begun);
+  REQUIRE(begun->status == 0);
+  auto opened = c.Call(ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(1, 1, "bad/name")));
+  REQUIRE(opened);
+  CHECK(opened->status == ATR_EINVAL);
+  auto ended = c.Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{1}));
+  REQUIRE(ended);
+  CHECK(ended->status == 0);
+  CHECK(Look(d.trace_dir(), EventKind::kSchedule).dirs == 0);
+  CHECK(Status(c).host_dirs == 0);
+  // A good event after it is counted as the first.
+  std::string error;
+  REQUIRE(!c.Emit(ATR_EVENT_SCHEDULE, "good", "x\n", &error).empty());
+  CHECK(Status(c).host_dirs == 1);
+  CHECK(Look(d.trace_dir(), EventKind::kSchedule).dirs == 1);
+  REQUIRE(d.Stop() == 0);
+  REQUIRE(d.Start());
+  CHECK(d.LogHas("recovered 1 host, 0 device and 0 exit event dirs"));
+  CHECK(d.LogHas("(0 not managed by atraced"));
+}

@@ -9,10 +9,7 @@ using namespace atraced::testing;
 TEST_CASE("status, list and vacuum", "[service]") {
   ServiceFixture f;
   auto id = f.Client(100);
-  for (uint32_t i = 1; i <= 3; ++i) {
-    f.Begin(id, i);
-    REQUIRE(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{i})).status == 0);
-  }
+  for (uint32_t i = 1; i <= 3; ++i) f.Event(id, i);
   auto st = f.Call(id, ATR_OP_STATUS, {});
   proto::StatusReply s;
   REQUIRE_FALSE(proto::Decode(st.body, &s));

@@ -89,6 +89,18 @@ class ServiceFixture {
     return id;
   }
 
+  // A whole event with one empty file in it (an event with no file leaves no directory):
+  // begun, the file opened and closed, ended. Returns the event's directory.
+  std::string Event(TraceService::ClientId id, uint32_t event_id) {
+    std::string dir = Begin(id, event_id);
+    REQUIRE(!dir.empty());
+    const uint32_t file_id = 100000 + event_id;
+    REQUIRE(Call(id, ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(event_id, file_id, "x"))).status == 0);
+    REQUIRE(Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{file_id})).status == 0);
+    REQUIRE(Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{event_id})).status == 0);
+    return dir;
+  }
+
   std::string Begin(TraceService::ClientId id, uint32_t event_id, uint8_t side = ATR_SIDE_HOST, int32_t host_pid = 0,
                     int32_t* status = nullptr, std::string* message = nullptr) {
     proto::EventBegin b = BeginRequest(event_id);

@@ -77,6 +77,7 @@ struct AsideFixture {
     auto r = store->BeginEvent({{pid, pid, kProcTime}, EventKind::kSchedule, pid, "", Side::kHost, 0, 1000});
     REQUIRE(r.ok());
     paths[r->seq] = r->rel_path;
+    REQUIRE(store->OpenFile(r->seq, TraceFileName::Object({"schedule", "x", false})).ok());
     store->EndEvent(r->seq);
     return r->seq;
   }

@@ -54,6 +54,8 @@ class StoreFixture {
     auto r = store_->BeginEvent(spec);
     REQUIRE(r.ok());
     paths_[r->seq] = r->rel_path;
+    // An event holds a file, as every real one does: one that ends with none is taken back.
+    REQUIRE(store_->OpenFile(r->seq, TraceFileName::Object({"schedule", "x", false})).ok());
     if (end) store_->EndEvent(r->seq);
     return r->seq;
   }
@@ -609,7 +611,10 @@ TEST_CASE("created and aged dirs are reported as structured events", "[store]") 
   CHECK(rec.events[0].pid == 321);
   CHECK(rec.events[0].uid == 1000);
   CHECK(rec.events[0].cls == "device");
-  const StoreEvent& aged = rec.events[11];
+  // The 11th event ages the first as it begins, and is announced with its first file.
+  CHECK(rec.events[11].kind == StoreEvent::Kind::kCreated);
+  CHECK(rec.events[11].seq == seqs[10]);
+  const StoreEvent& aged = rec.events[10];
   CHECK(aged.kind == StoreEvent::Kind::kAged);
   CHECK(aged.path == f.AbsOf(seqs[0]));
   CHECK(aged.seq == seqs[0]);
@@ -677,7 +682,7 @@ TEST_CASE("a planted huge sequence in the order log neither wraps the counter no
   f.Write(c, "fresh", "mine\n");
   CHECK(ReadFile(f.AbsOf(c) + "/schedule_tracer_fresh.txt") == "mine\n");
   CHECK(ListNames(f.trace_dir() + "/" + planted_dir).empty());
-  CHECK(ListNames(f.AbsOf(a)).empty());
+  CHECK(ListNames(f.AbsOf(a)) == std::vector<std::string>{"schedule_tracer_x.txt"});  // the fixture's own
 }
 
 TEST_CASE("a removal interrupted by a crash is finished at start-up and never counted", "[store][recovery]") {
@@ -776,4 +781,57 @@ TEST_CASE("a process dir made again after a removal does not hide its event dirs
   WriteFile(tmp / ("atrace/" + second + "/schedule_tracer_x.txt"), "x");
   REQUIRE((*fs)->RemoveTree(second).ok());
   CHECK_FALSE(Exists(tmp / ("atrace/" + second)));
+}
+
+// Issue 23, finding 3: CANN makes an event's directory only to write a file in it. An event
+// that ends with no file (every FILE_OPEN refused, or none sent) is taken back whole.
+TEST_CASE("an event that ends with no file leaves no directory, no record and no count", "[store][discard]") {
+  StoreFixture f(10);
+  const uint64_t kept = f.Begin();
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  f.clock_.Advance(1ms);
+  auto empty = f.store_->BeginEvent(spec);
+  REQUIRE(empty.ok());
+  REQUIRE(IsDir(f.trace_dir() + "/" + empty->rel_path));
+  CHECK(f.store_->count(AgeClass::kHost) == 2);
+  f.store_->EndEvent(empty->seq);
+  CHECK_FALSE(IsDir(f.trace_dir() + "/" + empty->rel_path));
+  CHECK(f.store_->count(AgeClass::kHost) == 1);
+  CHECK(f.store_->counters().events_discarded == 1);
+  CHECK(f.store_->counters().dirs_aged == 0);  // taken back, not aged
+  CHECK_FALSE(f.store_->Find(empty->seq).has_value());
+  // The order log says so: a restart adopts the kept one only, and nothing is "gone".
+  f.Restart(10);
+  CHECK(f.store_->count(AgeClass::kHost) == 1);
+  CHECK(f.log_.Has(LogLevel::kInfo, "0 logged dirs gone"));
+  CHECK(f.OnDisk(kept));
+}
+
+TEST_CASE("an empty event shared by two reports stays until the last ends, and one file keeps it", "[store][discard]") {
+  StoreFixture f(10);
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  auto a = f.store_->BeginEvent(spec);
+  auto b = f.store_->BeginEvent(spec);  // the same path: CANN's objects of one report
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(a->seq == b->seq);
+  f.store_->EndEvent(a->seq);
+  CHECK(IsDir(f.trace_dir() + "/" + a->rel_path));  // still pinned by the second
+  REQUIRE(f.store_->OpenFile(b->seq, TraceFileName::Object({"schedule", "late", false})).ok());
+  f.store_->EndEvent(b->seq);
+  CHECK(IsDir(f.trace_dir() + "/" + a->rel_path));
+  CHECK(f.store_->count(AgeClass::kHost) == 1);
+  CHECK(f.store_->counters().events_discarded == 0);
+}
+
+TEST_CASE("an empty event whose directory someone filled is kept, with a warning", "[store][discard]") {
+  StoreFixture f(10);
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  auto r = f.store_->BeginEvent(spec);
+  REQUIRE(r.ok());
+  WriteFile(f.trace_dir() + "/" + r->rel_path + "/planted", "not the store's");
+  f.store_->EndEvent(r->seq);
+  CHECK(IsDir(f.trace_dir() + "/" + r->rel_path));
+  CHECK(f.store_->count(AgeClass::kHost) == 1);  // counted, so aging removes it in its turn
+  CHECK(f.log_.Has(LogLevel::kWarning, "cannot take back the empty event dir"));
 }

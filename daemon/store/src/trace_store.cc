@@ -90,10 +90,10 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   by_path_.insert_or_assign(rel, seq);
   class_of_[seq] = c;
   Entry e{std::move(meta), rel, spec.kind, spec.pid, 1, DiskUsage{}};
+  e.has_files = false;
   classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   ++counters_.events_created;
   log_.Debug("created event dir ", fs_.trace_dir(), "/", rel, " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
-  if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(rel), spec.pid, spec.uid, AgeClassName(c), seq, 0});
   Retire(victims, AgingReason::kCount, nullptr);  // the new directory was not among them: it was not listed yet
   // The mkdir may have found the trace directory deleted and re-created it: the new entry is
   // pinned, so it is kept and goes into the new order log.
@@ -104,7 +104,35 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
 void TraceStore::EndEvent(uint64_t seq) {
   Entry* e = FindEntry(seq);
   if (e == nullptr || e->pins == 0) return;
-  if (--e->pins == 0) Enforce(e->meta.cls, false, nullptr);
+  if (--e->pins != 0) return;
+  // CANN makes an event's directory only to write a file in it; an event whose every file was
+  // refused (a bad name, a full disk) or never opened leaves none, and no count changes.
+  if (!e->has_files && Discard(seq, *e)) return;
+  Enforce(e->meta.cls, false, nullptr);
+}
+
+bool TraceStore::Discard(uint64_t seq, Entry& e) {
+  // rmdir, not a tree delete: anything in it (a file the store did not open) keeps it.
+  if (Status st = fs_.RemoveEmptyDir(e.rel_path); !st.ok()) {
+    log_.Warning("cannot take back the empty event dir ", Abs(e.rel_path), ": ", st.message(), "; it stays counted");
+    return false;
+  }
+  // The '-' record after the rmdir: a crash between the two leaves a record of a directory
+  // that is gone, which recovery drops ("logged dirs gone").
+  std::string record;
+  AppendRemoved(seq, record);
+  if (Status st = AppendLog(record); !st.ok()) {
+    log_.Warning("order log: cannot record that empty event dir ", Abs(e.rel_path), " was taken back: ", st.message());
+  }
+  ++counters_.events_discarded;
+  log_.Debug("took back empty event dir ", fs_.trace_dir(), "/", e.rel_path, " (seq=", seq, "): no file was opened in it");
+  const std::string process_dir = e.meta.process_dir;
+  const AgeClass c = e.meta.cls;
+  by_path_.erase(e.rel_path);
+  class_of_.erase(seq);
+  classes_[static_cast<size_t>(c)].erase(seq);  // `e` is gone from here on
+  RemoveProcessDirIfUnused(process_dir);
+  return true;
 }
 
 Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const TraceFileName& name) {
@@ -113,7 +141,16 @@ Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const T
   // The path is built in a buffer kept between calls: one file is opened per event.
   std::string& path = path_scratch_;
   path.assign(e->rel_path).append("/").append(name.str());
-  return fs_.OpenAppend(path);
+  auto file = fs_.OpenAppend(path);
+  if (file.ok() && !e->has_files) {
+    // Announced with its first file: an event that gets none is taken back (EndEvent).
+    e->has_files = true;
+    if (sink_) {
+      sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(e->rel_path), e->pid, e->meta.uid, AgeClassName(e->meta.cls),
+                           seq, 0});
+    }
+  }
+  return file;
 }
 
 Status TraceStore::RemoveFile(uint64_t seq, const TraceFileName& name) {

@@ -91,6 +91,7 @@ struct StoreCounters {
   std::array<uint64_t, kAgingReasonCount> bytes_freed_by{};  // their bytes, by reason
   uint64_t removal_failures = 0;   // deletes that failed (each is retried)
   uint64_t aside_failures = 0;     // aged dirs that could not be moved aside (deleted in place)
+  uint64_t events_discarded = 0;   // events that ended with no file: their dirs taken back
   uint64_t bytes_written = 0;   // allocated (see DiskUsage): what the budget protects
   uint64_t bytes_apparent = 0;  // the same growth measured by file length
   uint64_t bytes_freed = 0;     // the (allocated) bytes of aged directories
@@ -221,6 +222,9 @@ class TraceStore {
     uint32_t pins = 0;
     DiskUsage bytes;   // measured at recovery, then added as written; the budget counts .allocated
     bool sized = true;   // false for a recovered dir until SizeRecovered (or a use) measures it
+    // false from BeginEvent until a file is opened in it: an event that ends so was refused
+    // or abandoned, and leaves no directory (EndEvent).
+    bool has_files = true;
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
   struct Victim {
@@ -262,6 +266,9 @@ class TraceStore {
   Status OpenLog();
   void Adopt(OrderEntry meta);
   void RemoveProcessDirIfUnused(const std::string& name);
+  // Takes back an event that ended with no file in it: its directory, its order-log record
+  // and its place in the count, as if it had never begun. False if it cannot (kept then).
+  bool Discard(uint64_t seq, Entry& e);
   // After the file system re-created the trace directory: forget what was left behind.
   void OnTraceDirReplaced();
   EventInfo InfoOf(uint64_t seq, Entry& e);
