@@ -1,8 +1,14 @@
 #include "cli.h"
 
+#include <grp.h>
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "atraced/base/option_error.h"
 #include "parse.h"
@@ -49,16 +55,71 @@ int UsageError(const std::string& message) {
   return kExitUsage;
 }
 
+namespace {
+
+// The sockets the library tries, in its order (docs/CLIENT.md): --socket alone, else
+// $ATRACED_SOCKET alone, else the system unit's and then the user unit's.
+std::vector<std::string> SocketsTried(const Globals& g) {
+  if (!g.socket.empty()) return {g.socket};
+  if (const char* env = std::getenv("ATRACED_SOCKET"); env != nullptr && *env != '\0') return {env};
+  std::vector<std::string> paths{"/run/atraced/atraced.sock"};
+  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run != nullptr && *run != '\0') {
+    paths.push_back(std::string(run) + "/atraced.sock");
+  }
+  return paths;
+}
+
+std::string Joined(const std::vector<std::string>& paths) {
+  std::string out;
+  for (size_t i = 0; i < paths.size(); ++i) out += (i == 0 ? "" : i + 1 == paths.size() ? " or " : ", ") + paths[i];
+  return out;
+}
+
+// The first of `paths` that exists: the one whose error the library reported.
+std::string FirstPresent(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0) return p;
+  }
+  return paths.empty() ? std::string() : paths.front();
+}
+
+constexpr const char* kStartHint =
+    "start it with 'systemctl start atraced.socket' (the system daemon) or 'systemctl --user start "
+    "atraced.socket' (your own), or point --socket at a running one";
+
+// What a user reads when the daemon cannot be reached: the path, the cause, what to do.
+std::string WhyUnreachable(const Globals& g, int err) {
+  const std::vector<std::string> paths = SocketsTried(g);
+  const std::string path = FirstPresent(paths);
+  switch (err) {
+    case ENOENT:
+      return "no daemon socket at " + Joined(paths) + ": is atraced running? " + kStartHint;
+    case ECONNREFUSED:
+      return "nothing listens on " + path + " (a daemon that stopped left its socket behind): " + kStartHint;
+    case EACCES: {
+      struct stat st {};
+      const group* gr = ::lstat(path.c_str(), &st) == 0 ? ::getgrgid(st.st_gid) : nullptr;
+      if (gr == nullptr) return "permission denied on " + path;
+      const std::string name = gr->gr_name;
+      return "permission denied on " + path + ": it is for members of group '" + name + "'; join it ('sudo usermod -aG " +
+             name + " $USER', then log in again) or use your own daemon ('systemctl --user start atraced.socket')";
+    }
+    case ETIMEDOUT:
+      return path + " did not answer in time: the daemon is overloaded or stopped (see 'journalctl -u atraced')";
+    default:
+      return "cannot reach the daemon at " + Joined(paths) + ": " + atrace_client_strerror(-err);
+  }
+}
+
+}  // namespace
+
 atrace::Client Connect(const Globals& g) {
   atrace::Client::Options o;
   o.socket_path = g.socket;
   std::error_code ec;
   atrace::Client c = atrace::Client::Open(o, ec);
-  if (ec) {
-    std::cerr << "atracectl: cannot reach the daemon"
-              << (g.socket.empty() ? std::string() : " at " + g.socket) << ": "
-              << atrace_client_strerror(-ec.value()) << "\n";
-  }
+  if (ec) std::cerr << "atracectl: " << WhyUnreachable(g, ec.value()) << "\n";
   return c;
 }
 

@@ -71,8 +71,10 @@ const char* atrace_client_strerror(int error) {
   // result is thread-safe and never freed.
   switch (error) {
     case 0: return "success";
-    case -ENOENT: return "not found: no daemon socket at the path (or an unknown event or file id)";
-    case -ECONNREFUSED: return "daemon not running: connection refused";
+    // One meaning each: which thing was not found is the caller's to say (the socket it
+    // opened, or the daemon's message naming an id).
+    case -ENOENT: return "not found";
+    case -ECONNREFUSED: return "connection refused: nothing listens on the daemon's socket";
     case -ETIMEDOUT: return "daemon did not answer within the timeout";
     case -ECONNRESET: return "connection to the daemon lost (open events on it are lost)";
     case -EPROTO: return "protocol error";

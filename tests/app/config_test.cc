@@ -2,6 +2,8 @@
 // refused with the key and the allowed range (exit code 2 in the daemon).
 #include <catch2/catch.hpp>
 
+#include "atraced/proto/wire.h"
+
 #include <fstream>
 #include <string>
 #include <vector>
@@ -36,6 +38,10 @@ TEST_CASE("help and version exit successfully", "[config]") {
   auto v = Parse({"--version"});
   CHECK(v.outcome == Outcome::kExitSuccess);
   CHECK(v.output.find("atraced 0.1.0") != std::string::npos);
+  // The protocol it speaks, from wire.h: it said 1.0 while the daemon spoke 1.1.
+  CHECK(v.output == "atraced 0.1.0 (protocol " + std::to_string(ATR_VERSION_MAJOR) + "." +
+                        std::to_string(ATR_VERSION_MINOR) + ")");
+  CHECK(v.output.find("protocol 1.1") != std::string::npos);
 }
 
 TEST_CASE("flags are parsed", "[config]") {
@@ -103,7 +109,7 @@ TEST_CASE("bad configuration file values name the file and key", "[config]") {
   atraced::testing::TempDir tmp;
   auto [text, needle] = GENERATE(table<std::string, std::string>({
       {"record-num = 5\n", "invalid value [5] for record-num"},
-      {"colour = blue\n", "unrecognised option 'colour'"},
+      {"colour = blue\n", "unknown key 'colour'"},
       {"max-events-per-client = 5000\n", "for max-events-per-client: expected an integer in [1, 4096]"},
       {"forwarder-group =\n", "a group name must not be empty"},
       {"uid-descriptor-share = 25%\n", "invalid value [25%] for uid-descriptor-share"},
@@ -115,6 +121,36 @@ TEST_CASE("bad configuration file values name the file and key", "[config]") {
   CHECK(p.outcome == Outcome::kUsageError);
   CHECK(p.output.find(tmp / "bad.conf") != std::string::npos);
   CHECK(p.output.find(needle) != std::string::npos);
+}
+
+// Issue 23's errors table: a user reads which line is wrong and what was expected there.
+TEST_CASE("every configuration file error names its line and what was expected", "[config][lines]") {
+  atraced::testing::TempDir tmp;
+  auto [text, says] = GENERATE(table<std::string, std::string>({
+      {"record-num 20\n", ":1: expected 'key = value', got 'record-num 20'"},
+      {"# the main part\n[main]\nrecord-num = 20\n",
+       ":2: sections such as '[main]' are not supported: write each setting as 'key = value' at the top level"},
+      {"record-num = 20\n\n  colour = blue  # a comment\n", ":3: unknown key 'colour' (atraced.conf(5) lists the keys)"},
+      {"record-num = 20\nsocket = /a.sock\nrecord-num = 30\n", ":3: record-num is already set on line 1"},
+      {"idle-timeout = 5\nexit-record-num = 9\n", ":2: invalid value [9] for exit-record-num: expected an integer in [10, 100000]"},
+      {"= 5\n", ":1: expected 'key = value', got '= 5'"},
+      {"help = 1\n", ":1: unknown key 'help' (atraced.conf(5) lists the keys)"},  // a flag, not a setting
+  }));
+  atraced::testing::WriteFile(tmp / "bad.conf", text);
+  auto p = Parse({"--config", tmp / "bad.conf"});
+  CAPTURE(text);
+  CHECK(p.outcome == Outcome::kUsageError);
+  CHECK(p.output == "atraced: " + (tmp / "bad.conf") + says);
+}
+
+TEST_CASE("a configuration file that cannot be read says why", "[config][lines]") {
+  atraced::testing::TempDir tmp;
+  auto p = Parse({"--config", tmp / "missing.conf"});
+  CHECK(p.outcome == Outcome::kUsageError);
+  CHECK(p.output == "atraced: cannot read configuration file " + (tmp / "missing.conf") + ": No such file or directory");
+  auto d = Parse({"--config", tmp.path()});  // a directory
+  CHECK(d.outcome == Outcome::kUsageError);
+  CHECK(d.output == "atraced: cannot read configuration file " + tmp.path() + ": Is a directory");
 }
 
 TEST_CASE("the shipped conf/atraced.conf parses and documents every key", "[config]") {
@@ -139,7 +175,7 @@ TEST_CASE("option text containing Boost placeholders is reported, not looped on"
   for (const char* text : {"%canonical_option% = 1\n", "%option% = %value%\n", "root\n%prefix%\n"}) {
     CAPTURE(text);
     std::string err = ParseConfigText(text, "x.conf", &c);
-    CHECK(err.rfind("x.conf: ", 0) == 0);
+    CHECK(err.rfind("x.conf:1: ", 0) == 0);
     CHECK(err.find('%') == std::string::npos);
   }
 }

@@ -2,6 +2,13 @@
 // --help at every level.
 #include <catch2/catch.hpp>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <algorithm>
 
 #include <unistd.h>
@@ -31,6 +38,17 @@ RunResult Ctl(const std::vector<std::string>& args, const std::string& input = "
 RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, const std::string& input = "") {
   args.insert(args.begin(), {"--socket", d.socket()});
   return Ctl(args, input);
+}
+
+// A Unix stream socket bound at `path` (the file made), not listening yet.
+int BoundSocket(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
 }
 
 std::string Trim(std::string s) {
@@ -97,14 +115,43 @@ TEST_CASE("atracectl usage errors exit 2 and say what is wrong", "[atracectl]") 
 
 TEST_CASE("atracectl exits 1 when the daemon is absent or refuses", "[atracectl]") {
   TempDir tmp;
+  // The errors table of issue 23: the path, the cause and what to do, one meaning each.
   auto absent = Ctl({"--socket", tmp / "none.sock", "status"});
   CHECK(absent.exit_code == 1);
-  CHECK(Has(absent.err, "cannot reach the daemon"));
+  CHECK(Has(absent.err, "atracectl: no daemon socket at " + (tmp / "none.sock") + ": is atraced running?"));
+  CHECK(Has(absent.err, "systemctl start atraced.socket"));
 
-  // No explicit socket: ATRACED_SOCKET is honoured.
+  // No explicit socket: ATRACED_SOCKET is honoured, and named.
   auto env = Ctl({"status"}, "", {{"ATRACED_SOCKET", tmp / "env.sock"}});
   CHECK(env.exit_code == 1);
-  CHECK(Has(env.err, "not found"));
+  CHECK(Has(env.err, "no daemon socket at " + (tmp / "env.sock")));
+
+  // A socket nobody listens on: what a daemon killed with SIGKILL leaves.
+  const std::string stale = tmp / "stale.sock";
+  ::close(BoundSocket(stale));  // the file stays, nothing listens
+  auto refused_conn = Ctl({"--socket", stale, "status"});
+  CHECK(refused_conn.exit_code == 1);
+  CHECK(Has(refused_conn.err, "nothing listens on " + stale + " (a daemon that stopped left its socket behind)"));
+
+  // A user outside the socket's group (the system socket is 0660 root:atrace): the group to join.
+  const bool nobody_runs_it =
+      ::geteuid() == 0 &&
+      Run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/test", "-x", ATRACECTL_BINARY})
+              .exit_code == 0;
+  if (!nobody_runs_it) WARN("skipped the group case: needs root, and a build tree uid 65534 may run");
+  if (nobody_runs_it) {
+    TempDir open_dir;
+    REQUIRE(::chmod(open_dir.path().c_str(), 0755) == 0);
+    const std::string guarded = open_dir / "guarded.sock";
+    const int fd = BoundSocket(guarded);
+    REQUIRE(::listen(fd, 4) == 0);
+    REQUIRE(::chmod(guarded.c_str(), 0660) == 0);
+    auto denied = Run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ATRACECTL_BINARY, "--socket",
+                       guarded, "status"});
+    ::close(fd);
+    CHECK(denied.exit_code == 1);
+    CHECK(Has(denied.err, "permission denied on " + guarded + ": it is for members of group 'root'; join it"));
+  }
 
   DaemonProcess d;
   REQUIRE(d.Start());

@@ -1,11 +1,18 @@
 #include "atraced/app/config.h"
 
+#include <errno.h>
+#include <sys/stat.h>
+
 #include <boost/program_options.hpp>
 #include <charconv>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string_view>
 
 #include "atraced/base/option_error.h"
+#include "atraced/proto/wire.h"
 #include "atraced/store/aging.h"
 #include "atraced/store/record_num.h"
 
@@ -225,16 +232,68 @@ std::string UsageText() {
   return out.str();
 }
 
+namespace {
+
+// A line of the file as a message may show it: at most 60 bytes, anything but printable
+// ASCII (and '%', which Boost's formatter loops on) as '?'.
+std::string Shown(std::string_view text) {
+  std::string out;
+  for (char ch : text.substr(0, 60)) out += (ch >= 0x20 && ch < 0x7f && ch != '%') ? ch : '?';
+  return text.size() > 60 ? out + "..." : out;
+}
+
+std::string_view Trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+}  // namespace
+
+// Line by line, so every message names its line: the form is checked here (a section, a line
+// without '=', a key that is not a setting, a key given twice), then each line goes through
+// Boost's parser and Apply alone, with "FILE:N" as its origin.
 std::string ParseConfigText(const std::string& text, const std::string& origin, Config* config) {
-  try {
-    std::istringstream in(text);
-    po::variables_map vm;
-    po::store(po::parse_config_file(in, SettingOptions(), /*allow_unregistered=*/false), vm);
-    po::notify(vm);
-    return Apply(vm, origin, /*from_file=*/true, config);
-  } catch (const po::error& e) {
-    return origin + ": " + DescribeOptionError(e);
+  const po::options_description settings = SettingOptions();
+  std::map<std::string, size_t, std::less<>> seen;  // key -> the line that set it
+  size_t number = 0;
+  for (size_t at = 0; at <= text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view raw(text.data() + at, end - at);
+    at = end + 1;
+    ++number;
+    const std::string where = origin + ":" + std::to_string(number);
+    std::string_view line = Trim(raw.substr(0, raw.find('#')));
+    if (line.empty()) continue;
+    if (line.front() == '[') {
+      return where + ": sections such as '" + Shown(line) +
+             "' are not supported: write each setting as 'key = value' at the top level";
+    }
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      return where + ": expected 'key = value', got '" + Shown(line) + "'";
+    }
+    const std::string key(Trim(line.substr(0, eq)));
+    if (key.empty()) return where + ": expected 'key = value', got '" + Shown(line) + "'";
+    if (settings.find_nothrow(key, /*approx=*/false) == nullptr) {
+      return where + ": unknown key '" + Shown(key) + "' (atraced.conf(5) lists the keys)";
+    }
+    if (auto before = seen.find(key); before != seen.end()) {
+      return where + ": " + key + " is already set on line " + std::to_string(before->second);
+    }
+    seen.emplace(key, number);
+    try {
+      std::istringstream in{std::string(line)};
+      po::variables_map vm;
+      po::store(po::parse_config_file(in, settings, /*allow_unregistered=*/false), vm);
+      po::notify(vm);
+      if (std::string err = Apply(vm, where, /*from_file=*/true, config); !err.empty()) return err;
+    } catch (const po::error& e) {
+      return where + ": " + DescribeOptionError(e);
+    }
   }
+  return "";
 }
 
 ParsedCommandLine ParseCommandLine(int argc, const char* const* argv) {
@@ -257,7 +316,8 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv) {
   }
   if (vm.count("version")) {
     out.outcome = ParsedCommandLine::Outcome::kExitSuccess;
-    out.output = std::string("atraced ") + kVersion + " (protocol 1.0)";
+    out.output = std::string("atraced ") + kVersion + " (protocol " + std::to_string(ATR_VERSION_MAJOR) + "." +
+                 std::to_string(ATR_VERSION_MINOR) + ")";
     return out;
   }
   auto fail = [&](std::string message) {
@@ -268,7 +328,12 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv) {
   if (vm.count("config")) {
     const std::string path = vm["config"].as<std::string>();
     std::ifstream in(path);
-    if (!in) return fail("cannot read configuration file " + path);
+    if (!in) return fail("cannot read configuration file " + path + ": " + std::strerror(errno));
+    // An ifstream opens a directory and then reads nothing: that would be an empty file.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return fail("cannot read configuration file " + path + ": " + std::strerror(EISDIR));
+    }
     std::stringstream text;
     text << in.rdbuf();
     out.config.config_file = path;
