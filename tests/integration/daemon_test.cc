@@ -424,23 +424,57 @@ TEST_CASE("an idle client is dropped after the timeout", "[integration]") {
   CHECK(d.LogHas("dropping idle connection"));
 }
 
-TEST_CASE("SIGTERM exits 0 and a dead daemon socket is replaced but a live one is not", "[integration]") {
+TEST_CASE("SIGTERM exits 0 and removes its socket: a dead daemon's socket is replaced and a live one is not",
+          "[integration][socket]") {
   DaemonProcess d;
   REQUIRE(d.Start());
   auto c = Connected(d);
   CHECK(d.Stop(SIGTERM, 5s) == 0);
   CHECK(d.LogHas("atraced stopped"));
-  // The socket file stays behind: a restart replaces it.
+  // A clean stop takes the socket file it bound with it (issue 23, finding 6): a client then
+  // reads "no daemon socket", not "nothing listens".
+  CHECK_FALSE(Exists(d.socket()));
+  CHECK(d.LogHas("removed socket " + d.socket()));
+  // SIGKILL leaves no time for that: the next start replaces the dead socket.
+  REQUIRE(d.Start());
+  CHECK(d.Stop(SIGKILL, 5s) == 128 + SIGKILL);
   CHECK(Exists(d.socket()));
-  DaemonProcess::Options o{{"--root", d.root()}, {}, false, 10};
-  // Same socket path: reuse `d`'s by starting it again.
   REQUIRE(d.Start());
   CHECK(d.LogHas("replacing stale socket"));
-  // A second daemon on a live socket refuses to start.
-  DaemonProcess::Options second{{"--socket", d.socket()}, {}, true, 10};
+  // A second daemon (its own root) on a live socket refuses to start, and leaves the file.
+  DaemonProcess::Options second;
+  second.socket = d.socket();
   DaemonProcess other(second);
   CHECK_FALSE(other.Start(5s));
-  (void)o;
+  CHECK(other.exited_during_start() == 1);
+  CHECK(other.LogHas("another daemon is already listening on " + d.socket()));
+  CHECK(Exists(d.socket()));
+  auto still = Connected(d);
+  CHECK(Status(still).clients >= 1);
+}
+
+TEST_CASE("a clean stop leaves a socket file that is no longer its own", "[integration][socket]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  // Someone moves the daemon's socket away and puts another file at the path.
+  REQUIRE(::rename(d.socket().c_str(), (d.socket() + ".moved").c_str()) == 0);
+  WriteFile(d.socket(), "not the daemon's");
+  CHECK(d.Stop(SIGTERM, 5s) == 0);
+  CHECK(ReadFile(d.socket()) == "not the daemon's");
+  CHECK(d.LogHas("is no longer the one this daemon bound; leaving it"));
+}
+
+TEST_CASE("a --socket in a directory that does not exist is an error, not a new directory", "[integration][socket]") {
+  TempDir where;
+  const std::string missing = where / "typo/atraced.sock";
+  DaemonProcess::Options o;
+  o.socket = missing;
+  DaemonProcess d(o);
+  CHECK_FALSE(d.Start(10s));
+  CHECK(d.exited_during_start() == 1);
+  CHECK(d.LogHas("socket directory " + (where / "typo") + ": No such file or directory: create it, or give --socket a "
+                 "path in a directory that exists"));
+  CHECK_FALSE(Exists(where / "typo"));
 }
 
 TEST_CASE("SIGHUP re-reads the configuration and ages at once", "[integration]") {

@@ -18,7 +18,8 @@
 
 namespace atraced::testing {
 
-DaemonProcess::DaemonProcess(Options options) : options_(std::move(options)), socket_(tmp_ / "s.sock") {}
+DaemonProcess::DaemonProcess(Options options)
+    : options_(std::move(options)), socket_(options_.socket.value_or(tmp_ / "s.sock")) {}
 
 DaemonProcess::~DaemonProcess() {
   if (pid_ > 0) {

@@ -29,6 +29,7 @@ class DaemonProcess {
     std::optional<uint32_t> record_num = 10;     // pass --record-num
     std::optional<unsigned long> nofile;         // RLIMIT_NOFILE for the daemon
     std::optional<std::string> root;             // --root this instead of <tmp>/root
+    std::optional<std::string> socket;           // --socket this instead of <tmp>/s.sock
   };
 
   explicit DaemonProcess(Options options);

@@ -186,9 +186,12 @@ class Daemon {
       std::optional<asio::steady_timer>& timer;
       ~ResetTimer() { timer.reset(); }
     } reset_tick_timer{tick_timer_};
-    auto socket = OpenListenSocket(
-        io, {config_.socket_path.value_or(proto::DefaultDaemonSocketPath()), config_.socket_group}, log);
+    auto socket = OpenListenSocket(io,
+                                   {config_.socket_path.value_or(proto::DefaultDaemonSocketPath()), config_.socket_group,
+                                    /*make_directory=*/!config_.socket_path},
+                                   log);
     if (!socket.ok()) return Fail(socket.status().err() == EINVAL ? 2 : 1, socket.status().message());
+    const std::optional<BoundSocketFile> bound = socket->bound;
 
     // One thread runs the loop and owns the store and the service: requests never hop
     // between threads (docs/BENCHMARKS.md measures why).
@@ -226,6 +229,9 @@ class Daemon {
 
     io.run();
     tick_timer_.reset();  // it lives in `io`, which ends with this scope
+    // A socket file left behind would make the next client's error "nothing listens" rather
+    // than "no daemon socket"; systemd's own socket stays, it is systemd's to keep.
+    if (bound) RemoveSocketFile(*bound, log);
 
     // Sessions are closed, their events ended. Deletes still queued are left to the next
     // start (their removal is in the order log); the remover finishes the one it is running.

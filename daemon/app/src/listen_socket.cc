@@ -72,7 +72,7 @@ Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOp
     socklen_t len = sizeof addr;
     std::string where = "fd 3";
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0 && addr.sun_path[0] != '\0') where = addr.sun_path;
-    return ListenSocket{std::move(acceptor), where + " (socket activation)"};
+    return ListenSocket{std::move(acceptor), where + " (socket activation)", std::nullopt};
   }
 
   const std::string& path = options.path;
@@ -89,7 +89,19 @@ Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOp
     if (g == nullptr) return Status::Error(EINVAL, "socket-group: no group named [" + *options.group + "]");
     gid = g->gr_gid;
   }
-  if (Status st = MakeParents(ParentOf(path)); !st.ok()) return st;
+  const std::string dir = ParentOf(path);
+  struct stat dir_st {};
+  if (::stat(dir.c_str(), &dir_st) != 0) {
+    const int err = errno;
+    if (err != ENOENT || !options.make_directory) {
+      return Status::Error(err, ErrnoMessage("socket directory " + dir, err) +
+                                    (err == ENOENT ? ": create it, or give --socket a path in a directory that exists" : ""));
+    }
+    if (Status st = MakeParents(dir); !st.ok()) return st;
+    log.Notice("created socket directory ", dir, " (mode 0755)");
+  } else if (!S_ISDIR(dir_st.st_mode)) {
+    return Status::Error(ENOTDIR, "socket directory " + dir + " is not a directory");
+  }
 
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
@@ -125,13 +137,32 @@ Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOp
     int err = errno;  // before the message allocates
     return Errno("listen " + path, err);
   }
+  struct stat bound {};
+  if (::lstat(path.c_str(), &bound) != 0) {
+    int err = errno;
+    return Errno("stat " + path, err);
+  }
 
   boost::system::error_code ec;
   LocalAcceptor acceptor(io);
   acceptor.assign(protocol, fd.get(), ec);
   if (ec) return Status::Error(ec.value(), "cannot use socket " + path + ": " + ec.message());
   fd.release();
-  return ListenSocket{std::move(acceptor), path};
+  return ListenSocket{std::move(acceptor), path, BoundSocketFile{path, bound.st_dev, bound.st_ino}};
+}
+
+void RemoveSocketFile(const BoundSocketFile& file, Logger& log) {
+  struct stat st {};
+  if (::lstat(file.path.c_str(), &st) != 0 || st.st_dev != file.dev || st.st_ino != file.ino) {
+    log.Info("socket ", file.path, " is no longer the one this daemon bound; leaving it");
+    return;
+  }
+  if (::unlink(file.path.c_str()) != 0) {
+    int err = errno;
+    log.Warning(ErrnoMessage("cannot remove socket " + file.path, err));
+    return;
+  }
+  log.Info("removed socket ", file.path);
 }
 
 }  // namespace atraced

@@ -1,7 +1,10 @@
 // The listening socket: adopted from systemd socket activation (sd_listen_fds, checked
 // with sd_is_socket_unix), or bound by the daemon itself. A stale socket file is replaced
 // only if nobody answers on it; if another daemon does, start-up stops with a clear message.
+// A socket the daemon bound is removed at its clean stop; systemd's is systemd's.
 #pragma once
+
+#include <sys/types.h>
 
 #include <optional>
 #include <string>
@@ -15,13 +18,29 @@ namespace atraced {
 struct ListenSocketOptions {
   std::string path;                  // used when systemd passes nothing
   std::optional<std::string> group;  // chgrp of a socket we bind; mode is always 0660
+  // The path is the default one (/run/atraced, $XDG_RUNTIME_DIR): its directory is made
+  // (0755, logged) if missing. A path the user gave must be in a directory that exists: a
+  // typo there is an error, not a new tree.
+  bool make_directory = false;
+};
+
+// The socket file a daemon bound itself (not one systemd passed): removed at a clean stop,
+// but only if the path still names it (a later daemon may have replaced it).
+struct BoundSocketFile {
+  std::string path;
+  dev_t dev = 0;
+  ino_t ino = 0;
 };
 
 struct ListenSocket {
   LocalAcceptor acceptor;
   std::string description;  // "PATH" or "PATH (socket activation)"
+  std::optional<BoundSocketFile> bound;
 };
 
 Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOptions& options, Logger& log);
+
+// At a clean stop: unlinks the bound socket file if it is still the one bound.
+void RemoveSocketFile(const BoundSocketFile& file, Logger& log);
 
 }  // namespace atraced
