@@ -11,19 +11,24 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
-# Everything the build, the tests, the sanitizer and the fuzz stages use.
-packages=(
+# What building the daemon and atracectl needs (`run`), and what the tests, the sanitizer,
+# fuzz and package stages add (`test`): running the daemon installs no test tools.
+build_packages=(
   cmake g++ make pkg-config
-  libboost-dev libboost-program-options-dev libsystemd-dev libdw-dev catch2
+  libboost-dev libboost-program-options-dev libsystemd-dev libdw-dev
+)
+test_packages=(
+  catch2
   clang libclang-rt-14-dev
   systemd dpkg-dev file
   build-essential debhelper lintian pandoc man-db
-  libdw-dev prometheus
+  prometheus
 )
 
+# install_deps PACKAGE...: installs those that are missing.
 install_deps() {
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "$@"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       missing+=("$p")
     fi
@@ -109,16 +114,17 @@ stage_done() {
 
 case "${1:-}" in
   deps)
-    install_deps
+    install_deps "${build_packages[@]}" "${test_packages[@]}"
     ;;
   run)
-    install_deps
-    build build/release "${run_flags[@]}" --target atraced atracectl
+    install_deps "${build_packages[@]}"
+    build build/run "${run_flags[@]}" -DATRACED_BUILD_TESTS=OFF -DATRACED_BUILD_BENCH=OFF -DATRACED_MAN=OFF \
+      --target atraced atracectl
     shift
-    exec build/release/daemon/atraced "$@"
+    exec build/run/daemon/atraced "$@"
     ;;
   test)
-    install_deps
+    install_deps "${build_packages[@]}" "${test_packages[@]}"
     start=$(date +%s)
     echo "== sanitizer build (ASan + UBSan, clang) with the fuzzers, warnings as errors"
     t=$(date +%s)

@@ -131,12 +131,14 @@ int RunStatus(const Globals& g, const Args& args) {
   const ClassTotals& bytes = use.allocated;
   const ClassTotals& apparent = use.apparent;
   const std::string limit = std::to_string(s.record_num);
+  // The exit bound comes with the retention block; a daemon without it leaves it unknown.
+  const std::string exit_limit = s.retention_known ? std::to_string(s.exit_record_num) : "null";
 
   if ((*vm)["json"].as<bool>()) {
     std::cout << "{\"root\":" << JsonString(s.root) << ",\"record_num\":" << s.record_num << ",\"classes\":{"
               << "\"host\":" << JsonClass(s.host_dirs, limit, bytes.host, apparent.host)
               << ",\"device\":" << JsonClass(s.device_dirs, limit, bytes.device, apparent.device)
-              << ",\"exit\":" << JsonClass(s.exit_dirs, "null", bytes.exit, apparent.exit) << "}"
+              << ",\"exit\":" << JsonClass(s.exit_dirs, exit_limit, bytes.exit, apparent.exit) << "}"
               << ",\"bytes_used\":" << bytes.total() << ",\"bytes_apparent\":" << apparent.total()
               << ",\"clients\":" << s.clients << ",\"counters\":{"
               << "\"events_begun\":" << s.events_begun << ",\"dirs_aged\":" << s.dirs_aged
@@ -163,7 +165,8 @@ int RunStatus(const Globals& g, const Args& args) {
             << "record number:     " << s.record_num << " per class\n"
             << "host dirs:         " << s.host_dirs << " / " << s.record_num << "\n"
             << "device dirs:       " << s.device_dirs << " / " << s.record_num << "\n"
-            << "exit dirs:         " << s.exit_dirs << " (bounded by the daemon's exit-record-num)\n"
+            << "exit dirs:         " << s.exit_dirs
+            << (s.retention_known ? " / " + exit_limit : std::string(" (bounded by the daemon's exit-record-num)")) << "\n"
             << "bytes used:        " << bytes.total() << " (" << HumanBytes(bytes.total()) << ") on disk\n"
             << "bytes apparent:    " << apparent.total() << " (" << HumanBytes(apparent.total()) << ") by length\n"
             << "clients:           " << s.clients << "\n"

@@ -130,6 +130,15 @@ g++ -std=c++17 -Wall -Werror "$src/tests/client/consumer/consumer.cc" -o "$scrat
   fail "a C++ consumer does not build with pkg-config"
 gcc -std=c99 -pedantic -Wall -Werror "$src/tests/client/c99_example.c" -o "$scratch/consumer_c99" $(pkg-config --cflags --libs atrace_client) ||
   fail "a C99 consumer does not build with pkg-config"
+# A forwarder author's part of the -dev package (issue 23): the protocol's C header compiles
+# alone, and its specification is beside it.
+printf '#include <atraced/proto/wire.h>\nint main(void) { return ATR_MAX_DEVICE_ID == 1023u ? 0 : 1; }\n' >"$scratch/wire.c"
+gcc -std=c99 -pedantic -Wall -Werror "$scratch/wire.c" -o "$scratch/wire" && "$scratch/wire" ||
+  fail "atraced/proto/wire.h does not build alone"
+compgen -G '/usr/share/doc/libatrace-client-dev/PROTOCOL.md*' >/dev/null || fail "PROTOCOL.md is not in libatrace-client-dev"
+# ascend_trace.pc: its include directory by the prefix, not through pkgconfig/../../..
+pc=$(pkg-config --cflags ascend_trace | xargs)
+[[ $pc == "-I/usr/include/ascend_trace" ]] || fail "pkg-config --cflags ascend_trace: '$pc'"
 # The CANN drop-in, the way an application builds against CANN's headers: pkg-config keeps
 # the library under -Wl,--as-needed, and programs linked against CANN's library find ours
 # under its file name in the private directory.
@@ -147,6 +156,8 @@ atraced --config /etc/atraced/atraced.conf --root "$scratch/root" --socket "$soc
 pid=$!
 for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
 [[ -S $sock ]] || { cat "$scratch/daemon.log"; fail "the installed atraced did not listen on $sock"; }
+# The shipped configuration sets socket-group = atrace: members of the group can use it.
+[[ $(stat -c '%G %a' "$sock") == "atrace 660" ]] || fail "the socket is $(stat -c '%U:%G %a' "$sock"), not atrace 660"
 status=$(atracectl --socket "$sock" status --json)
 grep -qF "\"root\":\"$scratch/root\"" <<<"$status" || fail "status: $status"
 path=$(echo from-atracectl | atracectl --socket "$sock" emit --event schedule --object pkgtest)

@@ -5,7 +5,11 @@
 #  - every command appears as a section "## CMD" of atracectl(1);
 #  - every **--flag** an OPTIONS-style list in the page defines exists in some --help
 #    (no documented flag the program lacks);
-#  - every key of conf/atraced.conf (its "# key = value" lines) is a "**key** =" entry of
+#  - each flag is an entry of the right place: atraced's of OPTIONS, each atracectl
+#    command's of its "## CMD" section (or a shared "## Options of" naming it), the global
+#    ones of GLOBAL OPTIONS; each SYNOPSIS holds command forms only;
+#  - the rendered pages have no "()" where Markdown swallowed a <placeholder>;
+#  - every key of conf/atraced.conf (its "key = value" lines, set or commented out) is a "**key** =" entry of
 #    atraced.conf(5), and every such entry is a key of the file;
 #  - with pandoc and man available: each page renders without groff warnings and has a
 #    NAME line lexgrog can parse.
@@ -16,8 +20,37 @@ man_dir=$srcdir/docs/man
 bad=0
 problem() { echo "FAIL: $*" >&2; bad=1; }
 
+# section PAGE HEADING: the lines under "HEADING" (e.g. "# OPTIONS", "## emit") up to the
+# next heading of the same or a higher level.
+section() {
+  awk -v h="$2" '
+    BEGIN { level = index(h, " ") - 1 }
+    $0 == h { on = 1; next }
+    on && /^#+ / { if (index($0, " ") - 1 <= level) exit }
+    on { print }' "$1"
+}
 flags_of() { grep -oE '(^|[[:space:]\[])--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u; }
-defined_in_page() { grep -oE '^\*\*(-[a-z], )?\*?\*?--[a-z][a-z0-9-]*\*\*' "$1" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u; }
+defined_in_page() { { grep -oE '^\*\*(-[a-z](\*\*)?, (\*\*)?)?--[a-z][a-z0-9-]*\*\*' "$1" || true; } | { grep -oE -- '--[a-z][a-z0-9-]*' || true; } | sort -u; }
+defined_in_text() { defined_in_page /dev/stdin; }
+# check_defined WHERE FLAGS DEFINED: each of FLAGS (one per line) is among DEFINED.
+check_defined() {
+  local where=$1 flags=$2 defined=$3
+  while read -r flag; do
+    [[ -n $flag ]] || continue
+    grep -qxF -- "$flag" <<<"$defined" || problem "$where does not define $flag (as a **$flag** entry)"
+  done <<<"$flags"
+}
+# check_synopsis PAGE: the SYNOPSIS holds command forms only (lines that start with ** or [),
+# never a definition list that slipped in (atraced(8) once had --max-use's text there).
+check_synopsis() {
+  local text
+  text=$(section "$1" "# SYNOPSIS")
+  [[ -n $(tr -d '[:space:]' <<<"$text") ]] || problem "$(basename "$1"): empty SYNOPSIS"
+  while IFS= read -r line; do
+    [[ -z ${line// } ]] && continue
+    [[ $line == '**'* || $line == '['* ]] || problem "$(basename "$1"): SYNOPSIS line is not a command form: $line"
+  done <<<"$text"
+}
 check_flags() {  # check_flags PAGE HELP_TEXT...
   local page=$1; shift
   local help
@@ -28,9 +61,12 @@ check_flags() {  # check_flags PAGE HELP_TEXT...
   done < <(flags_of <<<"$help")
 }
 
-# atraced(8)
+# atraced(8): every flag of --help is an entry of OPTIONS, not merely mentioned somewhere.
 atraced_help=$("$atraced" --help)
 check_flags "$man_dir/atraced.8.md" "$atraced_help"
+check_defined "atraced.8.md OPTIONS" "$(flags_of <<<"$atraced_help")" \
+  "$(section "$man_dir/atraced.8.md" "# OPTIONS" | defined_in_text)"
+check_synopsis "$man_dir/atraced.8.md"
 while read -r flag; do
   grep -qxF -- "$flag" < <(flags_of <<<"$atraced_help") || problem "atraced.8.md documents $flag, which atraced --help lacks"
 done < <(defined_in_page "$man_dir/atraced.8.md")
@@ -46,7 +82,16 @@ if [[ -n $atracectl ]]; then
     cmd_help=$("$atracectl" "$cmd" --help)
     all_help+=$'\n'$cmd_help
     grep -qx "## $cmd" "$man_dir/atracectl.1.md" || problem "atracectl.1.md has no section for the command $cmd"
+    # Its own flags are entries of its section, or of a shared "## Options of ..." that names it.
+    shared=$(grep -E "^## Options of .*\b$cmd\b" "$man_dir/atracectl.1.md" || true)
+    defined=$(section "$man_dir/atracectl.1.md" "## $cmd" | defined_in_text)
+    [[ -z $shared ]] || defined+=$'\n'$(section "$man_dir/atracectl.1.md" "$shared" | defined_in_text)
+    own=$(comm -23 <(flags_of <<<"$cmd_help" || true) <(flags_of <<<"$global_help" || true))  # the global ones are GLOBAL OPTIONS
+    check_defined "atracectl.1.md, command $cmd," "$own" "$defined"
   done
+  check_defined "atracectl.1.md GLOBAL OPTIONS" "$(flags_of <<<"$global_help" | grep -vx -- '--help')" \
+    "$(section "$man_dir/atracectl.1.md" "# GLOBAL OPTIONS" | defined_in_text)"
+  check_synopsis "$man_dir/atracectl.1.md"
   check_flags "$man_dir/atracectl.1.md" "$all_help"
   while read -r flag; do
     grep -qxF -- "$flag" < <(flags_of <<<"$all_help") || problem "atracectl.1.md documents $flag, which no atracectl --help lists"
@@ -54,7 +99,7 @@ if [[ -n $atracectl ]]; then
 fi
 
 # atraced.conf(5)
-conf_keys=$(sed -nE 's/^# ?([a-z][a-z0-9-]*) = .*/\1/p' "$srcdir/conf/atraced.conf" | sort -u)
+conf_keys=$(sed -nE 's/^(# ?)?([a-z][a-z0-9-]*) = .*/\2/p' "$srcdir/conf/atraced.conf" | sort -u)  # set or commented out
 (( $(wc -w <<<"$conf_keys") >= 10 )) || problem "conf/atraced.conf: too few keys found: $conf_keys"
 page_keys=$(sed -nE 's/^\*\*([a-z][a-z0-9-]*)\*\* = .*/\1/p' "$man_dir/atraced.conf.5.md" | sort -u)
 for key in $conf_keys; do
@@ -74,6 +119,9 @@ if command -v pandoc >/dev/null && command -v man >/dev/null; then
     pandoc --standalone --from markdown-smart --to man "$md" -o "$page"
     warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null || true)
     [[ -z $warnings ]] || problem "$(basename "$md"): groff: $warnings"
+    # What Markdown swallowed: "<N>" read as an HTML tag left "priority prefixes ()".
+    text=$(MANWIDTH=200 man -l -Tutf8 "$page" 2>/dev/null | col -b || true)
+    ! grep -n '()' <<<"$text" >/dev/null || problem "$(basename "$md"): empty parentheses in the rendered page: $(grep -n '()' <<<"$text" | head -3)"
     if command -v lexgrog >/dev/null; then
       lexgrog "$page" >/dev/null || problem "$(basename "$md"): no NAME line lexgrog can parse"
     fi

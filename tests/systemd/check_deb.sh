@@ -41,7 +41,7 @@ expect_files libascend-trace0 "$libdir/libascend_trace.so.0" "$libdir/libascend_
 expect_files libascend-trace-dev "$libdir/libascend_trace.so" /usr/include/ascend_trace/atrace_pub.h \
   /usr/include/ascend_trace/atrace_types.h /usr/include/ascend_trace/atrace_api.h "$libdir/pkgconfig/ascend_trace.pc"
 expect_files libatrace-client-dev "$libdir/libatrace_client.so" /usr/include/atraced/atrace_client.h \
-  /usr/include/atraced/atrace_client.hpp "$libdir/pkgconfig/atrace_client.pc" \
+  /usr/include/atraced/atrace_client.hpp /usr/include/atraced/proto/wire.h "$libdir/pkgconfig/atrace_client.pc" \
   "$libdir/cmake/AtraceClient/AtraceClientConfig.cmake" "$libdir/cmake/AtraceClient/AtraceClientTargets.cmake"
 for pkg in atraced atracectl libatrace-client0; do
   [[ -f $dir/${pkg}-dbgsym_${version}_${arch}.deb ]] || fail "no automatic ${pkg}-dbgsym package"
