@@ -78,6 +78,7 @@ bool ReadHeader(std::span<const uint8_t> bytes, size_t ring_size, const std::opt
   snap->flags = flags;
   snap->realtime_ns = Load<uint64_t>(bytes, ATR_RING_OFF_REALTIME);
   snap->monotonic_ns = Load<uint64_t>(bytes, ATR_RING_OFF_MONOTONIC);
+  snap->counter_anchor = Load<uint64_t>(bytes, ATR_RING_OFF_COUNTER_ANCHOR);
   snap->write_index = Load<uint64_t>(bytes, ATR_RING_OFF_WRITE_INDEX);
   snap->dropped = Load<uint64_t>(bytes, ATR_RING_OFF_DROPPED);
   return true;

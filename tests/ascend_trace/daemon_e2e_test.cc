@@ -14,6 +14,7 @@
 
 #include "atrace_api.h"
 #include "atrace_pub.h"
+#include "atraced/base/cycle_counter.h"
 #include "atraced/base/send_fd.h"
 #include "atraced/proto/codec.h"
 #include "ring_writer.h"
@@ -175,9 +176,10 @@ RawClient MemfdClient(const DaemonProcess& d) {
 
 // Sends RING_REGISTER for object `id` with `fd` attached (or none if fd < 0); returns the reply.
 atraced::testing::RawReply Register(RawClient& c, uint32_t id, int fd, uint32_t ring_bytes, uint32_t msg_num = 4,
-                                    uint32_t msg_size = 64) {
+                                    uint32_t msg_size = 64, uint8_t flags = 0) {
   atraced::proto::RingRegister m;
   m.object_id = id;
+  m.flags = flags;
   m.msg_num = msg_num;
   m.msg_size = msg_size;
   m.ring_bytes = ring_bytes;
@@ -198,7 +200,7 @@ TEST_CASE("e2e: a ring whose slots are rewritten with garbage gives what is vali
   DaemonProcess d;
   REQUIRE(d.Start());
   RawClient c = MemfdClient(d);
-  ascend_trace::RingShape shape{4, 64, false};
+  ascend_trace::RingShape shape{4, 64, false, false};
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t len = (shape.bytes() + page - 1) / page * page;
   void* at = ::mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -208,7 +210,7 @@ TEST_CASE("e2e: a ring whose slots are rewritten with garbage gives what is vali
   REQUIRE(ascend_trace::CreateRing(shape, "hostile", at, &fd, &mapped) == 0);
   auto* base = static_cast<uint8_t*>(at);
   for (const char* text : {"good one", "good two", "good three"}) {
-    REQUIRE(ascend_trace::WriteRecord(base, shape.msg_num - 1, shape.msg_size, false, 0, text,
+    REQUIRE(ascend_trace::WriteRecord(base, shape.msg_num - 1, shape.msg_size, false, false, 0, text,
                                       static_cast<uint32_t>(std::strlen(text))) == TRACE_SUCCESS);
   }
   REQUIRE(Register(c, 1, fd.get(), static_cast<uint32_t>(mapped)).status == 0);
@@ -282,4 +284,40 @@ TEST_CASE("e2e: memfds that are too small, not memfds, or not sealed are refused
   // Whatever was refused, the connection and the daemon go on.
   CHECK(c.Call(ATR_OP_STATUS, {})->status == 0);
   CHECK(d.WaitForLog("refused"));
+}
+
+TEST_CASE("e2e: a counter-stamped ring is held only where ATR_FEATURE_RING_COUNTER was granted") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  const bool counter_here = atraced::CycleCounterUsable(atraced::kClocksourcePath, nullptr);
+  ascend_trace::RingShape shape{4, 64, false, true};
+  void* at = ::mmap(nullptr, ATR_RING_MAX_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(at != MAP_FAILED);
+  atraced::UniqueFd fd;
+  uint64_t mapped = 0;
+  REQUIRE(ascend_trace::CreateRing(shape, "counted", at, &fd, &mapped) == 0);
+  const auto bytes = static_cast<uint32_t>(mapped);
+
+  // A 1.1 client that did not ask: the flag is refused, and a registration that hides it
+  // is refused by the header check.
+  RawClient old_client = MemfdClient(d);
+  CHECK(Register(old_client, 1, fd.get(), bytes, 4, 64, ATR_RING_COUNTER).status == ATR_ENOTSUP);
+  CHECK(Register(old_client, 2, fd.get(), bytes).status == ATR_EINVAL);
+  CHECK(d.LogHas("ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER"));
+
+  // Without MEMFD the feature is never granted; with it, where the daemon reads the counter.
+  auto plain = RawClient::Connect(d.socket());
+  REQUIRE(plain);
+  uint64_t granted = 0;
+  REQUIRE(plain->Hello(ATR_FEATURE_FD_PASSING | ATR_FEATURE_RING_COUNTER, &granted));
+  CHECK((granted & ATR_FEATURE_RING_COUNTER) == 0);
+  auto asked = RawClient::Connect(d.socket());
+  REQUIRE(asked);
+  REQUIRE(asked->Hello(ATR_FEATURE_MEMFD | ATR_FEATURE_RING_COUNTER, &granted));
+  CHECK(((granted & ATR_FEATURE_RING_COUNTER) != 0) == counter_here);
+  if (counter_here) {
+    CHECK(Register(*asked, 3, fd.get(), bytes, 4, 64, ATR_RING_COUNTER).status == 0);
+    CHECK(Register(*asked, 4, fd.get(), bytes).status == ATR_EINVAL);  // the header says counter
+  }
+  ::munmap(at, ATR_RING_MAX_BYTES);
 }

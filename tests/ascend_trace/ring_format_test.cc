@@ -39,6 +39,11 @@ struct Fixture {
   }
 };
 
+// A monotonic ring's timeline depends on its header alone: the save's clocks are unused.
+atraced::core::RingTimeline Stamped(const RingSnapshot& snap) {
+  return atraced::core::RingTimeline::Of(snap, atraced::core::ClockSample{});
+}
+
 uint32_t U32(const std::vector<uint8_t>& b, size_t at) {
   uint32_t v;
   std::memcpy(&v, b.data() + at, 4);
@@ -63,7 +68,7 @@ TEST_CASE("line time: CANN's format with the trailing space, leap days, the epoc
 TEST_CASE(".txt: one line per record, local time, CANN's text rules") {
   Fixture f({"first", "second\n", std::string("nul\0tail", 8), std::string(64, 'x'), ""},
             {1234567000, 1234568000, 2000000000, 3000000000, 3000001000});
-  const std::string utc = FormatRingText(f.snap, 0);
+  const std::string utc = FormatRingText(f.snap, Stamped(f.snap), 0);
   CHECK(utc ==
         "2023-11-14 22:13:21.234.567 first\n"
         "2023-11-14 22:13:21.234.568 second\n"
@@ -71,21 +76,21 @@ TEST_CASE(".txt: one line per record, local time, CANN's text rules") {
             std::string("2023-11-14 22:13:23.000.000 ") + std::string(63, 'x') + "\n" +
             "2023-11-14 22:13:23.000.001 \n");
   // The application's local time: UTC+8, and a negative offset across midnight.
-  CHECK(FormatRingText(f.snap, 8 * 3600).substr(0, 34) == "2023-11-15 06:13:21.234.567 first\n");
-  CHECK(FormatRingText(f.snap, -23 * 3600).substr(0, 28) == "2023-11-13 23:13:21.234.567 ");
+  CHECK(FormatRingText(f.snap, Stamped(f.snap), 8 * 3600).substr(0, 34) == "2023-11-15 06:13:21.234.567 first\n");
+  CHECK(FormatRingText(f.snap, Stamped(f.snap), -23 * 3600).substr(0, 28) == "2023-11-13 23:13:21.234.567 ");
 }
 
 TEST_CASE(".txt: a trailer only when records were lost, nothing for an empty ring") {
   Fixture f({"a"}, {0});
-  CHECK(FormatRingText(f.snap, 0) == "2023-11-14 22:13:20.000.000 a\n");
+  CHECK(FormatRingText(f.snap, Stamped(f.snap), 0) == "2023-11-14 22:13:20.000.000 a\n");
   f.snap.dropped = 2;
   f.snap.torn = 1;
-  CHECK(FormatRingText(f.snap, 0) ==
+  CHECK(FormatRingText(f.snap, Stamped(f.snap), 0) ==
         "2023-11-14 22:13:20.000.000 a\natraced: 3 record(s) lost: 2 dropped, 1 torn, 0 invalid\n");
   Fixture empty({}, {});
-  CHECK(FormatRingText(empty.snap, 0).empty());
+  CHECK(FormatRingText(empty.snap, Stamped(empty.snap), 0).empty());
   empty.snap.header_valid = false;
-  CHECK(FormatRingText(empty.snap, 0).empty());
+  CHECK(FormatRingText(empty.snap, Stamped(empty.snap), 0).empty());
 }
 
 TEST_CASE(".bin: CANN's control header, struct segment, data head and slots") {
@@ -97,7 +102,7 @@ TEST_CASE(".bin: CANN's control header, struct segment, data head and slots") {
   structs[1].buffer_type = 3;
   structs[1].name = std::string(40, 'n');  // cut to 31 bytes + NUL in the 32-byte field
   structs[1].fields = {{8, 0, 8, "addr"}};
-  const auto b = FormatRingBinary(f.snap, structs, 8 * 3600);
+  const auto b = FormatRingBinary(f.snap, Stamped(f.snap), structs, 8 * 3600);
 
   const size_t struct_size = 40 + (40 + 2 * 40) + (40 + 40);
   const size_t slot = 16 + 64;
@@ -152,5 +157,5 @@ TEST_CASE(".bin: CANN's control header, struct segment, data head and slots") {
   CHECK(std::string(reinterpret_cast<const char*>(&b[at + 16]), 5) == "defgh");
 
   Fixture empty({}, {});
-  CHECK(FormatRingBinary(empty.snap, structs, 0).empty());
+  CHECK(FormatRingBinary(empty.snap, Stamped(empty.snap), structs, 0).empty());
 }

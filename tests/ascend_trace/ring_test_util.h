@@ -17,9 +17,10 @@ namespace ascend_trace_test {
 
 class TestRing {
  public:
-  TestRing(uint32_t msg_num, uint32_t msg_size, bool no_lock = false) {
+  TestRing(uint32_t msg_num, uint32_t msg_size, bool no_lock = false, bool counter = false) {
     REQUIRE(ascend_trace::ShapeFromAttr(static_cast<uint16_t>(msg_num), static_cast<uint16_t>(msg_size),
                                         no_lock ? 1 : 0, &shape_));
+    shape_.counter = counter;
     void* p = ::mmap(nullptr, ATR_RING_MAX_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(p != MAP_FAILED);
     base_ = static_cast<uint8_t*>(p);
@@ -28,7 +29,8 @@ class TestRing {
   ~TestRing() { ::munmap(base_, ATR_RING_MAX_BYTES); }
 
   TraStatus Write(const void* data, uint32_t length, uint8_t type = 0) {
-    return ascend_trace::WriteRecord(base_, shape_.msg_num - 1, shape_.msg_size, shape_.no_lock, type, data, length);
+    return ascend_trace::WriteRecord(base_, shape_.msg_num - 1, shape_.msg_size, shape_.no_lock, shape_.counter, type,
+                                     data, length);
   }
   std::vector<uint8_t> Copy() const {
     std::vector<uint8_t> out;

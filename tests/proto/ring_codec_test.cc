@@ -52,7 +52,7 @@ TEST_CASE("RING_REGISTER: rejections", "[codec][ring]") {
   RingRegister m = BinaryRing();
   SECTION("id") { m.object_id = 0; reject(m, ATR_EINVAL, "object_id"); }
   SECTION("tracer type") { m.tracer_type = 1; reject(m, ATR_EINVAL, "tracer_type"); }
-  SECTION("flags") { m.flags = 4; reject(m, ATR_EINVAL, "flags"); }
+  SECTION("flags") { m.flags = 8; reject(m, ATR_EINVAL, "flags"); }
   SECTION("msg_num not a power of two") { m.msg_num = 1000; reject(m, ATR_EINVAL, "msg_num"); }
   SECTION("msg_num too big") { m.msg_num = 2048; reject(m, ATR_EINVAL, "msg_num"); }
   SECTION("msg_size") { m.msg_size = 63; reject(m, ATR_EINVAL, "msg_size"); }

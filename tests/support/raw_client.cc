@@ -86,11 +86,17 @@ std::optional<RawReply> RawClient::CallWithFd(uint16_t opcode, const std::vector
   return Read();
 }
 
-bool RawClient::Hello(uint64_t features) {
+bool RawClient::Hello(uint64_t features, uint64_t* granted) {
   proto::Hello h;
   h.features = features;
   auto r = Call(ATR_OP_HELLO, Payload(h));
-  return r && r->status == 0;
+  if (!r || r->status != 0) return false;
+  if (granted != nullptr) {
+    proto::HelloReply reply;
+    if (proto::Decode(r->body, &reply)) return false;
+    *granted = reply.features;
+  }
+  return true;
 }
 
 bool RawClient::SeesHangUp(std::chrono::milliseconds timeout) {

@@ -46,8 +46,9 @@ class RawClient {
   std::optional<RawReply> Call(uint16_t opcode, const std::vector<uint8_t>& payload);
   // One request with a descriptor on its first byte (RING_REGISTER's memfd), then its reply.
   std::optional<RawReply> CallWithFd(uint16_t opcode, const std::vector<uint8_t>& payload, int fd);
-  // HELLO with the given features; true on status 0.
-  bool Hello(uint64_t features = ATR_FEATURE_FD_PASSING);
+  // HELLO with the given features; true on status 0. `granted`, if given, receives the
+  // features the daemon granted.
+  bool Hello(uint64_t features = ATR_FEATURE_FD_PASSING, uint64_t* granted = nullptr);
   // True if the daemon closed the connection (reads EOF within the timeout).
   bool SeesHangUp(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Descriptors received so far, oldest first.

@@ -66,8 +66,17 @@ thread_local ThreadAltStack t_alt_stack;
 
 }  // namespace
 
-void EnsureThreadAltStack() {
+namespace alt_stack_internal {
+
+thread_local constinit bool t_checked __attribute__((tls_model("initial-exec"))) = false;
+
+void EnsureSlow() {
+  // Set first: once the thread's ThreadAltStack is destroyed (thread exit), a later call
+  // from a destructor must not construct it again.
+  t_checked = true;
   if (CrashHandlersEnabled()) t_alt_stack.Ensure();
 }
+
+}  // namespace alt_stack_internal
 
 }  // namespace ascend_trace

@@ -7,7 +7,18 @@
 
 namespace ascend_trace {
 
-// Cheap after the first call on a thread: one thread-local flag.
-void EnsureThreadAltStack();
+namespace alt_stack_internal {
+// Set on a thread's first pass through EnsureThreadAltStack. Initial-exec TLS, constant
+// initialised: one load at a fixed offset from the thread pointer, with no __tls_get_addr
+// call and no TLS init wrapper, because AtraceSubmit checks it on every record. One byte of
+// static TLS is far inside what glibc keeps spare for libraries loaded later (dlopen).
+extern thread_local constinit bool t_checked __attribute__((tls_model("initial-exec")));
+void EnsureSlow();
+}  // namespace alt_stack_internal
+
+// Cheap after the first call on a thread: one thread-local flag, inlined.
+inline void EnsureThreadAltStack() {
+  if (__builtin_expect(!alt_stack_internal::t_checked, 0)) alt_stack_internal::EnsureSlow();
+}
 
 }  // namespace ascend_trace

@@ -13,6 +13,7 @@
 #include "atraced/proto/ring_layout.h"
 #include "crash_channel.h"
 #include "crash_handler.h"
+#include "ring_clock.h"
 #include "endpoint.h"  // client/src: the socket paths and a deadline-bounded connect
 #include "state.h"
 
@@ -91,7 +92,8 @@ int DaemonLink::Connect() {
   decoder_ = std::make_unique<proto::FrameDecoder>();
   // ATR_FEATURE_CRASH here only asks whether the daemon offers it (CRASH itself goes on the
   // second connection).
-  const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0);
+  const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0) |
+                            (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0);
   proto::HelloReply reply;
   rc = Hello(sock_.get(), *decoder_, next_request_id_++, features, deadline, &reply);
   if (rc != 0) {
@@ -103,6 +105,7 @@ int DaemonLink::Connect() {
     return -ENOTSUP;
   }
   daemon_pid_ = reply.daemon_pid;
+  granted_ = reply.features;
   if (reply.features & ATR_FEATURE_CRASH) OpenCrashChannel(connected_path, deadline);
   return 0;
 }
@@ -163,15 +166,13 @@ void DaemonLink::RegisterAll(State& s) {
   const pid_t self = ::getpid();
   for (ObjectSlot& o : s.objects) {
     if (!o.live || o.pid != self || !o.memfd.valid()) continue;
-    if (SendRegister(s, o.name, o.wire_id, o.exit_save, o.shape.no_lock, o.shape.msg_num, o.shape.msg_size,
-                     o.mapped_bytes, o.structs, o.memfd.get()) == 0) {
+    if (SendRegister(s, o.name, o.wire_id, o.exit_save, o.shape, o.mapped_bytes, o.structs, o.memfd.get()) == 0) {
       o.registered_epoch = epoch_;
     }
   }
   // Destroyed exitSave objects: registered and released again, so the exit save has them.
   for (auto& r : s.released) {
-    if (SendRegister(s, r->name, r->wire_id, true, r->shape.no_lock, r->shape.msg_num, r->shape.msg_size,
-                     r->mapped_bytes, r->structs, r->memfd.get()) == 0) {
+    if (SendRegister(s, r->name, r->wire_id, true, r->shape, r->mapped_bytes, r->structs, r->memfd.get()) == 0) {
       r->registered_epoch = epoch_;
       proto::IdRequest release{r->wire_id};
       std::vector<uint8_t> payload;
@@ -181,14 +182,14 @@ void DaemonLink::RegisterAll(State& s) {
   }
 }
 
-int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, bool exit_save, bool no_lock,
-                             uint32_t msg_num, uint32_t msg_size, uint64_t ring_bytes,
-                             const std::vector<proto::RingStructEntry>& structs, int memfd) {
+int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, bool exit_save, const RingShape& shape,
+                             uint64_t ring_bytes, const std::vector<proto::RingStructEntry>& structs, int memfd) {
   proto::RingRegister m;
   m.object_id = wire_id;
-  m.flags = static_cast<uint8_t>((exit_save ? ATR_RING_EXIT_SAVE : 0) | (no_lock ? ATR_RING_NO_LOCK : 0));
-  m.msg_num = msg_num;
-  m.msg_size = msg_size;
+  m.flags = static_cast<uint8_t>((exit_save ? ATR_RING_EXIT_SAVE : 0) | (shape.no_lock ? ATR_RING_NO_LOCK : 0) |
+                                 (shape.counter ? ATR_RING_COUNTER : 0));
+  m.msg_num = shape.msg_num;
+  m.msg_size = shape.msg_size;
   m.ring_bytes = static_cast<uint32_t>(ring_bytes);
   m.utc_offset_s = LocalUtcOffsetSeconds();
   m.name = name;
@@ -203,12 +204,16 @@ int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, 
   return rc;
 }
 
+bool DaemonLink::CounterRingsAccepted(State& s) {
+  if (EnsureConnected(s) != 0) return true;
+  return (granted_ & ATR_FEATURE_RING_COUNTER) != 0;
+}
+
 void DaemonLink::Register(State& s, ObjectSlot& o) {
   const uint64_t before = epoch_;
   if (EnsureConnected(s) != 0) return;
   if (epoch_ != before && o.registered_epoch == epoch_) return;  // a fresh connect registered it
-  if (SendRegister(s, o.name, o.wire_id, o.exit_save, o.shape.no_lock, o.shape.msg_num, o.shape.msg_size,
-                   o.mapped_bytes, o.structs, o.memfd.get()) == 0) {
+  if (SendRegister(s, o.name, o.wire_id, o.exit_save, o.shape, o.mapped_bytes, o.structs, o.memfd.get()) == 0) {
     o.registered_epoch = epoch_;
   }
 }

@@ -25,6 +25,7 @@ namespace ascend_trace {
 
 struct State;
 struct ObjectSlot;
+struct RingShape;
 
 class DaemonLink {
  public:
@@ -46,6 +47,12 @@ class DaemonLink {
 
   uint32_t daemon_pid() const { return daemon_pid_; }
 
+  // Whether a ring made now may be stamped with the cycle counter: the daemon, reached now
+  // if it can be, granted ATR_FEATURE_RING_COUNTER. With no daemon reachable, yes: the one
+  // that comes up later is expected to be as new as this library (the package restarts it
+  // on upgrade); an older one refuses the ring at registration and says so.
+  bool CounterRingsAccepted(State& s);
+
  private:
   int EnsureConnected(State& s);
   int Connect();
@@ -57,9 +64,8 @@ class DaemonLink {
   // a death without GOODBYE, with no backtrace.
   void OpenCrashChannel(const std::string& path, std::chrono::steady_clock::time_point deadline);
   void RegisterAll(State& s);
-  int SendRegister(State& s, const std::string& name, uint32_t wire_id, bool exit_save, bool no_lock,
-                   uint32_t msg_num, uint32_t msg_size, uint64_t ring_bytes,
-                   const std::vector<atraced::proto::RingStructEntry>& structs, int memfd);
+  int SendRegister(State& s, const std::string& name, uint32_t wire_id, bool exit_save, const RingShape& shape,
+                   uint64_t ring_bytes, const std::vector<atraced::proto::RingStructEntry>& structs, int memfd);
   // One request, one reply. Returns the reply status (0 or < 0), or a transport -errno after
   // which the connection is dropped.
   int Exchange(uint16_t opcode, const std::vector<uint8_t>& payload, int fd, int timeout_ms,
@@ -76,6 +82,7 @@ class DaemonLink {
   uint64_t epoch_ = 0;  // bumped on every connection
   uint32_t next_request_id_ = 1;
   uint32_t daemon_pid_ = 0;
+  uint64_t granted_ = 0;  // the features the connected daemon granted
   std::unique_ptr<atraced::proto::FrameDecoder> decoder_;
   bool outage_logged_ = false;
   int last_error_ = 0;

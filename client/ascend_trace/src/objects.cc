@@ -9,8 +9,10 @@
 #include "atrace_pub.h"
 #include "atraced/base/name_rule.h"
 #include "atraced/proto/codec.h"
+#include "alt_stack.h"
 #include "daemon_link.h"
 #include "handles.h"
+#include "ring_clock.h"
 #include "state.h"
 #include "struct_list.h"
 #include "tracer_type.h"
@@ -72,6 +74,7 @@ TraHandle Create(unsigned type, const char* name, const TraceAttr* attr) {
     }
   }
   if (slot == nullptr) return TRACE_INVALID_HANDLE;  // 100 objects, CANN's limit
+  shape.counter = CounterStampsWanted() && s.link->CounterRingsAccepted(s);
   if (CreateRing(shape, name, slot->base, &slot->memfd, &slot->mapped_bytes) != 0) return TRACE_INVALID_HANDLE;
   slot->live = true;
   slot->pid = ::getpid();
@@ -114,21 +117,36 @@ TRACE_EXPORT TraHandle AtraceGetHandle(TracerType tracerType, const char* objNam
   return TRACE_INVALID_HANDLE;
 }
 
-TRACE_EXPORT TraStatus AtraceSubmitByType(TraHandle handle, uint8_t bufferType, const void* buffer,
-                                          uint32_t bufSize) {
+namespace {
+
+// The hot path, inlined into both exported calls (a call from one exported function to
+// another goes through the PLT). No lock, no system call: docs/TIMESTAMPS.md and
+// ring_writer.h say what it costs against CANN's ring.
+[[gnu::always_inline]] inline TraStatus Submit(TraHandle handle, uint8_t buffer_type, const void* buffer,
+                                               uint32_t size) {
+  EnsureThreadAltStack();  // as every API call: a stack overflow on this thread is reported
   uint32_t index, generation;
   if (!SplitHandle(handle, HandleKind::kObject, &index, &generation) || index >= kMaxObjects) return TRACE_FAILURE;
-  ObjectSlot& o = GetState().objects[index];
+  State* s = PublishedState();
+  if (s == nullptr) return TRACE_FAILURE;  // no object was ever made: forged
+  ObjectSlot& o = s->objects[index];
   const uint64_t w = o.word.load(std::memory_order_acquire);
   if (!ObjectWord::Live(w) || ObjectWord::Generation(w) != generation) return TRACE_FAILURE;  // stale
-  if (buffer == nullptr || bufSize == 0) return TRACE_INVALID_PARAM;
+  if (buffer == nullptr || size == 0) return TRACE_INVALID_PARAM;
   // If a destroy runs from here on, the range holds scratch memory: the write is lost, safely.
-  return WriteRecord(o.base, ObjectWord::Mask(w), ObjectWord::MsgSize(w), ObjectWord::NoLock(w), bufferType,
-                     buffer, bufSize);
+  return WriteRecord(o.base, ObjectWord::Mask(w), ObjectWord::MsgSize(w), ObjectWord::NoLock(w),
+                     ObjectWord::Counter(w), buffer_type, buffer, size);
+}
+
+}  // namespace
+
+TRACE_EXPORT TraStatus AtraceSubmitByType(TraHandle handle, uint8_t bufferType, const void* buffer,
+                                          uint32_t bufSize) {
+  return Submit(handle, bufferType, buffer, bufSize);
 }
 
 TRACE_EXPORT TraStatus AtraceSubmit(TraHandle handle, const void* buffer, uint32_t bufSize) {
-  return AtraceSubmitByType(handle, 0, buffer, bufSize);
+  return Submit(handle, 0, buffer, bufSize);
 }
 
 TRACE_EXPORT void AtraceDestroy(TraHandle handle) {

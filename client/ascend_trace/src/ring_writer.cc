@@ -11,12 +11,6 @@ namespace ascend_trace {
 
 namespace {
 
-uint64_t RealtimeNs() {
-  timespec ts;
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 uint32_t RoundUpToPowerOfTwo(uint32_t n) {
   uint32_t p = 1;
   while (p < n) p <<= 1;
@@ -56,12 +50,13 @@ int CreateRing(const RingShape& shape, const char* name, void* at, atraced::Uniq
   h.msg_num = shape.msg_num;
   h.msg_size = shape.msg_size;
   h.slot_size = ATR_RING_SLOT_SIZE(shape.msg_size);
-  h.flags = shape.no_lock ? ATR_RING_FLAG_NO_LOCK : 0;
-  // CANN's anchoring: the monotonic sample between two realtime samples, their mean.
-  const uint64_t real1 = RealtimeNs();
-  h.monotonic_ns = MonotonicNs();
-  const uint64_t real2 = RealtimeNs();
-  h.realtime_ns = real1 + (real2 - real1) / 2;
+  h.flags = (shape.no_lock ? ATR_RING_FLAG_NO_LOCK : 0) | (shape.counter ? ATR_RING_FLAG_COUNTER : 0);
+  // CANN's anchoring, bracketed (each clock between two reads of the next), as the daemon
+  // takes its own sample at save.
+  const atraced::ClockSample anchor = atraced::SampleClocks(shape.counter);
+  h.realtime_ns = static_cast<uint64_t>(anchor.realtime_ns);
+  h.monotonic_ns = static_cast<uint64_t>(anchor.monotonic_ns);
+  h.counter_anchor = anchor.counter;
   // Not yet published: the handle is handed out after this, with a release store.
   std::memcpy(p, &h, sizeof h);
   *fd = std::move(memfd);

@@ -15,10 +15,13 @@ State& GetState() {
   static State* state = [] {
     auto* s = new State;
     s->link = std::make_unique<DaemonLink>();
+    g_published_state.store(s, std::memory_order_release);
     return s;
   }();
   return *state;
 }
+
+std::atomic<State*> g_published_state{nullptr};
 
 bool ReserveObjectRanges(State& s) {
   if (s.objects[0].base != nullptr) return true;

@@ -30,15 +30,17 @@ inline constexpr uint32_t kMaxEvents = 1u << 20;    // handle index width; CANN 
 
 // What submit needs, published in one atomic word so that it always sees one object's
 // generation and shape together, never a mix of an old and a new object's.
-//   bits 0..10 msg_size, 11..20 msg_num - 1, 21 no_lock, 22 live, 32..63 generation
+//   bits 0..10 msg_size, 11..20 msg_num - 1, 21 no_lock, 22 live, 23 counter, 32..63 generation
 struct ObjectWord {
   static uint64_t Pack(uint32_t generation, bool live, const RingShape& s) {
-    return (static_cast<uint64_t>(generation) << 32) | (live ? 1ull << 22 : 0) | (s.no_lock ? 1ull << 21 : 0) |
+    return (static_cast<uint64_t>(generation) << 32) | (s.counter ? 1ull << 23 : 0) | (live ? 1ull << 22 : 0) |
+           (s.no_lock ? 1ull << 21 : 0) |
            (static_cast<uint64_t>(s.msg_num - 1) << 11) | s.msg_size;
   }
   static uint32_t Generation(uint64_t w) { return static_cast<uint32_t>(w >> 32); }
   static bool Live(uint64_t w) { return (w >> 22) & 1; }
   static bool NoLock(uint64_t w) { return (w >> 21) & 1; }
+  static bool Counter(uint64_t w) { return (w >> 23) & 1; }
   static uint64_t Mask(uint64_t w) { return (w >> 11) & 0x3ff; }
   static uint32_t MsgSize(uint64_t w) { return static_cast<uint32_t>(w & 0x7ff); }
 };
@@ -95,6 +97,12 @@ struct State {
 // The one State, created on first use and never destroyed: the exit handler and late
 // callers (other libraries' destructors) may still use it after static destructors ran.
 State& GetState();
+
+// The State if GetState has made it, else null: the submit path's way in, one acquire load
+// instead of GetState's call and once-guard. A handle that passes the generation check was
+// made by AtraceCreate, after the State was published, so submit never needs to make it.
+extern std::atomic<State*> g_published_state;
+inline State* PublishedState() { return g_published_state.load(std::memory_order_acquire); }
 
 // Reserves the objects' address ranges (once). False if the address space is exhausted.
 bool ReserveObjectRanges(State& s);

@@ -18,7 +18,10 @@ struct RingMapping {
   RingMapping& operator=(const RingMapping&) = delete;
   ~RingMapping() { ::munmap(const_cast<void*>(map), size); }
 
-  uint32_t flags() const { return (reg.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0; }
+  uint32_t flags() const {
+    return ((reg.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0) |
+           ((reg.flags & ATR_RING_COUNTER) ? ATR_RING_FLAG_COUNTER : 0);
+  }
   proto::RingExpectation expectation() const { return {reg.msg_num, reg.msg_size, flags()}; }
 
   const proto::RingRegister reg;
@@ -107,12 +110,15 @@ std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
   proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), ring_->expectation());
   if (problems) problems->insert(problems->end(), snap.problems.begin(), snap.problems.end());
   if (!snap.header_valid || snap.records.empty()) return {};
+  // After the copy: every stamp in it is then older than this sample.
+  const core::RingTimeline time = core::RingTimeline::Of(snap, SampleClocks((snap.flags & ATR_RING_FLAG_COUNTER) != 0));
+  if (problems && !time.problem().empty()) problems->push_back(time.problem());
   const proto::RingRegister& reg = ring_->reg;
   if (!reg.structs.empty()) {
-    std::vector<uint8_t> bin = core::FormatRingBinary(snap, reg.structs, reg.utc_offset_s);
+    std::vector<uint8_t> bin = core::FormatRingBinary(snap, time, reg.structs, reg.utc_offset_s);
     return std::string(bin.begin(), bin.end());
   }
-  return core::FormatRingText(snap, reg.utc_offset_s);
+  return core::FormatRingText(snap, time, reg.utc_offset_s);
 }
 
 std::optional<HeldRing::File> HeldRing::Save(std::vector<std::string>* problems) const {

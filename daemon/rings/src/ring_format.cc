@@ -33,18 +33,6 @@ void PutName(std::vector<uint8_t>& out, const std::string& name, size_t size) {
   out.insert(out.end(), size - n, 0);
 }
 
-}  // namespace
-
-int64_t RecordWallNs(const proto::RingSnapshot& snap, const proto::RingRecord& r) {
-  // Unsigned differences wrap; reinterpret as signed so a timestamp before the anchor (a
-  // hostile ring) gives an earlier time instead of one centuries ahead.
-  const auto delta = static_cast<int64_t>(r.timestamp_ns - snap.monotonic_ns);
-  const auto wall = static_cast<int64_t>(snap.realtime_ns) + delta;
-  return wall < 0 ? 0 : wall;
-}
-
-namespace {
-
 // Writes `v` as exactly `width` decimal digits at p.
 void PutDigits(char* p, size_t width, int64_t v) {
   for (size_t i = width; i > 0; --i, v /= 10) p[i - 1] = static_cast<char>('0' + v % 10);
@@ -104,7 +92,7 @@ std::string LostRecordsLine(const proto::RingSnapshot& snap) {
          std::to_string(snap.torn) + " torn, " + std::to_string(snap.invalid) + " invalid\n";
 }
 
-std::string FormatRingText(const proto::RingSnapshot& snap, int32_t utc_offset_s) {
+std::string FormatRingText(const proto::RingSnapshot& snap, const RingTimeline& time, int32_t utc_offset_s) {
   std::string out;
   if (!snap.header_valid) return out;
   const int64_t offset_ns = static_cast<int64_t>(utc_offset_s) * kNsPerSec;
@@ -115,7 +103,7 @@ std::string FormatRingText(const proto::RingSnapshot& snap, int32_t utc_offset_s
     const size_t limit = std::min<size_t>(r.data.size(), snap.msg_size - 1);
     const auto* begin = reinterpret_cast<const char*>(r.data.data());
     const size_t len = ::strnlen(begin, limit);
-    AppendLineTime(out, RecordWallNs(snap, r) + offset_ns, cache);
+    AppendLineTime(out, time.WallNs(r.timestamp_ns) + offset_ns, cache);
     out.append(begin, len);
     // CANN adds no newline to an empty text (the next line would run on); we always end
     // the line.
@@ -125,7 +113,7 @@ std::string FormatRingText(const proto::RingSnapshot& snap, int32_t utc_offset_s
   return out;
 }
 
-std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap,
+std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap, const RingTimeline& time,
                                       const std::vector<proto::RingStructEntry>& structs, int32_t utc_offset_s) {
   std::vector<uint8_t> out;
   if (!snap.header_valid || snap.records.empty()) return out;
@@ -143,7 +131,7 @@ std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap,
   PutLe(out, struct_size, 4);
   PutLe(out, static_cast<uint64_t>(slot) * count, 4);                         // dataSize
   PutLe(out, static_cast<uint32_t>(static_cast<int32_t>(utc_offset_s / 60)), 4);  // minutesWest (tm_gmtoff / 60)
-  PutLe(out, snap.realtime_ns, 8);
+  PutLe(out, static_cast<uint64_t>(std::max<int64_t>(time.anchor_wall_ns(), 0)), 8);
   PutLe(out, kCannBinCpuFreqKhz, 8);
   PutLe(out, 0, 8);  // reserve
 
@@ -170,9 +158,9 @@ std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap,
   PutLe(out, count, 4);
   out.insert(out.end(), 4, 0);
 
-  // One RbMsgHead + payload per record; "cycle" is ns since the ring's monotonic anchor.
+  // One RbMsgHead + payload per record; "cycle" is ns since the ring's anchor.
   for (const proto::RingRecord& r : snap.records) {
-    const int64_t cycle = static_cast<int64_t>(r.timestamp_ns - snap.monotonic_ns);
+    const int64_t cycle = time.SinceAnchorNs(r.timestamp_ns);
     PutLe(out, static_cast<uint64_t>(cycle < 0 ? 0 : cycle), 8);
     PutLe(out, r.data.size(), 4);
     PutLe(out, 0, 1);  // busy: only complete records are here

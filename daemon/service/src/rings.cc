@@ -16,6 +16,9 @@ Reply Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueF
     log_.Notice("ring ", m.name, " of pid ", c.peer.pid, " refused: ", why);
     return Refusal{status, std::move(why)};
   };
+  if ((m.flags & ATR_RING_COUNTER) && !(c.features & ATR_FEATURE_RING_COUNTER)) {
+    return refuse(ATR_ENOTSUP, "flags: ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER, not granted in HELLO");
+  }
   if (c.rings.count(m.object_id)) return refuse(ATR_EEXIST, "object_id: " + std::to_string(m.object_id) + " is already registered");
   if (c.rings.size() >= options_.max_rings_per_client) {
     return refuse(ATR_EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");

@@ -17,6 +17,7 @@
 #include "event_files.h"
 #include "file_accounting.h"
 #include "later_reply.h"
+#include "atraced/base/cycle_counter.h"
 #include "process_records.h"
 #include "queries.h"
 #include "refusal.h"
@@ -26,7 +27,15 @@
 namespace atraced {
 namespace {
 
-constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH;
+constexpr uint64_t kSupportedFeatures =
+    ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER;
+
+// Counter-stamped rings are granted only where this daemon can read the same counter and
+// trusts it to keep one rate (atraced/base/cycle_counter.h); decided once.
+bool DaemonReadsCounter() {
+  static const bool usable = CycleCounterUsable(kClocksourcePath, nullptr);
+  return usable;
+}
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
 constexpr size_t kMaxKeptScratch = 64 * 1024;
@@ -301,7 +310,8 @@ Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, 
   }
   c.hello_done = true;
   c.features = m.features & kSupportedFeatures;
-  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~ATR_FEATURE_CRASH;  // a crash saves rings
+  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
+  if (!DaemonReadsCounter()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));

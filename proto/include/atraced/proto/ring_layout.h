@@ -55,7 +55,11 @@
 
 /* atr_ring_header.flags */
 #define ATR_RING_FLAG_NO_LOCK 0x1u /* single writer (CANN noLock = 1): no CAS, no busy drops */
-#define ATR_RING_KNOWN_FLAGS 0x1u
+/* Records are stamped with the machine's cycle counter (atraced/base/cycle_counter.h), not
+ * CLOCK_MONOTONIC; counter_anchor is the counter's value at the monotonic anchor. Set only
+ * where the daemon granted ATR_FEATURE_RING_COUNTER (or none was reached yet). */
+#define ATR_RING_FLAG_COUNTER 0x2u
+#define ATR_RING_KNOWN_FLAGS 0x3u
 
 struct atr_ring_header {
   uint32_t magic;        /* ATR_RING_MAGIC */
@@ -66,10 +70,13 @@ struct atr_ring_header {
   uint32_t slot_size;    /* ATR_RING_SLOT_SIZE(msg_size) */
   uint32_t flags;        /* ATR_RING_FLAG_* */
   /* The clocks sampled together when the ring was created: a record's wall time is
-   * realtime_ns + (timestamp_ns - monotonic_ns). */
-  uint64_t realtime_ns;  /* CLOCK_REALTIME, ns since the epoch */
-  uint64_t monotonic_ns; /* CLOCK_MONOTONIC, ns */
-  uint8_t reserved0[24];
+   * realtime_ns + (timestamp_ns - monotonic_ns). With ATR_RING_FLAG_COUNTER the stamps are
+   * counter ticks and the daemon measures the tick rate itself, from counter_anchor to its
+   * own sample at save (docs/TIMESTAMPS.md). */
+  uint64_t realtime_ns;    /* CLOCK_REALTIME, ns since the epoch */
+  uint64_t monotonic_ns;   /* CLOCK_MONOTONIC, ns */
+  uint64_t counter_anchor; /* the cycle counter at monotonic_ns; 0 without ATR_RING_FLAG_COUNTER */
+  uint8_t reserved0[16];
   /* Written by submitters; on their own cache line, away from the read-only fields. */
   uint64_t write_index; /* records claimed so far (the next record's k) */
   uint64_t dropped;     /* records refused because their slot was still being written */
@@ -79,7 +86,7 @@ ATR_STATIC_ASSERT(sizeof(struct atr_ring_header) == ATR_RING_HEADER_SIZE, "atr_r
 
 struct atr_ring_slot_head {
   uint64_t seq_done;     /* k + 1 once record k is complete; 0 = never written */
-  uint64_t timestamp_ns; /* CLOCK_MONOTONIC when submitted */
+  uint64_t timestamp_ns; /* CLOCK_MONOTONIC when submitted, or the counter (ATR_RING_FLAG_COUNTER) */
   uint32_t length;       /* payload bytes, <= msg_size (longer records were truncated) */
   uint8_t buffer_type;   /* AtraceSubmitByType's bufferType: selects the struct entry */
   uint8_t reserved[3];
@@ -96,6 +103,7 @@ ATR_STATIC_ASSERT(sizeof(struct atr_ring_slot_head) == ATR_RING_SLOT_HEAD_SIZE, 
 #define ATR_RING_OFF_FLAGS 20u
 #define ATR_RING_OFF_REALTIME 24u
 #define ATR_RING_OFF_MONOTONIC 32u
+#define ATR_RING_OFF_COUNTER_ANCHOR 40u
 #define ATR_RING_OFF_WRITE_INDEX 64u
 #define ATR_RING_OFF_DROPPED 72u
 

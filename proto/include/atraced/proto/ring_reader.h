@@ -45,7 +45,7 @@ size_t CopyRingUsed(const void* mapping, size_t size, std::vector<uint8_t>* out,
 
 struct RingRecord {
   uint64_t index = 0;         // k: the record's position in the writer's sequence
-  uint64_t timestamp_ns = 0;  // CLOCK_MONOTONIC at submit, as the writer stored it
+  uint64_t timestamp_ns = 0;  // CLOCK_MONOTONIC, or counter ticks, at submit, as the writer stored it
   uint8_t buffer_type = 0;
   std::span<const uint8_t> data;  // `length` bytes, views into the snapshot passed in
 };
@@ -57,6 +57,7 @@ struct RingSnapshot {
   uint32_t flags = 0;
   uint64_t realtime_ns = 0;   // clock anchors from the header (see ring_layout.h)
   uint64_t monotonic_ns = 0;
+  uint64_t counter_anchor = 0;  // the cycle counter at monotonic_ns (ATR_RING_FLAG_COUNTER)
   uint64_t write_index = 0;
   uint64_t dropped = 0;       // the writers' own count of records refused (busy slot)
   std::vector<RingRecord> records;  // complete, valid records, oldest first

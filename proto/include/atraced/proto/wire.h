@@ -14,6 +14,9 @@
  *        only with ATR_FEATURE_MEMFD), CRASH: a fatal signal caught in the process, answered
  *        once the daemon has written the stackcore dir; and DUMP: CANN's on-demand dump
  *        signal (35) caught in the process, answered once the schedule dir is written.
+ *        Behind ATR_FEATURE_RING_COUNTER (granted only with ATR_FEATURE_MEMFD, and only by a
+ *        daemon that can read the counter): RING_REGISTER's ATR_RING_COUNTER, a ring whose
+ *        records carry cycle-counter stamps (ATR_RING_FLAG_COUNTER in ring_layout.h).
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -69,6 +72,7 @@
 #define ATR_FEATURE_FD_PASSING (1ull << 0) /* FILE_GET_FD hands out the file's descriptor */
 #define ATR_FEATURE_MEMFD (1ull << 1)      /* 1.1: RING_* and GOODBYE, rings in sealed memfds */
 #define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH, DUMP; granted only together with MEMFD */
+#define ATR_FEATURE_RING_COUNTER (1ull << 3) /* 1.1: rings stamped with the cycle counter (ATR_RING_COUNTER); with MEMFD only */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -343,7 +347,8 @@ ATR_STATIC_ASSERT(sizeof(struct atr_hello_reply_memfd) == 8, "atr_hello_reply_me
 
 #define ATR_RING_EXIT_SAVE 0x01u   /* atr_ring_register.flags: save at GOODBYE, even once released */
 #define ATR_RING_NO_LOCK 0x02u     /* the ring is single-writer (ATR_RING_FLAG_NO_LOCK in its header) */
-#define ATR_RING_KNOWN_REGISTER_FLAGS 0x03u
+#define ATR_RING_COUNTER 0x04u     /* stamped with the cycle counter (ATR_RING_FLAG_COUNTER); needs ATR_FEATURE_RING_COUNTER */
+#define ATR_RING_KNOWN_REGISTER_FLAGS 0x07u
 #define ATR_MAX_STRUCT_ENTRIES 10u /* CANN: TRACE_STRUCT_ENTRY_MAX_NUM, buffer types 0..9 */
 #define ATR_MAX_STRUCT_FIELDS 1024u
 #define ATR_MAX_STRUCT_NAME 31u    /* struct and field names, CANN: < TRACE_NAME_LENGTH */
@@ -358,7 +363,7 @@ ATR_STATIC_ASSERT(sizeof(struct atr_hello_reply_memfd) == 8, "atr_hello_reply_me
 struct atr_ring_register {
   uint32_t object_id;   /* chosen by the client, non-zero, unique among its rings */
   uint8_t tracer_type;  /* 0, CANN's TRACER_TYPE_SCHEDULE */
-  uint8_t flags;        /* ATR_RING_EXIT_SAVE | ATR_RING_NO_LOCK */
+  uint8_t flags;        /* ATR_RING_EXIT_SAVE | ATR_RING_NO_LOCK | ATR_RING_COUNTER */
   uint8_t name_len;     /* 1..ATR_MAX_OBJECT_NAME */
   uint8_t struct_count; /* 0..ATR_MAX_STRUCT_ENTRIES; non-zero: the object saves as .bin */
   uint32_t msg_num;     /* as in the ring header */

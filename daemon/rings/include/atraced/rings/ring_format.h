@@ -9,18 +9,16 @@
 
 #include "atraced/proto/codec.h"
 #include "atraced/proto/ring_reader.h"
+#include "atraced/rings/ring_timeline.h"
 
 namespace atraced::core {
 
 // CANN's .bin constants (tracer_mgr_operate_inner.h).
 inline constexpr uint32_t kCannBinMagic = 0xD928;
 inline constexpr uint32_t kCannBinVersion = 3;
-// Our records are timestamped in nanoseconds: a 1 GHz "cycle counter", in CANN's kHz.
+// Our .bin "cycles" are nanoseconds since the anchor whatever the ring stamped with (the
+// timeline converts counter ticks): a 1 GHz cycle counter, in CANN's kHz.
 inline constexpr uint64_t kCannBinCpuFreqKhz = 1000000;
-
-// The record's wall-clock time in ns since the epoch (realtime anchor + monotonic delta),
-// never negative.
-int64_t RecordWallNs(const proto::RingSnapshot& snap, const proto::RingRecord& r);
 
 // CANN's line prefix for a local time in ns: "YYYY-MM-DD hh:mm:ss.mmm.uuu " (with the space).
 std::string FormatLineTime(int64_t local_ns);
@@ -29,12 +27,13 @@ std::string FormatLineTime(int64_t local_ns);
 // and at msg_size - 1 bytes (CANN's rules), and a newline is added unless it ends with one.
 // If records were dropped, torn or invalid, one trailer line says how many. Empty when there
 // is nothing to write (CANN creates no file then).
-std::string FormatRingText(const proto::RingSnapshot& snap, int32_t utc_offset_s);
+// `time` places the records (ring_timeline.h: RingTimeline::Of the same snapshot).
+std::string FormatRingText(const proto::RingSnapshot& snap, const RingTimeline& time, int32_t utc_offset_s);
 
 // .bin: CANN's TraceCtrlHead (48 bytes), struct segment (40 + per entry 40 + 40 per field),
 // TraceStructDataHead (16) and one (16 + msg_size)-byte slot per record, oldest first.
 // Empty when there are no records. Drops are not representable here; the daemon logs them.
-std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap,
+std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap, const RingTimeline& time,
                                       const std::vector<proto::RingStructEntry>& structs, int32_t utc_offset_s);
 
 // The trailer line FormatRingText appends, or "" when nothing was lost.

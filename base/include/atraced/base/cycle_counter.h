@@ -1,0 +1,61 @@
+// The machine's free-running cycle counter, read from user space: rdtsc on x86-64,
+// cntvct_el0 on aarch64.
+//
+// libascend_trace stamps ring records with it (8 ns here against 18 ns for the vDSO clock,
+// docs/TIMESTAMPS.md) and the daemon reads the same counter when it saves, to turn stamps
+// into wall time. Both sides must read the same counter, so the read lives here, once.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+namespace atraced {
+
+// True where this build knows a counter instruction at all.
+#if defined(__x86_64__) || defined(__aarch64__)
+inline constexpr bool kHaveCycleCounter = true;
+#else
+inline constexpr bool kHaveCycleCounter = false;
+#endif
+
+inline uint64_t ReadCycleCounter() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#elif defined(__aarch64__)
+  uint64_t v;
+  asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+  return v;
+#else
+  return 0;
+#endif
+}
+
+// Whether the counter is one the kernel itself keeps time with, so that it ticks at one
+// rate on every core and never stops or jumps:
+//   - x86-64: the CPU says the TSC is invariant (CPUID 0x80000007, EDX bit 8), the kernel's
+//     clocksource is "tsc" (it switches away when it finds the TSCs of two cores apart),
+//     and this process may execute rdtsc (prctl PR_GET_TSC; a sandbox can make it fault);
+//   - aarch64: the generic timer's virtual count, which Linux always lets EL0 read.
+// `clocksource_path` is the sysfs file naming the current clocksource (a parameter so a
+// test can point it at a file of its own). `why`, when not null, receives the reason on false.
+bool CycleCounterUsable(const char* clocksource_path, const char** why);
+
+// CLOCK_REALTIME, CLOCK_MONOTONIC and the counter, read together: the ring's anchors (the
+// library) and the save's "now" (the daemon) are both taken with this.
+struct ClockSample {
+  int64_t realtime_ns = 0;
+  int64_t monotonic_ns = 0;
+  uint64_t counter = 0;  // 0 when `with_counter` was false
+};
+// Reads realtime, monotonic, the counter, monotonic, realtime, and keeps the means: each
+// clock sits between two reads of the next. A preemption inside that bracket would misplace
+// every record stamped against the sample, so a bracket wider than a few microseconds (or
+// one a realtime step crossed) is read again, a few times at most, and the tightest kept.
+ClockSample SampleClocks(bool with_counter);
+
+inline constexpr const char* kClocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+}  // namespace atraced

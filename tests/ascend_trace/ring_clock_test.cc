@@ -1,0 +1,139 @@
+// Which clock a ring stamps with, and that a save places its records on the wall clock
+// either way (docs/TIMESTAMPS.md): a real process (clock_child.c) against the real daemon.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "atraced/base/cycle_counter.h"
+#include "atraced/proto/ring_layout.h"
+#include "support/daemon_process.h"
+#include "support/temp_dir.h"
+
+using atraced::testing::DaemonProcess;
+using atraced::testing::ListNames;
+using atraced::testing::ReadFile;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string stderr_text;
+};
+
+// Runs clock_child with `records` records against `d`, in UTC, with `env` added.
+Run RunChild(const DaemonProcess& d, int records, const std::vector<std::string>& env) {
+  const std::string err_path = d.tmp().path() + "/clock_child.err";
+  std::vector<std::string> env_strings{"ATRACED_SOCKET=" + d.socket(), "TZ=UTC"};
+  env_strings.insert(env_strings.end(), env.begin(), env.end());
+  std::vector<const char*> envp;
+  for (const auto& e : env_strings) envp.push_back(e.c_str());
+  envp.push_back(nullptr);
+  const std::string count = std::to_string(records);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ::dup2(fd, 2) < 0) ::_exit(125);
+    const char* argv[] = {ASCEND_TRACE_CLOCK_CHILD, count.c_str(), nullptr};
+    ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
+    ::_exit(127);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  Run r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.stderr_text = ReadFile(err_path);
+  return r;
+}
+
+// The exit save of clock_obj.
+std::string ExitSave(const DaemonProcess& d) {
+  for (const auto& proc : ListNames(d.trace_dir())) {
+    if (proc.rfind("trace_", 0) != 0) continue;
+    for (const auto& ev : ListNames(d.trace_dir() + "/" + proc)) {
+      if (ev.rfind("exit_event_", 0) == 0) {
+        return ReadFile(d.trace_dir() + "/" + proc + "/" + ev + "/schedule_tracer_clock_obj.txt");
+      }
+    }
+  }
+  return "";
+}
+
+// "YYYY-MM-DD hh:mm:ss.mmm.uuu wall=N" (UTC): the line's time and N, in ns.
+bool ParseLine(const std::string& line, int64_t* line_ns, int64_t* wall_ns) {
+  std::tm tm{};
+  int ms = 0, us = 0;
+  long long wall = 0;
+  if (std::sscanf(line.c_str(), "%d-%d-%d %d:%d:%d.%d.%d wall=%lld", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, &us, &wall) != 9) {
+    return false;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  *line_ns = static_cast<int64_t>(::timegm(&tm)) * 1000000000 + ms * 1000000ll + us * 1000ll;
+  *wall_ns = wall;
+  return true;
+}
+
+// Every record of the save is where its submitter's CLOCK_REALTIME said it was. The newest
+// is 300 ms old at the save, so reading counter ticks as ns, or any rate off by more than a
+// few percent, misplaces records by far more than the bound.
+void CheckPlacement(const std::string& text, size_t records) {
+  size_t lines = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    INFO(line);
+    int64_t line_ns = 0, wall_ns = 0;
+    REQUIRE(ParseLine(line, &line_ns, &wall_ns));
+    // The line keeps microseconds (and the clocks are sampled within a few); a preempted
+    // submitter stamps a little after its clock read.
+    CHECK(line_ns >= wall_ns - 5000);
+    CHECK(line_ns - wall_ns < 20'000'000);
+    ++lines;
+  }
+  CHECK(lines == records);
+}
+
+bool CounterHere() { return atraced::CycleCounterUsable(atraced::kClocksourcePath, nullptr); }
+
+}  // namespace
+
+TEST_CASE("ring clock: records stamped with the cycle counter land on the wall clock") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  const Run r = RunChild(d, 40, {});
+  INFO(r.stderr_text);
+  const int want_flags = static_cast<int>(CounterHere() ? ATR_RING_FLAG_COUNTER : 0);
+  REQUIRE(r.exit_code == 20 + want_flags);
+  if (!CounterHere()) WARN("the cycle counter is not usable on this machine: the monotonic path was tested");
+  CheckPlacement(ExitSave(d), 40);
+}
+
+TEST_CASE("ring clock: ATRACE_RING_CLOCK=monotonic stamps with CLOCK_MONOTONIC, placed the same") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  const Run r = RunChild(d, 40, {"ATRACE_RING_CLOCK=monotonic"});
+  INFO(r.stderr_text);
+  REQUIRE(r.exit_code == 20);  // no ATR_RING_FLAG_COUNTER
+  CheckPlacement(ExitSave(d), 40);
+}
+
+TEST_CASE("ring clock: an ATRACE_RING_CLOCK value that means nothing is named on stderr") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  const Run r = RunChild(d, 3, {"ATRACE_RING_CLOCK=tsc"});
+  CHECK(r.stderr_text.find("ATRACE_RING_CLOCK=tsc is neither monotonic nor auto") != std::string::npos);
+  CHECK(r.exit_code == 20 + static_cast<int>(CounterHere() ? ATR_RING_FLAG_COUNTER : 0));
+  CheckPlacement(ExitSave(d), 3);
+}
