@@ -61,7 +61,7 @@ bool CycleCounterUsable(const char* clocksource_path, const char** why) {
   if (why == nullptr) why = &unused;
 #if defined(__x86_64__)
   unsigned eax, ebx, ecx, edx;
-  if (__get_cpuid_max(0x80000000u, nullptr) < 0x80000007u ||
+  if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) < 0x80000007u ||
       !__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 8))) {
     *why = "the CPU reports no invariant TSC";
     return false;
