@@ -156,7 +156,8 @@ TEST_CASE("crash inspector: threads, maps and a backtrace of a live thread", "[c
   CHECK(facts.threads.find(std::to_string(child) + " app_tests") == 0);
   CHECK(facts.maps.find("app_tests") != std::string::npos);
   // pause() at the top, main at the bottom.
-  CHECK(facts.backtrace.find("#0 ") == 0);
+  CHECK(facts.backtrace.find("Thread 1 (") == 0);
+  CHECK(facts.backtrace.find("\n#0 0x") != std::string::npos);
   CHECK(facts.backtrace.find("pause") != std::string::npos);
   CHECK(facts.backtrace.find(" main+0x") != std::string::npos);
 }
@@ -184,11 +185,12 @@ TEST_CASE("crash inspector: all threads, when configured, after the crashing one
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   INFO(facts.backtrace);
-  const size_t other = facts.backtrace.find("\nthread " + std::to_string(second) + ":\n");
+  CHECK(facts.backtrace.find("Thread 1 (" + std::to_string(child) + ", ") == 0);  // the crashing thread first
+  const size_t other = facts.backtrace.find("\nThread 2 (" + std::to_string(second) + ", ");
   REQUIRE(other != std::string::npos);
-  CHECK(facts.backtrace.find(" main+0x") < other);  // the crashing thread first
-  CHECK(facts.backtrace.find("#0 ", other) != std::string::npos);
-  CHECK(facts.backtrace.find("\nthread " + std::to_string(child) + ":\n") == std::string::npos);
+  CHECK(facts.backtrace.find(" main+0x") < other);
+  CHECK(facts.backtrace.find("\n#0 0x", other) != std::string::npos);
+  CHECK(facts.backtrace.find("(" + std::to_string(child) + ", ", other) == std::string::npos);  // listed once
   CHECK(facts.threads.find(std::to_string(second) + " ") != std::string::npos);
 }
 
@@ -229,7 +231,8 @@ TEST_CASE("crash inspector: a process of uid 65534 is inspected as uid 65534, wi
   INFO(facts.threads << facts.backtrace);
   CHECK(facts.threads.find(std::to_string(child.pid()) + " app_tests") == 0);
   CHECK(facts.maps.find("libc.so") != std::string::npos);
-  CHECK(facts.backtrace.find("#0 ") == 0);
+  CHECK(facts.backtrace.find("Thread 1 (") == 0);
+  CHECK(facts.backtrace.find("\n#0 0x") != std::string::npos);
   CHECK(facts.backtrace.find("pause") != std::string::npos);
   // The helper says what it ran as: the user, no capability left, no way back.
   CHECK(facts.backtrace.find("(inspected as uid 65534 gid 65534 with 0 supplementary groups, capabilities none, "
@@ -481,7 +484,8 @@ TEST_CASE("crash inspector: a thread of a process in a pid namespace is found by
   ::waitpid(outer, nullptr, 0);
   INFO(facts.threads << facts.backtrace);
   CHECK(facts.threads.find(std::to_string(inner) + " app_tests (tid 1 in its pid namespace)") == 0);
-  CHECK(facts.backtrace.find("#0 ") == 0);
+  CHECK(facts.backtrace.find("Thread 1 (") == 0);
+  CHECK(facts.backtrace.find("\n#0 0x") != std::string::npos);
   CHECK(facts.backtrace.find("pause") != std::string::npos);
   CHECK(wrong.backtrace.find("(none: thread 2 is not a thread of pid " + std::to_string(inner) + ")") == 0);
 }

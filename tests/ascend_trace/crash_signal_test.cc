@@ -15,6 +15,7 @@
 #include "atraced/proto/codec.h"
 #include "crash_handler.h"
 #include "crash_util.h"
+#include "support/asys_stackcore.h"
 #include "support/sanitizer.h"
 
 using namespace crash_test;
@@ -46,10 +47,29 @@ TEST_CASE("crash signal: a NULL dereference is reported with a backtrace, then k
   CHECK(report.find("fault address: 0x0000000000000000\n") != std::string::npos);
   CHECK(report.find("thread: " + std::to_string(child.pid) + "\n") != std::string::npos);
   CHECK(report.find(std::string("command line: ") + ASCEND_TRACE_CRASH_CHILD + " segv 7\n") != std::string::npos);
+  // CANN's sections, the faulting frame first (the handler's own frames are counted, not
+  // listed), with our symbol and source line after asys's four tokens.
+  CHECK(report.find("\n[process]\ncrash reason:11\ncrash pid:" + std::to_string(child.pid) + "\n") !=
+        std::string::npos);
+  CHECK(report.find("frames of libascend_trace's signal handler above the fault are not listed)\nThread 1 (" +
+                    std::to_string(child.pid) + ", ") != std::string::npos);
+  CHECK(report.find("\n#0 0x") != std::string::npos);
   CHECK(report.find(" crash_here+0x") != std::string::npos);
-  CHECK(report.find(" main+0x") != std::string::npos);
-  CHECK(report.find("libascend_trace.so") != std::string::npos);  // the handler's own frames, on top
-  CHECK(report.find("\nmaps:\n") != std::string::npos);
+  CHECK((report.find(" crash_here+0x") < report.find(" main+0x")));
+  CHECK(report.find(" at crash_child.c:") != std::string::npos);
+  CHECK((report.find("libascend_trace.so") == std::string::npos ||
+        report.find("libascend_trace.so") > report.find("\n[maps]\n")));  // only mapped, not on the stack
+  // What asys does with it: every frame resolves through [maps], and addr2line at the first
+  // frame's pc - base names crash_here and its line.
+  const auto asys = atraced::testing::ParseAsAsys(report);
+  INFO(asys.problems.size() << " problem(s), first: " << (asys.problems.empty() ? "" : asys.problems[0]));
+  CHECK(asys.problems.empty());
+  REQUIRE(asys.frames.size() >= 2);
+  CHECK(asys.frames[0].module == ASCEND_TRACE_CRASH_CHILD);
+  const auto symbolized = atraced::testing::Addr2LineAsAsys(asys.frames[0]);
+  REQUIRE(symbolized.size() >= 2);
+  CHECK(symbolized[0] == "crash_here");
+  CHECK(symbolized[1].rfind("crash_child.c:", 0) == 0);
   // The connections close without GOODBYE: no second dir for the same death.
   REQUIRE(d.WaitForLog("closed its connection after CRASH"));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -240,7 +260,7 @@ TEST_CASE("crash signal: SIGHUP applies crash-all-threads to the next crash", "[
   const std::string before = report_of(first);
   INFO(before);
   CHECK(before.find(" overflow_here+0x") != std::string::npos);
-  CHECK(before.find("\nthread " + std::to_string(first.pid) + ":\n") == std::string::npos);
+  CHECK(before.find("\nThread 2 (") == std::string::npos);
 
   WriteFile(conf / "a.conf", "crash-all-threads = 1\n");
   d.Signal(SIGHUP);
@@ -250,5 +270,6 @@ TEST_CASE("crash signal: SIGHUP applies crash-all-threads to the next crash", "[
   const std::string after = report_of(second);
   INFO(after);
   CHECK(after.find(" overflow_here+0x") != std::string::npos);
-  CHECK(after.find("\nthread " + std::to_string(second.pid) + ":\n") != std::string::npos);  // the main thread too
+  CHECK(after.find("\nThread 2 (" + std::to_string(second.pid) + ", ") != std::string::npos);  // the main thread too
+  CHECK(atraced::testing::ParseAsAsys(after).problems.empty());
 }

@@ -62,7 +62,7 @@ class FakeCrashInspector final : public CrashInspector {
   CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds budget) override {
     asked.push_back({target.pid, target.tid});
     last_budget = budget;
-    return {"100 app\n101 worker\n", "#0   0x0000000000401136 crash_here+0x6 /usr/bin/app\n", "00400000-00401000 r-xp app\n"};
+    return {"100 app\n101 worker\n", "Thread 1 (100, app)\n#0 0x0000000000401136 0x0000000000400000 /usr/bin/app crash_here+0x6\n", "00400000-00401000 r-xp app\n"};
   }
   std::vector<std::pair<pid_t, pid_t>> asked;
   std::chrono::milliseconds last_budget{0};

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <array>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "atraced/processes/crash_inspector.h"
 #include "atraced/processes/process_table.h"
 #include "elf_lookup.h"
+#include "atraced/crash/stack_format.h"
 
 namespace atraced::crash {
 namespace {
@@ -267,54 +269,81 @@ void PrintThreads(pid_t pid, const std::vector<long>& tids) {
 
 struct Walk {
   Dwfl* dwfl = nullptr;
-  int frames = 0;
+  std::vector<StackFrame> frames;
+  std::string stopped;  // why the walk ended early, if it did
 };
 
-// One line per frame: number, pc, function+offset (or ??), module path (or ??).
+// One frame: its pc, whether the pc is exact, and its module, symbol and source line.
 int OnFrame(Dwfl_Frame* state, void* arg) {
   Walk* walk = static_cast<Walk*>(arg);
-  Dwarf_Addr pc = 0;
-  bool activation = false;
-  if (!dwfl_frame_pc(state, &pc, &activation)) {
-    std::printf("#%-3d (no pc: %s)\n", walk->frames, dwfl_errmsg(-1));
+  StackFrame f;
+  if (!dwfl_frame_pc(state, &f.pc, &f.activation)) {
+    walk->stopped = std::string("no pc: ") + dwfl_errmsg(-1);
     return DWARF_CB_ABORT;
   }
   // A return address points after the call: look up the call itself, report the pc.
-  const Dwarf_Addr lookup = activation ? pc : pc - 1;
-  Dwfl_Module* module = dwfl_addrmodule(walk->dwfl, lookup);
-  const char* module_name = nullptr;
-  const char* function = nullptr;
-  GElf_Off offset = 0;
-  GElf_Sym sym;
-  if (module != nullptr) {
-    module_name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
-    function = dwfl_module_addrinfo(module, lookup, &offset, &sym, nullptr, nullptr, nullptr);
+  const Dwarf_Addr lookup = f.activation ? f.pc : f.pc - 1;
+  if (Dwfl_Module* module = dwfl_addrmodule(walk->dwfl, lookup); module != nullptr) {
+    if (const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)) {
+      f.module = Printable(name);
+    }
+    GElf_Off offset = 0;
+    GElf_Sym sym;
+    if (const char* function = dwfl_module_addrinfo(module, lookup, &offset, &sym, nullptr, nullptr, nullptr)) {
+      char off[32];
+      std::snprintf(off, sizeof off, "+0x%" PRIx64, static_cast<uint64_t>(offset + (f.pc - lookup)));
+      f.symbol = Printable(function) + off;
+    }
+    int line = 0;
+    Dwfl_Line* where = dwfl_module_getsrc(module, lookup);
+    if (const char* file = where ? dwfl_lineinfo(where, nullptr, &line, nullptr, nullptr, nullptr) : nullptr) {
+      const char* slash = std::strrchr(file, '/');
+      f.source = Printable(slash ? slash + 1 : file) + ":" + std::to_string(line);
+    }
   }
-  const std::string where = Printable(module_name ? module_name : "??");
-  if (function != nullptr) {
-    std::printf("#%-3d 0x%016" PRIx64 " %s+0x%" PRIx64 " %s\n", walk->frames, static_cast<uint64_t>(pc),
-                Printable(function).c_str(), static_cast<uint64_t>(offset + (pc - lookup)), where.c_str());
-  } else {
-    std::printf("#%-3d 0x%016" PRIx64 " ?? %s\n", walk->frames, static_cast<uint64_t>(pc), where.c_str());
+  walk->frames.push_back(std::move(f));
+  return walk->frames.size() >= static_cast<size_t>(kMaxFrames) ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+std::string ThreadName(pid_t pid, long tid) {
+  int err = 0;
+  std::string comm = ReadSmall("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm", 64, &err);
+  if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return err ? "(comm unreadable)" : Printable(comm);
+}
+
+// One thread's part of [stack]: its line, then its frames from `first` on, renumbered from
+// #0 as CANN numbers them.
+void PrintStack(int number, pid_t pid, long tid, const Walk& walk, size_t first,
+                const std::map<std::string, uint64_t>& bases) {
+  std::printf("%s\n", ThreadLine(number, tid, ThreadName(pid, tid)).c_str());
+  for (size_t i = first; i < walk.frames.size(); ++i) {
+    std::printf("%s\n", FrameLine(static_cast<int>(i - first), walk.frames[i], bases).c_str());
   }
-  return ++walk->frames >= kMaxFrames ? DWARF_CB_ABORT : DWARF_CB_OK;
+  if (!walk.stopped.empty()) std::printf("(the walk stopped: %s)\n", Printable(walk.stopped).c_str());
 }
 
 // The other threads, after the crashing one (config crash-all-threads).
 struct Others {
   Dwfl* dwfl = nullptr;
+  pid_t pid = 0;
   pid_t crashing = 0;
+  const std::map<std::string, uint64_t>* bases = nullptr;
+  int number = 1;
 };
 
 int OnThread(Dwfl_Thread* thread, void* arg) {
   Others* others = static_cast<Others*>(arg);
   const pid_t tid = dwfl_thread_tid(thread);
   if (tid == others->crashing) return DWARF_CB_OK;
-  std::printf("\nthread %d:\n", tid);
-  Walk walk{others->dwfl, 0};
-  if (dwfl_thread_getframes(thread, OnFrame, &walk) != 0 && walk.frames == 0) {
-    std::printf("(no backtrace: %s)\n", dwfl_errmsg(-1));
+  std::printf("\n");
+  Walk walk{others->dwfl, {}, {}};
+  if (dwfl_thread_getframes(thread, OnFrame, &walk) != 0 && walk.frames.empty()) {
+    std::printf("%s\n(no backtrace: %s)\n", ThreadLine(++others->number, tid, ThreadName(others->pid, tid)).c_str(),
+                dwfl_errmsg(-1));
+    return DWARF_CB_OK;
   }
+  PrintStack(++others->number, others->pid, tid, walk, 0, *others->bases);
   return DWARF_CB_OK;
 }
 
@@ -332,9 +361,10 @@ int Unwind(pid_t pid, pid_t tid, bool all_threads, ElfLookup* lookup) {
   } else if (int attach_err = dwfl_linux_proc_attach(dwfl, pid, false); attach_err != 0) {
     std::printf("(no backtrace: cannot attach to pid %d: %s)\n", pid, attach_err > 0 ? std::strerror(attach_err) : dwfl_errmsg(-1));
   } else {
-    Walk walk{dwfl, 0};
+    const std::map<std::string, uint64_t> bases = ModuleBases(lookup->maps);
+    Walk walk{dwfl, {}, {}};
     // Attaching (ptrace) happens here, thread by thread; a refusal shows as its error.
-    if (dwfl_getthread_frames(dwfl, tid, OnFrame, &walk) != 0 && walk.frames == 0) {
+    if (dwfl_getthread_frames(dwfl, tid, OnFrame, &walk) != 0 && walk.frames.empty()) {
       const char* why = dwfl_errmsg(-1);
       std::printf("(no backtrace: unwinding thread %d of pid %d failed: %s)\n", tid, pid, why ? why : "unknown error");
       if (why != nullptr && std::strstr(why, "not permitted") != nullptr) {
@@ -342,10 +372,17 @@ int Unwind(pid_t pid, pid_t tid, bool all_threads, ElfLookup* lookup) {
                     "name the daemon with PR_SET_PTRACER; ptrace_scope=3 refuses everyone)\n");
       }
     } else {
+      // The crashing thread's frames start where it faulted: the library's handler and the
+      // signal trampoline above it are ours, not the application's (CANN's #0 is the fault).
+      const size_t first = FaultingFrame(walk.frames);
+      if (first > 0) {
+        std::printf("(%zu frames of libascend_trace's signal handler above the fault are not listed)\n", first);
+      }
+      PrintStack(1, pid, tid, walk, first, bases);
       rc = 0;
     }
     if (all_threads) {
-      Others others{dwfl, tid};
+      Others others{dwfl, pid, tid, &bases, 1};
       dwfl_getthreads(dwfl, OnThread, &others);
     }
   }

@@ -91,8 +91,14 @@ std::string CrashReportText(int32_t pid, const Client& holder, const proto::Cras
          "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(holder) +
          "written: " + HumanTime(written) + "\n" +
          RingsLine(rings, ring_names) +
-         "\nbacktrace of thread " + std::to_string(m.tid) + ", unwound by atraced from outside the process:\n" +
-         facts.backtrace + "\nthreads:\n" + facts.threads + "\nmaps:\n" + facts.maps;
+         // The sections CANN's report has, in its form: asys symbolizes [stack] through
+         // [maps] (stack_format.h). The stacks were unwound by atraced from outside the
+         // process; the thread list is ours, after them.
+         "\n[process]\n"
+         "crash reason:" + std::to_string(m.signo) + "\n"
+         "crash pid:" + std::to_string(pid) + "\n"
+         "crash tid:" + std::to_string(m.tid) + "\n"
+         "\n[stack]\n" + facts.backtrace + "\n[maps]\n" + facts.maps + "\n[threads]\n" + facts.threads;
 }
 
 }  // namespace atraced

@@ -33,8 +33,9 @@ inline constexpr const char* kAllThreadsArg = "all-threads";  // and then every 
 inline constexpr char kSectionMark = '\x1e';
 
 // argv: {program, kUnwindHelperFlag, pid, tid, uid, gid, mode}. Prints the sections; in the
-// backtrace, the frames of `tid`, then, with kAllThreadsArg, a "thread N:" part for each other
-// thread, then what was skipped and the credentials it ran with. Returns the process's exit
+// backtrace, in CANN's [stack] form (stack_format.h), "Thread 1 (tid, name)" and the frames
+// of `tid` from the faulting one on, then, with kAllThreadsArg, "Thread 2 (...)", ... for
+// each other thread, then what was skipped and the credentials it ran with. Returns the process's exit
 // code: 0 with the facts printed, 1 when refused or with no frames (each section then has a
 // line saying why), 2 for a bad command line.
 int UnwindHelperMain(int argc, const char* const* argv);
