@@ -129,6 +129,9 @@ TEST_CASE("get handle: first live object of that name") {
   const TraHandle h = objs.Add(AtraceCreate(TRACER_TYPE_SCHEDULE, "named"));
   CHECK(AtraceGetHandle(TRACER_TYPE_SCHEDULE, "named") == h);
   CHECK(AtraceGetHandle(TRACER_TYPE_SCHEDULE, "other") == TRACE_INVALID_HANDLE);
+  // Per tracer type, as CANN looks up: the progress and statistics tracers have no objects.
+  CHECK(AtraceGetHandle(TRACER_TYPE_PROGRESS, "named") == TRACE_INVALID_HANDLE);
+  CHECK(AtraceGetHandle(TRACER_TYPE_STATISTICS, "named") == TRACE_INVALID_HANDLE);
   CHECK(AtraceGetHandle(TRACER_TYPE_SCHEDULE, nullptr) == TRACE_INVALID_HANDLE);
   AtraceDestroy(h);
   objs.handles.clear();

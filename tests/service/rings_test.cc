@@ -110,3 +110,52 @@ TEST_CASE("DUMP without the feature or without rings is refused with a reason", 
     CHECK(KindDirs(f, "schedule").size() == 1);
   }
 }
+
+// ---- Which of several same-named exitSave objects the exit save writes ------------------
+
+TEST_CASE("GOODBYE writes, of same-named exitSave objects, a live one over destroyed ones, else the last destroyed",
+          "[service][rings][exit]") {
+  // HCCL names every communicator HCCL_<tid>_<devLogicId>: a destroyed sub-group must not
+  // stand in for the live world communicator of the same name (CANN's exit list).
+  ServiceFixture f;
+  RingClient rings(f, 100);
+  auto release = [&](uint32_t id) {
+    REQUIRE(f.Call(rings.id, ATR_OP_RING_RELEASE, Payload(proto::IdRequest{id})).status == 0);
+  };
+  rings.Register(1, RingWith({"world, live"}), /*exit_save=*/true, "HCCL_7_0");
+  rings.Register(2, RingWith({"sub-group, destroyed"}), /*exit_save=*/true, "HCCL_7_0");
+  release(2);  // the newest of that name, but destroyed: the live one wins
+  rings.Register(3, RingWith({"first destroyed"}), /*exit_save=*/true, "solo");
+  rings.Register(4, RingWith({"second destroyed"}), /*exit_save=*/true, "solo");
+  release(4);
+  release(3);  // destroyed last, though created first: it wins
+  rings.Register(5, RingWith({"not exitSave"}), /*exit_save=*/false, "other");
+  REQUIRE(f.Call(rings.id, ATR_OP_GOODBYE, {}).status == 0);
+  const auto dirs = KindDirs(f, "exit");
+  REQUIRE(dirs.size() == 1);
+  CHECK(ListNames(dirs[0]) == std::vector<std::string>{"schedule_tracer_HCCL_7_0.txt", "schedule_tracer_solo.txt"});
+  CHECK(ReadFile(dirs[0] + "/schedule_tracer_HCCL_7_0.txt").find("world, live\n") != std::string::npos);
+  CHECK(ReadFile(dirs[0] + "/schedule_tracer_solo.txt").find("first destroyed\n") != std::string::npos);
+}
+
+TEST_CASE("a death saves, per name, the live ring over a destroyed exitSave one, else the last destroyed",
+          "[service][rings][exit]") {
+  ServiceFixture f;
+  RingClient rings(f, 100);
+  auto release = [&](uint32_t id) {
+    REQUIRE(f.Call(rings.id, ATR_OP_RING_RELEASE, Payload(proto::IdRequest{id})).status == 0);
+  };
+  rings.Register(1, RingWith({"made first, destroyed last"}), /*exit_save=*/true, "solo");
+  rings.Register(2, RingWith({"destroyed"}), /*exit_save=*/true, "comm");
+  rings.Register(3, RingWith({"live"}), /*exit_save=*/false, "comm");
+  rings.Register(4, RingWith({"made last, destroyed first"}), /*exit_save=*/true, "solo");
+  release(4);
+  release(2);
+  release(1);
+  f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+  f.service->Disconnect(rings.id);  // no GOODBYE: a death
+  const auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 1);
+  CHECK(ReadFile(dirs[0] + "/schedule_tracer_comm.txt").find("live\n") != std::string::npos);
+  CHECK(ReadFile(dirs[0] + "/schedule_tracer_solo.txt").find("made first, destroyed last\n") != std::string::npos);
+}

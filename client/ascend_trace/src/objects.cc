@@ -104,7 +104,9 @@ TRACE_EXPORT TraHandle AtraceCreateWithAttr(TracerType tracerType, const char* o
 }
 
 TRACE_EXPORT TraHandle AtraceGetHandle(TracerType tracerType, const char* objName) {
-  if (RawTracerType(tracerType) >= TRACER_TYPE_MAX || objName == nullptr) return TRACE_INVALID_HANDLE;
+  // Lookups are per tracer, as in CANN (tracer_core.c): only the schedule tracer has
+  // objects, so a progress or statistics lookup finds none, whatever the name.
+  if (RawTracerType(tracerType) != TRACER_TYPE_SCHEDULE || objName == nullptr) return TRACE_INVALID_HANDLE;
   State& s = GetState();
   std::lock_guard lock(s.mu);
   for (uint32_t i = 0; i < kMaxObjects; ++i) {

@@ -57,7 +57,10 @@ struct Client {
   std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
   std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
   std::map<uint32_t, ClientRing> rings;            // object id -> ring, live or released
-  std::set<uint32_t> released;                     // destroyed exitSave objects kept for GOODBYE
+  // Destroyed exitSave objects kept for GOODBYE: object id -> the order of its release
+  // (1, 2, ...), because at exit CANN keeps the last destroyed of one name.
+  std::map<uint32_t, uint64_t> released;
+  uint64_t releases = 0;  // RING_RELEASEs of exitSave rings so far: the next order
   bool counted_ring_holder = false;  // counted in its ProcessRecord's ring_holders
   bool goodbye = false;
   bool crash_recorded = false;  // CRASH wrote this process's stackcore dir: no second one at close

@@ -145,20 +145,40 @@ std::vector<const HeldRing*> RingSaver::Unreleased(const Client& c) {
   return chosen;
 }
 
-std::vector<const HeldRing*> RingSaver::AtDeath(const Client& c, std::string* names) {
-  // ids ascend: a later one of the same name is newer.
-  std::map<std::string, std::pair<uint32_t, const HeldRing*>> by_name;
+namespace {
+
+// One ring per object name among `c`'s rings that `wanted` accepts: a live one over a
+// released one; of live ones the highest id (the newest), of released ones the last
+// released. Sorted by name. `names`, if given, lists them for a report.
+template <typename Wanted>
+std::vector<const HeldRing*> OnePerName(const Client& c, Wanted wanted, std::string* names) {
+  // The rank of a candidate: live rings above every released one.
+  auto rank = [&](uint32_t id) -> std::pair<int, uint64_t> {
+    const auto r = c.released.find(id);
+    return r == c.released.end() ? std::pair<int, uint64_t>{1, id} : std::pair<int, uint64_t>{0, r->second};
+  };
+  std::map<std::string, uint32_t> by_name;
   for (auto& [id, held] : c.rings) {
-    const bool live = !c.released.count(id);
-    auto [pos, inserted] = by_name.try_emplace(held.ring.name(), id, &held.ring);
-    if (!inserted && (live || c.released.count(pos->second.first))) pos->second = {id, &held.ring};
+    if (!wanted(held.ring)) continue;
+    auto [pos, inserted] = by_name.try_emplace(held.ring.name(), id);
+    if (!inserted && rank(id) > rank(pos->second)) pos->second = id;
   }
   std::vector<const HeldRing*> chosen;
-  for (auto& [name, entry] : by_name) {
-    chosen.push_back(entry.second);
-    *names += (names->empty() ? "" : ", ") + name + (c.released.count(entry.first) ? " (destroyed, exitSave)" : "");
+  for (auto& [name, id] : by_name) {
+    chosen.push_back(&c.rings.at(id).ring);
+    if (names) *names += (names->empty() ? "" : ", ") + name + (c.released.count(id) ? " (destroyed, exitSave)" : "");
   }
   return chosen;
+}
+
+}  // namespace
+
+std::vector<const HeldRing*> RingSaver::AtExit(const Client& c) {
+  return OnePerName(c, [](const HeldRing& r) { return r.exit_save(); }, nullptr);
+}
+
+std::vector<const HeldRing*> RingSaver::AtDeath(const Client& c, std::string* names) {
+  return OnePerName(c, [](const HeldRing&) { return true; }, names);
 }
 
 }  // namespace atraced

@@ -55,8 +55,14 @@ class RingSaver {
 
   // The rings RING_SAVE_ALL and DUMP save: every live one (destroyed exitSave ones wait for exit).
   static std::vector<const HeldRing*> Unreleased(const Client& c);
-  // The rings a death or a crash saves: one per object name, a live object over a destroyed
-  // exitSave one of the same name, else the newest. `names` lists them for the report.
+  // The rings GOODBYE saves: the exitSave objects, live or destroyed, one per name, chosen
+  // as CANN chooses at exit (tracer_mgr_operate.c, its exit list): a live object over a
+  // destroyed one of that name, of live ones the newest, of destroyed ones the last
+  // destroyed. (CANN takes, of live ones, the highest table slot; ours is the newest,
+  // which its slot order gives too unless an older object was destroyed in between.)
+  static std::vector<const HeldRing*> AtExit(const Client& c);
+  // The rings a death or a crash saves: every live object and the destroyed exitSave ones,
+  // one per object name by the same rule. `names` lists them for the report.
   static std::vector<const HeldRing*> AtDeath(const Client& c, std::string* names);
 
  private:

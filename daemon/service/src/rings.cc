@@ -66,7 +66,7 @@ Reply Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
     return Refusal{ATR_ENOENT, "object_id: " + std::to_string(m.id) + " is not registered"};
   }
   if (it->second.ring.exit_save()) {
-    c.released.insert(m.id);  // CANN saves destroyed exitSave objects at exit too
+    c.released.emplace(m.id, ++c.releases);  // CANN saves destroyed exitSave objects at exit too
   } else {
     DropRing(c, it);
   }
@@ -104,13 +104,8 @@ Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& 
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   if (c.goodbye) return Refusal{ATR_EPROTO, "GOODBYE: already said on this connection"};
   c.goodbye = true;
-  // exitSave objects, live or destroyed; of several with one name, the newest.
-  std::map<std::string, const HeldRing*> by_name;
-  for (auto& [id, held] : c.rings) {
-    if (held.ring.exit_save()) by_name[held.ring.name()] = &held.ring;  // ids ascend: the newest wins
-  }
-  std::vector<const HeldRing*> chosen;
-  for (auto& [name, ring] : by_name) chosen.push_back(ring);
+  // exitSave objects, live or destroyed, one per name as CANN picks (RingSaver::AtExit).
+  const std::vector<const HeldRing*> chosen = RingSaver::AtExit(c);
   Reply result = admission_.AdmitEvent(c, EventKind::kExit);
   if (!result) saver_.Save(c, EventKind::kExit, chosen, nullptr, later.Take());
   ReleaseAll(c);  // the process is leaving: its rings are of no further use (a save holds its own)
