@@ -1,4 +1,4 @@
-// CRASH and DUMP (1.1, behind ATR_FEATURE_CRASH): the messages a libascend_trace signal
+// CRASH, DUMP and STACK_DUMP (1.1, behind ATR_FEATURE_CRASH and ATR_FEATURE_STACK_DUMP): the messages a libascend_trace signal
 // handler sends. Same rules as codec.cc: exact size, reserved zero, so a decoded message re-encodes
 // to the bytes it came from. The handler itself cannot use this encoder (it may not
 // allocate): it builds the same bytes by hand, and a test compares the two.
@@ -11,6 +11,7 @@ namespace atraced::proto {
 using internal::CheckExactSize;
 using internal::CheckRange;
 using internal::CheckReserved;
+using internal::Error;
 
 void Encode(const Crash& m, std::vector<uint8_t>& out) {
   PutI32(out, m.signo);
@@ -44,6 +45,28 @@ DecodeResult Decode(std::span<const uint8_t> payload, Dump* m) {
   PROTO_READ(in.ReadI32(&m->signo) && in.ReadI32(&m->tid), "DUMP");
   PROTO_TRY(CheckRange("signo", m->signo, 1, ATR_MAX_SIGNO));
   PROTO_TRY(CheckRange("tid", m->tid, 1, INT32_MAX));
+  return std::nullopt;
+}
+
+void Encode(const StackDump& m, std::vector<uint8_t>& out) {
+  PutI32(out, m.signo);
+  PutI32(out, m.tid);
+  PutU32(out, m.flags);
+  PutU32(out, 0);  // reserved
+}
+
+DecodeResult Decode(std::span<const uint8_t> payload, StackDump* m) {
+  PROTO_TRY(CheckExactSize("STACK_DUMP", payload.size(), sizeof(atr_stack_dump)));
+  ByteReader in(payload);
+  uint32_t reserved = 0;
+  PROTO_READ(in.ReadI32(&m->signo) && in.ReadI32(&m->tid) && in.ReadU32(&m->flags) && in.ReadU32(&reserved),
+             "STACK_DUMP");
+  PROTO_TRY(CheckRange("signo", m->signo, 1, ATR_MAX_SIGNO));
+  PROTO_TRY(CheckRange("tid", m->tid, 1, INT32_MAX));
+  if ((m->flags & ~ATR_STACK_DUMP_KNOWN_FLAGS) != 0) {
+    return Error(ATR_EINVAL, "flags", "unknown bits " + std::to_string(m->flags));
+  }
+  PROTO_TRY(CheckReserved("reserved", reserved));
   return std::nullopt;
 }
 

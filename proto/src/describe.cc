@@ -22,6 +22,7 @@ std::string_view OpcodeName(uint16_t opcode) {
     case ATR_OP_GOODBYE: return "GOODBYE";
     case ATR_OP_CRASH: return "CRASH";
     case ATR_OP_DUMP: return "DUMP";
+    case ATR_OP_STACK_DUMP: return "STACK_DUMP";
     default: return "UNKNOWN";
   }
 }

@@ -51,7 +51,7 @@ TEST_CASE("crash signal: a NULL dereference is reported with a backtrace, then k
   // listed), with our symbol and source line after asys's four tokens.
   CHECK(report.find("\n[process]\ncrash reason:11\ncrash pid:" + std::to_string(child.pid) + "\n") !=
         std::string::npos);
-  CHECK(report.find("frames of libascend_trace's signal handler above the fault are not listed)\nThread 1 (" +
+  CHECK(report.find("frames of libascend_trace's signal handler above the interrupted frame are not listed)\nThread 1 (" +
                     std::to_string(child.pid) + ", ") != std::string::npos);
   CHECK(report.find("\n#0 0x") != std::string::npos);
   CHECK(report.find(" crash_here+0x") != std::string::npos);

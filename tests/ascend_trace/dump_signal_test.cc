@@ -100,3 +100,25 @@ TEST_CASE("dump signal: the handler's hand-built frame is the codec's DUMP frame
   atraced::proto::AppendFrame(expected, ATR_OP_DUMP, 0, 0x01020304, payload);
   CHECK(std::vector<uint8_t>(frame, frame + sizeof frame) == expected);
 }
+
+TEST_CASE("dump signal: the STACK_DUMP frame is the codec's, for the values asys queues only", "[crash][dump]") {
+  unsigned char frame[ascend_trace::kStackDumpFrameSize];
+  ascend_trace::BuildStackDumpFrame(35, 4321, ATR_STACK_DUMP_ALL_THREADS, 0x01020304, frame);
+  std::vector<uint8_t> payload, expected;
+  atraced::proto::Encode(atraced::proto::StackDump{35, 4321, ATR_STACK_DUMP_ALL_THREADS}, payload);
+  atraced::proto::AppendFrame(expected, ATR_OP_STACK_DUMP, 0, 0x01020304, payload);
+  CHECK(std::vector<uint8_t>(frame, frame + sizeof frame) == expected);
+
+  siginfo_t info{};
+  info.si_code = SI_QUEUE;
+  info.si_value.sival_int = static_cast<int>(0xAABB0003u);
+  CHECK(ascend_trace::StackDumpFlags(&info) == static_cast<int>(ATR_STACK_DUMP_ALL_THREADS));
+  info.si_value.sival_int = static_cast<int>(0xAABB0002u);
+  CHECK(ascend_trace::StackDumpFlags(&info) == 0);
+  info.si_value.sival_int = 7;
+  CHECK(ascend_trace::StackDumpFlags(&info) == -1);  // another value: the schedule dump
+  info.si_code = SI_USER;                             // kill(): whatever the value field holds
+  info.si_value.sival_int = static_cast<int>(0xAABB0003u);
+  CHECK(ascend_trace::StackDumpFlags(&info) == -1);
+  CHECK(ascend_trace::StackDumpFlags(nullptr) == -1);
+}

@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "atraced/proto/codec.h"
 #include "atraced/proto/frame_decoder.h"
+#include "atraced/proto/stack_dump_file.h"
 
 namespace {
 
@@ -64,6 +66,14 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<Goodbye>(payload);
   CheckRequest<Crash>(payload);
   CheckRequest<Dump>(payload);
+  CheckRequest<StackDump>(payload);
+  // The same bytes as a stack-dump .bin (AtraceStackcoreParse reads one from disk): a file
+  // it accepts re-encodes to itself.
+  std::string text, why;
+  if (DecodeStackDumpFile(payload, &text, &why)) {
+    const std::vector<uint8_t> again = EncodeStackDumpFile(text);
+    if (again.size() != payload.size() || !std::equal(again.begin(), again.end(), payload.begin())) std::abort();
+  }
 
   ReplyHead head;
   if (!DecodeReply(payload, &head)) {

@@ -375,7 +375,8 @@ TEST_CASE("names of opcodes and statuses", "[codec]") {
   CHECK(OpcodeName(ATR_OP_GOODBYE) == "GOODBYE");
   CHECK(OpcodeName(ATR_OP_CRASH) == "CRASH");
   CHECK(OpcodeName(ATR_OP_DUMP) == "DUMP");
-  CHECK(OpcodeName(18) == "UNKNOWN");
+  CHECK(OpcodeName(ATR_OP_STACK_DUMP) == "STACK_DUMP");
+  CHECK(OpcodeName(19) == "UNKNOWN");
   CHECK(StatusName(ATR_EBADMSG) == "EBADMSG");
   CHECK(StatusName(-74) == "EBADMSG");
   CHECK(StatusName(0) == "OK");

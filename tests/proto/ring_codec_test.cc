@@ -166,6 +166,24 @@ TEST_CASE("DUMP: 8 bytes, signo and tid in range", "[codec][crash]") {
   RequireRejected<Dump>(long_dump, ATR_EBADMSG, "DUMP");
 }
 
+TEST_CASE("STACK_DUMP: 16 bytes, signo and tid in range, known flags, reserved zero", "[codec][crash]") {
+  const auto dump = EncodeToVector(StackDump{35, 0x1234, ATR_STACK_DUMP_ALL_THREADS});
+  CHECK(dump == Bytes({35, 0, 0, 0, 0x34, 0x12, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}));
+  const StackDump m = RequireDecoded<StackDump>(dump);
+  CHECK(m.signo == 35);
+  CHECK(m.tid == 0x1234);
+  CHECK(m.flags == ATR_STACK_DUMP_ALL_THREADS);
+  RequireRejected<StackDump>(EncodeToVector(StackDump{0, 1, 0}), ATR_EINVAL, "signo");
+  RequireRejected<StackDump>(EncodeToVector(StackDump{35, 0, 0}), ATR_EINVAL, "tid");
+  RequireRejected<StackDump>(EncodeToVector(StackDump{35, 1, 2}), ATR_EINVAL, "flags");
+  auto reserved = dump;
+  reserved[12] = 1;
+  RequireRejected<StackDump>(reserved, ATR_EINVAL, "reserved");
+  auto short_dump = dump;
+  short_dump.pop_back();
+  RequireRejected<StackDump>(short_dump, ATR_EBADMSG, "STACK_DUMP");
+}
+
 TEST_CASE("HELLO reply: daemon_pid exactly when the memfd feature is granted", "[codec][ring]") {
   HelloReply with{1, 1, ATR_MAX_PAYLOAD, ATR_FEATURE_MEMFD, 10, 20, 4242};
   const auto body = EncodeToVector(with);

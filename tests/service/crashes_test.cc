@@ -1,6 +1,7 @@
 // CRASH: the report while the process waits, once; the unwind bound; the runner.
 #include <catch2/catch.hpp>
 
+#include "atraced/proto/stack_dump_file.h"
 #include "service/ring_fixture.h"
 
 using namespace atraced;
@@ -190,4 +191,75 @@ TEST_CASE("CRASH with a runner: the rings outlive their connection until the rep
     t.f.reset();  // the daemon stops before the inspection returns; its `done` is never run
     CHECK(late.size() == 1);
   }
+}
+
+// ---- STACK_DUMP: CANN's on-demand stack dump (asys collect -r=stacktrace) -----------------
+
+TEST_CASE("STACK_DUMP writes the .bin asys waits for and its text, with the live rings, and may come again",
+          "[service][rings][crash][stackdump]") {
+  FakeCrashInspector inspector;
+  ServiceOptions o;
+  o.crash_inspector = &inspector;
+  ServiceFixture f(o);
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"live record"}));
+  rings.Register(2, RingWith({"destroyed"}), /*exit_save=*/true);
+  REQUIRE(f.Call(rings.id, ATR_OP_RING_RELEASE, Payload(proto::IdRequest{2})).status == 0);
+
+  // Not granted without asking, nor without CRASH.
+  const auto plain = CrashChannel(f, 100);
+  CHECK((f.service->features(plain) & ATR_FEATURE_STACK_DUMP) == 0);
+  CHECK(f.Call(plain, ATR_OP_STACK_DUMP, Payload(proto::StackDump{35, 101, 0})).status == ATR_ENOTSUP);
+  const auto no_crash = CrashChannel(f, 100, ATR_FEATURE_MEMFD | ATR_FEATURE_STACK_DUMP);
+  CHECK((f.service->features(no_crash) & ATR_FEATURE_STACK_DUMP) == 0);
+
+  const auto channel = CrashChannel(f, 100, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_STACK_DUMP);
+  REQUIRE((f.service->features(channel) & ATR_FEATURE_STACK_DUMP) != 0);
+  REQUIRE(f.Call(channel, ATR_OP_STACK_DUMP, Payload(proto::StackDump{35, 101, ATR_STACK_DUMP_ALL_THREADS})).status ==
+          0);
+  CHECK(inspector.asked == std::vector<std::pair<pid_t, pid_t>>{{100, 101}});
+  CHECK(inspector.every_thread == std::vector<bool>{true});
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 1);
+  const auto names = ListNames(dirs[0]);
+  REQUIRE(names.size() == 3);  // the live ring; the destroyed exitSave one waits for exit
+  CHECK(names[0] == "schedule_tracer_obj1.txt");
+  REQUIRE(names[1].rfind("stackcore_tracer_35_100_app_", 0) == 0);  // the pid, where asys looks
+  CHECK(names[1].substr(names[1].size() - 4) == ".bin");
+  CHECK(names[2] == names[1].substr(0, names[1].size() - 4) + ".txt");
+  const std::string text = ReadFile(dirs[0] + "/" + names[2]);
+  INFO(text);
+  CHECK(text.find("asked for its stacks; it runs on\n") != std::string::npos);
+  CHECK(text.find("queued with 0xAABB0003 (every thread)\n") != std::string::npos);
+  CHECK(text.find("\n[process]\ncrash reason:35\ncrash pid:100\ncrash tid:101\n") != std::string::npos);
+  CHECK(text.find("\n[stack]\nThread 1 (100, app)\n#0 0x") != std::string::npos);
+  const std::string bin = ReadFile(dirs[0] + "/" + names[1]);
+  std::string decoded, why;
+  REQUIRE(proto::DecodeStackDumpFile(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bin.data()), bin.size()),
+                                     &decoded, &why));
+  CHECK(decoded == text);
+  CHECK(f.service->counters().stack_dumps_written == 1);
+  CHECK(f.service->counters().crashes_recorded == 0);
+
+  // Again, one thread this time: another dir. Then a crash is still a crash, once.
+  f.clock.Advance(std::chrono::milliseconds(2));
+  REQUIRE(f.Call(channel, ATR_OP_STACK_DUMP, Payload(proto::StackDump{35, 100, 0})).status == 0);
+  CHECK(inspector.every_thread == std::vector<bool>{true, false});
+  CHECK(KindDirs(f, "stackcore").size() == 2);
+  CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, 100, 0})).status == 0);
+  CHECK(f.Call(channel, ATR_OP_STACK_DUMP, Payload(proto::StackDump{35, 100, 0})).status == ATR_EEXIST);
+}
+
+TEST_CASE("STACK_DUMP of a process with no ring writes the stacks alone", "[service][crash][stackdump]") {
+  FakeCrashInspector inspector;
+  ServiceOptions o;
+  o.crash_inspector = &inspector;
+  ServiceFixture f(o);
+  const auto channel = CrashChannel(f, 100, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_STACK_DUMP);
+  REQUIRE(f.Call(channel, ATR_OP_STACK_DUMP, Payload(proto::StackDump{35, 100, 0})).status == 0);
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 1);
+  CHECK(ListNames(dirs[0]).size() == 2);  // .bin and .txt
+  // CRASH still needs a ring holder: there is nothing to save.
+  CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, 100, 0})).status == ATR_ENOENT);
 }

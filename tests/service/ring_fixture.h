@@ -61,10 +61,12 @@ class FakeCrashInspector final : public CrashInspector {
  public:
   CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds budget) override {
     asked.push_back({target.pid, target.tid});
+    every_thread.push_back(target.every_thread);
     last_budget = budget;
     return {"100 app\n101 worker\n", "Thread 1 (100, app)\n#0 0x0000000000401136 0x0000000000400000 /usr/bin/app crash_here+0x6\n", "00400000-00401000 r-xp app\n"};
   }
   std::vector<std::pair<pid_t, pid_t>> asked;
+  std::vector<bool> every_thread;  // per Inspect
   std::chrono::milliseconds last_budget{0};
 };
 

@@ -68,6 +68,12 @@ TEST_CASE("object, ts and stackcore file names", "[names]") {
   REQUIRE(p);
   CHECK(*p == sc);
   CHECK(IsTraceFileName("stackcore_tracer_11_1234_my_prog_" + kT + ".txt"));
+  // CANN's on-demand stack dump, the file asys waits for.
+  StackcoreFileName dump{35, 1234, "my_prog", kT, /*binary=*/true};
+  CHECK(FormatStackcoreFileName(dump) == "stackcore_tracer_35_1234_my_prog_" + kT + ".bin");
+  auto d = ParseStackcoreFileName(FormatStackcoreFileName(dump));
+  REQUIRE(d);
+  CHECK(*d == dump);
 }
 
 TEST_CASE("malformed file names are refused", "[names]") {
@@ -77,7 +83,8 @@ TEST_CASE("malformed file names are refused", "[names]") {
                       "schedule_tracer_sp ace.txt", ".atraced_1_host_0_0_0",
                       "stackcore_tracer_11_1234__" + std::string("20260522143015123456") + ".txt",
                       "stackcore_tracer_0_1234_p_20260522143015123456.txt",
-                      "stackcore_tracer_11_1234_p_2026052214301512345.txt");
+                      "stackcore_tracer_11_1234_p_2026052214301512345.txt",
+                      "stackcore_tracer_35_1234_p_20260522143015123456.log");
   CAPTURE(bad);
   CHECK_FALSE(IsTraceFileName(bad));
 }

@@ -17,6 +17,7 @@ namespace {
 // Read by the handlers: plain atomics, lock-free on every target we build for.
 std::atomic<int> g_fd{-1};
 std::atomic<pid_t> g_daemon_pid{0};
+std::atomic<bool> g_stack_dump{false};  // the daemon granted ATR_FEATURE_STACK_DUMP
 std::atomic<pid_t> g_owner{0};  // the claiming thread; 0: free
 std::atomic<uint32_t> g_next_request_id{2};  // HELLO was 1
 std::atomic<int> g_wait_ms{kDefaultCrashWaitMs};
@@ -102,11 +103,14 @@ int ChannelFd() { return g_fd.load(); }
 pid_t ChannelDaemonPid() { return g_daemon_pid.load(); }
 uint32_t NextChannelRequestId() { return g_next_request_id.fetch_add(1); }
 
-void SetCrashChannel(int fd, pid_t daemon_pid) {
+bool ChannelStackDump() { return g_stack_dump.load(); }
+
+void SetCrashChannel(int fd, pid_t daemon_pid, bool stack_dump) {
   // A handler holds the channel for at most its wait; past that (it cannot be, but a stuck
   // claim must not stall the application forever) the descriptor is swapped anyway.
   const Claim claim = ClaimChannel(Tid(), MonotonicMs() + CrashWaitMs() + 1000);
   g_daemon_pid.store(daemon_pid);
+  g_stack_dump.store(stack_dump);
   g_fd.store(fd);
   g_next_request_id.store(2);  // a new connection: its HELLO was 1
   if (claim == Claim::kClaimed) ReleaseChannel();
@@ -115,6 +119,7 @@ void SetCrashChannel(int fd, pid_t daemon_pid) {
 void ResetCrashChannelAfterFork() {
   g_fd.store(-1);
   g_daemon_pid.store(0);
+  g_stack_dump.store(false);
   g_owner.store(0);
 }
 

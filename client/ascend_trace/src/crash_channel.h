@@ -20,7 +20,8 @@ namespace ascend_trace {
 // ---- normal code (DaemonLink), with State::mu held ----
 // The descriptor the handlers use (-1: none) and the daemon's pid (for PR_SET_PTRACER).
 // Waits, bounded by the handlers' own wait, for a handler that still uses the old one.
-void SetCrashChannel(int fd, pid_t daemon_pid);
+// `stack_dump`: the daemon granted ATR_FEATURE_STACK_DUMP on it.
+void SetCrashChannel(int fd, pid_t daemon_pid, bool stack_dump = false);
 // In a forked child: the parent's claim (by a thread the child does not have) and its
 // descriptor are forgotten without waiting.
 void ResetCrashChannelAfterFork();
@@ -39,6 +40,8 @@ void ReleaseChannel();
 // While claimed: the descriptor (-1: no daemon) and the daemon's pid.
 int ChannelFd();
 pid_t ChannelDaemonPid();
+// Whether the daemon takes STACK_DUMP on it.
+bool ChannelStackDump();
 // A request id not used before on this connection (its HELLO was 1).
 uint32_t NextChannelRequestId();
 // Sends `frame` and waits until `deadline_ms` for the reply carrying `request_id`, skipping

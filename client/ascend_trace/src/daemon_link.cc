@@ -130,13 +130,14 @@ void DaemonLink::OpenCrashChannel(const std::string& path, Clock::time_point dea
   }
   proto::FrameDecoder decoder;
   proto::HelloReply reply;
-  if (Hello(fd.get(), decoder, 1, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH, deadline, &reply) != 0 ||
+  if (Hello(fd.get(), decoder, 1, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_STACK_DUMP, deadline, &reply) != 0 ||
       !(reply.features & ATR_FEATURE_CRASH) || decoder.buffered() != 0) {
     return;
   }
   crash_sock_ = std::move(fd);
   InstallCrashHandlers();
-  SetCrashChannel(crash_sock_.get(), static_cast<pid_t>(reply.daemon_pid));
+  SetCrashChannel(crash_sock_.get(), static_cast<pid_t>(reply.daemon_pid),
+                  (reply.features & ATR_FEATURE_STACK_DUMP) != 0);
 }
 
 int DaemonLink::EnsureConnected(State& s) {

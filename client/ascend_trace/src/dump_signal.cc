@@ -13,17 +13,24 @@ namespace ascend_trace {
 namespace {
 
 // Only async-signal-safe calls (crash_channel.h); returns, so the process runs on.
-void OnDumpSignal(int signo, siginfo_t*, void*) {
+void OnDumpSignal(int signo, siginfo_t* info, void*) {
   const int saved_errno = errno;
   const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  const int stack_dump = StackDumpFlags(info);
   // No waiting for the channel: whoever holds it is reporting a crash (the process is about
   // to die) or already dumping; a dump now would add nothing worth stalling this thread for.
   if (ClaimChannel(tid, 0) == Claim::kClaimed) {
     if (const int fd = ChannelFd(); fd >= 0) {
-      unsigned char frame[kDumpFrameSize];
       const uint32_t id = NextChannelRequestId();
-      BuildDumpFrame(signo, tid, id, frame);
-      ChannelExchange(fd, frame, sizeof frame, id, MonotonicMs() + CrashWaitMs());
+      if (stack_dump >= 0 && ChannelStackDump()) {
+        unsigned char frame[kStackDumpFrameSize];
+        BuildStackDumpFrame(signo, tid, static_cast<uint32_t>(stack_dump), id, frame);
+        ChannelExchange(fd, frame, sizeof frame, id, MonotonicMs() + CrashWaitMs());
+      } else {
+        unsigned char frame[kDumpFrameSize];
+        BuildDumpFrame(signo, tid, id, frame);
+        ChannelExchange(fd, frame, sizeof frame, id, MonotonicMs() + CrashWaitMs());
+      }
     }
     ReleaseChannel();
   }
@@ -36,6 +43,23 @@ void BuildDumpFrame(int signo, pid_t tid, uint32_t request_id, unsigned char* fr
   PutRequestHeader(frame, ATR_OP_DUMP, kDumpFrameSize - 16, request_id);
   PutLe32(frame + 16, static_cast<uint32_t>(signo));
   PutLe32(frame + 20, static_cast<uint32_t>(tid));
+}
+
+int StackDumpFlags(const siginfo_t* info) {
+  if (info == nullptr || info->si_code != SI_QUEUE) return -1;  // kill(): CANN's trace dump
+  switch (static_cast<uint32_t>(info->si_value.sival_int)) {
+    case kStackDumpAllThreads: return ATR_STACK_DUMP_ALL_THREADS;
+    case kStackDumpOneThread: return 0;
+    default: return -1;
+  }
+}
+
+void BuildStackDumpFrame(int signo, pid_t tid, uint32_t flags, uint32_t request_id, unsigned char* frame) {
+  PutRequestHeader(frame, ATR_OP_STACK_DUMP, kStackDumpFrameSize - 16, request_id);
+  PutLe32(frame + 16, static_cast<uint32_t>(signo));
+  PutLe32(frame + 20, static_cast<uint32_t>(tid));
+  PutLe32(frame + 24, flags);
+  PutLe32(frame + 28, 0);
 }
 
 void InstallDumpHandler() {

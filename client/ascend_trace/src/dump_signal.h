@@ -12,10 +12,15 @@
 // opt-out, where 35 keeps its default action (it terminates the process). SA_RESTART: the
 // application's blocking calls go on as if nothing happened.
 //
+// Queued with CANN's stack-dump values (sigqueue, 0xAABB0003 or 0xAABB0002: asys collect
+// -r=stacktrace), the handler sends STACK_DUMP instead, where the daemon granted it: the
+// daemon writes the stackcore dir with the stacks asys waits for (docs/CLIENT.md).
+//
 // Without a daemon, or while the channel is in use (a crash report, another dump, or
 // DaemonLink reconnecting on the very thread the signal interrupted), the dump is skipped.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -32,5 +37,16 @@ void InstallDumpHandler();
 // compares it with the proto codec's encoding.
 inline constexpr unsigned kDumpFrameSize = 16 + 8;
 void BuildDumpFrame(int signo, pid_t tid, uint32_t request_id, unsigned char* frame);
+
+// CANN's on-demand stack dump: asys (collect -r=stacktrace) queues signal 35 with these
+// values (sigqueue). With a daemon that grants ATR_FEATURE_STACK_DUMP the handler sends
+// STACK_DUMP instead of DUMP, and the daemon writes the stackcore dir asys waits for.
+inline constexpr uint32_t kStackDumpOneThread = 0xAABB0002u;
+inline constexpr uint32_t kStackDumpAllThreads = 0xAABB0003u;
+// The STACK_DUMP flags a queued signal asks for, or -1 for a plain dump (kill(), another
+// value).
+int StackDumpFlags(const siginfo_t* info);
+inline constexpr unsigned kStackDumpFrameSize = 16 + 16;
+void BuildStackDumpFrame(int signo, pid_t tid, uint32_t flags, uint32_t request_id, unsigned char* frame);
 
 }  // namespace ascend_trace

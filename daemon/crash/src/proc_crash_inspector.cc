@@ -87,7 +87,7 @@ CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::m
   ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // the listening socket is not CLOEXEC under systemd
   const std::string pid_text = std::to_string(target.pid), tid_text = std::to_string(target.tid),
                     uid_text = std::to_string(target.uid), gid_text = std::to_string(target.gid);
-  const char* mode = !unwind ? kFactsOnlyArg : all_threads_ ? kAllThreadsArg : kUnwindArg;
+  const char* mode = !unwind ? kFactsOnlyArg : (all_threads_ || target.every_thread) ? kAllThreadsArg : kUnwindArg;
   const char* argv[] = {helper_.c_str(),  kUnwindHelperFlag, pid_text.c_str(), tid_text.c_str(),
                         uid_text.c_str(), gid_text.c_str(),  mode,             nullptr};
   const char* envp[] = {nullptr};  // no DEBUGINFOD_URLS: the helper never goes to the network

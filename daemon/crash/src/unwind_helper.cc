@@ -376,7 +376,7 @@ int Unwind(pid_t pid, pid_t tid, bool all_threads, ElfLookup* lookup) {
       // signal trampoline above it are ours, not the application's (CANN's #0 is the fault).
       const size_t first = FaultingFrame(walk.frames);
       if (first > 0) {
-        std::printf("(%zu frames of libascend_trace's signal handler above the fault are not listed)\n", first);
+        std::printf("(%zu frames of libascend_trace's signal handler above the interrupted frame are not listed)\n", first);
       }
       PrintStack(1, pid, tid, walk, first, bases);
       rc = 0;

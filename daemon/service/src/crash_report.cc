@@ -32,6 +32,17 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
+// The sections CANN's report has, in its form: asys symbolizes [stack] through [maps]
+// (stack_format.h). The stacks were unwound by atraced from outside the process; the thread
+// list is ours, after them.
+std::string CannSections(int32_t pid, int32_t signo, int32_t tid, const CrashFacts& facts) {
+  return "\n[process]\n"
+         "crash reason:" + std::to_string(signo) + "\n"
+         "crash pid:" + std::to_string(pid) + "\n"
+         "crash tid:" + std::to_string(tid) + "\n"
+         "\n[stack]\n" + facts.backtrace + "\n[maps]\n" + facts.maps + "\n[threads]\n" + facts.threads;
+}
+
 }  // namespace
 
 std::string HumanTime(std::chrono::system_clock::time_point when) {
@@ -90,15 +101,19 @@ std::string CrashReportText(int32_t pid, const Client& holder, const proto::Cras
          "fault address: " + Hex(m.fault_addr) + "\n"
          "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(holder) +
          "written: " + HumanTime(written) + "\n" +
-         RingsLine(rings, ring_names) +
-         // The sections CANN's report has, in its form: asys symbolizes [stack] through
-         // [maps] (stack_format.h). The stacks were unwound by atraced from outside the
-         // process; the thread list is ours, after them.
-         "\n[process]\n"
-         "crash reason:" + std::to_string(m.signo) + "\n"
-         "crash pid:" + std::to_string(pid) + "\n"
-         "crash tid:" + std::to_string(m.tid) + "\n"
-         "\n[stack]\n" + facts.backtrace + "\n[maps]\n" + facts.maps + "\n[threads]\n" + facts.threads;
+         RingsLine(rings, ring_names) + CannSections(pid, m.signo, m.tid, facts);
+}
+
+std::string StackDumpReportText(int32_t pid, const Client& holder, const proto::StackDump& m, const CrashFacts& facts,
+                                std::chrono::system_clock::time_point written, size_t rings,
+                                const std::string& ring_names) {
+  const bool all = (m.flags & ATR_STACK_DUMP_ALL_THREADS) != 0;
+  return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") asked for its stacks; it runs on\n"
+         "signal: " + SignalName(m.signo) + ", queued with " + (all ? "0xAABB0003 (every thread)" : "0xAABB0002 (one thread)") +
+         "\n"
+         "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(holder) +
+         "written: " + HumanTime(written) + "\n" +
+         RingsLine(rings, ring_names) + CannSections(pid, m.signo, m.tid, facts);
 }
 
 }  // namespace atraced

@@ -33,5 +33,10 @@ std::string DescribeEnd(const ProcessEnd& end, int* signo);
 // The report of a CRASH, by the process `pid` whose rings `holder` holds.
 std::string CrashReportText(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
                             std::chrono::system_clock::time_point written, size_t rings, const std::string& ring_names);
+// The report of a STACK_DUMP (CANN's on-demand stack dump): the process runs on. The same
+// sections as a crash report, so that asys reads both alike.
+std::string StackDumpReportText(int32_t pid, const Client& holder, const proto::StackDump& m, const CrashFacts& facts,
+                                std::chrono::system_clock::time_point written, size_t rings,
+                                const std::string& ring_names);
 
 }  // namespace atraced

@@ -5,6 +5,7 @@
 
 #include "atraced/processes/signal_names.h"
 #include "atraced/store/trace_time.h"
+#include "atraced/proto/stack_dump_file.h"
 #include "crash_report.h"
 
 namespace atraced {
@@ -23,27 +24,45 @@ bool Crashes::TakeUnwind(uint32_t uid) {
   return true;
 }
 
-Reply Crashes::Check(Client& c, std::span<const uint8_t> payload, proto::Crash* m, Client** holder) {
-  if (auto e = proto::Decode(payload, m)) return Refusal{e->status, e->message};
+Reply Crashes::Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder) {
+  ask->opcode = opcode;
+  const char* what = ask->stack_dump() ? "STACK_DUMP" : "CRASH";
+  if (auto e = ask->stack_dump() ? proto::Decode(payload, &ask->dump) : proto::Decode(payload, &ask->crash)) {
+    return Refusal{e->status, e->message};
+  }
   *holder = clients_.RingHolderOf(c);
+  // A stack dump of a process with no object yet has stacks to write, no ring: the asking
+  // connection, of the same process, stands in for the holder.
+  if (!*holder && ask->stack_dump()) *holder = &c;
   if (!*holder) {
     return Refusal{ATR_ENOENT, "CRASH: no connection of pid " + std::to_string(c.peer.pid) +
                                    " holds a ring (register one first): there is nothing to save"};
   }
   ProcessRecord* process = records_.Find(c.peer.pid, c.start_ticks);
   if ((*holder)->crash_recorded || (process != nullptr && process->crash_recorded)) {
-    return Refusal{ATR_EEXIST, "CRASH: the crash of pid " + std::to_string(c.peer.pid) + " is already recorded"};
+    return Refusal{ATR_EEXIST, std::string(what) + ": the crash of pid " + std::to_string(c.peer.pid) +
+                                   " is already recorded"};
+  }
+  if (ask->stack_dump() && (*holder)->crash_pending) {
+    return Refusal{ATR_EBUSY, "STACK_DUMP: pid " + std::to_string(c.peer.pid) + " is being looked at already"};
   }
   // The process must still be the one that connected, as it connected (process_identity.h):
   // else the look from outside would be at someone else. Nothing is written of it.
   for (const Client* asker : {static_cast<const Client*>(&c), static_cast<const Client*>(*holder)}) {
     if (auto why = WhyNotInspectable(processes_, asker->identity(), asker->pidfd)) {
-      return Refusal{ATR_EPERM, "CRASH: not inspected: " + *why};
+      return Refusal{ATR_EPERM, std::string(what) + ": not inspected: " + *why};
     }
   }
+  if (ask->stack_dump()) return admission_.AdmitEvent(**holder, EventKind::kStackcore);  // it may ask again
   (*holder)->crash_recorded = c.crash_recorded = true;
   if (process != nullptr) process->crash_recorded = true;
   return std::nullopt;
+}
+
+CrashTarget Crashes::TargetOf(const Client& c, const Ask& ask) const {
+  CrashTarget t{c.peer.pid, ask.tid(), c.peer.uid, c.peer.gid};
+  t.every_thread = ask.stack_dump() && (ask.dump.flags & ATR_STACK_DUMP_ALL_THREADS);
+  return t;
 }
 
 CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
@@ -53,42 +72,41 @@ CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
   return facts;
 }
 
-Reply Crashes::OnCrash(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
-  proto::Crash m;
+Reply Crashes::OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later) {
+  Ask ask;
   Client* holder = nullptr;
-  if (Reply refused = Check(c, payload, &m, &holder)) return refused;
+  if (Reply refused = Check(c, opcode, payload, &ask, &holder)) return refused;
   // The process waits in its handler while this runs: a bounded look from outside, here on
   // the event loop (no runner: tests and fuzzers).
   CrashFacts facts;
   const auto looked = clock_.Now();
   if (options_.crash_inspector) {
     const bool unwind = TakeUnwind(c.peer.uid);
-    facts = options_.crash_inspector->Inspect({c.peer.pid, m.tid, c.peer.uid, c.peer.gid},
+    facts = options_.crash_inspector->Inspect(TargetOf(c, ask),
                                               unwind ? options_.crash_budget : std::chrono::milliseconds(0));
     if (!unwind) facts = NoUnwindFacts(std::move(facts), c.peer.uid);
   } else {
     facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
              "(not read: this daemon has no crash inspector)\n"};
   }
-  WriteReport(c.peer.pid, *holder, m, facts, looked, later.Take());
+  WriteReport(c.peer.pid, *holder, ask, facts, looked, later.Take());
   return std::nullopt;
 }
 
-Reply Crashes::StartCrash(ClientId id, Client& c, const proto::FrameHeader& h,
-                                             std::span<const uint8_t> payload) {
-  proto::Crash m;
+Reply Crashes::StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload) {
+  Ask ask;
   Client* holder = nullptr;
-  if (Reply refused = Check(c, payload, &m, &holder)) return refused;
+  if (Reply refused = Check(c, h.opcode, payload, &ask, &holder)) return refused;
   const ClientId found = clients_.IdOf(holder);
   const ClientId holder_id = found != 0 ? found : id;
   holder->crash_pending = true;
   const uint64_t token = next_token_++;
-  pending_[token] = PendingCrash{id, holder_id, c.peer.pid, h.opcode, h.request_id, m, clock_.Now()};
+  pending_[token] = PendingCrash{id, holder_id, c.peer.pid, h.request_id, ask, clock_.Now()};
   // The process waits in its handler while the runner looks at it from outside; every other
   // client is served meanwhile. The reply, and this connection's next request, wait.
   CrashInspector* inspector = options_.crash_inspector;
   const bool unwind = inspector != nullptr && TakeUnwind(c.peer.uid);
-  const CrashTarget target{c.peer.pid, m.tid, c.peer.uid, c.peer.gid};
+  const CrashTarget target = TargetOf(c, ask);
   const uint32_t uid = c.peer.uid;
   const auto budget = unwind ? options_.crash_budget : std::chrono::milliseconds(0);
   options_.crash_runner->Run(
@@ -121,14 +139,15 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
     holder = &waiting->second;
   }
   // The reply, once the stackcore dir is written, if the CRASH connection is still there.
-  SaveDone reply = [this, channel = crash.channel, opcode = crash.opcode, request_id = crash.request_id](Reply r) {
+  SaveDone reply = [this, channel = crash.channel, opcode = crash.ask.opcode, request_id = crash.request_id](Reply r) {
     SendLateReply(clients_.Find(channel), opcode, request_id, r, counters_);
   };
   if (holder) {
-    WriteReport(crash.pid, *holder, crash.m, facts, crash.looked, std::move(reply));
+    WriteReport(crash.pid, *holder, crash.ask, facts, crash.looked, std::move(reply));
     holder->crash_pending = false;
   } else {
-    reply(Refusal{ATR_ENOENT, "CRASH: the rings of pid " + std::to_string(crash.pid) + " are gone"});
+    reply(Refusal{ATR_ENOENT, std::string(crash.ask.stack_dump() ? "STACK_DUMP" : "CRASH") + ": the rings of pid " +
+                                  std::to_string(crash.pid) + " are gone"});
   }
   if (waiting != parked_.end()) {
     log_.Info("pid ", crash.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
@@ -137,19 +156,44 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
   }
 }
 
-void Crashes::WriteReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
+void Crashes::WriteReport(int32_t pid, const Client& holder, const Ask& ask, const CrashFacts& facts,
                           std::chrono::system_clock::time_point looked, SaveDone done) {
   std::string ring_list;
-  std::vector<const HeldRing*> chosen = RingSaver::AtDeath(holder, &ring_list);
   const auto now = clock_.Now();
   const auto inspect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - looked).count();
-  HeldRing::File report{TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now)}),
-                        CrashReportText(pid, holder, m, facts, now, chosen.size(), ring_list)};
-  ++counters_.crashes_recorded;
-  std::string what = std::to_string(pid) + " (" + holder.program + ") caught signal " + SignalName(m.signo) +
-                     " in thread " + std::to_string(m.tid) + "; inspected in " + std::to_string(inspect_ms) +
-                     " ms; stackcore dir with " + std::to_string(chosen.size()) + " ring(s)";
-  saver_.Save(holder, EventKind::kStackcore, chosen, &report,
+  std::vector<const HeldRing*> chosen;
+  std::vector<HeldRing::File> reports;
+  std::string what;
+  if (ask.stack_dump()) {
+    // The process runs on: its live rings, as DUMP saves them (destroyed exitSave ones wait
+    // for its exit). The .bin asys waits for, named with the pid as asys looks for it, and
+    // the text it turns into, already beside it.
+    for (const HeldRing* ring : RingSaver::Unreleased(holder)) {
+      chosen.push_back(ring);
+      ring_list += (ring_list.empty() ? "" : ", ") + ring->name();
+    }
+    const std::string text = StackDumpReportText(pid, holder, ask.dump, facts, now, chosen.size(), ring_list);
+    const std::vector<uint8_t> bin = proto::EncodeStackDumpFile(text);
+    const StackcoreFileName name{ask.dump.signo, pid, holder.program, FormatTraceTime(now), /*binary=*/true};
+    StackcoreFileName text_name = name;
+    text_name.binary = false;
+    reports.push_back({TraceFileName::Stackcore(name), std::string(bin.begin(), bin.end())});
+    reports.push_back({TraceFileName::Stackcore(text_name), text});
+    ++counters_.stack_dumps_written;
+    what = std::to_string(pid) + " (" + holder.program + ") asked for its stacks (" + SignalName(ask.dump.signo) +
+           ", thread " + std::to_string(ask.dump.tid) + "); inspected in " + std::to_string(inspect_ms) +
+           " ms; stackcore dir with " + std::to_string(chosen.size()) + " ring(s)";
+  } else {
+    const proto::Crash& m = ask.crash;
+    chosen = RingSaver::AtDeath(holder, &ring_list);
+    reports.push_back({TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now)}),
+                       CrashReportText(pid, holder, m, facts, now, chosen.size(), ring_list)});
+    ++counters_.crashes_recorded;
+    what = std::to_string(pid) + " (" + holder.program + ") caught signal " + SignalName(m.signo) + " in thread " +
+           std::to_string(m.tid) + "; inspected in " + std::to_string(inspect_ms) + " ms; stackcore dir with " +
+           std::to_string(chosen.size()) + " ring(s)";
+  }
+  saver_.Save(holder, EventKind::kStackcore, chosen, std::move(reports),
               [this, what = std::move(what), done = std::move(done)](Reply r) {
                 log_.Notice("pid ", what, r ? " failed: " + r->message : std::string(" written"));
                 done(std::move(r));

@@ -2,6 +2,9 @@
 // daemon looks at it from outside (the CrashInspector seam, on the CrashRunner's thread when
 // there is one), then its report and rings go into one stackcore dir. One report per
 // process, and a bounded number of unwinds per uid a minute.
+// STACK_DUMP (CANN's on-demand stack dump, asys collect -r=stacktrace) is the same look at a
+// process that runs on: its stackcore dir holds the stack report as CANN's .bin (which
+// AtraceStackcoreParse reads) and as the .txt, and its live rings. It may come again.
 #pragma once
 
 #include <chrono>
@@ -18,6 +21,7 @@
 #include "atraced/processes/process_table.h"
 #include "atraced/proto/codec.h"
 #include "atraced/service/service_types.h"
+#include "admission.h"
 #include "client.h"
 #include "client_table.h"
 #include "later_reply.h"
@@ -30,17 +34,18 @@ namespace atraced {
 class Crashes {
  public:
   // `forget` releases what a client still holds once it is gone for good.
-  Crashes(ClientTable& clients, ProcessRecords& records, ProcessTable& processes, RingSaver& saver, Clock& clock,
-          Logger& log, ServiceCounters& counters, const ServiceOptions& options, std::function<void(Client&)> forget)
-      : clients_(clients), records_(records), processes_(processes), saver_(saver), clock_(clock), log_(log),
-        counters_(counters), options_(options), forget_(std::move(forget)) {}
+  Crashes(ClientTable& clients, ProcessRecords& records, ProcessTable& processes, RingSaver& saver,
+          Admission& admission, Clock& clock, Logger& log, ServiceCounters& counters, const ServiceOptions& options,
+          std::function<void(Client&)> forget)
+      : clients_(clients), records_(records), processes_(processes), saver_(saver), admission_(admission),
+        clock_(clock), log_(log), counters_(counters), options_(options), forget_(std::move(forget)) {}
 
-  // CRASH inspected here, on the event loop (no runner: tests and fuzzers).
-  // The reply comes through `later` once the stackcore dir is written.
-  Reply OnCrash(Client& c, std::span<const uint8_t> payload, LaterReply& later);
-  // CRASH with a runner: checks it as OnCrash does and starts the inspection; no refusal
-  // means the reply is deferred (it goes through the connection's reply sink).
-  Reply StartCrash(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload);
+  // CRASH or STACK_DUMP (`opcode`) inspected here, on the event loop (no runner: tests and
+  // fuzzers). The reply comes through `later` once the stackcore dir is written.
+  Reply OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later);
+  // CRASH or STACK_DUMP with a runner: checks it as OnLook does and starts the inspection;
+  // no refusal means the reply is deferred (it goes through the connection's reply sink).
+  Reply StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload);
   // The rings' holder of a CRASH being inspected closed its connection: its rings stay until
   // the report is written.
   void Park(ClientId id, Client client);
@@ -48,21 +53,29 @@ class Crashes {
   void ForgetAll();
 
  private:
+  // What asked for the look: a fatal signal, or CANN's stack dump.
+  struct Ask {
+    uint16_t opcode = 0;  // ATR_OP_CRASH or ATR_OP_STACK_DUMP
+    proto::Crash crash;
+    proto::StackDump dump;
+    bool stack_dump() const { return opcode == ATR_OP_STACK_DUMP; }
+    int32_t tid() const { return stack_dump() ? dump.tid : crash.tid; }
+  };
   struct PendingCrash {
     ClientId channel = 0;  // where the reply goes
     ClientId holder = 0;   // whose rings are saved
     int32_t pid = 0;
-    uint16_t opcode = 0;
     uint32_t request_id = 0;
-    proto::Crash m;
+    Ask ask;
     std::chrono::system_clock::time_point looked{};
   };
 
-  // What OnCrash and StartCrash check before looking: the rings' holder, or a refusal.
-  Reply Check(Client& c, std::span<const uint8_t> payload, proto::Crash* m, Client** holder);
+  // What OnLook and StartLook check before looking: the rings' holder, or a refusal.
+  Reply Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder);
+  CrashTarget TargetOf(const Client& c, const Ask& ask) const;
   void Finish(uint64_t token, CrashFacts facts);
-  // The stackcore dir of a crash: the report (from `facts`) and the rings.
-  void WriteReport(int32_t pid, const Client& holder, const proto::Crash& m, const CrashFacts& facts,
+  // The stackcore dir of a crash or a stack dump: the report (from `facts`) and the rings.
+  void WriteReport(int32_t pid, const Client& holder, const Ask& ask, const CrashFacts& facts,
                    std::chrono::system_clock::time_point looked, SaveDone done);
   CrashFacts NoUnwindFacts(CrashFacts facts, uint32_t uid) const;
   // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
@@ -72,6 +85,7 @@ class Crashes {
   ProcessRecords& records_;   // one report per process, whichever of its connections asks
   ProcessTable& processes_;   // is the process still the one that connected?
   RingSaver& saver_;
+  Admission& admission_;  // a stack dump is an event like DUMP: the process's rate limit holds
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;

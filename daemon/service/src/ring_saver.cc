@@ -50,13 +50,14 @@ struct RingSaver::Job {
 };
 
 void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
-                     const HeldRing::File* report, SaveDone done) {
+                     std::vector<HeldRing::File> reports, SaveDone done) {
   // Planned from the headers: an event directory is made only when some ring holds a record.
   auto job = std::make_shared<Job>();
-  if (report) {
-    job->parts.emplace_back(report->name).bytes = report->bytes;
+  uint64_t bound = 0;
+  for (HeldRing::File& report : reports) {
+    bound += report.bytes.size();
+    job->parts.emplace_back(report.name).bytes = std::move(report.bytes);
   }
-  uint64_t bound = report ? report->bytes.size() : 0;
   for (const HeldRing* ring : rings) {
     std::vector<std::string> problems;
     std::optional<RingSavePlan> plan = ring->PlanSave(&problems);

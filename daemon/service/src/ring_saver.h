@@ -40,15 +40,15 @@ class RingSaver {
       : store_(store), admission_(admission), log_(log), counters_(counters), queued_(queued), options_(options) {}
 
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
-  // when no ring holds a record). `report`, if given, is written first and makes the
+  // when no ring holds a record). `reports`, if any, are written first and make the
   // directory even without records. Every byte counts against the process's
   // max-bytes-per-client; a save that could pass it is refused whole (-EBUSY), as is a
   // schedule save past the uid's share of queued save bytes (-EAGAIN: exit and stackcore
   // saves are charged to the share, never refused by it). Calls `done` once with the reply:
   // before returning when the save is refused, has nothing to write or runs inline, else
   // on the loop once the files are written.
-  void Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings, const HeldRing::File* report,
-            SaveDone done);
+  void Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
+            std::vector<HeldRing::File> reports, SaveDone done);
 
   // Saves whose completion has not run yet.
   size_t in_flight() const { return in_flight_; }

@@ -86,7 +86,7 @@ Reply Rings::OnRingReport(Client& c, std::span<const uint8_t> payload, LaterRepl
   }
   // Written before the reply either way: `wait` only tells the client whether to wait.
   if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
-  saver_.Save(c, EventKind::kSchedule, chosen, nullptr, later.Take());
+  saver_.Save(c, EventKind::kSchedule, chosen, {}, later.Take());
   return std::nullopt;
 }
 
@@ -95,7 +95,7 @@ Reply Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterRep
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   const std::vector<const HeldRing*> chosen = RingSaver::Unreleased(c);
   if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
-  saver_.Save(c, EventKind::kSchedule, chosen, nullptr, later.Take());
+  saver_.Save(c, EventKind::kSchedule, chosen, {}, later.Take());
   return std::nullopt;
 }
 
@@ -107,7 +107,7 @@ Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& 
   // exitSave objects, live or destroyed, one per name as CANN picks (RingSaver::AtExit).
   const std::vector<const HeldRing*> chosen = RingSaver::AtExit(c);
   Reply result = admission_.AdmitEvent(c, EventKind::kExit);
-  if (!result) saver_.Save(c, EventKind::kExit, chosen, nullptr, later.Take());
+  if (!result) saver_.Save(c, EventKind::kExit, chosen, {}, later.Take());
   ReleaseAll(c);  // the process is leaving: its rings are of no further use (a save holds its own)
   return result;
 }
@@ -124,7 +124,7 @@ Reply Rings::OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& lat
   }
   if (auto refused = admission_.AdmitEvent(*holder, EventKind::kSchedule)) return refused;
   // Logged: a signal from outside the process asked for it, not the application.
-  saver_.Save(*holder, EventKind::kSchedule, chosen, nullptr,
+  saver_.Save(*holder, EventKind::kSchedule, chosen, {},
               [this, reply = later.Take(), pid = c.peer.pid, program = holder->program, m, n = chosen.size()](Reply r) {
                 log_.Info("pid ", pid, " (", program, ") caught dump signal ", SignalName(m.signo), " in thread ", m.tid,
                           "; schedule dir with ", n, " ring(s)", r ? " failed: " + r->message : std::string(" written"));

@@ -27,8 +27,8 @@
 namespace atraced {
 namespace {
 
-constexpr uint64_t kSupportedFeatures =
-    ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER;
+constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH |
+                                       ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP;
 
 // Counter-stamped rings are granted only where this daemon can read the same counter and
 // trusts it to keep one rate (atraced/base/cycle_counter.h); decided once.
@@ -59,7 +59,8 @@ struct TraceService::Rooms {
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
         queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
-        crashes(clients, records, processes, saver, clock, log, counters, options, [this](Client& c) { Forget(c); }) {}
+        crashes(clients, records, processes, saver, admission, clock, log, counters, options,
+                [this](Client& c) { Forget(c); }) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -217,6 +218,8 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     refusal = Refusal{ATR_EPROTO, "opcode: send HELLO first"};
   } else if ((h.opcode == ATR_OP_CRASH || h.opcode == ATR_OP_DUMP) && !(c.features & ATR_FEATURE_CRASH)) {
     refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO"};
+  } else if (h.opcode == ATR_OP_STACK_DUMP && !(c.features & ATR_FEATURE_STACK_DUMP)) {
+    refusal = Refusal{ATR_ENOTSUP, "STACK_DUMP: ATR_FEATURE_STACK_DUMP was not negotiated in HELLO"};
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
     refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO"};
   } else {
@@ -287,9 +290,10 @@ Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Frame
     case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload, later);
     case ATR_OP_RING_SAVE_ALL: return rings.OnRingSaveAll(c, payload, later);
     case ATR_OP_GOODBYE: return rings.OnGoodbye(c, payload, later);
-    case ATR_OP_CRASH: {
-      if (!options.crash_runner) return crashes.OnCrash(c, payload, later);
-      Reply refused = crashes.StartCrash(id, c, h, payload);
+    case ATR_OP_CRASH:
+    case ATR_OP_STACK_DUMP: {
+      if (!options.crash_runner) return crashes.OnLook(c, h.opcode, payload, later);
+      Reply refused = crashes.StartLook(id, c, h, payload);
       *deferred = !refused;
       return refused;
     }
@@ -311,6 +315,7 @@ Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, 
   c.hello_done = true;
   c.features = m.features & kSupportedFeatures;
   if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
+  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~ATR_FEATURE_STACK_DUMP;  // a look from outside, as CRASH
   if (!DaemonReadsCounter()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;

@@ -165,7 +165,7 @@ std::string FormatTsFileName(uint32_t device_id) {
 
 std::string FormatStackcoreFileName(const StackcoreFileName& n) {
   return "stackcore_tracer_" + std::to_string(n.signo) + "_" + std::to_string(n.tid) + "_" +
-         n.program + "_" + n.time + ".txt";
+         n.program + "_" + n.time + (n.binary ? ".bin" : ".txt");
 }
 
 std::optional<StackcoreFileName> ParseStackcoreFileName(std::string_view text) {
@@ -180,7 +180,8 @@ std::optional<StackcoreFileName> ParseStackcoreFileName(std::string_view text) {
   constexpr size_t kTail = 1 + kTraceTimeLength + 4;  // "_" time ".txt"
   if (rest.size() <= kTail) return std::nullopt;
   std::string_view tail = rest.substr(rest.size() - kTail);
-  if (tail[0] != '_' || tail.substr(kTail - 4) != ".txt") return std::nullopt;
+  if (tail[0] != '_' || (tail.substr(kTail - 4) != ".txt" && tail.substr(kTail - 4) != ".bin")) return std::nullopt;
+  n.binary = tail.substr(kTail - 4) == ".bin";
   std::string_view time = tail.substr(1, kTraceTimeLength);
   if (!IsValidTraceTime(time)) return std::nullopt;
   n.time = std::string(time);

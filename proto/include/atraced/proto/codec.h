@@ -151,6 +151,14 @@ struct Dump {
   int32_t tid = 0;    // > 0
 };
 
+// STACK_DUMP (ATR_FEATURE_STACK_DUMP): the dump signal queued with CANN's stack-dump value;
+// see wire.h atr_stack_dump.
+struct StackDump {
+  int32_t signo = 0;   // 1..ATR_MAX_SIGNO
+  int32_t tid = 0;     // > 0
+  uint32_t flags = 0;  // ATR_STACK_DUMP_*
+};
+
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
 struct HelloReply {
@@ -240,6 +248,7 @@ void Encode(const RingSaveAll& m, std::vector<uint8_t>& out);
 void Encode(const Goodbye& m, std::vector<uint8_t>& out);
 void Encode(const Crash& m, std::vector<uint8_t>& out);
 void Encode(const Dump& m, std::vector<uint8_t>& out);
+void Encode(const StackDump& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -270,6 +279,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Goodbye* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Crash* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Dump* m);
+DecodeResult Decode(std::span<const uint8_t> payload, StackDump* m);
 
 struct ReplyHead {
   int32_t status = 0;

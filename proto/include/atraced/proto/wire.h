@@ -73,6 +73,7 @@
 #define ATR_FEATURE_MEMFD (1ull << 1)      /* 1.1: RING_* and GOODBYE, rings in sealed memfds */
 #define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH, DUMP; granted only together with MEMFD */
 #define ATR_FEATURE_RING_COUNTER (1ull << 3) /* 1.1: rings stamped with the cycle counter (ATR_RING_COUNTER); with MEMFD only */
+#define ATR_FEATURE_STACK_DUMP (1ull << 4) /* 1.1: STACK_DUMP, CANN's on-demand stack dump; with CRASH only */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -93,7 +94,9 @@ enum atr_opcode {
   ATR_OP_GOODBYE = 15,
   /* 1.1, only after ATR_FEATURE_CRASH was granted: */
   ATR_OP_CRASH = 16,
-  ATR_OP_DUMP = 17
+  ATR_OP_DUMP = 17,
+  /* 1.1, only after ATR_FEATURE_STACK_DUMP was granted: */
+  ATR_OP_STACK_DUMP = 18
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -434,5 +437,22 @@ struct atr_dump {
   int32_t tid;   /* the thread that took the signal, > 0 */
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_dump) == 8, "atr_dump is 8 bytes");
+
+/* STACK_DUMP request (16 bytes): the on-demand dump signal (35) queued with CANN's stack-dump
+ * value (sigqueue, si_value 0xAABB0003 for every thread, 0xAABB0002 for the one that takes
+ * it: asys collect -r=stacktrace), caught by the process's handler, which waits a bounded
+ * time for the reply and then returns: the process runs on. The daemon looks at the process
+ * from outside as for CRASH and writes one stackcore dir with the stack report (a .bin that
+ * AtraceStackcoreParse turns into the .txt, and that .txt) and every unreleased ring, then
+ * replies. It may come any number of times. Reply body: empty. */
+#define ATR_STACK_DUMP_ALL_THREADS 0x1u /* every thread's stack, not only `tid`'s */
+#define ATR_STACK_DUMP_KNOWN_FLAGS 0x1u
+struct atr_stack_dump {
+  int32_t signo;     /* 1..ATR_MAX_SIGNO: the signal that asked (35) */
+  int32_t tid;       /* the thread that took the signal, > 0 */
+  uint32_t flags;    /* ATR_STACK_DUMP_* */
+  uint32_t reserved; /* 0 */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_stack_dump) == 16, "atr_stack_dump is 16 bytes");
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

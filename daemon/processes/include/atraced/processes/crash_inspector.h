@@ -27,6 +27,9 @@ struct CrashTarget {
   pid_t tid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+  // Unwind every thread, whatever crash-all-threads says: CANN's stack dump of every thread
+  // (STACK_DUMP with ATR_STACK_DUMP_ALL_THREADS).
+  bool every_thread = false;
 };
 
 class CrashInspector {

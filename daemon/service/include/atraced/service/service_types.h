@@ -108,6 +108,7 @@ struct ServiceCounters {
   uint64_t refused_rate_limit = 0;    // events refused by a client's rate limit
   uint64_t refused_client_bytes = 0;  // writes refused by max-bytes-per-client
   uint64_t crashes_recorded = 0; // stackcore dirs written at CRASH, while the process waited
+  uint64_t stack_dumps_written = 0;  // stackcore dirs written at STACK_DUMP (CANN's on-demand stack dump)
 };
 
 }  // namespace atraced

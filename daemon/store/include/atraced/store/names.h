@@ -72,6 +72,7 @@ struct StackcoreFileName {
   int32_t tid = 0;
   std::string program;
   std::string time;  // 20 digits
+  bool binary = false;  // .bin: CANN's on-demand stack dump (STACK_DUMP), else .txt
   bool operator==(const StackcoreFileName&) const = default;
 };
 std::string FormatStackcoreFileName(const StackcoreFileName& name);
