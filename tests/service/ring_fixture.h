@@ -14,6 +14,7 @@ namespace atraced::testing {
 struct RingClient {
   ServiceFixture& f;
   TraceService::ClientId id;
+  int32_t utc_offset_s = 0;  // what its rings say of its local time
 
   RingClient(ServiceFixture& fixture, int32_t pid, uint32_t uid = 1000) : f(fixture) {
     id = f.service->Connect({pid, uid, uid});
@@ -32,6 +33,7 @@ struct RingClient {
     m.msg_num = 4;
     m.msg_size = 64;
     m.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+    m.utc_offset_s = utc_offset_s;
     m.name = name.empty() ? "obj" + std::to_string(object_id) : name;
     if (exit_save) m.flags = ATR_RING_EXIT_SAVE;
     auto payload = Payload(m);

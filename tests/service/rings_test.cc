@@ -1,6 +1,9 @@
 // Rings: registration and its bounds, DUMP.
 #include <catch2/catch.hpp>
 
+#include <ctime>
+
+#include "atraced/store/trace_time.h"
 #include "service/ring_fixture.h"
 
 using namespace atraced;
@@ -158,4 +161,71 @@ TEST_CASE("a death saves, per name, the live ring over a destroyed exitSave one,
   REQUIRE(dirs.size() == 1);
   CHECK(ReadFile(dirs[0] + "/schedule_tracer_comm.txt").find("live\n") != std::string::npos);
   CHECK(ReadFile(dirs[0] + "/schedule_tracer_solo.txt").find("made first, destroyed last\n") != std::string::npos);
+}
+
+// ---- Directory names in the process's local time ------------------------------------------
+
+namespace {
+
+// The daemon's own UTC offset now, and one at least three hours from it.
+int32_t OtherOffset() {
+  const time_t now = ::time(nullptr);
+  struct tm local {};
+  ::localtime_r(&now, &local);
+  const auto mine = static_cast<int32_t>(local.tm_gmtoff);
+  return mine <= 0 ? mine + 3 * 3600 + 1800 : mine - 3 * 3600 - 1800;
+}
+
+std::string Base(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+std::string Parent(const std::string& path) { return Base(path.substr(0, path.rfind('/'))); }
+
+}  // namespace
+
+TEST_CASE("a ring process's directories are named in its own local time, as CANN names them",
+          "[service][rings][time]") {
+  ServiceFixture f;
+  const auto connected = f.clock.Now();
+  RingClient rings(f, 100);
+  rings.utc_offset_s = OtherOffset();  // a container in another time zone than the host
+  f.clock.Advance(std::chrono::milliseconds(3));
+  rings.Register(1, RingWith({"r"}));
+  f.clock.Advance(std::chrono::milliseconds(4));
+  const auto reported = f.clock.Now();
+  proto::RingReport report;
+  report.wait = true;
+  report.object_ids = {1};
+  REQUIRE(f.Call(rings.id, ATR_OP_RING_REPORT, Payload(report)).status == 0);
+  const auto dirs = KindDirs(f, "schedule");
+  REQUIRE(dirs.size() == 1);
+  CHECK(Parent(dirs[0]) == "trace_100_100_" + FormatTraceTime(connected, rings.utc_offset_s));
+  CHECK(Base(dirs[0]) == "schedule_event_100_" + FormatTraceTime(reported, rings.utc_offset_s));
+  CHECK(FormatTraceTime(connected, rings.utc_offset_s) != FormatTraceTime(connected));  // not the daemon's
+  // A second connection of the process (the crash channel) joins the same directory.
+  const auto channel = CrashChannel(f, 100);
+  f.clock.Advance(std::chrono::milliseconds(2));
+  REQUIRE(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, 100, 0})).status == 0);
+  const auto crash = KindDirs(f, "stackcore");
+  REQUIRE(crash.size() == 1);
+  CHECK(Parent(crash[0]) == Parent(dirs[0]));
+  CHECK(Base(crash[0]) == "stackcore_event_100_" + FormatTraceTime(f.clock.Now(), rings.utc_offset_s));
+}
+
+TEST_CASE("a process directory made before the offset is known keeps its name", "[service][rings][time]") {
+  ServiceFixture f;
+  const auto connected = f.clock.Now();
+  auto c = f.Client(100);  // a libatrace_client event first: the daemon's local time
+  proto::EventBegin b;
+  b.event_id = 1;
+  b.kind = ATR_EVENT_SCHEDULE;
+  REQUIRE(f.Call(c, ATR_OP_EVENT_BEGIN, Payload(b)).status == 0);
+  RingClient rings(f, 100);
+  rings.utc_offset_s = OtherOffset();
+  rings.Register(1, RingWith({"r"}));
+  proto::RingReport report;
+  report.wait = true;
+  report.object_ids = {1};
+  REQUIRE(f.Call(rings.id, ATR_OP_RING_REPORT, Payload(report)).status == 0);
+  const std::string expected = "trace_100_100_" + FormatTraceTime(connected);
+  for (const auto& dir : KindDirs(f, "schedule")) CHECK(Parent(dir) == expected);
+  CHECK(KindDirs(f, "schedule").size() == 2);
 }

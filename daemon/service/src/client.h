@@ -49,6 +49,9 @@ struct Client {
   // process may be looked at (CRASH) or reported on (a death): the rest let it go at HELLO.
   UniqueFd pidfd;
   std::string process_dir;
+  // The process's UTC offset (its rings tell it): its event and report names use its local
+  // time, as CANN's do. nullopt: the daemon's local time.
+  std::optional<int32_t> utc_offset_s;
   // process_dir parsed once at connect (nullopt if malformed), not on every EVENT_BEGIN.
   std::optional<ProcessDirName> process_name;
   bool hello_done = false;

@@ -174,7 +174,8 @@ void Crashes::WriteReport(int32_t pid, const Client& holder, const Ask& ask, con
     }
     const std::string text = StackDumpReportText(pid, holder, ask.dump, facts, now, chosen.size(), ring_list);
     const std::vector<uint8_t> bin = proto::EncodeStackDumpFile(text);
-    const StackcoreFileName name{ask.dump.signo, pid, holder.program, FormatTraceTime(now), /*binary=*/true};
+    const StackcoreFileName name{ask.dump.signo, pid, holder.program, FormatTraceTime(now, holder.utc_offset_s),
+                                 /*binary=*/true};
     StackcoreFileName text_name = name;
     text_name.binary = false;
     reports.push_back({TraceFileName::Stackcore(name), std::string(bin.begin(), bin.end())});
@@ -186,7 +187,7 @@ void Crashes::WriteReport(int32_t pid, const Client& holder, const Ask& ask, con
   } else {
     const proto::Crash& m = ask.crash;
     chosen = RingSaver::AtDeath(holder, &ring_list);
-    reports.push_back({TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now)}),
+    reports.push_back({TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now, holder.utc_offset_s)}),
                        CrashReportText(pid, holder, m, facts, now, chosen.size(), ring_list)});
     ++counters_.crashes_recorded;
     what = std::to_string(pid) + " (" + holder.program + ") caught signal " + SignalName(m.signo) + " in thread " +

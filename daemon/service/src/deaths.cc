@@ -71,7 +71,7 @@ void Departures::Record(const Departure& d, const ProcessEnd& end) {
   std::vector<const HeldRing*> chosen = RingSaver::AtDeath(c, &ring_list);
   death.closed = d.closed;
   death.written = clock_.Now();
-  HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(death.written)}),
+  HeldRing::File report{TraceFileName::Stackcore({signo, c.peer.pid, c.program, FormatTraceTime(death.written, c.utc_offset_s)}),
                         DeathReportText(c, death, chosen.size(), ring_list)};
   ++counters_.deaths_recorded;
   std::string what = std::to_string(c.peer.pid) + " (" + c.program + ") ended without GOODBYE: " + death.how +

@@ -42,7 +42,7 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
   if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
   EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid};
   if (auto refused = admission_.AdmitEvent(c, spec.kind)) return refused;
-  auto r = store_.BeginEvent(spec);
+  auto r = store_.BeginEvent(spec, c.utc_offset_s);
   if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message(), false, r.status().err() == ENOSPC};
   c.events.emplace(m.event_id, r->seq);
   EncodePath({store_.fs().trace_dir(), "/", r->rel_path}, body);

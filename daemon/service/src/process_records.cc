@@ -27,7 +27,8 @@ ProcessRecord* ProcessRecords::RecordFor(int32_t pid, const std::optional<Proces
   // A process directory carries the time of the process's first connection.
   ProcessRecord rec;
   rec.start_ticks = key.second;
-  rec.name = {facts ? facts->pgid : pid, pid, FormatTraceTime(clock_.Now())};
+  rec.first_connected = clock_.Now();
+  rec.name = {facts ? facts->pgid : pid, pid, FormatTraceTime(rec.first_connected)};
   rec.program = facts ? facts->program : "";
   if (rec.name.pgid <= 0) rec.name.pgid = pid;
   return &records_.emplace(key, std::move(rec)).first->second;

@@ -21,6 +21,13 @@ namespace atraced {
 struct ProcessRecord {
   uint64_t start_ticks = 0;
   ProcessDirName name;
+  // The process directory is named with the time of the first connection, in the process's
+  // own local time as CANN names it: the UTC offset comes with the first RING_REGISTER, so
+  // the name is settled then (or at the first EVENT_BEGIN or STACK_DUMP, whichever comes
+  // first, in the daemon's local time when no offset is known by then).
+  std::chrono::system_clock::time_point first_connected{};
+  std::optional<int32_t> utc_offset_s;
+  bool name_settled = false;
   uint32_t connections = 0;
   // Connections of the process that hold rings (Rings keeps it): while one does, its CRASH
   // connection is kept however long it is silent; without one, it is any idle connection.

@@ -36,6 +36,8 @@ Reply Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueF
   if (!ring.ok()) return refuse(Neg(ring.status().err()), ring.status().message());
   c.rings.emplace(m.object_id, ClientRing{std::move(*ring), std::move(slot), std::move(memory)});
   CountHolder(c);
+  // The process's local time, for the names of its directories (ProcessRecord::name_settled).
+  if (!c.utc_offset_s) c.utc_offset_s = m.utc_offset_s;
   return std::nullopt;
 }
 

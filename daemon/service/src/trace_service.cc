@@ -18,6 +18,7 @@
 #include "file_accounting.h"
 #include "later_reply.h"
 #include "atraced/base/cycle_counter.h"
+#include "process_names.h"
 #include "process_records.h"
 #include "queries.h"
 #include "refusal.h"
@@ -67,6 +68,7 @@ struct TraceService::Rooms {
     rings.ReleaseAll(c);
     store.ReleaseProcessDir(c.process_dir);
   }
+
   Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
   // The opcode's handler; *deferred: its reply comes later (a CRASH inspected off the loop,
   // or a save on the I/O workers).
@@ -129,6 +131,7 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   c.pidfd = std::move(pidfd);
   c.process_dir = FormatProcessDirName(rec->name);
   c.process_name = ParseProcessDirName(c.process_dir);
+  c.utc_offset_s = rec->utc_offset_s;
   c.start_ticks = facts ? facts->start_ticks : 0;
   c.program = facts ? facts->program : "unknown";
   c.connected = r.clock.Now();
@@ -224,7 +227,14 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO"};
   } else {
     bool deferred = false;
+    // A directory of the process may be made from here on: its name is settled now.
+    if (h.opcode == ATR_OP_EVENT_BEGIN || h.opcode == ATR_OP_STACK_DUMP) {
+      SettleProcessName(c, r.records, r.clients, r.store);
+    }
     refusal = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge, &deferred);
+    if (h.opcode == ATR_OP_RING_REGISTER && !refusal) {
+      SettleProcessName(c, r.records, r.clients, r.store);  // with the process's UTC offset
+    }
     if (deferred) {
       // The reply comes through the reply sink (Crashes, RingSaver).
       c.last_activity = r.clock.Now();

@@ -27,7 +27,7 @@ const std::string* TraceStore::PathOf(uint64_t seq) const {
   return it == map.end() ? nullptr : &it->second.rel_path;
 }
 
-Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
+Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<int32_t> utc_offset_s) {
   CollectRemovals();
   if (fs_.trace_dir_generation() != trace_dir_generation_) OnTraceDirReplaced();
   if (spec.pid <= 0) return Status::Error(EINVAL, "pid: must be positive");
@@ -38,7 +38,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec) {
   }
   const auto now = clock_.Now();
   std::string proc = FormatProcessDirName(spec.process);
-  std::string event = FormatEventDirName({spec.kind, spec.pid, spec.time.empty() ? FormatTraceTime(now) : spec.time});
+  std::string event = FormatEventDirName({spec.kind, spec.pid, spec.time.empty() ? FormatTraceTime(now, utc_offset_s) : spec.time});
   std::string rel;
   rel.reserve(proc.size() + 1 + event.size());  // one allocation, not operator+'s two
   rel.append(proc).append("/").append(event);

@@ -4,9 +4,12 @@
 
 namespace atraced {
 
-std::string FormatTraceTime(std::chrono::system_clock::time_point when) {
+std::string FormatTraceTime(std::chrono::system_clock::time_point when) { return FormatTraceTime(when, std::nullopt); }
+
+std::string FormatTraceTime(std::chrono::system_clock::time_point when, std::optional<int32_t> utc_offset_s) {
   using namespace std::chrono;
   auto us_total = duration_cast<microseconds>(when.time_since_epoch()).count();
+  if (utc_offset_s) us_total += static_cast<long long>(*utc_offset_s) * 1000000;
   time_t secs = static_cast<time_t>(us_total / 1000000);
   long long frac = us_total % 1000000;
   if (frac < 0) {  // before the epoch: keep the fraction positive
@@ -14,7 +17,11 @@ std::string FormatTraceTime(std::chrono::system_clock::time_point when) {
     secs -= 1;
   }
   struct tm tm {};
-  localtime_r(&secs, &tm);
+  if (utc_offset_s) {
+    gmtime_r(&secs, &tm);  // already shifted to the process's local time
+  } else {
+    localtime_r(&secs, &tm);
+  }
   // Written digit by digit: this runs for every event, and snprintf was a visible part of
   // the daemon's user time per event.
   std::string out(kTraceTimeLength, '0');

@@ -122,7 +122,9 @@ class TraceStore {
 
   // Creates the event directory (or finds the existing one with the same path) and pins it.
   // Then ages its class with the new directory protected.
-  Result<BeginResult> BeginEvent(const EventSpec& spec);
+  // `utc_offset_s`: "now" for an empty spec.time in the creator's local time (CANN names a
+  // process's directories in its own), else in the daemon's.
+  Result<BeginResult> BeginEvent(const EventSpec& spec, std::optional<int32_t> utc_offset_s = std::nullopt);
   // Releases one pin; an unpinned class over its limit is aged at once.
   void EndEvent(uint64_t seq);
 
