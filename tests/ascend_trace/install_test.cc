@@ -118,7 +118,8 @@ TEST_CASE("install: a C99 program against the installed headers, linked with --a
     const std::string both = tmp / "both.c";
     REQUIRE(Sh("printf '#include \"atrace_pub.h\"\\n#include \"trace/atrace_pub.h\"\\n#include "
                "\"trace/atrace_types.h\"\\nint main(void) { return TRACER_TYPE_SCHEDULE; }\\n' > " + both).code == 0);
-    auto twice = Sh(cc + "$(" + pc + "--cflags ascend_trace) -c " + both + " -o " + (tmp / "both.o"));
+    auto twice = Sh(cc + "$(" + pc + "--cflags ascend_trace) " + both + " -o " + (tmp / "both") + " $(" + pc +
+                    "--libs ascend_trace)");
     INFO(twice.out);
     CHECK(twice.code == 0);
   }

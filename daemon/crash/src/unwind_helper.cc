@@ -273,6 +273,33 @@ struct Walk {
   std::string stopped;  // why the walk ended early, if it did
 };
 
+// "file.c:12" of `address` in `module`, or "" where its debug info does not say. libdwfl
+// finds the compilation unit through .debug_aranges, which clang does not emit and Debian
+// 12's elfutils (0.188) does not synthesize: then the units are searched by their ranges,
+// a bounded number of them.
+std::string SourceLine(Dwfl_Module* module, Dwarf_Addr address) {
+  constexpr int kMaxUnitsSearched = 4096;
+  const char* file = nullptr;
+  int line = 0;
+  if (Dwfl_Line* where = dwfl_module_getsrc(module, address)) {
+    file = dwfl_lineinfo(where, nullptr, &line, nullptr, nullptr, nullptr);
+  } else {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* unit = nullptr;
+    for (int searched = 0; searched < kMaxUnitsSearched && (unit = dwfl_module_nextcu(module, unit, &bias)); ++searched) {
+      if (dwarf_haspc(unit, address - bias) <= 0) continue;
+      if (Dwarf_Line* in_unit = dwarf_getsrc_die(unit, address - bias)) {
+        file = dwarf_linesrc(in_unit, nullptr, nullptr);
+        if (file != nullptr && dwarf_lineno(in_unit, &line) != 0) file = nullptr;
+      }
+      break;
+    }
+  }
+  if (file == nullptr) return "";
+  const char* slash = std::strrchr(file, '/');
+  return Printable(slash ? slash + 1 : file) + ":" + std::to_string(line);
+}
+
 // One frame: its pc, whether the pc is exact, and its module, symbol and source line.
 int OnFrame(Dwfl_Frame* state, void* arg) {
   Walk* walk = static_cast<Walk*>(arg);
@@ -294,12 +321,7 @@ int OnFrame(Dwfl_Frame* state, void* arg) {
       std::snprintf(off, sizeof off, "+0x%" PRIx64, static_cast<uint64_t>(offset + (f.pc - lookup)));
       f.symbol = Printable(function) + off;
     }
-    int line = 0;
-    Dwfl_Line* where = dwfl_module_getsrc(module, lookup);
-    if (const char* file = where ? dwfl_lineinfo(where, nullptr, &line, nullptr, nullptr, nullptr) : nullptr) {
-      const char* slash = std::strrchr(file, '/');
-      f.source = Printable(slash ? slash + 1 : file) + ":" + std::to_string(line);
-    }
+    f.source = SourceLine(module, lookup);
   }
   walk->frames.push_back(std::move(f));
   return walk->frames.size() >= static_cast<size_t>(kMaxFrames) ? DWARF_CB_ABORT : DWARF_CB_OK;
