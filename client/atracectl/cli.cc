@@ -26,6 +26,7 @@ constexpr const char* kUsage =
     "  emit     write one event with one file (content from FILE or stdin)\n"
     "  status   daemon root, limits, directory counts and counters\n"
     "  list     event directories with class, pid, uid, size and age\n"
+    "  show     one event directory's files, .bin decoded as CANN's asys writes it\n"
     "  du       bytes per class and in total\n"
     "  vacuum   apply the aging limits now (--dry-run: only report)\n"
     "\n"
@@ -36,7 +37,8 @@ using Runner = int (*)(const Globals&, const Args&);
 
 const std::map<std::string, Runner>& Commands() {
   static const std::map<std::string, Runner> kCommands{
-      {"emit", RunEmit}, {"status", RunStatus}, {"list", RunList}, {"du", RunDu}, {"vacuum", RunVacuum}};
+      {"emit", RunEmit},   {"status", RunStatus}, {"list", RunList},
+      {"du", RunDu},       {"vacuum", RunVacuum}, {"show", RunShow}};
   return kCommands;
 }
 

@@ -379,3 +379,72 @@ TEST_CASE("atracectl status --prometheus passes the exposition format check and 
   CHECK(both.exit_code == 2);
   CHECK(Has(both.err, "exclude each other"));
 }
+
+TEST_CASE("atracectl show prints an event's files, a CANN .bin as asys writes it", "[atracectl][show]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto golden = [](const char* name) {
+    return ReadFile(std::string(ATRACED_SOURCE_DIR) + "/tests/proto/data/" + name);
+  };
+  TempDir tmp;
+  WriteFile(tmp / "golden.bin", golden("cann_golden.bin"));
+  auto bin = Ctl(d, {"emit", "--event", "schedule", "--object", "golden", "--bin", tmp / "golden.bin"});
+  INFO(bin.err);
+  REQUIRE(bin.exit_code == 0);
+  const std::string bin_path = Trim(bin.out);
+  const std::string dir = bin_path.substr(0, bin_path.rfind('/'));
+  auto list = Ctl(d, {"list", "--json"});
+  const long long seq = JsonNumber(list.out, "seq");
+  REQUIRE(seq > 0);
+  const std::map<std::string, std::string> utc{{"TZ", "UTC"}};
+  auto by_seq = Ctl({"--socket", d.socket(), "show", std::to_string(seq)}, "", utc);
+  INFO(by_seq.err);
+  REQUIRE(by_seq.exit_code == 0);
+  // The header, then exactly what CANN's asys wrote for this file (tests/proto/data).
+  CHECK(by_seq.out == "==> " + bin_path + " <==\n" + golden("cann_golden.asys.txt"));
+  auto by_dir = Ctl({"show", dir}, "", utc);  // no daemon needed for a path
+  CHECK(by_dir.exit_code == 0);
+  CHECK(by_dir.out == by_seq.out);
+  auto json = Ctl({"show", dir, "--json"}, "", utc);
+  CHECK(json.exit_code == 0);
+  CHECK(Has(json.out, "\"decoded_as\":\"cann-bin\",\"text\":\"" + golden("cann_golden.asys.txt").substr(0, 40)));
+
+  // A .txt is shown as it is.
+  auto text = Ctl(d, {"emit", "--event", "schedule", "--object", "plain"}, "line one\nline two\n");
+  REQUIRE(text.exit_code == 0);
+  const std::string text_path = Trim(text.out);
+  auto shown = Ctl({"show", text_path.substr(0, text_path.rfind('/'))});
+  CHECK(shown.out == "==> " + text_path + " <==\nline one\nline two\n");
+}
+
+TEST_CASE("atracectl show: an unknown SEQ, a file, a .bin asys cannot read, say so", "[atracectl][show]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto unknown = Ctl(d, {"show", "4242"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(Has(unknown.err, "no event directory has SEQ 4242"));
+  TempDir tmp;
+  WriteFile(tmp / "f", "x");
+  auto file = Ctl(d, {"show", tmp / "f"});
+  CHECK(file.exit_code == 2);
+  CHECK(Has(file.err, "is not a directory"));
+  auto missing = Ctl(d, {"show", tmp / "nowhere"});
+  CHECK(missing.exit_code == 1);
+  CHECK(Has(missing.err, "No such file or directory"));
+  // A .bin whose struct segment lies: the file is named with the reason, the others shown.
+  std::string lying = ReadFile(std::string(ATRACED_SOURCE_DIR) + "/tests/proto/data/cann_golden.bin");
+  lying[48 + 40 + 40 + 18 * 40 + 34] = 6;  // an int32 array of 6 bytes
+  lying[48 + 40 + 40 + 18 * 40 + 35] = 0;
+  REQUIRE(::mkdir((tmp / "ev").c_str(), 0700) == 0);
+  WriteFile(tmp / "ev/schedule_tracer_bad.bin", lying);
+  WriteFile(tmp / "ev/schedule_tracer_good.txt", "fine\n");
+  auto bad = Ctl({"show", tmp / "ev"});
+  CHECK(bad.exit_code == 1);
+  CHECK(Has(bad.out, "(cannot decode as asys would: a field's type and length do not fit the record)\n"));
+  CHECK(Has(bad.out, "schedule_tracer_good.txt <==\nfine\n"));
+  auto bad_json = Ctl({"show", tmp / "ev", "--json"});
+  CHECK(bad_json.exit_code == 1);
+  CHECK(Has(bad_json.out, "\"error\":\"cannot decode as asys would"));
+  auto usage = Ctl(d, {"show"});
+  CHECK(usage.exit_code == 2);
+}

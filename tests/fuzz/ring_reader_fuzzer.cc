@@ -2,16 +2,23 @@
 // application could leave its memfd. The reader must never crash or read outside the input,
 // must keep every record inside its slot and within msg_size, and must be deterministic.
 // Seeds in tests/fuzz/corpus/ring_reader: a small ring, a wrapped one with a torn slot, and a
-// truncated copy, written field by field after ring_layout.h.
+// truncated copy, written field by field after ring_layout.h; and cann_golden.bin, a CANN
+// .bin atraced wrote (tests/proto/data), for the .bin decoder the same bytes go through.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
 
+#include "atraced/proto/cann_bin_text.h"
 #include "atraced/proto/ring_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> bytes(data, size);
+  // The same bytes as a CANN .bin that `atracectl show` decodes (a file anyone may have put
+  // in a trace dir): never a crash, and the same answer twice.
+  const auto as_bin = atraced::proto::CannBinToText(bytes, 0);
+  if (as_bin.ok && !as_bin.error.empty()) std::abort();
+  if (atraced::proto::CannBinToText(bytes, 0).text != as_bin.text) std::abort();
   const auto snap = atraced::proto::ReadRingSnapshot(bytes);
   uint64_t last = 0;
   for (const auto& r : snap.records) {

@@ -1,0 +1,185 @@
+// atracectl show SEQ|DIR [--json]: one event directory's files, decoded (issue 26).
+//   .txt (records, stackcore reports)  as they are;
+//   .bin of an object                  the text CANN's asys writes for it (cann_bin_text.h);
+//   .bin of a stack dump               the report it holds (stack_dump_file.h).
+// SEQ is the number `atracectl list` prints; DIR a path to an event directory.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "atraced/base/unique_fd.h"
+#include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/stack_dump_file.h"
+#include "cli.h"
+#include "format.h"
+#include "parse.h"
+
+namespace po = boost::program_options;
+
+namespace atracectl {
+namespace {
+
+constexpr size_t kMaxFileBytes = 64u << 20;  // a trace file is at most a ring, or a report
+
+struct Shown {
+  std::string name;
+  std::string text;   // what a reader sees
+  std::string error;  // why it could not be read or decoded ("" when shown)
+  std::string how;    // "text", "cann-bin" (as asys writes it), "stack-dump"
+};
+
+int32_t LocalUtcOffsetNow() {
+  const time_t now = ::time(nullptr);
+  struct tm local {};
+  ::localtime_r(&now, &local);
+  return static_cast<int32_t>(local.tm_gmtoff);
+}
+
+bool ReadWhole(const std::string& path, std::string* out, std::string* error) {
+  atraced::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return (*error = std::strerror(errno), false);
+  if (!S_ISREG(st.st_mode)) return (*error = "not a regular file", false);
+  if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) return (*error = "larger than 64 MiB", false);
+  out->resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < out->size()) {
+    const ssize_t n = ::read(fd.get(), out->data() + got, out->size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return (*error = n < 0 ? std::strerror(errno) : "shorter than it was a moment ago", false);
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool EndsWith(const std::string& s, const char* tail) {
+  const size_t n = std::strlen(tail);
+  return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+Shown Show(const std::string& dir, const std::string& name) {
+  Shown s;
+  s.name = name;
+  std::string bytes;
+  if (!ReadWhole(dir + "/" + name, &bytes, &s.error)) return s;
+  const std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (!EndsWith(name, ".bin")) {
+    s.how = "text";
+    s.text = std::move(bytes);
+  } else if (name.rfind("stackcore_tracer_", 0) == 0) {
+    s.how = "stack-dump";
+    if (!atraced::proto::DecodeStackDumpFile(raw, &s.text, &s.error)) s.error = "not a stack dump: " + s.error;
+  } else {
+    s.how = "cann-bin";
+    const auto decoded = atraced::proto::CannBinToText(raw, LocalUtcOffsetNow());
+    if (decoded.ok) {
+      s.text = decoded.text;
+      if (!decoded.warning.empty()) s.text += "(asys would warn: " + decoded.warning + ")\n";
+    } else {
+      s.error = "cannot decode as asys would: " + decoded.error;
+    }
+  }
+  return s;
+}
+
+// The event directory SEQ names, from the daemon: <root>/atrace/<path>.
+int ResolveSeq(const Globals& g, uint64_t seq, std::string* dir) {
+  atrace::Client client = Connect(g);
+  if (!client) return kExitFailed;
+  atrace_status status{};
+  if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
+  std::vector<atrace::ListEntry> entries;
+  if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
+  for (const auto& e : entries) {
+    if (e.seq == seq) {
+      *dir = std::string(status.root) + "/atrace/" + e.path;
+      return kExitOk;
+    }
+  }
+  std::cerr << "atracectl: show: no event directory has SEQ " << seq
+            << " (it was aged or vacuumed, or never was; 'atracectl list' prints the ones there are)\n";
+  return kExitFailed;
+}
+
+}  // namespace
+
+int RunShow(const Globals& g, const Args& args) {
+  int exit_code = kExitOk;
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "one JSON object: the directory and each file's text")(
+      "target", po::value<std::string>(), "SEQ (from 'atracectl list') or the path of an event directory");
+  po::positional_options_description positional;
+  positional.add("target", 1);
+  auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] show SEQ|DIR [--json]", options, positional,
+                         &exit_code);
+  if (!vm) return exit_code;
+  if (!vm->count("target")) return UsageError("show: give a SEQ from 'atracectl list' or an event directory");
+  const std::string target = (*vm)["target"].as<std::string>();
+  std::string dir = target;
+  const bool is_seq = !target.empty() && target.size() <= 19 &&
+                      std::all_of(target.begin(), target.end(), [](char c) { return c >= '0' && c <= '9'; });
+  struct stat st {};
+  if (is_seq && ::stat(target.c_str(), &st) != 0) {
+    if (int rc = ResolveSeq(g, std::stoull(target), &dir); rc != kExitOk) return rc;
+  }
+  if (::stat(dir.c_str(), &st) != 0) {
+    std::cerr << "atracectl: show: " << dir << ": " << std::strerror(errno) << "\n";
+    return kExitFailed;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    std::cerr << "atracectl: show: " << dir << " is not a directory (give an event directory or its SEQ)\n";
+    return kExitUsage;
+  }
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+  } else {
+    std::cerr << "atracectl: show: " << dir << ": " << std::strerror(errno) << "\n";
+    return kExitFailed;
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<Shown> shown;
+  for (const auto& n : names) shown.push_back(Show(dir, n));
+  bool failed = false;
+  if ((*vm)["json"].as<bool>()) {
+    std::cout << "{\"dir\":" << JsonString(dir) << ",\"files\":[";
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const Shown& s = shown[i];
+      std::cout << (i ? "," : "") << "{\"name\":" << JsonString(s.name) << ",\"decoded_as\":" << JsonString(s.how);
+      if (s.error.empty()) {
+        std::cout << ",\"text\":" << JsonString(s.text) << "}";
+      } else {
+        std::cout << ",\"error\":" << JsonString(s.error) << "}";
+        failed = true;
+      }
+    }
+    std::cout << "]}\n";
+  } else {
+    for (const Shown& s : shown) {
+      std::cout << "==> " << dir << "/" << s.name << " <==\n";
+      if (!s.error.empty()) {
+        std::cout << "(" << s.error << ")\n";
+        failed = true;
+      } else {
+        std::cout << s.text;
+        if (!s.text.empty() && s.text.back() != '\n') std::cout << "\n";
+      }
+    }
+  }
+  if (failed) std::cerr << "atracectl: show: some files of " << dir << " could not be shown (said where)\n";
+  return failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace atracectl
