@@ -1,0 +1,98 @@
+// The drop-in where CANN's components rely on CANN's exact behaviour, against the real
+// daemon and library (issue 25): HCCL's same-named exitSave communicators at exit, and the
+// directory names in the process's own time zone.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "support/daemon_process.h"
+
+using atraced::testing::DaemonProcess;
+using atraced::testing::ListNames;
+using atraced::testing::ReadFile;
+
+namespace {
+
+// Runs `program` with `env` against `d`; returns its exit code.
+int RunChild(const DaemonProcess& d, const char* program, std::vector<std::string> env) {
+  env.push_back("ATRACED_SOCKET=" + d.socket());
+  std::vector<const char*> envp;
+  for (const auto& e : env) envp.push_back(e.c_str());
+  envp.push_back(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const char* argv[] = {program, nullptr};
+    ::execve(program, const_cast<char**>(argv), const_cast<char**>(envp.data()));
+    ::_exit(127);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// <trace>/<process dir>/<exit dir> paths.
+std::vector<std::string> ExitDirs(const DaemonProcess& d) {
+  std::vector<std::string> out;
+  for (const auto& proc : ListNames(d.trace_dir())) {
+    if (proc.rfind("trace_", 0) != 0) continue;
+    for (const auto& ev : ListNames(d.trace_dir() + "/" + proc)) {
+      if (ev.rfind("exit_event_", 0) == 0) out.push_back(d.trace_dir() + "/" + proc + "/" + ev);
+    }
+  }
+  return out;
+}
+
+// Seconds between a 20-digit trace time read as UTC and now.
+long long SecondsFromNowUtc(const std::string& t20) {
+  std::tm tm{};
+  REQUIRE(::strptime(t20.substr(0, 14).c_str(), "%Y%m%d%H%M%S", &tm) != nullptr);
+  return static_cast<long long>(::timegm(&tm)) - static_cast<long long>(::time(nullptr));
+}
+
+}  // namespace
+
+TEST_CASE("cann parity: two HCCL communicators of one name, the sub-group destroyed: the exit dir has the live one",
+          "[cann][exit]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  REQUIRE(RunChild(d, ASCEND_TRACE_HCCL_CHILD, {}) == 0);
+  const auto dirs = ExitDirs(d);
+  REQUIRE(dirs.size() == 1);
+  const auto files = ListNames(dirs[0]);
+  REQUIRE(files.size() == 1);
+  const std::string text = ReadFile(dirs[0] + "/" + files[0]);
+  INFO(text);
+  CHECK(text.find(" world\n") != std::string::npos);
+  CHECK(text.find(" world again\n") != std::string::npos);
+  CHECK(text.find("sub-group") == std::string::npos);
+}
+
+TEST_CASE("cann parity: a process 8 hours east of the daemon names its directories in its own time",
+          "[cann][time]") {
+  DaemonProcess d;  // in this test's own zone
+  REQUIRE(d.Start());
+  // A POSIX zone string (UTC+8, no DST), so that no tzdata is needed.
+  REQUIRE(RunChild(d, ASCEND_TRACE_HCCL_CHILD, {"TZ=CST-8"}) == 0);
+  const auto dirs = ExitDirs(d);
+  REQUIRE(dirs.size() == 1);
+  const std::string event = dirs[0].substr(dirs[0].rfind('/') + 1);
+  const std::string proc_path = dirs[0].substr(0, dirs[0].rfind('/'));
+  const std::string proc = proc_path.substr(proc_path.rfind('/') + 1);
+  INFO(proc << "/" << event);
+  // Both names end in the 20-digit time: read as UTC they are 8 hours ahead of now.
+  const long long event_ahead = SecondsFromNowUtc(event.substr(event.size() - 20));
+  const long long proc_ahead = SecondsFromNowUtc(proc.substr(proc.size() - 20));
+  const time_t now = ::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  const long long daemon_offset = local.tm_gmtoff;  // what the names would say without the fix
+  CHECK(std::llabs(event_ahead - 8 * 3600) <= 60);
+  CHECK(std::llabs(proc_ahead - 8 * 3600) <= 60);
+  if (daemon_offset == 8 * 3600) WARN("the daemon's own zone is UTC+8: this test cannot tell the two apart");
+}
