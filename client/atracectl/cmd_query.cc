@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "format.h"
+#include "list_filter.h"
 #include "parse.h"
 #include "prometheus.h"
 
@@ -193,15 +194,73 @@ int RunStatus(const Globals& g, const Args& args) {
   return kExitOk;
 }
 
+namespace {
+
+// The filters of `list` from its options; false after printing a usage error.
+bool ReadFilter(const po::variables_map& vm, int64_t now_us, ListFilter* f, int* exit_code) {
+  auto bad = [exit_code](const std::string& why) {
+    *exit_code = UsageError("list: " + why);
+    return false;
+  };
+  if (vm.count("pid")) f->pid = vm["pid"].as<int32_t>();
+  if (vm.count("uid")) f->uid = vm["uid"].as<uint32_t>();
+  if (vm.count("device")) f->device = vm["device"].as<uint32_t>();
+  if (vm.count("kind")) {
+    const std::string k = vm["kind"].as<std::string>();
+    if (k == "schedule") {
+      f->kind = ATRACE_EVENT_SCHEDULE;
+    } else if (k == "stackcore") {
+      f->kind = ATRACE_EVENT_STACKCORE;
+    } else if (k == "exit") {
+      f->kind = ATRACE_EVENT_EXIT;
+    } else {
+      return bad("--kind " + k + ": use schedule, stackcore or exit");
+    }
+  }
+  if (vm.count("side")) {
+    const std::string s = vm["side"].as<std::string>();
+    if (s != "host" && s != "device") return bad("--side " + s + ": use host or device");
+    f->side = s == "host" ? ATRACE_SIDE_HOST : ATRACE_SIDE_DEVICE;
+  }
+  std::string why;
+  for (const char* key : {"since", "until"}) {
+    if (!vm.count(key)) continue;
+    auto t = ParseTimeSpec(vm[key].as<std::string>(), now_us, &why);
+    if (!t) return bad(std::string("--") + key + ": " + why);
+    (std::string(key) == "since" ? f->since_us : f->until_us) = t;
+  }
+  if (f->since_us && f->until_us && *f->since_us > *f->until_us) return bad("--since is after --until");
+  return true;
+}
+
+}  // namespace
+
 int RunList(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
-  auto vm = ParseSimple(args, "Usage: atracectl [--socket PATH] list [--json]", true, false, &exit_code);
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)")(
+      "pid", po::value<int32_t>(), "only directories of this process")(
+      "uid", po::value<uint32_t>(), "only directories this uid's process made")(
+      "kind", po::value<std::string>(), "schedule, stackcore or exit")(
+      "side", po::value<std::string>(), "host or device")(
+      "device", po::value<uint32_t>(), "only this device's (device side) directories")(
+      "since", po::value<std::string>(), "made at or after this time ('2026-12-01 10:00', '-1h', 'today', ...)")(
+      "until", po::value<std::string>(), "made at or before this time (the same forms)");
+  auto vm = ParseCommand(args,
+                         "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--kind KIND] [--side SIDE] "
+                         "[--device N] [--since TIME] [--until TIME] [--json]",
+                         options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
+  const uint64_t now = NowUs();
+  ListFilter filter;
+  if (!ReadFilter(*vm, static_cast<int64_t>(now), &filter, &exit_code)) return exit_code;
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
-  std::vector<atrace::ListEntry> entries;
-  if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
-  uint64_t now = NowUs();
+  std::vector<atrace::ListEntry> all, entries;
+  if (auto ec = client.List(&all)) return Fail(client, "list", ec);
+  for (auto& e : all) {
+    if (filter.Matches(e)) entries.push_back(std::move(e));
+  }
   if ((*vm)["json"].as<bool>()) {
     std::cout << "{\"entries\":[";
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -217,11 +276,13 @@ int RunList(const Globals& g, const Args& args) {
     return kExitOk;
   }
   // SIZE is the disk used; APPARENT the files' length, which only a sparse file makes larger.
-  std::cout << "SEQ\tCLASS\tKIND\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n";
+  // DEVICE is the device id of a device-side directory, "-" for the host's.
+  std::cout << "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n";
   for (const auto& e : entries) {
-    std::cout << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t" << e.pid << "\t"
-              << e.uid << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t" << HumanAge(AgeSeconds(e, now)) << "\t" << e.path
-              << "\n";
+    std::cout << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t"
+              << (e.side == ATRACE_SIDE_DEVICE ? std::to_string(e.device_id) : std::string("-")) << "\t" << e.pid
+              << "\t" << e.uid << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t"
+              << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\n";
   }
   return kExitOk;
 }

@@ -272,9 +272,9 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
 
   auto list = Ctl(d, {"list"});
   REQUIRE(list.exit_code == 0);
-  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n"));
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n"));
   CHECK(Has(list.out, "\tdevice\tschedule\t"));
-  CHECK(Has(list.out, "\texit\texit\t"));
+  CHECK(Has(list.out, "\texit\texit\t-\t"));
   auto lj = Ctl(d, {"list", "--json"});
   REQUIRE(lj.exit_code == 0);
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
@@ -447,4 +447,63 @@ TEST_CASE("atracectl show: an unknown SEQ, a file, a .bin asys cannot read, say 
   CHECK(Has(bad_json.out, "\"error\":\"cannot decode as asys would"));
   auto usage = Ctl(d, {"show"});
   CHECK(usage.exit_code == 2);
+}
+
+TEST_CASE("atracectl list filters combine: pid, uid, kind, side, device, since and until", "[atracectl][list]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "a"}, "x").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "stackcore", "--object", "b"}, "x").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "c", "--device", "3"}, "x").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "e", "--device", "5"}, "x").exit_code == 0);
+  auto count = [&](std::vector<std::string> filter) {
+    filter.insert(filter.begin(), {"list", "--json"});
+    auto r = Ctl(d, filter);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return std::count(r.out.begin(), r.out.end(), '{') - 1;  // one object per entry, one around
+  };
+  CHECK(count({}) == 4);
+  CHECK(count({"--kind", "schedule"}) == 3);
+  CHECK(count({"--kind", "stackcore"}) == 1);
+  CHECK(count({"--side", "device"}) == 2);
+  CHECK(count({"--side", "host", "--kind", "schedule"}) == 1);
+  CHECK(count({"--device", "3"}) == 1);
+  CHECK(count({"--device", "3", "--kind", "stackcore"}) == 0);
+  CHECK(count({"--uid", std::to_string(::getuid())}) == 4);
+  CHECK(count({"--uid", std::to_string(::getuid() + 1)}) == 0);
+  CHECK(count({"--pid", "1"}) == 0);  // each emit was its own process
+  CHECK(count({"--since", "-1h"}) == 4);
+  CHECK(count({"--since", "+1h"}) == 0);
+  CHECK(count({"--until", "-1h"}) == 0);
+  CHECK(count({"--since", "today", "--until", "tomorrow"}) == 4);
+  CHECK(count({"--since", "yesterday", "--until", "now"}) == 4);
+  CHECK(count({"--until", "2000-01-01"}) == 0);
+  CHECK(count({"--since", "2000-01-01 00:00"}) == 4);
+  CHECK(count({"--since", "@0"}) == 4);
+  // The human table names the device of a device directory, "-" for the host's.
+  auto table = Ctl(d, {"list", "--device", "5"});
+  CHECK(Has(table.out, "\tdevice\tschedule\t5\t"));
+  CHECK(Has(Ctl(d, {"list", "--side", "host"}).out, "\tstackcore\t-\t"));
+}
+
+TEST_CASE("atracectl list refuses filters that mean nothing, naming the forms", "[atracectl][list][usage]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--kind", "crash"}, "--kind crash: use schedule, stackcore or exit"},
+           {{"--side", "npu"}, "--side npu: use host or device"},
+           {{"--since", "last tuesday"}, "--since: 'last tuesday' is not a time"},
+           {{"--until", "2026-02-31"}, "--until: '2026-02-31' is not a time"},
+           {{"--since", "-5parsecs"}, "'-5parsecs' is not a time"},
+           {{"--since", "2026-12-01 25:00"}, "is not a time"},
+           {{"--since", "now", "--until", "-1d"}, "--since is after --until"},
+           {{"--pid", "x"}, "pid"}}) {
+    std::vector<std::string> argv{"list"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = Ctl(d, argv);
+    INFO(args[0] << " " << args[1] << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(Has(r.err, message));
+  }
 }

@@ -1,0 +1,142 @@
+#include "list_filter.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <ctime>
+
+#include "atraced/atrace_client.h"
+
+namespace atracectl {
+namespace {
+
+constexpr int64_t kUsPerSec = 1000000;
+
+// Local midnight of the day `days` from the day of `now_us`.
+int64_t MidnightUs(int64_t now_us, int days) {
+  const time_t now = static_cast<time_t>(now_us / kUsPerSec);
+  struct tm tm {};
+  ::localtime_r(&now, &tm);
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  tm.tm_mday += days;
+  tm.tm_isdst = -1;
+  return static_cast<int64_t>(::mktime(&tm)) * kUsPerSec;
+}
+
+// "[+-]N unit" relative to now.
+std::optional<int64_t> Relative(const std::string& s, int64_t now_us) {
+  if (s.size() < 2 || (s[0] != '-' && s[0] != '+')) return std::nullopt;
+  size_t i = 1;
+  int64_t n = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+    if (n > 100000000) return std::nullopt;  // beyond any span worth asking for
+    n = n * 10 + (s[i++] - '0');
+  }
+  if (i == 1) return std::nullopt;
+  const std::string unit = s.substr(i);
+  int64_t seconds = 0;
+  if (unit == "s" || unit == "sec" || unit == "second" || unit == "seconds") {
+    seconds = 1;
+  } else if (unit == "m" || unit == "min" || unit == "minute" || unit == "minutes") {
+    seconds = 60;
+  } else if (unit == "h" || unit == "hour" || unit == "hours") {
+    seconds = 3600;
+  } else if (unit == "d" || unit == "day" || unit == "days") {
+    seconds = 86400;
+  } else if (unit == "w" || unit == "week" || unit == "weeks") {
+    seconds = 7 * 86400;
+  } else {
+    return std::nullopt;
+  }
+  const int64_t delta = n * seconds * kUsPerSec;
+  return s[0] == '-' ? now_us - delta : now_us + delta;
+}
+
+// "YYYY-MM-DD[ HH:MM[:SS]]" or "HH:MM[:SS]" (today), local time.
+std::optional<int64_t> Absolute(const std::string& s, int64_t now_us) {
+  struct tm tm {};
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
+  const char* p = s.c_str();
+  if (std::sscanf(p, "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3 && used == 10) {
+    p += used;
+    if (*p == ' ' || *p == 'T') {
+      ++p;
+    } else if (*p != '\0') {
+      return std::nullopt;
+    }
+  } else {
+    const time_t now = static_cast<time_t>(now_us / kUsPerSec);
+    struct tm today {};
+    ::localtime_r(&now, &today);
+    y = today.tm_year + 1900;
+    mo = today.tm_mon + 1;
+    d = today.tm_mday;
+  }
+  if (*p != '\0') {
+    int n = 0;
+    if (std::sscanf(p, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5) return std::nullopt;
+    p += n;
+    if (*p == ':') {
+      if (std::sscanf(p, ":%2d%n", &sec, &n) != 1 || n != 3) return std::nullopt;
+      p += n;
+    }
+    if (*p != '\0') return std::nullopt;
+  } else if (p == s.c_str()) {
+    return std::nullopt;  // empty
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970 || y > 9999) {
+    return std::nullopt;
+  }
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  tm.tm_isdst = -1;
+  const time_t t = ::mktime(&tm);
+  if (t == static_cast<time_t>(-1) || tm.tm_mday != d) return std::nullopt;  // 2026-02-31 is not a day
+  return static_cast<int64_t>(t) * kUsPerSec;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseTimeSpec(const std::string& spec, int64_t now_us, std::string* why) {
+  std::optional<int64_t> t;
+  if (spec == "now") {
+    t = now_us;
+  } else if (spec == "today") {
+    t = MidnightUs(now_us, 0);
+  } else if (spec == "yesterday") {
+    t = MidnightUs(now_us, -1);
+  } else if (spec == "tomorrow") {
+    t = MidnightUs(now_us, 1);
+  } else if (!spec.empty() && spec[0] == '@') {
+    char* end = nullptr;
+    const long long secs = std::strtoll(spec.c_str() + 1, &end, 10);
+    if (end != spec.c_str() + 1 && *end == '\0' && secs >= 0 && secs < 253402300800LL) t = secs * kUsPerSec;
+  } else if (!spec.empty() && (spec[0] == '-' || spec[0] == '+')) {
+    t = Relative(spec, now_us);
+  } else {
+    t = Absolute(spec, now_us);
+  }
+  if (!t) {
+    *why = "'" + spec +
+           "' is not a time: use 'YYYY-MM-DD HH:MM[:SS]', 'YYYY-MM-DD', 'HH:MM', 'now', 'today', 'yesterday', "
+           "'tomorrow', '-1h' or '+30min' (s, min, h, d, w) or '@SECONDS'";
+  }
+  return t;
+}
+
+bool ListFilter::Matches(const atrace::ListEntry& e) const {
+  if (pid && e.pid != *pid) return false;
+  if (uid && e.uid != *uid) return false;
+  if (kind && e.kind != *kind) return false;
+  if (side && e.side != *side) return false;
+  if (device && (e.side != ATRACE_SIDE_DEVICE || e.device_id != *device)) return false;
+  const auto created = static_cast<int64_t>(e.created_unix_us);
+  if (since_us && created < *since_us) return false;
+  if (until_us && created > *until_us) return false;
+  return true;
+}
+
+}  // namespace atracectl
