@@ -144,14 +144,14 @@ TEST_CASE("the environment picks the root and the record number", "[integration]
   SECTION("invalid record number falls back with CANN's warning") {
     DaemonProcess d({{}, {{"ASCEND_TRACE_RECORD_NUM", "1001"}}, true, std::nullopt});
     REQUIRE(d.Start());
-    CHECK(d.LogHas("<4>invalid value [1001] for ASCEND_TRACE_RECORD_NUM, expected range: [10, 1000]. Use default dir num=10."));
+    CHECK(d.LogHas("warning: invalid value [1001] for ASCEND_TRACE_RECORD_NUM, expected range: [10, 1000]. Use default dir num=10."));
     auto c = Connected(d);
     CHECK(Status(c).record_num == 10);
   }
   SECTION("unset") {
     DaemonProcess d({{}, {}, true, std::nullopt});
     REQUIRE(d.Start());
-    CHECK(d.LogHas("<6>doesn't set env ASCEND_TRACE_RECORD_NUM, use default dir num=10."));
+    CHECK(d.LogHas("info: doesn't set env ASCEND_TRACE_RECORD_NUM, use default dir num=10."));
   }
   SECTION("the flag wins over the environment") {
     DaemonProcess d({{}, {{"ASCEND_TRACE_RECORD_NUM", "15"}}, true, 20});

@@ -3,6 +3,8 @@
 // the host's /run is never touched).
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -174,6 +176,8 @@ TEST_CASE("the daemon sends structured entries only when stderr is the journal s
 
   REQUIRE(WaitUntil([&] { return RawClient::Connect(socket).has_value(); }, 20s));
   CHECK(proc.output().find("stderr is the journal") != std::string::npos);
+  // Into the journal, lines carry journald's <N> priority prefix, and no time of their own.
+  CHECK(proc.output().find("<5>atraced ready") != std::string::npos);
   auto client = RawClient::Connect(socket);
   REQUIRE(client);
   REQUIRE(client->Hello());
@@ -241,8 +245,11 @@ TEST_CASE("a JOURNAL_STREAM that is not stderr turns the structured entries off"
                      {}});
   REQUIRE(WaitUntil([&] { return proc.output().find("atraced ready") != std::string::npos; }, 20s));
   CHECK(proc.output().find("stderr is the journal") == std::string::npos);
-  // The <N> priority prefixes are written either way.
-  CHECK(proc.output().find("<5>atraced ready") != std::string::npos);
+  // Not the journal: lines a person reads, the local time to the millisecond and the level
+  // word, no <N> prefix.
+  CHECK(proc.output().find("<5>atraced ready") == std::string::npos);
+  CHECK(std::regex_search(proc.output(),
+                          std::regex("(^|\n)[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3} notice: atraced ready")));
   proc.Signal(SIGTERM);
   CHECK(proc.Wait(10s) == 0);
 }

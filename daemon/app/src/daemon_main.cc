@@ -324,7 +324,7 @@ class Daemon {
 
   Config config_;
   std::vector<std::string> args_;
-  Logger log_{StderrSink()};
+  Logger log_{StderrSink(StderrIsJournal())};
   TraceService* service_ = nullptr;
   crash::ProcCrashInspector* crash_inspector_ = nullptr;
   std::optional<std::chrono::microseconds> watchdog_;

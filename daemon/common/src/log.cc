@@ -1,6 +1,9 @@
 #include "atraced/common/log.h"
 
+#include <time.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 namespace atraced {
 
@@ -49,9 +52,29 @@ bool ParseLogLevel(std::string_view text, LogLevel* level) {
   return false;
 }
 
-Logger::Sink StderrSink() {
-  return [](LogLevel level, std::string_view text) {
-    std::string line = "<" + std::to_string(static_cast<int>(level)) + ">";
+std::string HumanLogPrefix(LogLevel level, int64_t when_ns) {
+  static constexpr const char* kWords[] = {"emergency", "alert", "critical", "error",
+                                           "warning",   "notice", "info",    "debug"};
+  const time_t secs = static_cast<time_t>(when_ns / 1000000000);
+  struct tm tm {};
+  ::localtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d %s: ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((when_ns / 1000000) % 1000),
+                kWords[static_cast<int>(level) & 7]);
+  return buf;
+}
+
+Logger::Sink StderrSink(bool journal) {
+  return [journal](LogLevel level, std::string_view text) {
+    std::string line;
+    if (journal) {
+      line = "<" + std::to_string(static_cast<int>(level)) + ">";
+    } else {
+      timespec now{};
+      ::clock_gettime(CLOCK_REALTIME, &now);
+      line = HumanLogPrefix(level, static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
+    }
     line.append(text);
     line += '\n';
     // One write per line; a short write to stderr is not worth a retry loop.

@@ -1,5 +1,6 @@
 // Logging. Lines go to a sink with an sd-daemon priority; the daemon's sink writes
-// "<N>text\n" to stderr so journald keeps the priority. Tests capture lines instead.
+// "<N>text\n" to stderr when it is the journal, so journald keeps the priority, and a time
+// and a level word otherwise. Tests capture lines instead.
 #pragma once
 
 #include <functional>
@@ -47,7 +48,13 @@ class Logger {
   LogLevel max_level_;
 };
 
-// Writes "<N>message\n" to stderr with a single write(2), so lines from threads never mix.
-Logger::Sink StderrSink();
+// Writes one line per message to stderr with a single write(2), so lines from threads never
+// mix. `journal` (stderr is journald's stream, JOURNAL_STREAM): "<N>message", the priority
+// journald keeps. Otherwise, for a person at a terminal or reading a file: local time to the
+// millisecond and the level word, "2026-12-03 08:15:01.123 notice: message".
+Logger::Sink StderrSink(bool journal);
+
+// "2026-12-03 08:15:01.123 notice: " for `when` (ns since the epoch), in local time.
+std::string HumanLogPrefix(LogLevel level, int64_t when_ns);
 
 }  // namespace atraced
