@@ -27,6 +27,7 @@ constexpr const char* kUsage =
     "  status   daemon root, limits, directory counts and counters\n"
     "  list     event directories with class, pid, uid, size and age\n"
     "  show     one event directory's files, .bin decoded as CANN's asys writes it\n"
+    "  info     one process's events and what its crash or death reports say\n"
     "  du       bytes per class and in total\n"
     "  vacuum   apply the aging limits now (--dry-run: only report)\n"
     "\n"
@@ -38,7 +39,8 @@ using Runner = int (*)(const Globals&, const Args&);
 const std::map<std::string, Runner>& Commands() {
   static const std::map<std::string, Runner> kCommands{
       {"emit", RunEmit},   {"status", RunStatus}, {"list", RunList},
-      {"du", RunDu},       {"vacuum", RunVacuum}, {"show", RunShow}};
+      {"du", RunDu},       {"vacuum", RunVacuum}, {"show", RunShow},
+      {"info", RunInfo}};
   return kCommands;
 }
 

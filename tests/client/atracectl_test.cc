@@ -71,7 +71,7 @@ TEST_CASE("atracectl --help works at every level", "[atracectl]") {
   auto top = Ctl({"--help"});
   CHECK(top.exit_code == 0);
   CHECK(Has(top.out, "Usage: atracectl"));
-  for (const char* cmd : {"emit", "status", "list", "du", "vacuum"}) {
+  for (const char* cmd : {"emit", "status", "list", "du", "vacuum", "show", "info"}) {
     INFO(cmd);
     CHECK(Has(top.out, cmd));
     auto sub = Ctl({cmd, "--help"});

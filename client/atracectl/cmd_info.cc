@@ -1,0 +1,194 @@
+// atracectl info PID [--json]: what the daemon's directories say of one process, in the
+// manner of coredumpctl info (issue 26): its events with their times, and from its reports
+// (a crash, a death without GOODBYE, a stack dump) the program, command line, signal, code,
+// fault address, how it ended, the OOM verdict and the top frames.
+#include <dirent.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "format.h"
+#include "parse.h"
+
+namespace po = boost::program_options;
+
+namespace atracectl {
+namespace {
+
+constexpr size_t kTopFrames = 8;
+
+// What a stackcore report says, by its "key: value" header lines and its [stack] section.
+struct Report {
+  std::string file;
+  std::map<std::string, std::string> facts;  // signal, code, fault address, how, oom, ...
+  std::vector<std::string> frames;           // the first kTopFrames frame lines of Thread 1
+};
+
+Report ReadReport(const std::string& path, const std::string& name) {
+  Report r;
+  r.file = name;
+  std::ifstream in(path);
+  std::string line;
+  bool in_stack = false, first_thread = true;
+  size_t lines = 0;
+  while (std::getline(in, line) && ++lines < 100000) {
+    if (!line.empty() && line[0] == '[') {
+      in_stack = line == "[stack]";
+      continue;
+    }
+    if (in_stack) {
+      if (line.rfind("Thread ", 0) == 0 && line.rfind("Thread 1 ", 0) != 0) first_thread = false;
+      if (first_thread && line.size() > 1 && line[0] == '#' && r.frames.size() < kTopFrames) r.frames.push_back(line);
+      continue;
+    }
+    const size_t colon = line.find(": ");
+    if (colon == std::string::npos || colon > 20 || r.facts.count(line.substr(0, colon))) continue;
+    r.facts[line.substr(0, colon)] = line.substr(colon + 2);
+  }
+  return r;
+}
+
+std::string LocalTime(uint64_t unix_us) {
+  const time_t t = static_cast<time_t>(unix_us / 1000000);
+  struct tm tm {};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// The stackcore report files of an event directory (the .txt; a stack dump's .bin has the
+// same text beside it).
+std::vector<Report> Reports(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.rfind("stackcore_tracer_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".txt") == 0) {
+        names.push_back(n);
+      }
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<Report> out;
+  for (const auto& n : names) out.push_back(ReadReport(dir + "/" + n, n));
+  return out;
+}
+
+const char* const kShownFacts[] = {"program", "command line", "signal", "code", "fault address", "thread", "how", "oom"};
+
+}  // namespace
+
+int RunInfo(const Globals& g, const Args& args) {
+  int exit_code = kExitOk;
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "one JSON object")(
+      "pid", po::value<std::string>(), "the process (also the command's one argument)");
+  po::positional_options_description positional;
+  positional.add("pid", 1);
+  auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] info PID [--json]", options, positional, &exit_code);
+  if (!vm) return exit_code;
+  if (!vm->count("pid")) return UsageError("info: give the PID of a process with event directories");
+  const std::string pid_text = (*vm)["pid"].as<std::string>();
+  char* end = nullptr;
+  const long pid = std::strtol(pid_text.c_str(), &end, 10);
+  if (pid_text.empty() || *end != '\0' || pid <= 0 || pid > 0x3fffffff) {
+    return UsageError("info: '" + pid_text + "' is not a process id");
+  }
+  atrace::Client client = Connect(g);
+  if (!client) return kExitFailed;
+  atrace_status status{};
+  if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
+  std::vector<atrace::ListEntry> all, mine;
+  if (auto ec = client.List(&all)) return Fail(client, "list", ec);
+  for (auto& e : all) {
+    if (e.pid == pid) mine.push_back(std::move(e));
+  }
+  if (mine.empty()) {
+    std::cerr << "atracectl: info: no event directory of pid " << pid
+              << " (none was made, or all were aged; 'atracectl list' shows what there is)\n";
+    return kExitFailed;
+  }
+  const std::string trace = std::string(status.root) + "/atrace/";
+  std::map<std::string, std::string> process;  // the first report's program and command line
+  std::vector<std::vector<Report>> reports;
+  std::map<std::string, int> kinds;
+  for (const auto& e : mine) {
+    reports.push_back(Reports(trace + e.path));
+    ++kinds[std::string(KindName(e.kind))];
+    for (const auto& r : reports.back()) {
+      for (const char* key : {"program", "command line"}) {
+        if (!process.count(key) && r.facts.count(key)) process[key] = r.facts.at(key);
+      }
+    }
+  }
+  if ((*vm)["json"].as<bool>()) {
+    std::cout << "{\"pid\":" << pid << ",\"uid\":" << mine.front().uid;
+    for (const auto& [k, v] : process) std::cout << "," << JsonString(k == "command line" ? "command_line" : k) << ":" << JsonString(v);
+    std::cout << ",\"first_unix_us\":" << mine.front().created_unix_us << ",\"last_unix_us\":" << mine.back().created_unix_us
+              << ",\"events\":[";
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const auto& e = mine[i];
+      std::cout << (i ? "," : "") << "{\"seq\":" << e.seq << ",\"kind\":" << JsonString(KindName(e.kind))
+                << ",\"created_unix_us\":" << e.created_unix_us << ",\"path\":" << JsonString(trace + e.path)
+                << ",\"reports\":[";
+      for (size_t k = 0; k < reports[i].size(); ++k) {
+        const Report& r = reports[i][k];
+        std::cout << (k ? "," : "") << "{\"file\":" << JsonString(r.file);
+        for (const char* key : kShownFacts) {
+          if (r.facts.count(key)) {
+            std::string json_key = key;
+            std::replace(json_key.begin(), json_key.end(), ' ', '_');
+            std::cout << "," << JsonString(json_key) << ":" << JsonString(r.facts.at(key));
+          }
+        }
+        std::cout << ",\"top_frames\":[";
+        for (size_t f = 0; f < r.frames.size(); ++f) std::cout << (f ? "," : "") << JsonString(r.frames[f]);
+        std::cout << "]}";
+      }
+      std::cout << "]}";
+    }
+    std::cout << "]}\n";
+    return kExitOk;
+  }
+  std::string counts;
+  for (const auto& [k, n] : kinds) counts += (counts.empty() ? "" : ", ") + k + " " + std::to_string(n);
+  std::cout << "           PID: " << pid << "\n"
+            << "           UID: " << mine.front().uid << "\n"
+            << "       Program: " << (process.count("program") ? process["program"] : "(no report names it)") << "\n"
+            << "  Command line: " << (process.count("command line") ? process["command line"] : "(no report has it)")
+            << "\n"
+            << "        Events: " << mine.size() << " (" << counts << "), " << LocalTime(mine.front().created_unix_us)
+            << " to " << LocalTime(mine.back().created_unix_us) << "\n";
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const auto& e = mine[i];
+    std::cout << "\n  SEQ " << e.seq << "  " << KindName(e.kind) << "  " << LocalTime(e.created_unix_us) << "  "
+              << trace + e.path << "\n";
+    for (const Report& r : reports[i]) {
+      for (const char* key : {"signal", "code", "fault address", "thread", "how", "oom"}) {
+        if (!r.facts.count(key)) continue;
+        std::string label = key;
+        label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+        std::cout << std::string(label.size() < 14 ? 14 - label.size() : 0, ' ') << label << ": " << r.facts.at(key)
+                  << "\n";
+      }
+      if (!r.frames.empty()) {
+        std::cout << "    Top frames:\n";
+        for (const auto& f : r.frames) std::cout << "      " << f << "\n";
+      }
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace atracectl
