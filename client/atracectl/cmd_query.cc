@@ -1,4 +1,5 @@
 // atracectl status, list, du and vacuum: queries, formatted by format.h.
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 #include <sstream>
@@ -6,6 +7,7 @@
 #include "cli.h"
 #include "format.h"
 #include "list_filter.h"
+#include "list_follow.h"
 #include "parse.h"
 #include "prometheus.h"
 
@@ -235,10 +237,38 @@ bool ReadFilter(const po::variables_map& vm, int64_t now_us, ListFilter* f, int*
 
 }  // namespace
 
+namespace {
+
+std::string JsonEntry(const atrace::ListEntry& e, uint64_t now) {
+  std::ostringstream o;
+  o << "{\"seq\":" << e.seq << ",\"class\":" << JsonString(ClassName(e.kind, e.side))
+    << ",\"kind\":" << JsonString(KindName(e.kind)) << ",\"device_id\":" << e.device_id << ",\"pid\":" << e.pid
+    << ",\"uid\":" << e.uid << ",\"bytes\":" << e.bytes << ",\"apparent_bytes\":" << e.apparent_bytes
+    << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
+    << ",\"path\":" << JsonString(e.path) << "}";
+  return o.str();
+}
+
+// SIZE is the disk used; APPARENT the files' length, which only a sparse file makes larger.
+// DEVICE is the device id of a device-side directory, "-" for the host's.
+constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n";
+
+std::string TextEntry(const atrace::ListEntry& e, uint64_t now) {
+  std::ostringstream o;
+  o << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t"
+    << (e.side == ATRACE_SIDE_DEVICE ? std::to_string(e.device_id) : std::string("-")) << "\t" << e.pid << "\t"
+    << e.uid << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t"
+    << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\n";
+  return o.str();
+}
+
+}  // namespace
+
 int RunList(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)")(
+      "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted")(
       "pid", po::value<int32_t>(), "only directories of this process")(
       "uid", po::value<uint32_t>(), "only directories this uid's process made")(
       "kind", po::value<std::string>(), "schedule, stackcore or exit")(
@@ -248,7 +278,7 @@ int RunList(const Globals& g, const Args& args) {
       "until", po::value<std::string>(), "made at or before this time (the same forms)");
   auto vm = ParseCommand(args,
                          "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--kind KIND] [--side SIDE] "
-                         "[--device N] [--since TIME] [--until TIME] [--json]",
+                         "[--device N] [--since TIME] [--until TIME] [--follow] [--json]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
   const uint64_t now = NowUs();
@@ -258,33 +288,32 @@ int RunList(const Globals& g, const Args& args) {
   if (!client) return kExitFailed;
   std::vector<atrace::ListEntry> all, entries;
   if (auto ec = client.List(&all)) return Fail(client, "list", ec);
+  uint64_t last_seq = 0;
   for (auto& e : all) {
+    last_seq = std::max(last_seq, e.seq);
     if (filter.Matches(e)) entries.push_back(std::move(e));
   }
-  if ((*vm)["json"].as<bool>()) {
+  const bool json = (*vm)["json"].as<bool>();
+  const bool follow = (*vm)["follow"].as<bool>();
+  if (json && !follow) {
     std::cout << "{\"entries\":[";
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const auto& e = entries[i];
-      std::cout << (i ? "," : "") << "{\"seq\":" << e.seq << ",\"class\":" << JsonString(ClassName(e.kind, e.side))
-                << ",\"kind\":" << JsonString(KindName(e.kind)) << ",\"device_id\":" << e.device_id
-                << ",\"pid\":" << e.pid << ",\"uid\":" << e.uid << ",\"bytes\":" << e.bytes
-                << ",\"apparent_bytes\":" << e.apparent_bytes
-                << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
-                << ",\"path\":" << JsonString(e.path) << "}";
-    }
+    for (size_t i = 0; i < entries.size(); ++i) std::cout << (i ? "," : "") << JsonEntry(entries[i], now);
     std::cout << "]}\n";
     return kExitOk;
   }
-  // SIZE is the disk used; APPARENT the files' length, which only a sparse file makes larger.
-  // DEVICE is the device id of a device-side directory, "-" for the host's.
-  std::cout << "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n";
-  for (const auto& e : entries) {
-    std::cout << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t"
-              << (e.side == ATRACE_SIDE_DEVICE ? std::to_string(e.device_id) : std::string("-")) << "\t" << e.pid
-              << "\t" << e.uid << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t"
-              << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\n";
-  }
-  return kExitOk;
+  // Following, JSON is one object per line (what a pipe reads as it comes).
+  if (!json) std::cout << kListHeader;
+  for (const auto& e : entries) std::cout << (json ? JsonEntry(e, now) + "\n" : TextEntry(e, now));
+  if (!follow) return kExitOk;
+  std::cout.flush();
+  atrace_status status{};
+  if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
+  return Follow(client, [&g] { return Connect(g); }, std::string(status.root) + "/atrace", last_seq,
+                [&](const atrace::ListEntry& e) {
+                  if (!filter.Matches(e)) return;
+                  const uint64_t at = NowUs();
+                  std::cout << (json ? JsonEntry(e, at) + "\n" : TextEntry(e, at)) << std::flush;
+                });
 }
 
 int RunDu(const Globals& g, const Args& args) {

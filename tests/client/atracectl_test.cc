@@ -2,7 +2,11 @@
 // --help at every level.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -13,7 +17,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -506,4 +512,83 @@ TEST_CASE("atracectl list refuses filters that mean nothing, naming the forms", 
     CHECK(r.exit_code == 2);
     CHECK(Has(r.err, message));
   }
+}
+
+namespace {
+
+// `atracectl ARGS` in the background with its stdout on a pipe; killed when destroyed.
+struct Background {
+  pid_t pid = -1;
+  int out = -1;
+  explicit Background(const std::vector<std::string>& args) {
+    int p[2];
+    REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::dup2(p[1], 1);
+      std::vector<const char*> argv{ATRACECTL_BINARY};
+      for (const auto& a : args) argv.push_back(a.c_str());
+      argv.push_back(nullptr);
+      ::execv(argv[0], const_cast<char**>(argv.data()));
+      ::_exit(127);
+    }
+    ::close(p[1]);
+    out = p[0];
+  }
+  ~Background() {
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, nullptr, 0);
+    ::close(out);
+  }
+  // The next `lines` lines, waiting at most `timeout` for each.
+  std::vector<std::string> Lines(size_t lines, std::chrono::milliseconds timeout) {
+    std::vector<std::string> got;
+    while (got.size() < lines) {
+      const size_t nl = buffer.find('\n');
+      if (nl != std::string::npos) {
+        got.push_back(buffer.substr(0, nl));
+        buffer.erase(0, nl + 1);
+        continue;
+      }
+      pollfd p{out, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) break;
+      char buf[4096];
+      const ssize_t n = ::read(out, buf, sizeof buf);
+      if (n <= 0) break;
+      buffer.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+  std::string buffer;
+};
+
+}  // namespace
+
+TEST_CASE("atracectl list --follow prints each new directory as it is made, filters applied", "[atracectl][follow]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "before"}, "x").exit_code == 0);
+  Background all({"--socket", d.socket(), "list", "--follow", "--json"});
+  Background exits({"--socket", d.socket(), "list", "--follow", "--kind", "exit"});
+  // What was there first, then the new ones as they come (JSON: one object per line).
+  auto first = all.Lines(1, std::chrono::seconds(10));
+  REQUIRE(first.size() == 1);
+  CHECK(Has(first[0], "\"seq\":1,"));
+  REQUIRE(exits.Lines(1, std::chrono::seconds(10)) == std::vector<std::string>{
+                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its watch is set up
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "one"}, "x").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "two"}, "x").exit_code == 0);
+  auto next = all.Lines(2, std::chrono::seconds(10));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  REQUIRE(next.size() == 2);
+  CHECK(Has(next[0], "\"seq\":2,\"class\":\"host\",\"kind\":\"schedule\""));
+  CHECK(Has(next[1], "\"seq\":3,\"class\":\"exit\",\"kind\":\"exit\""));
+  auto only_exit = exits.Lines(1, std::chrono::seconds(10));
+  REQUIRE(only_exit.size() == 1);
+  CHECK(only_exit[0].rfind("3\texit\texit\t-\t", 0) == 0);
+  WARN("follow: two new directories printed " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                                              << " ms after the first emit began");
 }
