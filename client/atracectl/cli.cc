@@ -28,6 +28,7 @@ constexpr const char* kUsage =
     "  list     event directories with class, pid, uid, size and age\n"
     "  show     one event directory's files, .bin decoded as CANN's asys writes it\n"
     "  info     one process's events and what its crash or death reports say\n"
+    "  export   the selected directories' records as a timeline (Trace Event Format)\n"
     "  du       bytes per class and in total\n"
     "  vacuum   apply the aging limits now (--dry-run: only report)\n"
     "\n"
@@ -40,7 +41,7 @@ const std::map<std::string, Runner>& Commands() {
   static const std::map<std::string, Runner> kCommands{
       {"emit", RunEmit},   {"status", RunStatus}, {"list", RunList},
       {"du", RunDu},       {"vacuum", RunVacuum}, {"show", RunShow},
-      {"info", RunInfo}};
+      {"info", RunInfo},   {"export", RunExport}};
   return kCommands;
 }
 

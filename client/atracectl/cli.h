@@ -29,6 +29,7 @@ int RunDu(const Globals& g, const Args& args);
 int RunVacuum(const Globals& g, const Args& args);
 int RunShow(const Globals& g, const Args& args);
 int RunInfo(const Globals& g, const Args& args);
+int RunExport(const Globals& g, const Args& args);
 
 // Connects; on failure prints why on stderr and returns an empty client.
 atrace::Client Connect(const Globals& g);

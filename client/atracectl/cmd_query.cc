@@ -198,47 +198,6 @@ int RunStatus(const Globals& g, const Args& args) {
 
 namespace {
 
-// The filters of `list` from its options; false after printing a usage error.
-bool ReadFilter(const po::variables_map& vm, int64_t now_us, ListFilter* f, int* exit_code) {
-  auto bad = [exit_code](const std::string& why) {
-    *exit_code = UsageError("list: " + why);
-    return false;
-  };
-  if (vm.count("pid")) f->pid = vm["pid"].as<int32_t>();
-  if (vm.count("uid")) f->uid = vm["uid"].as<uint32_t>();
-  if (vm.count("device")) f->device = vm["device"].as<uint32_t>();
-  if (vm.count("kind")) {
-    const std::string k = vm["kind"].as<std::string>();
-    if (k == "schedule") {
-      f->kind = ATRACE_EVENT_SCHEDULE;
-    } else if (k == "stackcore") {
-      f->kind = ATRACE_EVENT_STACKCORE;
-    } else if (k == "exit") {
-      f->kind = ATRACE_EVENT_EXIT;
-    } else {
-      return bad("--kind " + k + ": use schedule, stackcore or exit");
-    }
-  }
-  if (vm.count("side")) {
-    const std::string s = vm["side"].as<std::string>();
-    if (s != "host" && s != "device") return bad("--side " + s + ": use host or device");
-    f->side = s == "host" ? ATRACE_SIDE_HOST : ATRACE_SIDE_DEVICE;
-  }
-  std::string why;
-  for (const char* key : {"since", "until"}) {
-    if (!vm.count(key)) continue;
-    auto t = ParseTimeSpec(vm[key].as<std::string>(), now_us, &why);
-    if (!t) return bad(std::string("--") + key + ": " + why);
-    (std::string(key) == "since" ? f->since_us : f->until_us) = t;
-  }
-  if (f->since_us && f->until_us && *f->since_us > *f->until_us) return bad("--since is after --until");
-  return true;
-}
-
-}  // namespace
-
-namespace {
-
 std::string JsonEntry(const atrace::ListEntry& e, uint64_t now) {
   std::ostringstream o;
   o << "{\"seq\":" << e.seq << ",\"class\":" << JsonString(ClassName(e.kind, e.side))
@@ -268,14 +227,8 @@ int RunList(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)")(
-      "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted")(
-      "pid", po::value<int32_t>(), "only directories of this process")(
-      "uid", po::value<uint32_t>(), "only directories this uid's process made")(
-      "kind", po::value<std::string>(), "schedule, stackcore or exit")(
-      "side", po::value<std::string>(), "host or device")(
-      "device", po::value<uint32_t>(), "only this device's (device side) directories")(
-      "since", po::value<std::string>(), "made at or after this time ('2026-12-01 10:00', '-1h', 'today', ...)")(
-      "until", po::value<std::string>(), "made at or before this time (the same forms)");
+      "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted");
+  AddFilterOptions(options);
   auto vm = ParseCommand(args,
                          "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--kind KIND] [--side SIDE] "
                          "[--device N] [--since TIME] [--until TIME] [--follow] [--json]",

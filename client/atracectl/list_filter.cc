@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "atraced/atrace_client.h"
+#include "cli.h"
 
 namespace atracectl {
 namespace {
@@ -138,5 +139,55 @@ bool ListFilter::Matches(const atrace::ListEntry& e) const {
   if (until_us && created > *until_us) return false;
   return true;
 }
+
+void AddFilterOptions(boost::program_options::options_description& options) {
+  namespace po = boost::program_options;
+  options.add_options()(
+      "pid", po::value<int32_t>(), "only directories of this process")(
+      "uid", po::value<uint32_t>(), "only directories this uid's process made")(
+      "kind", po::value<std::string>(), "schedule, stackcore or exit")(
+      "side", po::value<std::string>(), "host or device")(
+      "device", po::value<uint32_t>(), "only this device's (device side) directories")(
+      "since", po::value<std::string>(), "made at or after this time ('2026-12-01 10:00', '-1h', 'today', ...)")(
+      "until", po::value<std::string>(), "made at or before this time (the same forms)");
+}
+
+// The filters from the options; false after printing a usage error.
+bool ReadFilter(const boost::program_options::variables_map& vm, int64_t now_us, ListFilter* f, int* exit_code) {
+  auto bad = [exit_code](const std::string& why) {
+    *exit_code = UsageError(why);
+    return false;
+  };
+  if (vm.count("pid")) f->pid = vm["pid"].as<int32_t>();
+  if (vm.count("uid")) f->uid = vm["uid"].as<uint32_t>();
+  if (vm.count("device")) f->device = vm["device"].as<uint32_t>();
+  if (vm.count("kind")) {
+    const std::string k = vm["kind"].as<std::string>();
+    if (k == "schedule") {
+      f->kind = ATRACE_EVENT_SCHEDULE;
+    } else if (k == "stackcore") {
+      f->kind = ATRACE_EVENT_STACKCORE;
+    } else if (k == "exit") {
+      f->kind = ATRACE_EVENT_EXIT;
+    } else {
+      return bad("--kind " + k + ": use schedule, stackcore or exit");
+    }
+  }
+  if (vm.count("side")) {
+    const std::string s = vm["side"].as<std::string>();
+    if (s != "host" && s != "device") return bad("--side " + s + ": use host or device");
+    f->side = s == "host" ? ATRACE_SIDE_HOST : ATRACE_SIDE_DEVICE;
+  }
+  std::string why;
+  for (const char* key : {"since", "until"}) {
+    if (!vm.count(key)) continue;
+    auto t = ParseTimeSpec(vm[key].as<std::string>(), now_us, &why);
+    if (!t) return bad(std::string("--") + key + ": " + why);
+    (std::string(key) == "since" ? f->since_us : f->until_us) = t;
+  }
+  if (f->since_us && f->until_us && *f->since_us > *f->until_us) return bad("--since is after --until");
+  return true;
+}
+
 
 }  // namespace atracectl

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include <boost/program_options.hpp>
+
 #include "atraced/atrace_client.hpp"
 
 namespace atracectl {
@@ -28,5 +30,10 @@ struct ListFilter {
   std::optional<int64_t> since_us, until_us;  // inclusive
   bool Matches(const atrace::ListEntry& e) const;
 };
+
+// The filter options (list and export share them), and the filter they give; false after
+// printing a usage error (exit_code set).
+void AddFilterOptions(boost::program_options::options_description& options);
+bool ReadFilter(const boost::program_options::variables_map& vm, int64_t now_us, ListFilter* f, int* exit_code);
 
 }  // namespace atracectl

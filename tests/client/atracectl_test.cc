@@ -77,7 +77,7 @@ TEST_CASE("atracectl --help works at every level", "[atracectl]") {
   auto top = Ctl({"--help"});
   CHECK(top.exit_code == 0);
   CHECK(Has(top.out, "Usage: atracectl"));
-  for (const char* cmd : {"emit", "status", "list", "du", "vacuum", "show", "info"}) {
+  for (const char* cmd : {"emit", "status", "list", "du", "vacuum", "show", "info", "export"}) {
     INFO(cmd);
     CHECK(Has(top.out, cmd));
     auto sub = Ctl({cmd, "--help"});
@@ -591,4 +591,94 @@ TEST_CASE("atracectl list --follow prints each new directory as it is made, filt
   CHECK(only_exit[0].rfind("3\texit\texit\t-\t", 0) == 0);
   WARN("follow: two new directories printed " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                                               << " ms after the first emit began");
+}
+
+namespace {
+
+// The Trace Event Format's rules, checked on an export written one event per line: every
+// event has name, ph, pid and tid (and ts unless metadata); instant events are in time order
+// on each track; every process and every thread track with an event is named by metadata.
+// Returns the instant events seen, or -1 after a failed check.
+long CheckTraceEventFormat(const std::string& json, std::map<std::string, std::string>* names) {
+  std::istringstream in(json);
+  std::string line;
+  std::getline(in, line);
+  if (line != "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[") return -1;
+  const std::regex meta(R"re(^\{"name":"(process_name|thread_name)","ph":"M","pid":([0-9]+),"tid":([0-9]+),"args":\{"name":"([^"]*)"\}\},?$)re");
+  const std::regex instant(R"re(^\{"name":"[^"]+","ph":"i","s":"t","ts":([0-9]+),"pid":([0-9]+),"tid":([0-9]+),"args":\{"text":".*"\}\},?$)re");
+  std::map<std::string, long long> last_ts;  // per "pid/tid"
+  std::set<std::string> tracks_used;
+  long instants = 0;
+  while (std::getline(in, line)) {
+    if (line == "]}") break;
+    std::smatch m;
+    if (std::regex_match(line, m, meta)) {
+      (*names)[m[1].str() == "process_name" ? m[2].str() : m[2].str() + "/" + m[3].str()] = m[4];
+      continue;
+    }
+    if (!std::regex_match(line, m, instant)) {
+      UNSCOPED_INFO("not an event of the format: " << line);
+      return -1;
+    }
+    const std::string track = m[2].str() + "/" + m[3].str();
+    const long long ts = std::stoll(m[1]);
+    if (last_ts.count(track) && ts < last_ts[track]) return -1;
+    last_ts[track] = ts;
+    tracks_used.insert(track);
+    ++instants;
+  }
+  for (const auto& track : tracks_used) {
+    if (!names->count(track) || !names->count(track.substr(0, track.find('/')))) {
+      UNSCOPED_INFO("track without a name: " << track);
+      return -1;
+    }
+  }
+  return instants;
+}
+
+}  // namespace
+
+TEST_CASE("atracectl export --format chrome-json follows the Trace Event Format's rules", "[atracectl][export]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  TempDir tmp;
+  WriteFile(tmp / "golden.bin", ReadFile(std::string(ATRACED_SOURCE_DIR) + "/tests/proto/data/cann_golden.bin"));
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "golden", "--bin", tmp / "golden.bin"}).exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "runtime"},
+              "2026-12-03 08:00:00.000.002 CqReport:devId=0,stmId=2\n2026-12-03 08:00:00.000.001 launch task 7\n")
+              .exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "ts_0", "--device", "3"},
+              "2026-12-03 08:00:01.000.000 aicore error\n")
+              .exit_code == 0);
+  const std::map<std::string, std::string> utc{{"TZ", "UTC"}};
+  auto exported = Ctl({"--socket", d.socket(), "export", "--format", "chrome-json"}, "", utc);
+  INFO(exported.err << exported.out.substr(0, 2000));
+  REQUIRE(exported.exit_code == 0);
+  std::map<std::string, std::string> names;
+  // 6 records of the .bin, 2 of the runtime's .txt, 1 of the device's.
+  CHECK(CheckTraceEventFormat(exported.out, &names) == 9);
+  CHECK(Has(exported.out, "\"name\":\"CqReport\",\"ph\":\"i\",\"s\":\"t\",\"ts\":1796284800000002,"));
+  CHECK(Has(exported.out, "\"args\":{\"text\":\"launch task 7\"}"));
+  CHECK(Has(exported.out, "\"name\":\"all_types\""));  // a .bin record, named by its struct
+  CHECK(exported.out.find("launch task 7") < exported.out.find("CqReport:devId=0,stmId=2"));  // time order
+  bool device_named = false, object_named = false;
+  for (const auto& [key, name] : names) {
+    device_named |= name == "device 3";
+    object_named |= name == "runtime";
+  }
+  CHECK(device_named);
+  CHECK(object_named);
+  // The filters of list, and a file that is written once.
+  auto device_only = Ctl({"--socket", d.socket(), "export", "--format", "chrome-json", "--side", "device"}, "", utc);
+  CHECK(CheckTraceEventFormat(device_only.out, &names) == 1);
+  auto to_file = Ctl(d, {"export", "--format", "chrome-json", "--output", tmp / "trace.json"});
+  CHECK(to_file.exit_code == 0);
+  CHECK(ReadFile(tmp / "trace.json").rfind("{\"displayTimeUnit\"", 0) == 0);
+  auto again = Ctl(d, {"export", "--format", "chrome-json", "--output", tmp / "trace.json"});
+  CHECK(again.exit_code == 1);
+  CHECK(Has(again.err, "File exists"));
+  CHECK(Ctl(d, {"export"}).exit_code == 2);
+  auto html = Ctl(d, {"export", "--format", "svg"});
+  CHECK(html.exit_code == 2);
+  CHECK(Has(html.err, "chrome-json is the format there is"));
 }
