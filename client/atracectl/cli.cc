@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "atraced/base/option_error.h"
+#include "atraced/proto/wire.h"
 #include "parse.h"
 
 namespace po = boost::program_options;
@@ -47,13 +48,19 @@ const std::map<std::string, Runner>& Commands() {
 
 po::options_description GlobalOptions() {
   po::options_description global("Global options");
-  global.add_options()("help,h", "show this help")("socket", po::value<std::string>(),
+  global.add_options()("help,h", "show this help")("version", "print the version and the protocol it speaks")(
+      "socket", po::value<std::string>(),
                                                    "daemon socket (default: $ATRACED_SOCKET, else the system "
                                                    "unit's socket, else the user unit's)");
   return global;
 }
 
 }  // namespace
+
+std::string VersionLine() {
+  return std::string("atracectl ") + ATRACED_VERSION + " (protocol " + std::to_string(ATR_VERSION_MAJOR) + "." +
+         std::to_string(ATR_VERSION_MINOR) + ")";
+}
 
 int UsageError(const std::string& message) {
   std::cerr << "atracectl: " << message << "\n(see 'atracectl --help')\n";
@@ -186,6 +193,10 @@ int Main(int argc, char** argv) {
   }
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << global;
+    return kExitOk;
+  }
+  if (vm.count("version")) {
+    std::cout << VersionLine() << "\n";
     return kExitOk;
   }
   if (command_at >= argc) return UsageError("no command given");

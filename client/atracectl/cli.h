@@ -37,5 +37,7 @@ atrace::Client Connect(const Globals& g);
 int Fail(const atrace::Client& client, const std::string& what, std::error_code ec);
 // Prints "atracectl: <message>" and the hint to use --help; returns kExitUsage.
 int UsageError(const std::string& message);
+// "atracectl 0.1.0 (protocol 1.1)".
+std::string VersionLine();
 
 }  // namespace atracectl

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bundle.h"
 #include "cli.h"
 #include "list_filter.h"
 #include "parse.h"
@@ -23,18 +24,23 @@ namespace atracectl {
 int RunExport(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
-  options.add_options()("format", po::value<std::string>(), "chrome-json: the Trace Event Format (Perfetto, chrome://tracing)")(
+  options.add_options()("format", po::value<std::string>(),
+                        "chrome-json: the Trace Event Format (Perfetto, chrome://tracing); tar: a .tar.gz bug-report "
+                        "bundle (needs --output)")(
       "output,o", po::value<std::string>(), "write to FILE (made with mode 0640, never over an existing file); "
                                             "default: standard output");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
-                         "Usage: atracectl [--socket PATH] export --format chrome-json [--output FILE] [--pid N] [--uid N] "
+                         "Usage: atracectl [--socket PATH] export --format chrome-json|tar [--output FILE] [--pid N] [--uid N] "
                          "[--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
-  if (!vm->count("format")) return UsageError("export: give --format chrome-json");
+  if (!vm->count("format")) return UsageError("export: give --format chrome-json or --format tar");
   const std::string format = (*vm)["format"].as<std::string>();
-  if (format != "chrome-json") return UsageError("export: --format " + format + ": chrome-json is the format there is");
+  if (format != "chrome-json" && format != "tar") {
+    return UsageError("export: --format " + format + ": the formats are chrome-json and tar");
+  }
+  if (format == "tar" && !vm->count("output")) return UsageError("export: --format tar writes a file: give --output");
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   ListFilter filter;
@@ -49,6 +55,11 @@ int RunExport(const Globals& g, const Args& args) {
   if (auto ec = client.List(&all)) return Fail(client, "list", ec);
   for (auto& e : all) {
     if (filter.Matches(e)) chosen.push_back(std::move(e));
+  }
+  if (format == "tar") {
+    std::vector<std::string> dirs;
+    for (const auto& e : chosen) dirs.push_back(e.path);
+    return WriteBundle(g, std::string(status.root) + "/atrace", dirs, (*vm)["output"].as<std::string>());
   }
   std::vector<std::string> problems;
   const std::string json = ChromeTraceJson(chosen, std::string(status.root) + "/atrace", &problems);

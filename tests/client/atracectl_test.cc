@@ -680,5 +680,41 @@ TEST_CASE("atracectl export --format chrome-json follows the Trace Event Format'
   CHECK(Ctl(d, {"export"}).exit_code == 2);
   auto html = Ctl(d, {"export", "--format", "svg"});
   CHECK(html.exit_code == 2);
-  CHECK(Has(html.err, "chrome-json is the format there is"));
+  CHECK(Has(html.err, "the formats are chrome-json and tar"));
+}
+
+TEST_CASE("atracectl export --format tar bundles the selected directories with the host's facts", "[atracectl][export]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto a = Ctl(d, {"emit", "--event", "schedule", "--object", "kept"}, "x\n");
+  auto b = Ctl(d, {"emit", "--event", "exit", "--object", "filtered"}, "y\n");
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  TempDir tmp;
+  const std::string bundle = tmp / "report.tar.gz";
+  auto made = Ctl(d, {"export", "--format", "tar", "--kind", "schedule", "--output", bundle});
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  auto listing = Run({"/bin/tar", "-tzf", bundle});
+  REQUIRE(listing.exit_code == 0);
+  for (const char* member : {"status.json\n", "version.txt\n", "uname.txt\n"}) CHECK(Has(listing.out, member));
+  const std::string kept = Trim(a.out);
+  const std::string in_bundle = "atrace/" + kept.substr(d.trace_dir().size() + 1);
+  CHECK(Has(listing.out, in_bundle + "\n"));
+  CHECK_FALSE(Has(listing.out, "schedule_tracer_filtered"));  // an exit dir: not selected
+  auto status = Run({"/bin/tar", "-xzOf", bundle, "status.json"});
+  CHECK(status.out.rfind("{\"root\":", 0) == 0);
+  CHECK(Has(Run({"/bin/tar", "-xzOf", bundle, "version.txt"}).out, "(protocol 1.1)"));
+  CHECK(Run({"/bin/tar", "-xzOf", bundle, in_bundle}).out == "x\n");
+  // Never over a file; a tar without --output is a usage error.
+  auto again = Ctl(d, {"export", "--format", "tar", "--output", bundle});
+  CHECK(again.exit_code == 1);
+  CHECK(Has(again.err, "File exists"));
+  CHECK(Ctl(d, {"export", "--format", "tar"}).exit_code == 2);
+}
+
+TEST_CASE("atracectl --version names the protocol it speaks", "[atracectl]") {
+  auto v = Ctl({"--version"});
+  CHECK(v.exit_code == 0);
+  CHECK(std::regex_match(v.out, std::regex("atracectl [0-9]+\\.[0-9]+\\.[0-9]+ \\(protocol 1\\.1\\)\n")));
 }
