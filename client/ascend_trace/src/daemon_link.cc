@@ -3,11 +3,14 @@
 #include "atraced/base/send_fd.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "atraced/proto/ring_layout.h"
@@ -66,12 +69,54 @@ void DaemonLink::ForgetAfterFork() {
   retry_after_ = {};
 }
 
+namespace {
+
+// ATRACE_QUIET=1: no outage lines on stderr (an application whose stderr is its output).
+bool QuietOutages() {
+  static const bool quiet = [] {
+    const char* v = std::getenv("ATRACE_QUIET");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return quiet;
+}
+
+// The socket, the cause and the fix, as atracectl says them.
+std::string DescribeUnreachable(const std::vector<std::string>& paths, int err) {
+  std::string path = paths.empty() ? std::string("(no socket path)") : paths.front();
+  for (const auto& p : paths) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0) {
+      path = p;
+      break;
+    }
+  }
+  const char* start = "start it with 'systemctl start atraced.socket', or point ATRACED_SOCKET at a running one";
+  switch (err) {
+    case ENOENT:
+      return "cannot reach atraced: no socket at " + path + ": " + start;
+    case ECONNREFUSED:
+      return "cannot reach atraced: nothing listens on " + path + ": " + start;
+    case EACCES: {
+      struct stat st {};
+      const group* gr = ::lstat(path.c_str(), &st) == 0 ? ::getgrgid(st.st_gid) : nullptr;
+      if (gr == nullptr) return "cannot reach atraced: permission denied on " + path;
+      return "cannot reach atraced: permission denied on " + path + ": add the user to group " + gr->gr_name +
+             " ('sudo usermod -aG " + gr->gr_name + " $USER', then log in again)";
+    }
+    default:
+      return "cannot reach atraced at " + path + ": " + std::strerror(err);
+  }
+}
+
+}  // namespace
+
 void DaemonLink::NoteOutage(int err) {
   last_error_ = err;
   if (outage_logged_) return;
   outage_logged_ = true;
-  std::fprintf(stderr, "libascend_trace: cannot reach atraced (%s); trace saves fail until it is back\n",
-               std::strerror(err < 0 ? -err : err));
+  if (QuietOutages()) return;
+  std::fprintf(stderr, "libascend_trace: %s; trace saves fail until it is back (ATRACE_QUIET=1 silences this)\n",
+               DescribeUnreachable(atrace_client_internal::CandidateSocketPaths(nullptr), err < 0 ? -err : err).c_str());
 }
 
 int DaemonLink::Connect() {
@@ -156,7 +201,7 @@ int DaemonLink::EnsureConnected(State& s) {
   }
   owner_ = ::getpid();
   ++epoch_;
-  if (outage_logged_) std::fprintf(stderr, "libascend_trace: reconnected to atraced\n");
+  if (outage_logged_ && !QuietOutages()) std::fprintf(stderr, "libascend_trace: reconnected to atraced\n");
   outage_logged_ = false;
   retry_after_ = {};
   RegisterAll(s);
