@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "list_filter.h"
 #include "parse.h"
+#include "timeline_html.h"
 #include "trace_events.h"
 
 namespace po = boost::program_options;
@@ -25,20 +26,20 @@ int RunExport(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("format", po::value<std::string>(),
-                        "chrome-json: the Trace Event Format (Perfetto, chrome://tracing); tar: a .tar.gz bug-report "
-                        "bundle (needs --output)")(
+                        "chrome-json: the Trace Event Format (Perfetto, chrome://tracing); html: one self-contained "
+                        "timeline page; tar: a .tar.gz bug-report bundle (needs --output)")(
       "output,o", po::value<std::string>(), "write to FILE (made with mode 0640, never over an existing file); "
                                             "default: standard output");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
-                         "Usage: atracectl [--socket PATH] export --format chrome-json|tar [--output FILE] [--pid N] [--uid N] "
+                         "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] [--pid N] [--uid N] "
                          "[--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
-  if (!vm->count("format")) return UsageError("export: give --format chrome-json or --format tar");
+  if (!vm->count("format")) return UsageError("export: give --format chrome-json, html or tar");
   const std::string format = (*vm)["format"].as<std::string>();
-  if (format != "chrome-json" && format != "tar") {
-    return UsageError("export: --format " + format + ": the formats are chrome-json and tar");
+  if (format != "chrome-json" && format != "html" && format != "tar") {
+    return UsageError("export: --format " + format + ": the formats are chrome-json, html and tar");
   }
   if (format == "tar" && !vm->count("output")) return UsageError("export: --format tar writes a file: give --output");
   timespec now{};
@@ -62,7 +63,8 @@ int RunExport(const Globals& g, const Args& args) {
     return WriteBundle(g, std::string(status.root) + "/atrace", dirs, (*vm)["output"].as<std::string>());
   }
   std::vector<std::string> problems;
-  const std::string json = ChromeTraceJson(chosen, std::string(status.root) + "/atrace", &problems);
+  const std::string trace = ChromeTraceJson(chosen, std::string(status.root) + "/atrace", &problems);
+  const std::string json = format == "html" ? TimelineHtml(trace) : trace;
   for (const auto& p : problems) std::cerr << "atracectl: export: skipped " << p << "\n";
   if (!vm->count("output")) {
     std::cout << json;

@@ -680,7 +680,7 @@ TEST_CASE("atracectl export --format chrome-json follows the Trace Event Format'
   CHECK(Ctl(d, {"export"}).exit_code == 2);
   auto html = Ctl(d, {"export", "--format", "svg"});
   CHECK(html.exit_code == 2);
-  CHECK(Has(html.err, "the formats are chrome-json and tar"));
+  CHECK(Has(html.err, "the formats are chrome-json, html and tar"));
 }
 
 TEST_CASE("atracectl export --format tar bundles the selected directories with the host's facts", "[atracectl][export]") {
@@ -717,4 +717,55 @@ TEST_CASE("atracectl --version names the protocol it speaks", "[atracectl]") {
   auto v = Ctl({"--version"});
   CHECK(v.exit_code == 0);
   CHECK(std::regex_match(v.out, std::regex("atracectl [0-9]+\\.[0-9]+\\.[0-9]+ \\(protocol 1\\.1\\)\n")));
+}
+
+TEST_CASE("atracectl export --format html: one page with no network, which draws a mark per record",
+          "[atracectl][export][html]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "runtime"},
+              "2026-12-03 08:00:00.000.001 launch task 7\n2026-12-03 08:00:00.500.000 CqReport </script><b>x</b>\n")
+              .exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "ts_0", "--device", "3"},
+              "2026-12-03 08:00:01.000.000 aicore error\n")
+              .exit_code == 0);
+  TempDir tmp;
+  const std::string page = tmp / "timeline.html";
+  auto made = Ctl(d, {"export", "--format", "html", "--output", page});
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  const std::string html = ReadFile(page);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  // Self-contained: nothing fetched (the SVG namespace is a name, not an address).
+  for (const char* outside : {"https://", "src=", "<link", "fetch(", "XMLHttpRequest", "@import"}) {
+    INFO(outside);
+    CHECK_FALSE(Has(html, outside));
+  }
+  // A record's text cannot end the data early: "</" is written as JSON's "<\/".
+  CHECK(Has(html, "CqReport <\\/script><b>x<\\/b>"));
+  if (::access("/usr/bin/chromium", X_OK) != 0) {
+    WARN("no /usr/bin/chromium: the page was checked, not rendered");
+    return;
+  }
+  // Rendered headless: the script drew one mark per record, on their tracks.
+  // Headless, as root in CI, with nothing reaching for the network.
+  auto chromium = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv{"/usr/bin/timeout", "60", "/usr/bin/chromium", "--headless", "--no-sandbox",
+                                  "--disable-gpu", "--disable-quic", "--no-first-run",
+                                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                                  "--user-data-dir=" + (tmp / "profile")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Run(argv);
+  };
+  auto dom = chromium({"--dump-dom", "file://" + page});
+  INFO(dom.err.substr(0, 2000));
+  REQUIRE(dom.exit_code == 0);
+  CHECK(Has(dom.out, "data-marks=\"3\""));
+  size_t circles = 0;
+  for (size_t at = dom.out.find("<circle"); at != std::string::npos; at = dom.out.find("<circle", at + 1)) ++circles;
+  CHECK(circles == 3);
+  CHECK(Has(dom.out, "3 records on 2 tracks"));
+  auto shot = chromium({"--window-size=1200,400", "--screenshot=" + (tmp / "timeline.png"), "file://" + page});
+  CHECK(shot.exit_code == 0);
+  CHECK(ReadFile(tmp / "timeline.png").rfind("\x89PNG", 0) == 0);
 }
