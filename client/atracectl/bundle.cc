@@ -96,7 +96,7 @@ int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vecto
                                    u.machine + "\n");
   }
   Copy("/etc/os-release", meta + "/os-release");
-  for (const char* conf : {"/etc/atraced/atraced.conf"}) Copy(conf, meta + "/atraced.conf");
+  Copy("/etc/atraced/atraced.conf", meta + "/atraced.conf");
   // The directories' names, NUL-separated, relative to the trace dir (tar -C there).
   std::string list;
   for (const auto& d : rel_dirs) list += d + '\0';

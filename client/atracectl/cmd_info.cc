@@ -2,8 +2,6 @@
 // manner of coredumpctl info (issue 26): its events with their times, and from its reports
 // (a crash, a death without GOODBYE, a stack dump) the program, command line, signal, code,
 // fault address, how it ended, the OOM verdict and the top frames.
-#include <dirent.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "dir_files.h"
 #include "format.h"
 #include "parse.h"
 
@@ -70,16 +69,11 @@ std::string LocalTime(uint64_t unix_us) {
 // same text beside it).
 std::vector<Report> Reports(const std::string& dir) {
   std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      if (n.rfind("stackcore_tracer_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".txt") == 0) {
-        names.push_back(n);
-      }
+  for (const std::string& n : SortedNames(dir)) {
+    if (n.rfind("stackcore_tracer_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".txt") == 0) {
+      names.push_back(n);
     }
-    ::closedir(d);
   }
-  std::sort(names.begin(), names.end());
   std::vector<Report> out;
   for (const auto& n : names) out.push_back(ReadReport(dir + "/" + n, n));
   return out;

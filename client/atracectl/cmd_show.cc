@@ -3,8 +3,6 @@
 //   .bin of an object                  the text CANN's asys writes for it (cann_bin_text.h);
 //   .bin of a stack dump               the report it holds (stack_dump_file.h).
 // SEQ is the number `atracectl list` prints; DIR a path to an event directory.
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "atraced/base/unique_fd.h"
 #include "atraced/proto/cann_bin_text.h"
 #include "atraced/proto/stack_dump_file.h"
 #include "cli.h"
+#include "dir_files.h"
 #include "format.h"
 #include "parse.h"
 
@@ -44,23 +42,6 @@ int32_t LocalUtcOffsetNow() {
   return static_cast<int32_t>(local.tm_gmtoff);
 }
 
-bool ReadWhole(const std::string& path, std::string* out, std::string* error) {
-  atraced::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return (*error = std::strerror(errno), false);
-  if (!S_ISREG(st.st_mode)) return (*error = "not a regular file", false);
-  if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) return (*error = "larger than 64 MiB", false);
-  out->resize(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (got < out->size()) {
-    const ssize_t n = ::read(fd.get(), out->data() + got, out->size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return (*error = n < 0 ? std::strerror(errno) : "shorter than it was a moment ago", false);
-    got += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 bool EndsWith(const std::string& s, const char* tail) {
   const size_t n = std::strlen(tail);
   return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
@@ -70,7 +51,7 @@ Shown Show(const std::string& dir, const std::string& name) {
   Shown s;
   s.name = name;
   std::string bytes;
-  if (!ReadWhole(dir + "/" + name, &bytes, &s.error)) return s;
+  if (!ReadWhole(dir + "/" + name, kMaxFileBytes, &bytes, &s.error)) return s;
   const std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (!EndsWith(name, ".bin")) {
     s.how = "text";
@@ -139,17 +120,12 @@ int RunShow(const Globals& g, const Args& args) {
     std::cerr << "atracectl: show: " << dir << " is not a directory (give an event directory or its SEQ)\n";
     return kExitUsage;
   }
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
-    }
-    ::closedir(d);
-  } else {
-    std::cerr << "atracectl: show: " << dir << ": " << std::strerror(errno) << "\n";
+  int list_err = 0;
+  const std::vector<std::string> names = SortedNames(dir, &list_err);
+  if (list_err != 0) {
+    std::cerr << "atracectl: show: " << dir << ": " << std::strerror(list_err) << "\n";
     return kExitFailed;
   }
-  std::sort(names.begin(), names.end());
   std::vector<Shown> shown;
   for (const auto& n : names) shown.push_back(Show(dir, n));
   bool failed = false;

@@ -1,15 +1,13 @@
 #include "trace_events.h"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "dir_files.h"
 #include "format.h"
 
 namespace atracectl {
@@ -24,27 +22,6 @@ struct Event {
   int tid = 0;
   std::string name, text;
 };
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return out->size() <= kMaxFileBytes;
-}
-
-std::vector<std::string> Names(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      if (e->d_name[0] != '.') out.emplace_back(e->d_name);
-    }
-    ::closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 std::string FirstWord(const std::string& text) {
   const size_t end = text.find_first_of(" \t:,=[(");
@@ -110,10 +87,10 @@ std::string ChromeTraceJson(const std::vector<atrace::ListEntry>& entries, const
     const int64_t pid = device ? kDeviceTrackBase + e.device_id : e.pid;
     if (device) process_names[pid] = "device " + std::to_string(e.device_id);
     const std::string dir = trace_dir + "/" + e.path;
-    for (const std::string& name : Names(dir)) {
-      std::string bytes;
-      if (!ReadFile(dir + "/" + name, &bytes)) {
-        problems->push_back(dir + "/" + name + ": not readable");
+    for (const std::string& name : SortedNames(dir)) {
+      std::string bytes, why;
+      if (!ReadWhole(dir + "/" + name, kMaxFileBytes, &bytes, &why)) {
+        problems->push_back(dir + "/" + name + ": " + why);
         continue;
       }
       if (name.rfind("stackcore_tracer_", 0) == 0) {

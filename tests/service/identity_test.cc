@@ -34,6 +34,7 @@ TEST_CASE("CRASH of a process that is no longer the one that connected is refuse
   RingClient rings(f, 100);
   rings.Register(1, RingWith({"r"}));
   const auto channel = CrashChannel(f, 100);
+  const auto dumper = CrashChannel(f, 100, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_STACK_DUMP);
   std::string expected;
   SECTION("it exec'd a setuid-root program: effective uid 0") {
     f.processes.processes[100].creds = Creds(1000, 0);
@@ -63,6 +64,14 @@ TEST_CASE("CRASH of a process that is no longer the one that connected is refuse
   CHECK(KindDirs(f, "stackcore").empty());
   CHECK(f.service->counters().crashes_recorded == 0);
   CHECK(f.log.Has(LogLevel::kNotice, "refused CRASH from pid 100"));
+  // CANN's on-demand stack dump, asked on a connection made before the change, looks from
+  // outside the same way: refused the same way.
+  const auto d = f.Call(dumper, ATR_OP_STACK_DUMP, Payload(proto::StackDump{35, 100, ATR_STACK_DUMP_ALL_THREADS}));
+  INFO(d.message);
+  CHECK(d.status == ATR_EPERM);
+  CHECK(inspector.asked.empty());
+  CHECK(KindDirs(f, "stackcore").empty());
+  CHECK(f.service->counters().stack_dumps_written == 0);
 }
 
 TEST_CASE("a process's CRASH is recorded once, whichever of its ring-holding connections asks",

@@ -1,0 +1,18 @@
+// Reading an event directory's files, as show, info and export all do: the names in it
+// (sorted, hidden ones left out) and a whole file up to a bound.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace atracectl {
+
+// The entries of `dir` not starting with '.', sorted; empty when it cannot be read, and then
+// `err`, if given, is the errno (0 otherwise).
+std::vector<std::string> SortedNames(const std::string& dir, int* err = nullptr);
+
+// The whole of a regular file of at most `limit` bytes; false with `error` otherwise.
+bool ReadWhole(const std::string& path, size_t limit, std::string* out, std::string* error);
+
+}  // namespace atracectl
