@@ -1,4 +1,4 @@
-// Whole-process calls: AtraceSave, the global attribute, the device relay stubs, and the
+// Whole-process calls: AtraceSave, the global attribute, and the
 // process life cycle (fork, exit).
 #include <pthread.h>
 #include <sys/mman.h>
@@ -8,6 +8,7 @@
 #include "atrace_pub.h"
 #include "crash_handler.h"
 #include "daemon_link.h"
+#include "device/report_api.h"
 #include "dump_signal.h"
 #include "state.h"
 #include "tracer_type.h"
@@ -37,13 +38,6 @@ TRACE_EXPORT TraStatus AtraceSetGlobalAttr(const TraceGlobalAttr* attr) {
   return TRACE_SUCCESS;
 }
 
-TRACE_EXPORT TraStatus AtraceReportStart(int32_t devId) {
-  (void)devId;
-  return TRACE_UNSUPPORTED;
-}
-
-TRACE_EXPORT void AtraceReportStop(int32_t devId) { (void)devId; }
-
 }  // extern "C"
 
 namespace {
@@ -70,6 +64,9 @@ void AfterForkChild() {
 // Normal exit (exit(), return from main, dlclose): the daemon writes the exitSave objects,
 // destroyed ones included, into an `exit` directory before GOODBYE's reply.
 __attribute__((destructor)) void AtExit() {
+  // The device receivers first, and outside the state lock: what they took in is written
+  // through their own connections before the process says goodbye.
+  device::ExitAllReceivers();
   State& s = GetState();
   std::lock_guard lock(s.mu);
   s.link->Goodbye(s);
