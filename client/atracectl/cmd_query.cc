@@ -105,6 +105,32 @@ std::string TextShares(const std::vector<atrace::Share>& shares) {
   return out.empty() ? out : out + "\n";
 }
 
+// Each device whose traces came through the daemon (issue 24).
+std::string JsonDevices(const std::vector<atrace_device_stat>& devices) {
+  std::string out = "[";
+  for (const atrace_device_stat& d : devices) {
+    if (out.size() > 1) out += ",";
+    out += "{\"device\":" + std::to_string(d.device_id) + ",\"events\":" + std::to_string(d.events) +
+           ",\"received\":" + std::to_string(d.received) + ",\"saved\":" + std::to_string(d.saved) +
+           ",\"dropped\":{\"invalid\":" + std::to_string(d.dropped_invalid) +
+           ",\"daemon\":" + std::to_string(d.dropped_daemon) + "},\"reconnects\":" + std::to_string(d.reconnects) +
+           "}";
+  }
+  return out + "]";
+}
+
+std::string TextDevices(const std::vector<atrace_device_stat>& devices) {
+  std::string out;
+  for (const atrace_device_stat& d : devices) {
+    std::string label = "device " + std::to_string(d.device_id) + ":";
+    label.resize(19, ' ');  // the column of the lines above
+    out += label + std::to_string(d.events) + " events; received " + std::to_string(d.received) + ", saved " +
+           std::to_string(d.saved) + ", dropped " + std::to_string(d.dropped_invalid) + " invalid + " +
+           std::to_string(d.dropped_daemon) + " daemon, reconnects " + std::to_string(d.reconnects) + "\n";
+  }
+  return out;
+}
+
 int RunStatus(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
@@ -124,8 +150,10 @@ int RunStatus(const Globals& g, const Args& args) {
   if (auto ec = client.Status(&s)) return Fail(client, "status", ec);
   std::vector<atrace::Share> shares;
   if (auto ec = client.Shares(&shares); ec && ec != std::errc::not_supported) return Fail(client, "status", ec);
+  std::vector<atrace_device_stat> devices;
+  if (auto ec = client.Devices(&devices); ec && ec != std::errc::not_supported) return Fail(client, "status", ec);
   if ((*vm)["prometheus"].as<bool>()) {
-    std::cout << PrometheusText(s, shares);
+    std::cout << PrometheusText(s, shares, devices);
     return kExitOk;
   }
   std::vector<atrace::ListEntry> entries;
@@ -161,7 +189,7 @@ int RunStatus(const Globals& g, const Args& args) {
                 << ",\"max_bytes_per_client\":" << s.refused_client_bytes << "}}";
     }
     if (!shares.empty()) std::cout << ",\"shares\":" << JsonShares(shares);
-    std::cout << "}\n";
+    std::cout << ",\"devices\":" << JsonDevices(devices) << "}\n";
     return kExitOk;
   }
   std::cout << "root:              " << s.root << "\n"
@@ -193,6 +221,7 @@ int RunStatus(const Globals& g, const Args& args) {
               << "\n";
   }
   if (!shares.empty()) std::cout << TextShares(shares);
+  std::cout << TextDevices(devices);
   return kExitOk;
 }
 

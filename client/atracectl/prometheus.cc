@@ -32,7 +32,8 @@ Samples ByClass(uint64_t host, uint64_t device, uint64_t exit) {
 
 }  // namespace
 
-std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Share>& shares) {
+std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Share>& shares,
+                           const std::vector<atrace_device_stat>& devices) {
   Exposition e;
   e.Family("atraced_event_dirs", "gauge", "Event directories the daemon counts, by class.",
            ByClass(s.host_dirs, s.device_dirs, s.exit_dirs));
@@ -82,6 +83,29 @@ std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Sha
     e.Family("atraced_pool_uid_share", "gauge", "What one uid may hold of a shared pool, by pool.", per_uid);
     e.Family("atraced_pool_uid_held", "gauge", "What a uid holds of a shared pool, its largest holders, by pool and uid.",
              uid_held);
+  }
+  if (!devices.empty()) {
+    Samples events, received, saved, dropped, reconnects;
+    for (const atrace_device_stat& d : devices) {
+      const std::string id = std::to_string(d.device_id);
+      const std::string device = "{device=\"" + id + "\"}";
+      events.emplace_back(device, d.events);
+      received.emplace_back(device, d.received);
+      saved.emplace_back(device, d.saved);
+      dropped.emplace_back("{device=\"" + id + "\",reason=\"invalid\"}", d.dropped_invalid);
+      dropped.emplace_back("{device=\"" + id + "\",reason=\"daemon\"}", d.dropped_daemon);
+      reconnects.emplace_back(device, d.reconnects);
+    }
+    e.Family("atraced_device_events_total", "counter", "Device-side event directories begun, by device.", events);
+    e.Family("atraced_device_messages_received_total", "counter",
+             "Trace messages applications received from the device and found well formed, by device.", received);
+    e.Family("atraced_device_messages_saved_total", "counter", "Of those, written through the daemon, by device.", saved);
+    e.Family("atraced_device_messages_dropped_total", "counter",
+             "Trace messages dropped, by device and reason (invalid: the device's bytes failed a check; daemon: the "
+             "daemon was away or refused).",
+             dropped);
+    e.Family("atraced_device_reconnects_total", "counter",
+             "Trace links applications opened again after the device closed one, by device.", reconnects);
   }
   return e.str();
 }

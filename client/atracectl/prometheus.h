@@ -12,6 +12,7 @@
 namespace atracectl {
 
 // `shares` are the pools of atrace_client_shares (empty from a daemon without them).
-std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Share>& shares = {});
+std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Share>& shares = {},
+                           const std::vector<atrace_device_stat>& devices = {});
 
 }  // namespace atracectl

@@ -10,17 +10,8 @@
 
 using namespace atrace_client_internal;
 
-extern "C" {
-
-void atrace_client_options_init(atrace_client_options* options) {
-  if (options == nullptr) return;
-  *options = atrace_client_options{};
-  options->connect_timeout_ms = ATRACE_DEFAULT_CONNECT_TIMEOUT_MS;
-  options->io_timeout_ms = ATRACE_DEFAULT_IO_TIMEOUT_MS;
-  options->max_in_flight = ATRACE_DEFAULT_MAX_IN_FLIGHT;
-}
-
-int atrace_client_open(const atrace_client_options* options, atrace_client** out) {
+int atrace_client_internal::OpenWithFeatures(const atrace_client_options* options, uint64_t extra_features,
+                                             atrace_client** out) {
   if (out == nullptr) return -EINVAL;
   *out = nullptr;
   return Guarded([&] {
@@ -33,11 +24,26 @@ int atrace_client_open(const atrace_client_options* options, atrace_client** out
     if (o.io_timeout_ms > 0) c->io_timeout_ms = o.io_timeout_ms;
     if (o.max_in_flight > 0) c->max_in_flight = o.max_in_flight;
     if (o.flags & ATRACE_OPT_NO_FD_PASSING) c->features = 0;
+    c->features |= extra_features;
     int rc = Ready(*c);
     if (rc != 0) return rc;
     *out = c.release();
     return 0;
   });
+}
+
+extern "C" {
+
+void atrace_client_options_init(atrace_client_options* options) {
+  if (options == nullptr) return;
+  *options = atrace_client_options{};
+  options->connect_timeout_ms = ATRACE_DEFAULT_CONNECT_TIMEOUT_MS;
+  options->io_timeout_ms = ATRACE_DEFAULT_IO_TIMEOUT_MS;
+  options->max_in_flight = ATRACE_DEFAULT_MAX_IN_FLIGHT;
+}
+
+int atrace_client_open(const atrace_client_options* options, atrace_client** out) {
+  return OpenWithFeatures(options, 0, out);
 }
 
 void atrace_client_close(atrace_client* client) {

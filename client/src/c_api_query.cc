@@ -83,6 +83,13 @@ std::string PoolName(uint8_t pool) {
   }
 }
 
+// STATUS under the handle's lock; the caller reads the reply without it, so a callback may
+// call into the handle.
+int StatusOf(atrace_client& c, proto::StatusReply* s) {
+  std::lock_guard<std::mutex> lock(c.mu);
+  return Query(c, ATR_OP_STATUS, proto::StatusRequest{}, s);
+}
+
 }  // namespace
 
 extern "C" {
@@ -109,11 +116,7 @@ int atrace_client_shares(atrace_client* client, atrace_share_fn fn, void* user) 
   if (client == nullptr || fn == nullptr) return -EINVAL;
   return Guarded([&] {
     proto::StatusReply s;
-    {
-      std::lock_guard<std::mutex> lock(client->mu);
-      int rc = Query(*client, ATR_OP_STATUS, proto::StatusRequest{}, &s);
-      if (rc != 0) return rc;
-    }
+    if (int rc = StatusOf(*client, &s); rc != 0) return rc;
     if (!s.shares.present) return -ENOTSUP;
     // The callback runs without the lock, so it may call into this handle.
     for (const auto& p : s.shares.pools) {
@@ -175,4 +178,34 @@ int atrace_client_vacuum(atrace_client* client, int dry_run, atrace_path_fn fn, 
   });
 }
 
+int atrace_client_devices(atrace_client* client, atrace_device_fn fn, void* user) {
+  if (client == nullptr || fn == nullptr) return -EINVAL;
+  return Guarded([&] {
+    proto::StatusReply s;
+    if (int rc = StatusOf(*client, &s); rc != 0) return rc;
+    if (!s.devices.present) return -ENOTSUP;
+    for (const auto& d : s.devices.devices) {
+      atrace_device_stat line{d.device_id, d.events, d.received, d.saved, d.dropped_invalid, d.dropped_daemon,
+                              d.reconnects};
+      if (int stop = fn(&line, user)) return stop;
+    }
+    return 0;
+  });
+}
+
 }  // extern "C"
+
+int atrace_client_internal::SendDeviceStats(atrace_client& c, const proto::DeviceStats& delta) {
+  return Guarded([&] {
+    std::lock_guard<std::mutex> lock(c.mu);
+    int rc = Ready(c);
+    if (rc != 0) return rc;
+    if (!(c.conn->granted_features() & ATR_FEATURE_DEVICE_STATS)) return -ENOTSUP;
+    std::vector<uint8_t> payload;
+    proto::Encode(delta, payload);
+    c.conn->Queue(ATR_OP_DEVICE_STATS, payload, 0);
+    std::vector<Reply> replies;
+    rc = Transact(c, &replies);
+    return rc != 0 ? rc : FirstError(c, replies);
+  });
+}

@@ -100,6 +100,12 @@ void QueueAppends(atrace_client& c, uint64_t tag, uint32_t file_id, const uint8_
 void QueueId(atrace_client& c, uint16_t opcode, uint32_t id, uint64_t tag);
 uint32_t NextObjectId(atrace_client& c);
 
+// atrace_client_open asking HELLO for `extra_features` too: for libascend_trace, which
+// links this code in privately (the device receivers' DEVICE_STATS); not in the C ABI.
+int OpenWithFeatures(const atrace_client_options* options, uint64_t extra_features, atrace_client** out);
+// DEVICE_STATS, one round trip. -ENOTSUP if the daemon did not grant ATR_FEATURE_DEVICE_STATS.
+int SendDeviceStats(atrace_client& c, const atraced::proto::DeviceStats& delta);
+
 // Writes all of data to a descriptor, retrying short writes and EINTR.
 int WriteAll(int fd, const uint8_t* data, size_t len);
 

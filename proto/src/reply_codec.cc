@@ -161,6 +161,14 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
       PutU64(out, held);
     }
   }
+  if (!m.devices.present) return;
+  PutU32(out, static_cast<uint32_t>(m.devices.devices.size()));
+  PutU32(out, 0);  // reserved
+  for (const StatusReply::Device& d : m.devices.devices) {
+    PutU32(out, d.device_id);
+    PutU32(out, 0);
+    for (uint64_t v : {d.events, d.received, d.saved, d.dropped_invalid, d.dropped_daemon, d.reconnects}) PutU64(out, v);
+  }
 }
 
 namespace {
@@ -187,6 +195,23 @@ bool ReadShares(ByteReader& in, StatusReply::Shares* shares) {
       p.uids.emplace_back(uid, held);
     }
     shares->pools.push_back(std::move(p));
+  }
+  return true;
+}
+
+// The devices block (atr_status_device); false if it is cut short or out of bounds.
+bool ReadDevices(ByteReader& in, StatusReply::Devices* devices) {
+  uint32_t count = 0, reserved = 0;
+  if (!in.ReadU32(&count) || !in.ReadU32(&reserved) || count > ATR_MAX_STATUS_DEVICES || reserved != 0) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    StatusReply::Device d;
+    uint32_t zero = 0;
+    if (!in.ReadU32(&d.device_id) || !in.ReadU32(&zero) || zero != 0 || d.device_id > ATR_MAX_DEVICE_ID ||
+        !in.ReadU64(&d.events) || !in.ReadU64(&d.received) || !in.ReadU64(&d.saved) ||
+        !in.ReadU64(&d.dropped_invalid) || !in.ReadU64(&d.dropped_daemon) || !in.ReadU64(&d.reconnects)) {
+      return false;
+    }
+    devices->devices.push_back(d);
   }
   return true;
 }
@@ -223,7 +248,12 @@ DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
       r = {};  // a truncated block is not half believed
     } else {
       m->shares.present = ReadShares(in, &m->shares);
-      if (!m->shares.present) m->shares = {};
+      if (!m->shares.present) {
+        m->shares = {};
+      } else {
+        m->devices.present = ReadDevices(in, &m->devices);
+        if (!m->devices.present) m->devices = {};
+      }
     }
   }
   return CheckPath("root", m->root, /*absolute=*/true);

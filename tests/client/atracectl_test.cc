@@ -386,6 +386,48 @@ TEST_CASE("atracectl status --prometheus passes the exposition format check and 
   CHECK(Has(both.err, "exclude each other"));
 }
 
+TEST_CASE("atracectl status shows each device's traces: events, received, dropped by reason, reconnects",
+          "[atracectl][devices]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto none = Ctl(d, {"status", "--json"});
+  CHECK(Has(none.out, "\"devices\":[]}"));
+  CHECK_FALSE(Has(Ctl(d, {"status", "--prometheus"}).out, "atraced_device_"));
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello(ATR_FEATURE_FD_PASSING | ATR_FEATURE_DEVICE_STATS));
+  std::string error;
+  REQUIRE_FALSE(c->Emit(ATR_EVENT_SCHEDULE, "o", "x", &error, ATR_SIDE_DEVICE, 3).empty());
+  atraced::proto::DeviceStats stats;
+  stats.device_id = 3;
+  stats.received = 4;
+  stats.saved = 1;
+  stats.dropped_invalid = 2;
+  stats.dropped_daemon = 1;
+  stats.reconnects = 5;
+  std::vector<uint8_t> payload;
+  atraced::proto::Encode(stats, payload);
+  REQUIRE(c->Call(ATR_OP_DEVICE_STATS, payload)->status == 0);
+  auto text = Ctl(d, {"status", "--prometheus"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "atraced_device_events_total{device=\"3\"} 1\n"));
+  CHECK(Has(text.out, "atraced_device_messages_received_total{device=\"3\"} 4\n"));
+  CHECK(Has(text.out, "atraced_device_messages_dropped_total{device=\"3\",reason=\"invalid\"} 2\n"));
+  CHECK(Has(text.out, "atraced_device_messages_dropped_total{device=\"3\",reason=\"daemon\"} 1\n"));
+  CHECK(Has(text.out, "atraced_device_reconnects_total{device=\"3\"} 5\n"));
+  CHECK(ExpositionProblem(text.out) == "");
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, text.out);
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+  }
+  auto json = Ctl(d, {"status", "--json"});
+  CHECK(Has(json.out, "\"devices\":[{\"device\":3,\"events\":1,\"received\":4,\"saved\":1,"
+                      "\"dropped\":{\"invalid\":2,\"daemon\":1},\"reconnects\":5}]"));
+  auto human = Ctl(d, {"status"});
+  CHECK(Has(human.out, "device 3:          1 events; received 4, saved 1, dropped 2 invalid + 1 daemon, reconnects 5\n"));
+}
+
 TEST_CASE("atracectl show prints an event's files, a CANN .bin as asys writes it", "[atracectl][show]") {
   DaemonProcess d;
   REQUIRE(d.Start());

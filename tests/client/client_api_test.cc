@@ -218,6 +218,8 @@ TEST_CASE("NULL arguments give -EINVAL and never crash", "[client]") {
   CHECK(atrace_client_vacuum(nullptr, 1, nullptr, nullptr) == -EINVAL);
   CHECK(atrace_client_shares(nullptr, [](const atrace_share*, void*) { return 0; }, nullptr) == -EINVAL);
   CHECK(atrace_client_shares(c, nullptr, nullptr) == -EINVAL);
+  CHECK(atrace_client_devices(nullptr, [](const atrace_device_stat*, void*) { return 0; }, nullptr) == -EINVAL);
+  CHECK(atrace_client_devices(c, nullptr, nullptr) == -EINVAL);
   CHECK(atrace_client_get_stats(c, nullptr) == -EINVAL);
   CHECK(std::string(atrace_client_last_message(nullptr)).empty());
   CHECK(std::string(atrace_event_path(nullptr)).empty());

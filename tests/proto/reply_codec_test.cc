@@ -263,6 +263,41 @@ TEST_CASE("STATUS reply: the pools block round-trips, an older reader ignores it
   CHECK_FALSE(RequireDecoded<StatusReply>(reserved).shares.present);
 }
 
+TEST_CASE("STATUS reply: the devices block round-trips, a reader before it sees the pools whole, and a bad one is not read",
+          "[codec][reply][status][devices]") {
+  StatusReply s = SampleStatus();
+  s.retention.present = true;
+  s.shares.present = true;
+  s.shares.pools.push_back({ATR_POOL_RINGS, 64, 16, 20, {}});
+  s.devices.present = true;
+  s.devices.devices.push_back({0, 3, 10, 9, 1, 1, 0});
+  s.devices.devices.push_back({1023, 1, 2, 2, 0, 0, 4});
+  const auto body = EncodeToVector(s);
+  const size_t before = 64 + 2 + 8 + 8 + sizeof(atr_status_reply_retention) + 8 + sizeof(atr_status_pool);
+  REQUIRE(body.size() == before + 8 + 2 * sizeof(atr_status_device));
+  const StatusReply out = RequireDecoded<StatusReply>(body);
+  REQUIRE(out.devices.present);
+  REQUIRE(out.devices.devices.size() == 2);
+  CHECK(out.devices.devices[0].received == 10);
+  CHECK(out.devices.devices[0].dropped_invalid == 1);
+  CHECK(out.devices.devices[1].device_id == 1023);
+  CHECK(out.devices.devices[1].reconnects == 4);
+  CHECK(EncodeToVector(out) == body);
+  const auto older = RequireDecoded<StatusReply>(std::span(body).first(before));
+  CHECK(older.shares.present);
+  CHECK_FALSE(older.devices.present);
+  CHECK_FALSE(RequireDecoded<StatusReply>(std::span(body).first(body.size() - 1)).devices.present);
+  auto bad_id = body;
+  const uint32_t id = ATR_MAX_DEVICE_ID + 1;
+  std::memcpy(bad_id.data() + before + 8, &id, 4);
+  CHECK_FALSE(RequireDecoded<StatusReply>(bad_id).devices.present);
+  auto reserved = body;
+  reserved[before + 4] = 1;
+  const auto r = RequireDecoded<StatusReply>(reserved);
+  CHECK_FALSE(r.devices.present);
+  CHECK(r.shares.present);
+}
+
 ListEntry SampleEntry(uint64_t seq, std::string path) {
   ListEntry e;
   e.seq = seq;

@@ -154,6 +154,19 @@ typedef struct atrace_share {
 } atrace_share;
 typedef int (*atrace_share_fn)(const atrace_share *share, void *user);
 
+/* One device whose traces reached the daemon (atrace_client_devices). */
+typedef struct atrace_device_stat {
+  uint32_t device_id;
+  uint64_t events;          /* device-side events begun for it, counted by the daemon */
+  /* What applications' device receivers (libascend_trace) reported, summed: */
+  uint64_t received;        /* messages from the device that passed the checks */
+  uint64_t saved;           /* of those, written through the daemon */
+  uint64_t dropped_invalid; /* refused: the device's bytes failed a check */
+  uint64_t dropped_daemon;  /* the daemon was away or refused the event */
+  uint64_t reconnects;      /* trace links opened again after the device closed one */
+} atrace_device_stat;
+typedef int (*atrace_device_fn)(const atrace_device_stat *device, void *user);
+
 /* Counters of one handle, for the application and for tests. */
 typedef struct atrace_client_stats {
   uint64_t connects;      /* successful connects (HELLO done), including reconnects */
@@ -243,6 +256,9 @@ ATRACE_EXPORT int atrace_client_list(atrace_client *client, atrace_list_fn fn, v
 ATRACE_EXPORT int atrace_client_shares(atrace_client *client, atrace_share_fn fn, void *user);
 ATRACE_EXPORT int atrace_client_vacuum(atrace_client *client, int dry_run, atrace_path_fn fn,
                                        void *user);
+/* Each device with anything counted, in device order. -ENOTSUP from a daemon that does not
+ * report devices. */
+ATRACE_EXPORT int atrace_client_devices(atrace_client *client, atrace_device_fn fn, void *user);
 
 #ifdef __cplusplus
 }

@@ -208,6 +208,17 @@ class Client {
         out));
   }
 
+  std::error_code Devices(std::vector<atrace_device_stat>* out) {
+    out->clear();
+    return MakeError(atrace_client_devices(
+        c_.get(),
+        [](const atrace_device_stat* d, void* user) {
+          static_cast<std::vector<atrace_device_stat>*>(user)->push_back(*d);
+          return 0;
+        },
+        out));
+  }
+
   std::error_code Vacuum(bool dry_run, std::vector<std::string>* removed) {
     removed->clear();
     return MakeError(atrace_client_vacuum(

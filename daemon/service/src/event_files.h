@@ -36,6 +36,8 @@ class EventFiles {
   Reply OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed, FdCharge* charge);
   Reply OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  // DEVICE_STATS: a process's device receiver adds what it counted to its device's totals.
+  Reply OnDeviceStats(std::span<const uint8_t> payload);
   // The connection is gone: closes its files and ends its events, keeping what was written.
   void EndAll(Client& c);
 

@@ -72,6 +72,11 @@ Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& 
   r.shares.pools.push_back(PoolOf(ATR_POOL_RINGS, ring_slots_));
   r.shares.pools.push_back(PoolOf(ATR_POOL_RING_MEMORY, ring_memory_));
   r.shares.pools.push_back(PoolOf(ATR_POOL_QUEUED_SAVES, queued_saves_));
+  // Each device whose traces came here (issue 24), in device order (the map's).
+  r.devices.present = true;
+  for (const auto& [id, d] : counters_.devices) {
+    r.devices.devices.push_back({id, d.events, d.received, d.saved, d.dropped_invalid, d.dropped_daemon, d.reconnects});
+  }
   proto::Encode(r, body);
   return std::nullopt;
 }

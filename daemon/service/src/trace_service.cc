@@ -29,7 +29,7 @@ namespace atraced {
 namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH |
-                                       ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP;
+                                       ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS;
 
 // Counter-stamped rings are granted only where this daemon can read the same counter and
 // trusts it to keep one rate (atraced/base/cycle_counter.h); decided once.
@@ -223,6 +223,8 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO"};
   } else if (h.opcode == ATR_OP_STACK_DUMP && !(c.features & ATR_FEATURE_STACK_DUMP)) {
     refusal = Refusal{ATR_ENOTSUP, "STACK_DUMP: ATR_FEATURE_STACK_DUMP was not negotiated in HELLO"};
+  } else if (h.opcode == ATR_OP_DEVICE_STATS && !(c.features & ATR_FEATURE_DEVICE_STATS)) {
+    refusal = Refusal{ATR_ENOTSUP, "DEVICE_STATS: ATR_FEATURE_DEVICE_STATS was not negotiated in HELLO"};
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
     refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO"};
   } else {
@@ -308,6 +310,7 @@ Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Frame
       return refused;
     }
     case ATR_OP_DUMP: return rings.OnDump(c, payload, later);
+    case ATR_OP_DEVICE_STATS: return events.OnDeviceStats(payload);
     default: return Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
   }
 }

@@ -106,6 +106,11 @@ bool DeviceReceiver::Backoff(milliseconds d) {
 void DeviceReceiver::Run() {
   ::pthread_setname_np(::pthread_self(), "TraceClientRecv");  // CANN's name, for ps and gdb
   DeviceSink sink(device_);
+  RunLinks(sink);
+  sink.ReportCounts(/*now=*/true);  // what the last second gained
+}
+
+void DeviceReceiver::RunLinks(DeviceSink& sink) {
   RefusalLog refusals(device_);
   DeviceCounters& counters = CountersOf(device_);
   // CANN's per-receive wait: a third of (flush timeout + 2 s), so three quiet receives after
@@ -178,6 +183,7 @@ void DeviceReceiver::Run() {
           finished = true;
           break;
       }
+      sink.ReportCounts(/*now=*/false);
       if (finished) break;
       m = mode();
       if (m == Mode::kExit && !event) return;

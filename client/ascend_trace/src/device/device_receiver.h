@@ -13,6 +13,8 @@
 
 namespace ascend_trace::device {
 
+class DeviceSink;
+
 class DeviceReceiver {
  public:
   // flush_timeout_ms: ASCEND_LOG_DEVICE_FLUSH_TIMEOUT, what the device is told to keep
@@ -37,6 +39,7 @@ class DeviceReceiver {
  private:
   enum class Mode { kRun, kDrain, kExit };
   void Run();
+  void RunLinks(DeviceSink& sink);
   // Sleeps, waking early on a stop. False when stopping.
   bool Backoff(std::chrono::milliseconds d);
   Mode mode();

@@ -2,9 +2,12 @@
 
 #include <errno.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "atraced/atrace_client.h"
+#include "atraced/proto/codec.h"
+#include "client.h"  // client/src: OpenWithFeatures, SendDeviceStats
 #include "device/device_counters.h"
 #include "endpoint.h"
 #include "outage_line.h"
@@ -21,19 +24,40 @@ constexpr int kWriteMs = 5000;
 
 DeviceSink::~DeviceSink() { atrace_client_close(client_); }
 
+int DeviceSink::EnsureConnected() {
+  if (client_ != nullptr) return 0;
+  atrace_client_options options;
+  atrace_client_options_init(&options);
+  options.connect_timeout_ms = kConnectMs;
+  options.io_timeout_ms = kWriteMs;
+  // Appends travel in the request: the data is already in memory, one round trip is enough.
+  options.flags = ATRACE_OPT_NO_FD_PASSING;
+  return atrace_client_internal::OpenWithFeatures(&options, ATR_FEATURE_DEVICE_STATS, &client_);
+}
+
+void DeviceSink::ReportCounts(bool now) {
+  const auto t = std::chrono::steady_clock::now();
+  if (!now && t < next_report_) return;
+  next_report_ = t + std::chrono::seconds(1);
+  const DeviceCounters& c = CountersOf(device_);
+  const uint64_t values[5] = {c.received.load(), c.saved.load(), c.dropped_invalid.load(), c.dropped_daemon.load(),
+                              c.reconnects.load()};
+  atraced::proto::DeviceStats delta;
+  delta.device_id = device_;
+  delta.received = values[0] - told_[0];
+  delta.saved = values[1] - told_[1];
+  delta.dropped_invalid = values[2] - told_[2];
+  delta.dropped_daemon = values[3] - told_[3];
+  delta.reconnects = values[4] - told_[4];
+  if (delta.received + delta.saved + delta.dropped_invalid + delta.dropped_daemon + delta.reconnects == 0) return;
+  if (EnsureConnected() != 0) return;
+  if (atrace_client_internal::SendDeviceStats(*client_, delta) == 0) std::copy(values, values + 5, told_);
+}
+
 int DeviceSink::Write(const atraced::proto::hdc::DeviceEvent& event) {
-  if (client_ == nullptr) {
-    atrace_client_options options;
-    atrace_client_options_init(&options);
-    options.connect_timeout_ms = kConnectMs;
-    options.io_timeout_ms = kWriteMs;
-    // Appends travel in the request: the data is already in memory, one round trip is enough.
-    options.flags = ATRACE_OPT_NO_FD_PASSING;
-    const int rc = atrace_client_open(&options, &client_);
-    if (rc != 0) {
-      NoteDrop(rc);
-      return rc;
-    }
+  if (const int rc = EnsureConnected(); rc != 0) {
+    NoteDrop(rc);
+    return rc;
   }
   // The device's own clock names the directory, as CANN names it; no forwarder claim: the
   // event belongs to this process, which the daemon learns from the socket.

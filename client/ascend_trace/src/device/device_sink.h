@@ -5,6 +5,7 @@
 // AtraceSubmit or a report, and a report never stalls a device.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "atraced/proto/hdc_trace.h"
@@ -26,13 +27,22 @@ class DeviceSink {
   // of an outage is said on stderr (with its end).
   int Write(const atraced::proto::hdc::DeviceEvent& event);
 
+  // Tells atraced what this device's counters gained since the last report it answered
+  // (DEVICE_STATS), at most once a second unless `now`; the receiver calls it after each
+  // message and, with now, when it ends. Best effort: a daemon away keeps the gain for later.
+  void ReportCounts(bool now);
+
  private:
+  int EnsureConnected();
   void NoteDrop(int err);
   void NoteSaved();
 
   uint32_t device_;
   atrace_client* client_ = nullptr;
   bool outage_ = false;
+  // What the daemon has been told (DeviceCounters' values at the last answered report).
+  uint64_t told_[5] = {};
+  std::chrono::steady_clock::time_point next_report_{};
 };
 
 }  // namespace ascend_trace::device

@@ -159,6 +159,13 @@ struct StackDump {
   uint32_t flags = 0;  // ATR_STACK_DUMP_*
 };
 
+// DEVICE_STATS (ATR_FEATURE_DEVICE_STATS): one device receiver's counts since its last
+// answered DEVICE_STATS; see wire.h atr_device_stats.
+struct DeviceStats {
+  uint32_t device_id = 0;  // 0..ATR_MAX_DEVICE_ID
+  uint64_t received = 0, saved = 0, dropped_invalid = 0, dropped_daemon = 0, reconnects = 0;
+};
+
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
 struct HelloReply {
@@ -206,6 +213,15 @@ struct StatusReply {
     bool present = false;
     std::vector<Pool> pools;
   } shares;
+  // After the pools block (atr_status_device); `present` is false from an older daemon.
+  struct Device {
+    uint32_t device_id = 0;
+    uint64_t events = 0, received = 0, saved = 0, dropped_invalid = 0, dropped_daemon = 0, reconnects = 0;
+  };
+  struct Devices {
+    bool present = false;
+    std::vector<Device> devices;  // in device order
+  } devices;
 };
 
 struct ListEntry {
@@ -249,6 +265,7 @@ void Encode(const Goodbye& m, std::vector<uint8_t>& out);
 void Encode(const Crash& m, std::vector<uint8_t>& out);
 void Encode(const Dump& m, std::vector<uint8_t>& out);
 void Encode(const StackDump& m, std::vector<uint8_t>& out);
+void Encode(const DeviceStats& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -280,6 +297,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, Goodbye* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Crash* m);
 DecodeResult Decode(std::span<const uint8_t> payload, Dump* m);
 DecodeResult Decode(std::span<const uint8_t> payload, StackDump* m);
+DecodeResult Decode(std::span<const uint8_t> payload, DeviceStats* m);
 
 struct ReplyHead {
   int32_t status = 0;

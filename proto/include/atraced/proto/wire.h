@@ -17,6 +17,9 @@
  *        Behind ATR_FEATURE_RING_COUNTER (granted only with ATR_FEATURE_MEMFD, and only by a
  *        daemon that can read the counter): RING_REGISTER's ATR_RING_COUNTER, a ring whose
  *        records carry cycle-counter stamps (ATR_RING_FLAG_COUNTER in ring_layout.h).
+ *        Behind ATR_FEATURE_DEVICE_STATS: DEVICE_STATS, what a process's device receivers
+ *        counted (received, dropped, reconnected), summed per device into STATUS's devices
+ *        block, which follows the pools block.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -74,6 +77,7 @@
 #define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH, DUMP; granted only together with MEMFD */
 #define ATR_FEATURE_RING_COUNTER (1ull << 3) /* 1.1: rings stamped with the cycle counter (ATR_RING_COUNTER); with MEMFD only */
 #define ATR_FEATURE_STACK_DUMP (1ull << 4) /* 1.1: STACK_DUMP, CANN's on-demand stack dump; with CRASH only */
+#define ATR_FEATURE_DEVICE_STATS (1ull << 5) /* 1.1: DEVICE_STATS, a process's device receiver counts */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -96,7 +100,9 @@ enum atr_opcode {
   ATR_OP_CRASH = 16,
   ATR_OP_DUMP = 17,
   /* 1.1, only after ATR_FEATURE_STACK_DUMP was granted: */
-  ATR_OP_STACK_DUMP = 18
+  ATR_OP_STACK_DUMP = 18,
+  /* 1.1, only after ATR_FEATURE_DEVICE_STATS was granted: */
+  ATR_OP_DEVICE_STATS = 20
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -302,6 +308,26 @@ struct atr_status_pool_uid {
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_status_pool_uid) == 16, "atr_status_pool_uid is 16 bytes");
 
+/* STATUS reply, after the pools block (1.1, later): the devices whose traces reached this
+ * daemon. u32 device_count, u32 reserved, then device_count atr_status_device entries in
+ * device order (at most ATR_MAX_STATUS_DEVICES; devices with nothing counted are left out).
+ * `events` is the daemon's own count of device-side EVENT_BEGINs naming the device; the
+ * other counts are what processes' device receivers said in DEVICE_STATS (the library's
+ * word, not checked by the daemon). A body that ends before the block comes from a daemon
+ * without it. */
+#define ATR_MAX_STATUS_DEVICES 1024u
+struct atr_status_device {
+  uint32_t device_id;
+  uint32_t reserved;
+  uint64_t events;          /* device-side events begun for this device (all clients) */
+  uint64_t received;        /* DEVICE_STATS: messages from the device that passed the checks */
+  uint64_t saved;           /* DEVICE_STATS: of those, written through the daemon */
+  uint64_t dropped_invalid; /* DEVICE_STATS: refused: the device's bytes failed a check */
+  uint64_t dropped_daemon;  /* DEVICE_STATS: the daemon was away or refused the event */
+  uint64_t reconnects;      /* DEVICE_STATS: long links opened again after the device closed one */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_status_device) == 56, "atr_status_device is 56 bytes");
+
 /* LIST request (16 bytes): entries with seq > after_seq, at most max_entries (<= 1024).
  * Reply body: u32 count, u32 reserved, then count entries, each an atr_list_entry followed by
  * u16 length + path relative to the trace directory (<root>/atrace), then (1.1) count u64s:
@@ -454,5 +480,20 @@ struct atr_stack_dump {
   uint32_t reserved; /* 0 */
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_stack_dump) == 16, "atr_stack_dump is 16 bytes");
+
+/* DEVICE_STATS request (48 bytes, ATR_FEATURE_DEVICE_STATS): what one device's receiver in
+ * the sending process counted since its last DEVICE_STATS that was answered (deltas), added
+ * by the daemon to that device's totals in STATUS. A process sends it now and then while
+ * device traces flow and when its receiver ends. Reply body: empty. */
+struct atr_device_stats {
+  uint32_t device_id; /* 0..ATR_MAX_DEVICE_ID */
+  uint32_t reserved;  /* 0 */
+  uint64_t received;
+  uint64_t saved;
+  uint64_t dropped_invalid;
+  uint64_t dropped_daemon;
+  uint64_t reconnects;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_device_stats) == 48, "atr_device_stats is 48 bytes");
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,13 @@ struct ReplyBatch {
   bool deferred = false;
 };
 
+// One device's traces as STATUS shows them (wire.h atr_status_device).
+struct DeviceCounts {
+  uint64_t events = 0;  // device-side events begun for it, counted here
+  // What processes' device receivers said in DEVICE_STATS, summed.
+  uint64_t received = 0, saved = 0, dropped_invalid = 0, dropped_daemon = 0, reconnects = 0;
+};
+
 struct ServiceCounters {
   uint64_t requests = 0;
   uint64_t requests_refused = 0;
@@ -109,6 +117,7 @@ struct ServiceCounters {
   uint64_t refused_client_bytes = 0;  // writes refused by max-bytes-per-client
   uint64_t crashes_recorded = 0; // stackcore dirs written at CRASH, while the process waited
   uint64_t stack_dumps_written = 0;  // stackcore dirs written at STACK_DUMP (CANN's on-demand stack dump)
+  std::map<uint32_t, DeviceCounts> devices;  // by device id (<= ATR_MAX_DEVICE_ID: at most 1024)
 };
 
 }  // namespace atraced
