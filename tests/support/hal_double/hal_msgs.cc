@@ -19,7 +19,7 @@ drvError_t drvHdcAllocMsg(HDC_SESSION session, struct drvHdcMsg** ppMsg, int cou
   if (state->head == nullptr) return Ret("drvHdcAllocMsg", DRV_ERROR_MALLOC_FAIL);
   state->head->count = 1;
   *ppMsg = state->head;
-  Msgs().Add(std::move(state));
+  Msgs().Add(state, state->head);
   return Ret("drvHdcAllocMsg", DRV_ERROR_NONE);
 }
 

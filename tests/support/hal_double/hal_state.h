@@ -69,9 +69,10 @@ struct MsgState {
 template <typename T>
 class Registry {
  public:
-  void* Add(std::shared_ptr<T> object) {
+  // The handle is the object's address unless given (a message head is known by its drvHdcMsg*).
+  void* Add(std::shared_ptr<T> object, void* handle = nullptr) {
     std::lock_guard lock(mu_);
-    void* handle = object.get();
+    if (handle == nullptr) handle = object.get();
     map_[handle] = std::move(object);
     return handle;
   }
