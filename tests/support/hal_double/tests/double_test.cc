@@ -173,7 +173,7 @@ TEST_CASE("wait modes: NOWAIT, WAIT_TIMEOUT (which wins over NOWAIT), and a wait
   later.join();
 }
 
-TEST_CASE("the peer closing is SOCKET_CLOSE and STATUS CLOSE; a close wakes a blocked receive") {
+TEST_CASE("the peer closing is SOCKET_CLOSE and STATUS CLOSE, and a close wakes a blocked receive") {
   SocketDir dir;
   ScopedEnv env("ATRACE_HAL_DOUBLE_DIR", dir.path());
   Pair pair;

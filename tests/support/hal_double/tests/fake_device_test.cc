@@ -78,7 +78,7 @@ TEST_CASE("hello with a wrong magic is closed without a reply") {
   CHECK(link.Read(&payload, 3000, &why) == Recv::kClosed);
 }
 
-TEST_CASE("--hello-mismatch answers with a wrong magic, --hello-silent never answers") {
+TEST_CASE("the hello-mismatch mode answers with a wrong magic, the hello-silent mode never answers") {
   SECTION("mismatch") {
     Bench bench({"--hello-mismatch"});
     Link link;
@@ -218,7 +218,7 @@ TEST_CASE("a second long link of the same process is refused while the first is 
   CHECK(ReadEvent(first).data == "zzzz");
 }
 
-TEST_CASE("no long link: chunks are dropped; --refuse-long-link closes it") {
+TEST_CASE("without a long link chunks are dropped, and --refuse-long-link closes it") {
   SECTION("no session node") {
     Bench bench;
     CHECK(bench.device->Command("ts " + kPid + " start 10") == "err no session node is valid");
@@ -234,7 +234,7 @@ TEST_CASE("no long link: chunks are dropped; --refuse-long-link closes it") {
   }
 }
 
-TEST_CASE("a host that goes away is reaped; drop-long-links closes every long link; both allow a new one") {
+TEST_CASE("a host that goes away is reaped, drop-long-links closes every long link, and both allow a new one") {
   Bench bench;
   {
     Link link;
