@@ -28,7 +28,12 @@ struct Bench {
     REQUIRE(device->Start());
   }
   ~Bench() {
-    if (device) UNSCOPED_INFO(device->log());
+    // The device must leave cleanly, and under a sanitizer tree with nothing reported.
+    CHECK(device->Quit());
+    const std::string log = device->log();
+    INFO(log);
+    CHECK(log.find("Sanitizer") == std::string::npos);
+    CHECK(log.find("runtime error") == std::string::npos);
   }
   SocketDir dir;
   ScopedEnv dir_env;
