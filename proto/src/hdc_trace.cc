@@ -133,9 +133,9 @@ PacketAssembler::Step PacketAssembler::Feed(std::span<const uint8_t> hdc_message
     return Step::kRefused;
   }
   if (skipping_) {
+    // The rest of a message already refused (and counted once): dropped quietly.
     if (last) skipping_ = false;
-    why_ = "rest of an oversized message";
-    return Step::kRefused;
+    return Step::kMore;
   }
   if (message_.size() + len > cap_) {
     why_ = "message longer than " + std::to_string(cap_) + " bytes";

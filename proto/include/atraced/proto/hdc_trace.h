@@ -82,8 +82,8 @@ class PacketAssembler {
   explicit PacketAssembler(size_t cap = kMaxMessage) : cap_(cap) {}
 
   // Takes one HDC message. kMessage: message() holds a whole message until the next call.
-  // kRefused: why() says what was wrong; this packet (and, for an oversized message, the
-  // rest of its chain) is dropped.
+  // kRefused: why() says what was wrong and the message is dropped; an oversized message is
+  // refused once, and the rest of its chain is then skipped as kMore.
   Step Feed(std::span<const uint8_t> hdc_message);
   const std::vector<uint8_t>& message() const { return message_; }
   const std::string& why() const { return why_; }

@@ -1,0 +1,392 @@
+// Device-side traces end to end (issue 24): an application of the drop-in
+// (device_child.c) calls AtraceReportStart/Stop with the NPU driver double on its library
+// path; the fake device (tests/support/hal_double) plays CANN's trace server; the real
+// daemon writes what arrives. What a user sees: the device's files in device-class event
+// dirs of the application, with CANN's names, the device's time and its bytes as sent.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_device_process.h"
+#include "support/daemon_helpers.h"
+#include "support/daemon_process.h"
+#include "support/raw_client.h"
+#include "support/temp_dir.h"
+
+using atraced::hal_double::testing::FakeDevice;
+using atraced::hal_double::testing::HalDoubleLibDir;
+using atraced::hal_double::testing::HalDoublePartialLibDir;
+using atraced::testing::DaemonProcess;
+using atraced::testing::ListNames;
+using atraced::testing::RawClient;
+using atraced::testing::ReadFile;
+using atraced::testing::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The application, its stdin and stdout as a command line each way; stderr kept in a file.
+class DeviceApp {
+ public:
+  DeviceApp(const std::map<std::string, std::string>& env, const std::string& err_path) : err_path_(err_path) {
+    int out[2], in[2];
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+    std::vector<std::string> strings{"ASAN_OPTIONS=detect_leaks=0"};
+    for (const auto& [k, v] : env) strings.push_back(k + "=" + v);
+    std::vector<const char*> envp;
+    for (const auto& e : strings) envp.push_back(e.c_str());
+    envp.push_back(nullptr);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(err, 2);
+      const char* argv[] = {ASCEND_TRACE_DEVICE_CHILD, nullptr};
+      ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(in[0]);
+    out_ = out[0];
+    in_ = in[1];
+    REQUIRE(Line(10s) == "ready " + std::to_string(pid_));
+  }
+  ~DeviceApp() {
+    if (in_ >= 0) ::close(in_);
+    if (out_ >= 0) ::close(out_);
+    if (!reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+  void Send(const std::string& command) {
+    const std::string line = command + "\n";
+    REQUIRE(::write(in_, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+  }
+  std::string Call(const std::string& command, std::chrono::milliseconds timeout = 15s) {
+    Send(command);
+    return Line(timeout);
+  }
+  // The next line of stdout, "" on timeout.
+  std::string Line(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (buffer_.find('\n') == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd p{out_, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) return "";
+      char buf[256];
+      const ssize_t n = ::read(out_, buf, sizeof buf);
+      if (n <= 0) return "";
+      buffer_.append(buf, static_cast<size_t>(n));
+    }
+    const size_t nl = buffer_.find('\n');
+    std::string line = buffer_.substr(0, nl);
+    buffer_.erase(0, nl + 1);
+    return line;
+  }
+  // Returns from main; the exit status.
+  int Exit() {
+    Send("exit");
+    int status = 0;
+    REQUIRE(::waitpid(pid_, &status, 0) == pid_);
+    reaped_ = true;
+    return status;
+  }
+  std::string err() const { return ReadFile(err_path_); }
+
+ private:
+  std::string err_path_;
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1;
+  bool reaped_ = false;
+  std::string buffer_;
+};
+
+// A root, a daemon, a fake device and the environment an application needs to reach both.
+struct Rig {
+  explicit Rig(int device = 0, int phy = -1, std::vector<std::string> flags = {},
+               std::map<std::string, std::string> device_env = {}) {
+    REQUIRE(daemon.Start());
+    hdc_dir = tmp.path() + "/hdc";
+    REQUIRE(::mkdir(hdc_dir.c_str(), 0755) == 0);
+    FakeDevice::Options o;
+    o.dir = hdc_dir;
+    o.device = device;
+    o.phy = phy;
+    o.flags = std::move(flags);
+    o.env = device_env;
+    fake = std::make_unique<FakeDevice>(o);
+    REQUIRE(fake->Start());
+    env = {{"LD_LIBRARY_PATH", HalDoubleLibDir()},
+           {"ATRACE_HAL_DOUBLE_DIR", hdc_dir},
+           {"ATRACED_SOCKET", daemon.socket()}};
+    for (const auto& [k, v] : device_env) env[k] = v;
+  }
+  std::unique_ptr<DeviceApp> App(const std::map<std::string, std::string>& extra = {}) {
+    auto e = env;
+    for (const auto& [k, v] : extra) e[k] = v;
+    return std::make_unique<DeviceApp>(e, tmp.path() + "/app" + std::to_string(++apps) + ".err");
+  }
+  // "ok queued ... time=T": T.
+  static std::string TimeOf(const std::string& reply) {
+    const size_t at = reply.find("time=");
+    return at == std::string::npos ? "" : reply.substr(at + 5, 20);
+  }
+  std::string EventDir(pid_t pid, const std::string& time) const {
+    for (const auto& proc : ListNames(daemon.trace_dir())) {
+      const std::string dir = daemon.trace_dir() + "/" + proc + "/schedule_event_" + std::to_string(pid) + "_" + time;
+      if (::access(dir.c_str(), F_OK) == 0) return dir;
+    }
+    return "";
+  }
+  std::vector<std::string> EventDirs(pid_t pid) const {
+    std::vector<std::string> out;
+    const std::string prefix = "schedule_event_" + std::to_string(pid) + "_";
+    for (const auto& proc : ListNames(daemon.trace_dir())) {
+      for (const auto& ev : ListNames(daemon.trace_dir() + "/" + proc)) {
+        if (ev.rfind(prefix, 0) == 0) out.push_back(daemon.trace_dir() + "/" + proc + "/" + ev);
+      }
+    }
+    return out;
+  }
+  atraced::proto::StatusReply Status() {
+    auto c = RawClient::Connect(daemon.socket());
+    REQUIRE(c);
+    REQUIRE(c->Hello());
+    return atraced::testing::Status(*c);
+  }
+  const atraced::proto::StatusReply::Device* DeviceCounts(uint32_t id) {
+    status = Status();
+    for (const auto& d : status.devices.devices) {
+      if (d.device_id == id) return &d;
+    }
+    return nullptr;
+  }
+
+  TempDir tmp;
+  DaemonProcess daemon;
+  std::string hdc_dir;
+  std::unique_ptr<FakeDevice> fake;
+  std::map<std::string, std::string> env;
+  atraced::proto::StatusReply status;
+  int apps = 0;
+};
+
+bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("device traces: TS chunks land in one device-class file, utrace objects in their own dirs and times",
+          "[device]") {
+  Rig rig;
+  auto app = rig.App();
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  const std::string first = rig.fake->Command("ts " + pid + " start 100 A");
+  REQUIRE(first.rfind("ok", 0) == 0);
+  const std::string ts_time = Rig::TimeOf(first);
+  REQUIRE(rig.fake->Ok("ts " + pid + " mid 524000 B"));  // two HDC packets at the default segment
+  REQUIRE(rig.fake->Ok("ts " + pid + " end 50 C"));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " HCCL_obj bin 64 20260101120000123456"));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " RUNTIME_obj txt 10 20260101120000654321 x"));
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  REQUIRE(app->Call("stop 0") == "stop 0");
+
+  const std::string ts_dir = rig.EventDir(app->pid(), ts_time);
+  REQUIRE_FALSE(ts_dir.empty());
+  CHECK(ListNames(ts_dir) == std::vector<std::string>{"schedule_tracer_ts_0.txt"});
+  CHECK(ReadFile(ts_dir + "/schedule_tracer_ts_0.txt") ==
+        std::string(100, 'A') + std::string(524000, 'B') + std::string(50, 'C'));
+  const std::string bin_dir = rig.EventDir(app->pid(), "20260101120000123456");
+  REQUIRE_FALSE(bin_dir.empty());
+  std::string expected_bin;
+  for (int i = 0; i < 64; ++i) expected_bin.push_back(static_cast<char>(i));
+  CHECK(ReadFile(bin_dir + "/schedule_tracer_HCCL_obj.bin") == expected_bin);
+  const std::string txt_dir = rig.EventDir(app->pid(), "20260101120000654321");
+  REQUIRE_FALSE(txt_dir.empty());
+  CHECK(ReadFile(txt_dir + "/schedule_tracer_RUNTIME_obj.txt") == std::string(10, 'x'));
+  CHECK(rig.EventDirs(app->pid()).size() == 3);
+
+  // Counted as device dirs, under the one counter; the device's line in STATUS.
+  const auto* d = rig.DeviceCounts(0);
+  CHECK(rig.status.device_dirs == 3);
+  CHECK(rig.status.host_dirs == 0);
+  REQUIRE(d != nullptr);
+  CHECK(d->events == 5);  // a begin per message; the chunks reuse their directory
+  CHECK(d->received == 5);
+  CHECK(d->saved == 5);
+  CHECK(d->dropped_invalid == 0);
+  CHECK(app->Exit() == 0);
+}
+
+TEST_CASE("device traces: a message of many small segments, physical ids, and an end chunk after the stop", "[device]") {
+  Rig rig(1, 5, {}, {{"ATRACE_HAL_DOUBLE_MAX_SEGMENT", "4096"}});
+  auto app = rig.App({{"ASCEND_LOG_DEVICE_FLUSH_TIMEOUT", "3000"}});
+  REQUIRE(app->Call("start 1") == "start 1 0");
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  const std::string first = rig.fake->Command("ts " + pid + " start 100000 s");  // 25 packets
+  REQUIRE(first.rfind("ok", 0) == 0);
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  // AtraceReportStop sends [end]; the device keeps forwarding for the flush timeout and its
+  // end chunk, arriving after the stop began, still lands in the same file.
+  app->Send("stop 1");
+  std::this_thread::sleep_for(300ms);
+  REQUIRE(rig.fake->Ok("ts " + pid + " end 20 e"));
+  REQUIRE(app->Line(10s) == "stop 1");
+  const std::string dir = rig.EventDir(app->pid(), Rig::TimeOf(first));
+  REQUIRE_FALSE(dir.empty());
+  CHECK(ListNames(dir) == std::vector<std::string>{"schedule_tracer_ts_5.txt"});  // the physical id
+  CHECK(ReadFile(dir + "/schedule_tracer_ts_5.txt") == std::string(100000, 's') + std::string(20, 'e'));
+  const auto* d = rig.DeviceCounts(1);  // the logical id
+  REQUIRE(d != nullptr);
+  CHECK(d->received == 2);
+}
+
+TEST_CASE("device traces: CANN's argument rules and return codes", "[device]") {
+  Rig rig;
+  auto app = rig.App();
+  CHECK(app->Call("start 1024") == "start 1024 -2");
+  CHECK(app->Call("start -1") == "start -1 -2");
+  CHECK(app->Call("start 64") == "start 64 0");  // HOST_AI_DEVID: nothing to start
+  CHECK(app->Call("start 0") == "start 0 0");
+  CHECK(app->Call("start 0") == "start 0 0");  // one receiver per device
+  CHECK(app->Call("start 3") == "start 3 -5");  // no device 3 answers the hello
+  CHECK(Has(app->err(), "device 3: no trace server answered"));
+  CHECK(app->Call("stop 3") == "stop 3");  // never started: nothing to do
+  CHECK(app->Call("stop 0") == "stop 0");
+  CHECK(app->Call("start 0") == "start 0 0");  // and again after a stop
+  CHECK(app->Call("stop 0") == "stop 0");
+  CHECK(rig.EventDirs(app->pid()).empty());
+}
+
+TEST_CASE("device traces: no usable driver or device is unsupported, with nothing written", "[device]") {
+  Rig rig;
+  SECTION("a driver without the HDC functions") {
+    auto app = rig.App({{"LD_LIBRARY_PATH", HalDoublePartialLibDir()}});
+    CHECK(app->Call("start 0") == "start 0 -5");
+  }
+  SECTION("the driver says this is the device side") {
+    auto app = rig.App({{"ATRACE_HAL_DOUBLE_PLATFORM", "0"}});
+    CHECK(app->Call("start 0") == "start 0 -5");
+  }
+  SECTION("the driver sees no device") {
+    auto app = rig.App({{"ATRACE_HAL_DOUBLE_DEVNUM", "0"}});
+    CHECK(app->Call("start 0") == "start 0 -5");
+    CHECK(app->Call("start 1024") == "start 1024 -5");  // support is decided before the id
+  }
+  SECTION("a device that never answers the hello costs the bound, not CANN's 10 s") {
+    Rig silent(2, -1, {"--hello-silent"});
+    auto app = silent.App();
+    const auto begin = std::chrono::steady_clock::now();
+    CHECK(app->Call("start 2") == "start 2 -5");
+    CHECK(std::chrono::steady_clock::now() - begin < 8s);
+  }
+  CHECK(rig.Status().device_dirs == 0);
+}
+
+TEST_CASE("device traces: a hostile device's messages are dropped, counted and said, never written", "[device]") {
+  Rig rig;
+  auto app = rig.App();
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  const std::vector<std::string> kinds{"buflen-lie",      "name-dotdot",     "name-slash",  "name-unterminated",
+                                       "name-empty",      "time-bad",        "oversized",   "short-packet",
+                                       "bad-packet-type", "proto-bad-slice", "proto-empty", "unknown-msgtype",
+                                       "event-too-short", "proto-file-load"};
+  for (const auto& kind : kinds) {
+    INFO(kind);
+    REQUIRE(rig.fake->Ok("hostile " + pid + " " + kind));
+    REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  }
+  // The link survives all of it: a good message after them lands.
+  REQUIRE(rig.fake->Ok("utrace " + pid + " good bin 8 20260101120000000001"));
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  REQUIRE(app->Call("stop 0") == "stop 0");
+  const auto dirs = rig.EventDirs(app->pid());
+  REQUIRE(dirs.size() == 1);
+  CHECK(ListNames(dirs[0]) == std::vector<std::string>{"schedule_tracer_good.bin"});
+  // Nothing anywhere else under the root: no file escaped its directory.
+  for (const auto& proc : ListNames(rig.daemon.trace_dir())) {
+    for (const auto& ev : ListNames(rig.daemon.trace_dir() + "/" + proc)) {
+      CHECK(ev.rfind("schedule_event_" + pid + "_", 0) == 0);
+    }
+  }
+  const auto* d = rig.DeviceCounts(0);
+  REQUIRE(d != nullptr);
+  CHECK(d->received == 1);
+  CHECK(d->dropped_invalid == kinds.size());
+  CHECK(Has(app->err(), "device 0: dropped a trace message: "));
+  CHECK(app->Exit() == 0);
+}
+
+TEST_CASE("device traces: the receiver reconnects when the device's trace server restarts", "[device]") {
+  Rig rig;
+  auto app = rig.App();
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  REQUIRE(rig.fake->Command("drop-long-links").rfind("ok dropped 1", 0) == 0);
+  // CANN's client would read the dead session for ever; ours opens a new link.
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " after bin 4 20260101120000000002"));
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  REQUIRE(app->Call("stop 0") == "stop 0");
+  CHECK_FALSE(rig.EventDir(app->pid(), "20260101120000000002").empty());
+  const auto* d = rig.DeviceCounts(0);
+  REQUIRE(d != nullptr);
+  CHECK(d->reconnects == 1);
+  CHECK(Has(app->err(), "device 0: the device closed the trace link; reconnecting"));
+  CHECK(Has(app->err(), "device 0: trace link open again"));
+}
+
+TEST_CASE("device traces: with the daemon away, events are dropped with one line per outage", "[device]") {
+  Rig rig;
+  auto app = rig.App({{"ATRACED_SOCKET", rig.tmp.path() + "/nobody.sock"}});
+  REQUIRE(app->Call("start 0") == "start 0 0");  // the device side does not need the daemon
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " one bin 4 20260101120000000003"));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " two bin 4 20260101120000000004"));
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  REQUIRE(app->Call("stop 0") == "stop 0");
+  const std::string err = app->err();
+  INFO(err);
+  CHECK(Has(err, "device 0: traces from the device are dropped: cannot reach atraced: no socket at"));
+  CHECK(err.find("traces from the device are dropped") == err.rfind("traces from the device are dropped"));
+  CHECK(rig.EventDirs(app->pid()).empty());
+}
+
+TEST_CASE("device traces: exit without stop sends no end, ends within its bound, and keeps what arrived", "[device]") {
+  Rig rig;
+  auto app = rig.App();
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " last bin 4 20260101120000000005"));
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  const auto begin = std::chrono::steady_clock::now();
+  CHECK(app->Exit() == 0);
+  CHECK(std::chrono::steady_clock::now() - begin < 5s);
+  CHECK_FALSE(rig.EventDir(app->pid(), "20260101120000000005").empty());
+  // No [end]: the device never moved the node to its deleted list; it reaps it as closed.
+  CHECK_FALSE(Has(rig.fake->log(), "[end] from pid " + pid));
+}
