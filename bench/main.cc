@@ -30,6 +30,7 @@
 #include "bench_util.h"
 #include "cann_baseline.h"
 #include "conc_runner.h"
+#include "cpu_bench.h"
 #include "floor_bench.h"
 #include "ping_pong.h"
 #include "storm_bench.h"
@@ -74,6 +75,8 @@ struct Params {
   int report_calls = 20;        // reports per side per round
   int storm_rounds = 5;
   std::vector<int> storm_processes{16, 64};
+  int cpu_rounds = 7;
+  int cpu_sync_events = 2000;  // per sync side per round; the concurrent sides use conc_ms
 };
 
 Params ForMode(const std::string& mode) {
@@ -95,6 +98,8 @@ Params ForMode(const std::string& mode) {
     p.report_rounds = 5;
     p.report_calls = 10;
     p.storm_rounds = 3;
+    p.cpu_rounds = 3;
+    p.cpu_sync_events = 500;
   } else if (mode == "smoke") {
     p.churn_rounds = 2;
     p.churn_events = 5;
@@ -112,6 +117,8 @@ Params ForMode(const std::string& mode) {
     p.report_calls = 2;
     p.storm_rounds = 1;
     p.storm_processes = {4};
+    p.cpu_rounds = 1;
+    p.cpu_sync_events = 20;
   } else if (mode != "full") {
     Fail("--mode: expected full, quick or smoke, got [" + mode + "]");
   }
@@ -120,6 +127,7 @@ Params ForMode(const std::string& mode) {
 
 struct Env {
   std::string daemon_binary;
+  std::string before_binary;  // the cpu case's other daemon (--before); empty: daemon_binary
   std::string work;  // scratch directory, everything goes below it
   Params p;
 };
@@ -846,14 +854,16 @@ FloorParams FloorParamsOf(const Env& env) {
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: atraced_bench [--mode full|quick|smoke] [--quick] [--only CASES] [--atraced PATH]\n"
-               "                     [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
-               "  CASES: comma-separated of churn,retention,bulk,conc,floor,recovery,memory,submit,report,storm\n"
+               "                     [--before PATH] [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
+               "  CASES: comma-separated of churn,retention,bulk,conc,floor,recovery,memory,submit,report,storm,cpu\n"
                "         (default: all)\n"
+               "  --before: the cpu case runs its workloads against --atraced and this daemon alternately\n"
+               "            (default: --atraced itself)\n"
                "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
 }
 
 int Main(int argc, char** argv) {
-  std::string mode = "full", only, dir, daemon = ATRACED_BENCH_DAEMON;
+  std::string mode = "full", only, dir, daemon = ATRACED_BENCH_DAEMON, before;
   int rounds = 0;
   long rec_dirs = 0;
   bool keep = false;
@@ -873,6 +883,8 @@ int Main(int argc, char** argv) {
       only = value();
     } else if (a == "--atraced") {
       daemon = value();
+    } else if (a == "--before") {
+      before = value();
     } else if (a == "--dir") {
       dir = value();
     } else if (a == "--keep") {
@@ -892,11 +904,13 @@ int Main(int argc, char** argv) {
   Env env;
   env.p = ForMode(mode);
   if (rounds > 0) {
-    for (int* r : {&env.p.churn_rounds, &env.p.bulk_rounds, &env.p.conc_rounds, &env.p.rec_rounds}) *r = rounds;
+    for (int* r : {&env.p.churn_rounds, &env.p.bulk_rounds, &env.p.conc_rounds, &env.p.rec_rounds, &env.p.cpu_rounds}) *r = rounds;
   }
   if (rec_dirs > 0) env.p.rec_dirs = static_cast<size_t>(rec_dirs);
   env.daemon_binary = daemon;
   if (::access(daemon.c_str(), X_OK) != 0) Fail("atraced binary not executable: " + daemon + " (use --atraced PATH)");
+  env.before_binary = before.empty() ? daemon : before;
+  if (::access(env.before_binary.c_str(), X_OK) != 0) Fail("--before: not executable: " + env.before_binary);
   std::set<std::string> cases;
   for (size_t pos = 0; pos < only.size();) {
     size_t end = only.find(',', pos);
@@ -906,7 +920,7 @@ int Main(int argc, char** argv) {
   }
   for (const auto& c : cases) {
     static const std::set<std::string> known{"churn", "retention", "bulk", "conc", "floor",
-                                                "recovery", "memory", "submit", "report", "storm"};
+                                                "recovery", "memory", "submit", "report", "storm", "cpu"};
     if (!known.count(c)) Fail("--only: unknown case [" + c + "]");
   }
   auto want = [&](const char* c) { return cases.empty() || cases.count(c) > 0; };
@@ -976,6 +990,19 @@ int Main(int argc, char** argv) {
         sp.rounds = env.p.storm_rounds;
         sp.processes = env.p.storm_processes;
         StormCase(sp, table);
+      });
+    }
+    if (want("cpu")) {
+      stage("cpu", [&] {
+        CpuParams cp;
+        cp.work = env.work;
+        cp.after_binary = env.daemon_binary;
+        cp.before_binary = env.before_binary;
+        cp.rounds = env.p.cpu_rounds;
+        cp.sync_events = env.p.cpu_sync_events;
+        cp.conc_ms = env.p.conc_ms;
+        cp.clients = {8, 64};
+        CpuCase(cp, table);
       });
     }
   } catch (const BenchError& e) {
