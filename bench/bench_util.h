@@ -151,6 +151,9 @@ std::string TraceTimeAt(int64_t unix_us, bool utc = false);
 std::string MachineLine(const std::string& work_dir);
 std::string LoadAverage();
 
+// The CPUs this process may run on (sched_getaffinity), at least 1.
+int AllowedCpus();
+
 // Raises RLIMIT_NOFILE's soft limit to the hard one; returns the new soft limit.
 unsigned long RaiseNofile();
 

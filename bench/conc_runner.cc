@@ -111,6 +111,7 @@ ConcResult RunProcesses(int clients, int ms, const ConcSetup& setup) {
   ::munmap(mem, bytes);
   if (!r.error.empty()) return r;
   std::sort(lat.begin(), lat.end());
+  r.events = events;
   r.events_per_s = static_cast<double>(events) / (static_cast<double>(t_end - t_go) / 1e9);
   r.p50_us = PercentileSorted(lat, 50);
   r.p99_us = PercentileSorted(lat, 99);

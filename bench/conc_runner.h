@@ -20,6 +20,7 @@ using ConcSetup = std::function<ConcStep()>;
 
 struct ConcResult {
   double events_per_s = 0;
+  uint64_t events = 0;            // of all processes
   double p50_us = 0, p99_us = 0;  // of the samples of all processes
   std::string error;              // empty, or the first failure of a process
 };

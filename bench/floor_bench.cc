@@ -16,16 +16,39 @@ namespace {
 
 double UsPer(int64_t t0, int n) { return static_cast<double>(NowNs() - t0) / 1000.0 / n; }
 
+// A null daemon and the ids its rows take: "floor" (the single-threaded one, the ids the
+// rows have always had), "floor.mt1" and "floor.mt" (the multi-threaded one with 1 and with
+// AllowedCpus() workers).
+struct Target {
+  std::string id;
+  std::string name;  // for the rows' descriptions
+  NullDaemon* nd;
+};
+
+// Event directories under every root the daemon's writers use, each checked to hold 0 or
+// `limit` (a writer that got events is at its limit); returns the sum.
+long ServerEventDirs(const NullDaemon& nd, long limit) {
+  long sum = 0;
+  for (const auto& root : nd.event_roots()) {
+    const long got = CountEventDirs(root + "/atrace");
+    if (got != 0 && got != limit) Fail("floor: a null daemon's root " + root + " holds " + std::to_string(got) + " event dirs");
+    sum += got;
+  }
+  return sum;
+}
+
 // Synchronous events, one at a time, against the churn case's limit: 1 / (the direct
-// writer's event + one round trip), all measured in the same rounds.
-void SyncRows(const FloorParams& p, NullDaemon& nd, const std::string& server_root, PingPong& pp, Table& table) {
+// writer's event + one round trip), all measured in the same rounds, for every null daemon.
+void SyncRows(const FloorParams& p, const std::vector<Target>& targets, PingPong& pp, Table& table) {
   const auto data = Pattern(kEventBytes);
   CannWriter base(p.work + "/floor/base", 10);
-  NullClient c(nd.socket());
-  // Both to their limit first, so every measured event also ages one directory.
+  std::vector<std::unique_ptr<NullClient>> clients;
+  for (const auto& t : targets) clients.push_back(std::make_unique<NullClient>(t.nd->socket()));
+  NullClient& c = *clients[0];  // the single-threaded null daemon's: its ping is the floor.ping row
+  // All to their limit first, so every measured event also ages one directory.
   for (int i = 0; i < 10; ++i) {
     if (int rc = base.Emit(data.data(), data.size()); rc != 0) Fail(std::string("floor baseline prefill: ") + std::strerror(-rc));
-    c.Call(kNullEvent, data.data(), data.size());
+    for (auto& cl : clients) cl->Call(kNullEvent, data.data(), data.size());
   }
   const int n = p.sync_events;
   std::vector<Side> sides;
@@ -48,11 +71,14 @@ void SyncRows(const FloorParams& p, NullDaemon& nd, const std::string& server_ro
                      }
                      return UsPer(t0, n);
                    }, {}});
-  sides.push_back({"sync", [&] {
-                     const int64_t t0 = NowNs();
-                     for (int i = 0; i < n; ++i) c.Call(kNullEvent, data.data(), data.size());
-                     return UsPer(t0, n);
-                   }, {}});
+  for (size_t k = 0; k < targets.size(); ++k) {
+    NullClient* cl = clients[k].get();
+    sides.push_back({targets[k].id + ".sync", [cl, n, &data] {
+                       const int64_t t0 = NowNs();
+                       for (int i = 0; i < n; ++i) cl->Call(kNullEvent, data.data(), data.size());
+                       return UsPer(t0, n);
+                     }, {}});
+  }
   if (p.atraced_emit) {
     for (int i = 0; i < 10; ++i) p.atraced_emit();  // to its limit too
     p.atraced_settle();
@@ -66,10 +92,12 @@ void SyncRows(const FloorParams& p, NullDaemon& nd, const std::string& server_ro
   }
   Interleave(sides, p.sync_rounds);
 
-  // Both really at their limit and aging (outside the timing): the server did the disk work.
+  // All really at their limit and aging (outside the timing): the servers did the disk work.
   if (base.dirs() != 10) Fail("floor: baseline holds " + std::to_string(base.dirs()) + " dirs");
-  if (long got = CountEventDirs(server_root + "/atrace"); got != 10) {
-    Fail("floor: the null daemon's root holds " + std::to_string(got) + " event dirs, expected 10");
+  for (const auto& t : targets) {
+    if (long got = ServerEventDirs(*t.nd, 10); got != 10) {
+      Fail("floor: the " + t.name + "'s roots hold " + std::to_string(got) + " event dirs, expected 10");
+    }
   }
 
   auto& rtt = sides[0].values;
@@ -89,14 +117,28 @@ void SyncRows(const FloorParams& p, NullDaemon& nd, const std::string& server_ro
                  Ratios(Sum(basev, rtt), sync));
   table.AddValue("floor.sync.vs_ping_limit", "events/s of floor.sync / (1 / (floor.baseline + floor.ping)), per round",
                  "x", Ratios(Sum(basev, ping), sync));
+  const size_t atraced_side = 3 + targets.size();
   if (p.atraced_emit) {
-    auto& ours = sides[4].values;
+    auto& ours = sides[atraced_side].values;
     table.AddValue("floor.sync.atraced", "atrace_emit through atraced (record num 10), the same events in the same rounds",
                    "us/event", ours);
     table.AddValue("floor.sync.atraced.vs_limit", "events/s of floor.sync.atraced / (1 / (floor.baseline + floor.rtt64)), per round",
                    "x", Ratios(Sum(basev, rtt), ours));
     table.AddValue("floor.sync.atraced_vs_null", "events/s atraced / null daemon, per round: how far atraced is from the floor",
                    "x", Ratios(sync, ours));
+  }
+  for (size_t k = 1; k < targets.size(); ++k) {
+    const Target& t = targets[k];
+    auto& mt = sides[3 + k].values;
+    table.AddValue(t.id + ".sync", t.name + ": the same event requests, one client (one worker busy); " + ev, "us/event", mt);
+    table.AddValue(t.id + ".sync.vs_limit", "events/s of " + t.id + ".sync / (1 / (floor.baseline + floor.rtt64)), per round",
+                   "x", Ratios(Sum(basev, rtt), mt));
+    table.AddValue(t.id + ".sync.vs_st", "events/s " + t.name + " / single-threaded null daemon, per round", "x",
+                   Ratios(sync, mt));
+    if (p.atraced_emit) {
+      table.AddValue("floor.sync.atraced_vs_" + t.id.substr(6), "events/s atraced / " + t.name + ", per round", "x",
+                     Ratios(mt, sides[atraced_side].values));
+    }
   }
 }
 
@@ -160,23 +202,28 @@ void BulkRows(const FloorParams& p, NullDaemon& nd, const std::string& append_fi
   RemoveTree(base_dir);
 }
 
-// N processes each looping event round trips to the null daemon, against N CANN-style
-// processes (the concurrency case's baseline), through the same process runner.
-void ConcRows(const FloorParams& p, NullDaemon& nd, Table& table) {
-  const std::string socket = nd.socket();
+// N processes each looping event round trips to a null daemon, against N CANN-style
+// processes (the concurrency case's baseline), through the same process runner; every null
+// daemon and the baseline in the same rounds.
+void ConcRows(const FloorParams& p, const std::vector<Target>& targets, Table& table) {
   const std::string base_root = p.work + "/floor/conc-base";
-  std::vector<ConcSeries> ours(p.conc_clients.size()), base(p.conc_clients.size());
+  const size_t nc = p.conc_clients.size();
+  // series[k][i]: target k (targets.size() = the baseline) at client count i.
+  std::vector<std::vector<ConcSeries>> series(targets.size() + 1, std::vector<ConcSeries>(nc));
   std::vector<Side> sides;
-  for (size_t i = 0; i < p.conc_clients.size(); ++i) {
+  for (size_t i = 0; i < nc; ++i) {
     const int n = p.conc_clients[i];
-    for (bool b : {false, true}) {
-      ConcSeries* s = b ? &base[i] : &ours[i];
-      sides.push_back({std::string(b ? "base" : "null") + std::to_string(n), [&p, &socket, &base_root, n, b, s] {
+    for (size_t k = 0; k <= targets.size(); ++k) {
+      const bool b = k == targets.size();
+      ConcSeries* s = &series[k][i];
+      const std::string socket = b ? std::string() : targets[k].nd->socket();
+      const std::string what = b ? std::string("baseline") : targets[k].name;
+      sides.push_back({(b ? std::string("base") : targets[k].id) + std::to_string(n), [&p, &base_root, socket, what, n, b, s] {
                          ConcSetup setup;
                          if (b) {
                            setup = [&base_root] { return CannProcessStep(base_root); };
                          } else {
-                           setup = [&socket]() -> ConcStep {
+                           setup = [socket]() -> ConcStep {
                              auto data = std::make_shared<const std::vector<uint8_t>>(Pattern(kEventBytes));
                              auto c = std::make_shared<NullClient>(socket);
                              return [c, data]() -> uint32_t {
@@ -189,37 +236,49 @@ void ConcRows(const FloorParams& p, NullDaemon& nd, Table& table) {
                          ConcResult r = RunProcesses(n, p.conc_ms, setup);
                          if (b) RemoveTree(base_root);
                          if (!r.error.empty()) {
-                           Fail("floor concurrency (" + std::to_string(n) + (b ? " baseline" : " null daemon") + "): " + r.error);
+                           Fail("floor concurrency (" + std::to_string(n) + " " + what + "): " + r.error);
                          }
                          return s->Add(r);
                        }, {}});
     }
   }
   Interleave(sides, p.conc_rounds);
-  for (auto* v : {&ours, &base}) {
-    for (auto& s : *v) s.DropWarmup();
+  for (auto& v : series) {
+    for (auto& s : v) s.DropWarmup();
   }
+  const auto& base = series[targets.size()];
+  const auto& st = series[0];
   const std::string dur = std::to_string(p.conc_ms) + " ms/run";
-  size_t one = 0, last = p.conc_clients.size() - 1;
-  for (size_t i = 0; i < p.conc_clients.size(); ++i) {
-    const std::string n = std::to_string(p.conc_clients[i]);
-    const std::string id = "floor.conc.c" + n;
-    table.AddValue(id + ".throughput",
-                   n + " client processes, each looping 4 KiB event round trips to the null daemon, events/s of all, " + dur,
-                   "events/s", ours[i].eps);
-    table.AddValue(id + ".rtt_p50", n + " clients: null daemon event round trip (server writes the event), p50 of the run",
-                   "us", ours[i].p50);
-    table.AddValue(id + ".rtt_p99", n + " clients: null daemon event round trip (server writes the event), p99 of the run",
-                   "us", ours[i].p99);
-    table.AddValue(id + ".baseline_throughput", n + " processes, CANN-style in-process churn (each its own limit 10), " + dur,
-                   "events/s", base[i].eps);
-    table.AddValue(id + ".vs_baseline", "throughput null daemon / CANN-style at " + n + " processes, per round", "x",
-                   Ratios(ours[i].eps, base[i].eps));
-  }
-  if (p.conc_clients[one] == 1 && p.conc_clients[last] == 64) {
-    table.AddValue("floor.conc.c64.p99_vs_c1_p50",
-                   "null daemon event round trip p99 at 64 clients / p50 at 1 client, per round", "x",
-                   Ratios(ours[last].p99, ours[one].p50));
+  const size_t one = 0, last = nc - 1;
+  for (size_t k = 0; k < targets.size(); ++k) {
+    const Target& t = targets[k];
+    const auto& ours = series[k];
+    for (size_t i = 0; i < nc; ++i) {
+      const std::string n = std::to_string(p.conc_clients[i]);
+      const std::string id = t.id + ".conc.c" + n;
+      table.AddValue(id + ".throughput",
+                     n + " client processes, each looping 4 KiB event round trips to the " + t.name + ", events/s of all, " + dur,
+                     "events/s", ours[i].eps);
+      table.AddValue(id + ".rtt_p50", n + " clients: " + t.name + " event round trip (server writes the event), p50 of the run",
+                     "us", ours[i].p50);
+      table.AddValue(id + ".rtt_p99", n + " clients: " + t.name + " event round trip (server writes the event), p99 of the run",
+                     "us", ours[i].p99);
+      if (k == 0) {
+        table.AddValue(id + ".baseline_throughput", n + " processes, CANN-style in-process churn (each its own limit 10), " + dur,
+                       "events/s", base[i].eps);
+      }
+      table.AddValue(id + ".vs_baseline", "throughput " + t.name + " / CANN-style at " + n + " processes, per round", "x",
+                     Ratios(ours[i].eps, base[i].eps));
+      if (k > 0) {
+        table.AddValue(id + ".vs_st", "throughput " + t.name + " / single-threaded null daemon at " + n + " processes, per round",
+                       "x", Ratios(ours[i].eps, st[i].eps));
+      }
+    }
+    if (p.conc_clients[one] == 1 && p.conc_clients[last] == 64) {
+      table.AddValue(t.id + ".conc.c64.p99_vs_c1_p50",
+                     t.name + " event round trip p99 at 64 clients / p50 at 1 client, per round", "x",
+                     Ratios(ours[last].p99, ours[one].p50));
+    }
   }
 }
 
@@ -227,19 +286,34 @@ void ConcRows(const FloorParams& p, NullDaemon& nd, Table& table) {
 
 void FloorCase(const FloorParams& p, Table& table) {
   const std::string dir = p.work + "/floor";
-  const std::string server_root = dir + "/server-root";
   NullDaemon::Options o;
   o.socket = p.work + "/floor.sock";
-  o.event_root = server_root;
+  o.event_root = dir + "/server-root";
   o.append_file = dir + "/append.txt";
   o.record_num = 10;
-  // The null daemon first, so it holds no copy of the connections opened below; the echo
-  // child after it (it then holds none of the null daemon's either).
-  NullDaemon nd(o);
+  // The same server with worker threads: one (the like-for-like check against the loop
+  // above) and one per CPU this process may use.
+  const int cpus = AllowedCpus();
+  NullDaemon::Options o1 = o, on = o;
+  o1.socket = p.work + "/floor-mt1.sock";
+  o1.event_root = dir + "/mt1-root";
+  o1.append_file = dir + "/mt1-append.txt";
+  o1.threads = 1;
+  on.socket = p.work + "/floor-mt.sock";
+  on.event_root = dir + "/mt-root";
+  on.append_file = dir + "/mt-append.txt";
+  on.threads = cpus;
+  // The null daemons first, so they hold no copy of the connections opened below; the echo
+  // child after them (it then holds none of theirs either).
+  NullDaemon nd(o), nd1(o1), ndn(on);
   PingPong pp;
-  SyncRows(p, nd, server_root, pp, table);
+  const std::vector<Target> targets{
+      {"floor", "null daemon", &nd},
+      {"floor.mt1", "multi-threaded null daemon with 1 worker", &nd1},
+      {"floor.mt", "multi-threaded null daemon with " + std::to_string(cpus) + " workers (sched_getaffinity)", &ndn}};
+  SyncRows(p, targets, pp, table);
   BulkRows(p, nd, o.append_file, table);
-  ConcRows(p, nd, table);
+  ConcRows(p, targets, table);
   RemoveTree(dir);
 }
 

@@ -3,6 +3,12 @@
 // daemon (null_daemon.h) instead of atraced, side by side with the same baselines. A target
 // of those cases may be missed only with a floor measured here showing it out of reach; the
 // rows have no targets themselves: they measure the machine, not atraced.
+//
+// Three null daemons run in the same rounds: the single-threaded one (rows floor.*), and the
+// multi-threaded one (null_daemon.h, Options::threads) with one worker (floor.mt1.*, the
+// like-for-like check: the same loop behind an accepting thread) and with one worker per CPU
+// the bench may use (floor.mt.*, sched_getaffinity). The bulk rows use the single-threaded
+// one only (one connection: a second worker has nothing to do).
 #pragma once
 
 #include <cstddef>

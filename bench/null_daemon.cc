@@ -4,6 +4,7 @@
 #include "null_daemon.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -18,7 +19,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "bench_util.h"
 #include "cann_baseline.h"
@@ -45,17 +48,23 @@ struct Conn {
   int append_error = 0;     // first failed append, reported with the next reply asked for
 };
 
+// One epoll loop. Single-threaded mode: it watches the listening socket and accepts itself
+// (listen_fd >= 0). Worker mode (listen_fd < 0): the acceptor adds connections to this loop's
+// epoll from another thread (epoll_ctl is safe for that), and the loop makes a connection's
+// state when it first sees it ready; everything else is the same code.
 class Server {
  public:
-  Server(int listen_fd, const NullDaemon::Options& o) : lfd_(listen_fd), writer_(o.event_root, o.record_num) {
+  Server(int listen_fd, const std::string& event_root, size_t record_num, int append_fd)
+      : lfd_(listen_fd), append_fd_(append_fd), writer_(event_root, record_num) {
     struct stat st {};
     if (::stat(writer_.process_dir().c_str(), &st) != 0) Die("creating " + writer_.process_dir());
-    append_fd_ = ::open(o.append_file.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_APPEND | O_CLOEXEC, 0640);
-    if (append_fd_ < 0) Die("open " + o.append_file);
     ep_ = ::epoll_create1(EPOLL_CLOEXEC);
     if (ep_ < 0) Die("epoll_create1");
-    Watch(lfd_, EPOLLIN, EPOLL_CTL_ADD);
+    if (lfd_ >= 0) Watch(lfd_, EPOLLIN, EPOLL_CTL_ADD);
   }
+
+  // Worker mode: called by the acceptor thread for a connection this loop is to serve.
+  void Adopt(int fd) { Watch(fd, EPOLLIN, EPOLL_CTL_ADD); }
 
   [[noreturn]] void Run() {
     epoll_event evs[64];
@@ -69,12 +78,19 @@ class Server {
       // after the others, so each ready connection gets one read per pass (round-robin).
       for (int i = 0; i < n; ++i) {
         const int fd = evs[i].data.fd;
-        if (fd == lfd_) {
+        if (lfd_ >= 0 && fd == lfd_) {
           Accept();
           continue;
         }
         auto it = conns_.find(fd);
-        if (it == conns_.end()) continue;
+        if (it == conns_.end()) {
+          if (lfd_ >= 0) continue;
+          // Worker mode: a connection the acceptor added (a closed one left this map, and
+          // its epoll registration, before its number could be reused).
+          auto c = std::make_unique<Conn>();
+          c->fd = fd;
+          it = conns_.emplace(fd, std::move(c)).first;
+        }
         Conn& c = *it->second;
         bool ok = true;
         if (evs[i].events & EPOLLOUT) ok = Flush(c);
@@ -190,7 +206,46 @@ class Server {
   std::unordered_map<int, std::unique_ptr<Conn>> conns_;
 };
 
+std::string WorkerRoot(const std::string& event_root, int k) { return event_root + "/w" + std::to_string(k); }
+
+// The multi-threaded server: `threads` workers, each a Server in worker mode on its own
+// thread, and this thread accepting and dealing the connections out in turn.
+[[noreturn]] void RunWorkers(int lfd, const NullDaemon::Options& o, int append_fd) {
+  std::vector<std::unique_ptr<Server>> servers;
+  for (int k = 0; k < o.threads; ++k) {
+    const std::string root = WorkerRoot(o.event_root, k);
+    if (!MakeDirs(root)) Die("mkdir " + root);
+    servers.push_back(std::make_unique<Server>(-1, root, o.record_num, append_fd));
+  }
+  std::vector<std::thread> threads;
+  for (auto& s : servers) threads.emplace_back([srv = s.get()] { srv->Run(); });
+  size_t next = 0;
+  for (;;) {
+    pollfd pfd{lfd, POLLIN, 0};
+    if (::poll(&pfd, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      Die("poll");
+    }
+    for (;;) {
+      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        Die("accept4");
+      }
+      servers[next++ % servers.size()]->Adopt(fd);
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> NullDaemon::event_roots() const {
+  if (options_.threads <= 0) return {options_.event_root};
+  std::vector<std::string> roots;
+  for (int k = 0; k < options_.threads; ++k) roots.push_back(WorkerRoot(options_.event_root, k));
+  return roots;
+}
 
 NullDaemon::NullDaemon(const Options& options) : options_(options) {
   sockaddr_un addr{};
@@ -218,8 +273,13 @@ NullDaemon::NullDaemon(const Options& options) : options_(options) {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Die("prctl");
     if (::getppid() != parent) ::_exit(1);
     try {
-      Server server(lfd, options_);
-      server.Run();
+      const int append_fd = ::open(options_.append_file.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_APPEND | O_CLOEXEC, 0640);
+      if (append_fd < 0) Die("open " + options_.append_file);
+      if (options_.threads <= 0) {
+        Server server(lfd, options_.event_root, options_.record_num, append_fd);
+        server.Run();
+      }
+      RunWorkers(lfd, options_, append_fd);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "null daemon: %s\n", e.what());
     }

@@ -4,6 +4,16 @@
 // disk work of the direct (CANN-style) writer, so what it costs above that writer is the
 // least a separate process can cost on this machine.
 //
+// Multi-threaded variant (Options::threads >= 1): the same wire format, the same request
+// handling and the same file work, served by `threads` worker threads, each with its own
+// epoll loop over its share of the connections. The process's main thread only accepts and
+// hands each new connection to the next worker in turn (an EPOLL_CTL_ADD into that worker's
+// epoll; the worker makes its state at the connection's first readiness), so a request is
+// read, handled and answered on one thread, with no hand-off. Each worker owns its own
+// CannWriter (root <event_root>/w<k>, record num as given): file work runs in parallel and
+// ages per worker, like N CANN-style processes, with no shared order or count. That is a
+// lower bound for any multi-threaded daemon, which must also keep one order across workers.
+//
 // Wire format, both ways in host byte order (same machine):
 //   request: uint32 kind (| kWantReply), uint32 payload length, then the payload
 //   reply:   16 bytes (NullReply)
@@ -21,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace atraced_bench {
 
@@ -47,6 +58,10 @@ class NullDaemon {
     std::string event_root;   // the server's CannWriter root
     std::string append_file;  // the file kAppend writes to (created, truncated)
     size_t record_num = 10;
+    // 0: the single-threaded loop (accepts in its own loop, writes under event_root).
+    // N >= 1: N worker threads and an accepting main thread; worker k writes under
+    // <event_root>/w<k> (see above).
+    int threads = 0;
   };
   // Binds and listens here, then forks the server (PR_SET_PDEATHSIG SIGKILL): connect()
   // succeeds as soon as this returns. Fails (BenchError) on any system call error.
@@ -56,6 +71,9 @@ class NullDaemon {
   NullDaemon& operator=(const NullDaemon&) = delete;
 
   const std::string& socket() const { return options_.socket; }
+  int threads() const { return options_.threads; }
+  // The roots the server's CannWriters write under: event_root, or one per worker.
+  std::vector<std::string> event_roots() const;
 
  private:
   Options options_;

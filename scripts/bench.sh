@@ -4,6 +4,9 @@
 #   bash scripts/bench.sh --quick    smaller counts, under about a minute once built
 #   bash scripts/bench.sh --smoke    tiny counts: every case runs once, in seconds
 #   bash scripts/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
+#   bash scripts/bench.sh --before REV [-- --only cpu]   also builds atraced at git revision
+#                                    REV (build/bench-before/<sha>) and gives it to the cpu case
+#                                    (daemon CPU per event and RSS, REV against this tree)
 # Builds RelWithDebInfo without sanitizers into build/bench (only atraced, the client library
 # atraced_bench, atraced_emit_loop and the count_malloc.so shim). atraced_bench starts its own atraced instances on a temporary root and
 # socket under a scratch directory, runs every case, prints the table and stops them; this
@@ -14,13 +17,15 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 mode=full
+before=""
 extra=()
 while (($#)); do
   case "$1" in
     --quick) mode=quick ;;
     --smoke) mode=smoke ;;
+    --before) shift; before="${1:?--before needs a git revision}" ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument [$1] (use --quick, or -- before atraced_bench options)" >&2; exit 2 ;;
   esac
   shift
@@ -33,6 +38,22 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACED_BUILD_TESTS=O
 echo "== building atraced, libatrace_client, libascend_trace, atraced_bench, atraced_emit_loop, count_malloc.so"
 cmake --build "$build" -j "${JOBS:-2}" --target atraced atraced_client ascend_trace atraced_bench atraced_storm_child atraced_emit_loop \
   atraced_count_malloc >/dev/null
+
+before_args=()
+if [[ -n "$before" ]]; then
+  sha="$(git rev-parse --verify "$before^{commit}")"
+  bdir="build/bench-before/$sha"
+  if [[ ! -x "$bdir/build/daemon/atraced" ]]; then
+    echo "== building atraced at $before ($sha) in $bdir"
+    rm -rf "$bdir/src"
+    mkdir -p "$bdir/src"
+    git archive "$sha" | tar -x -C "$bdir/src"
+    cmake -S "$bdir/src" -B "$bdir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACED_BUILD_TESTS=OFF \
+      -DATRACED_SANITIZE=OFF -DATRACED_TSAN=OFF -DATRACED_FUZZ=OFF -DATRACED_BUILD_BENCH=OFF >/dev/null
+    cmake --build "$bdir/build" -j "${JOBS:-2}" --target atraced >/dev/null
+  fi
+  before_args=(--before "$bdir/build/daemon/atraced")
+fi
 
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-bench.XXXXXX")"
 cleanup() { rm -rf "$scratch"; }
@@ -48,7 +69,7 @@ echo "== running atraced_bench --mode $mode ${extra[*]:-}"
 # atraced_bench starts and stops the daemons itself (record number 10 and 1000, recovery and
 # memory instances); if it dies they get SIGKILL (PR_SET_PDEATHSIG).
 set +e
-"$build/bench/atraced_bench" --mode "$mode" --dir "$scratch" --atraced "$build/daemon/atraced" "${extra[@]}"
+"$build/bench/atraced_bench" --mode "$mode" --dir "$scratch" --atraced "$build/daemon/atraced" "${before_args[@]}" "${extra[@]}"
 status=$?
 set -e
 # System calls per event on each side (strace -f -c), after the timed cases so that strace
