@@ -89,7 +89,7 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, bound); !st.ok()) return done(Refusal{Neg(st.err()), st.message(), false, true});
-  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid}, c.utc_offset_s);
+  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program}, c.utc_offset_s);
   if (!begun.ok()) return done(Refusal{Neg(begun.status().err()), begun.status().message()});
   job->seq = begun->seq;
   job->reserved = bound;

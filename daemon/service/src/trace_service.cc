@@ -58,7 +58,7 @@ struct TraceService::Rooms {
         saver(store, admission, log, counters, queued_saves, options),
         events(store, processes, records, admission, accounting, clock, log, counters, options),
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
-        queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves),
+        queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves, log),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
         crashes(clients, records, processes, saver, admission, clock, log, counters, options,
                 [this](Client& c) { Forget(c); }) {}
@@ -295,6 +295,7 @@ Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Frame
     case ATR_OP_STATUS: return queries.OnStatus(payload, body);
     case ATR_OP_LIST: return queries.OnList(payload, body);
     case ATR_OP_VACUUM: return queries.OnVacuum(payload, body);
+    case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c.peer, payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
     case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload, later);

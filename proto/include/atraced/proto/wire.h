@@ -17,6 +17,8 @@
  *        Behind ATR_FEATURE_RING_COUNTER (granted only with ATR_FEATURE_MEMFD, and only by a
  *        daemon that can read the counter): RING_REGISTER's ATR_RING_COUNTER, a ring whose
  *        records carry cycle-counter stamps (ATR_RING_FLAG_COUNTER in ring_layout.h).
+ *        VACUUM_BY (19, no feature bit: an older daemon answers -ENOSYS): journalctl's
+ *        vacuum verbs, applied once (older than a span, down to a size, keep N).
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -96,7 +98,9 @@ enum atr_opcode {
   ATR_OP_CRASH = 16,
   ATR_OP_DUMP = 17,
   /* 1.1, only after ATR_FEATURE_STACK_DUMP was granted: */
-  ATR_OP_STACK_DUMP = 18
+  ATR_OP_STACK_DUMP = 18,
+  /* 1.1, any connection (no feature bit; a daemon without it answers -ENOSYS): */
+  ATR_OP_VACUUM_BY = 19
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -336,6 +340,33 @@ struct atr_vacuum_request {
   uint8_t reserved[7];
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_vacuum_request) == 8, "atr_vacuum_request is 8 bytes");
+
+/* VACUUM_BY request (32 bytes, 1.1): journalctl's vacuum verbs, applied once through the
+ * store's own aging (the order log, the counts and the byte budget stay right), pinned
+ * directories never. At least one verb; a directory goes if any verb given says so:
+ *   OLDER_THAN: every class, exit included, made more than older_than_us ago (as max-age);
+ *   MAX_USE:    the oldest until the root holds at most max_use bytes, host and device
+ *               merged in creation order first, exit last (as the byte budget);
+ *   KEEP:       host and device each down to `keep` (1..), the oldest first (as record-num);
+ *               exit dirs are never aged by this count (they have exit-record-num).
+ * Without dry_run only root and the daemon's uid may ask (-EPERM); a dry run anyone may.
+ * Reply body: u32 count (<= ATR_MAX_VACUUM_PATHS), u32 omitted, u64 bytes (allocated bytes of
+ * all the directories removed or that would be, listed or not), then count times
+ * (u16 length + relative path). */
+#define ATR_VACUUM_OLDER_THAN 0x1u
+#define ATR_VACUUM_MAX_USE 0x2u
+#define ATR_VACUUM_KEEP 0x4u
+#define ATR_VACUUM_KNOWN_VERBS 0x7u
+struct atr_vacuum_by_request {
+  uint8_t dry_run;        /* 0: remove; 1: only report */
+  uint8_t reserved0;      /* 0 */
+  uint16_t verbs;         /* ATR_VACUUM_*, at least one */
+  uint32_t keep;          /* KEEP: >= 1; else 0 */
+  uint64_t older_than_us; /* OLDER_THAN: >= 1; else 0 */
+  uint64_t max_use;       /* MAX_USE: bytes (0: everything unpinned); else 0 */
+  uint64_t reserved;      /* 0 */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_vacuum_by_request) == 32, "atr_vacuum_by_request is 32 bytes");
 
 /* ---- 1.1: rings in sealed memfds (ATR_FEATURE_MEMFD) ----------------------------------
  * The ring layout itself is in ring_layout.h. */
