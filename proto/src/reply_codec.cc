@@ -375,4 +375,14 @@ DecodeResult Decode(std::span<const uint8_t> body, VacuumByReply* m) {
   return ReadPaths(in, count, &m->paths);
 }
 
+// ---- CRASH (ATR_FEATURE_CRASH_PATH) ----
+
+void Encode(const CrashReply& m, std::vector<uint8_t>& out) { PutString16(out, m.report); }
+
+DecodeResult Decode(std::span<const uint8_t> body, CrashReply* m) {
+  ByteReader in(body);
+  PROTO_TRY(ReadString16(in, "report", &m->report));
+  return m->report.empty() ? std::nullopt : CheckPath("report", m->report, /*absolute=*/true);
+}
+
 }  // namespace atraced::proto

@@ -94,6 +94,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
     CheckReplyBody<ListReply>(head.body);
     CheckReplyBody<VacuumReply>(head.body);
     CheckReplyBody<VacuumByReply>(head.body);
+    CheckReplyBody<CrashReply>(head.body);
   }
 }
 

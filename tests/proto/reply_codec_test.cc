@@ -399,6 +399,15 @@ TEST_CASE("VACUUM_BY reply: layout, round trip, rejections", "[codec][reply][vac
   RequireRejected<VacuumByReply>(Bytes({1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), ATR_EINVAL, "count");
 }
 
+TEST_CASE("CRASH reply with the report's path", "[codec][reply][crash]") {
+  const auto body = EncodeToVector(CrashReply{"/r/x.txt"});
+  CHECK(body == Bytes({8, 0, '/', 'r', '/', 'x', '.', 't', 'x', 't'}));
+  CHECK(RequireDecoded<CrashReply>(body).report == "/r/x.txt");
+  CHECK(RequireDecoded<CrashReply>(Bytes({0, 0})).report.empty());  // none was written
+  RequireRejected<CrashReply>(EncodeToVector(CrashReply{"x.txt"}), ATR_EINVAL, "report: not absolute");
+  RequireRejected<CrashReply>(Bytes({}), ATR_EBADMSG, "report");
+}
+
 TEST_CASE("names of opcodes and statuses", "[codec]") {
   CHECK(OpcodeName(ATR_OP_VACUUM_BY) == "VACUUM_BY");
   CHECK(OpcodeName(ATR_OP_HELLO) == "HELLO");

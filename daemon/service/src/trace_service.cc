@@ -29,7 +29,7 @@ namespace atraced {
 namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH |
-                                       ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP;
+                                       ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH;
 
 // Counter-stamped rings are granted only where this daemon can read the same counter and
 // trusts it to keep one rate (atraced/base/cycle_counter.h); decided once.
@@ -326,7 +326,7 @@ Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, 
   c.hello_done = true;
   c.features = m.features & kSupportedFeatures;
   if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
-  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~ATR_FEATURE_STACK_DUMP;  // a look from outside, as CRASH
+  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
   if (!DaemonReadsCounter()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;

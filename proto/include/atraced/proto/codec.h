@@ -247,6 +247,11 @@ struct VacuumByReply {
   uint64_t bytes = 0;              // allocated bytes of all of them, listed or not
 };
 
+// CRASH's reply body with ATR_FEATURE_CRASH_PATH: the report's absolute path ("" none).
+struct CrashReply {
+  std::string report;
+};
+
 // ---- Encoding: append the payload bytes (not the frame header) to `out` ----------------
 // Encoders do not validate; the caller passes values the decoder would accept. Strings
 // longer than their u16 length field are cut (they cannot be represented).
@@ -280,6 +285,7 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out);
 void Encode(const ListReply& m, std::vector<uint8_t>& out);
 void Encode(const VacuumReply& m, std::vector<uint8_t>& out);
 void Encode(const VacuumByReply& m, std::vector<uint8_t>& out);
+void Encode(const CrashReply& m, std::vector<uint8_t>& out);
 
 // ---- Decoding: `payload` is the bytes after the frame header ----------------------------
 // On error the output struct is left in an unspecified (but valid) state.
@@ -318,6 +324,7 @@ DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m);
 DecodeResult Decode(std::span<const uint8_t> body, ListReply* m);
 DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m);
 DecodeResult Decode(std::span<const uint8_t> body, VacuumByReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, CrashReply* m);
 
 // ---- Names for logs ----------------------------------------------------------------------
 

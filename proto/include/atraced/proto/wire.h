@@ -19,6 +19,8 @@
  *        records carry cycle-counter stamps (ATR_RING_FLAG_COUNTER in ring_layout.h).
  *        VACUUM_BY (19, no feature bit: an older daemon answers -ENOSYS): journalctl's
  *        vacuum verbs, applied once (older than a span, down to a size, keep N).
+ *        Behind ATR_FEATURE_CRASH_PATH (granted only with ATR_FEATURE_CRASH): CRASH's reply
+ *        body carries the report's path.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -76,6 +78,7 @@
 #define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH, DUMP; granted only together with MEMFD */
 #define ATR_FEATURE_RING_COUNTER (1ull << 3) /* 1.1: rings stamped with the cycle counter (ATR_RING_COUNTER); with MEMFD only */
 #define ATR_FEATURE_STACK_DUMP (1ull << 4) /* 1.1: STACK_DUMP, CANN's on-demand stack dump; with CRASH only */
+#define ATR_FEATURE_CRASH_PATH (1ull << 5) /* 1.1: CRASH's reply body is the report's path; with CRASH only */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -448,7 +451,8 @@ ATR_STATIC_ASSERT(sizeof(struct atr_ring_save_all) == 8, "atr_ring_save_all is 8
 /* CRASH request (24 bytes): a fatal signal caught by the process's handler, which waits for
  * the reply before it re-raises. The daemon writes a stackcore dir with the rings a
  * connection of the same process holds, a report and a backtrace of `tid` it unwinds from
- * outside, then replies. Reply body: empty. */
+ * outside, then replies. Reply body: empty; with ATR_FEATURE_CRASH_PATH granted, a string
+ * (u16 length + bytes): the absolute path of the report written, empty when none was. */
 #define ATR_MAX_SIGNO 64
 struct atr_crash {
   int32_t signo;       /* 1..ATR_MAX_SIGNO */
