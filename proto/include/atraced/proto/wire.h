@@ -78,7 +78,7 @@
 #define ATR_FEATURE_CRASH (1ull << 2)      /* 1.1: CRASH, DUMP; granted only together with MEMFD */
 #define ATR_FEATURE_RING_COUNTER (1ull << 3) /* 1.1: rings stamped with the cycle counter (ATR_RING_COUNTER); with MEMFD only */
 #define ATR_FEATURE_STACK_DUMP (1ull << 4) /* 1.1: STACK_DUMP, CANN's on-demand stack dump; with CRASH only */
-#define ATR_FEATURE_CRASH_PATH (1ull << 5) /* 1.1: CRASH's reply body is the report's path; with CRASH only */
+#define ATR_FEATURE_CRASH_PATH (1ull << 6) /* 1.1: CRASH's reply body is the report's path; with CRASH only */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
