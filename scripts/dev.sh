@@ -23,6 +23,7 @@ test_packages=(
   systemd dpkg-dev file
   build-essential debhelper lintian pandoc man-db
   prometheus
+  chromium  # the html export test renders the page headless (it skips where this is missing)
 )
 
 # install_deps PACKAGE...: installs those that are missing.

@@ -32,8 +32,8 @@ int RunExport(const Globals& g, const Args& args) {
                                             "default: standard output");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
-                         "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] [--pid N] [--uid N] "
-                         "[--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME]",
+                         "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] [--pid N] "
+                         "[--uid N] [--comm NAME] [--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
   if (!vm->count("format")) return UsageError("export: give --format chrome-json, html or tar");

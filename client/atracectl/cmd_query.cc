@@ -1,4 +1,4 @@
-// atracectl status, list, du and vacuum: queries, formatted by format.h.
+// atracectl status, list and du: queries, formatted by format.h (vacuum: cmd_vacuum.cc).
 #include <algorithm>
 #include <ctime>
 #include <iostream>
@@ -43,12 +43,10 @@ std::string JsonClass(uint32_t dirs, const std::string& limit, uint64_t bytes, u
          ",\"apparent_bytes\":" + std::to_string(apparent) + "}";
 }
 
-// The options shared by the query commands: --json only, or nothing.
-std::optional<po::variables_map> ParseSimple(const Args& args, const std::string& usage, bool json, bool dry_run,
-                                             int* exit_code) {
+// du's options: --json.
+std::optional<po::variables_map> ParseJsonOnly(const Args& args, const std::string& usage, int* exit_code) {
   po::options_description options("options");
-  if (json) options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)");
-  if (dry_run) options.add_options()("dry-run", po::bool_switch(), "only report what would be removed");
+  options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)");
   return ParseCommand(args, usage, options, po::positional_options_description(), exit_code);
 }
 
@@ -231,21 +229,23 @@ std::string JsonEntry(const atrace::ListEntry& e, uint64_t now) {
   std::ostringstream o;
   o << "{\"seq\":" << e.seq << ",\"class\":" << JsonString(ClassName(e.kind, e.side))
     << ",\"kind\":" << JsonString(KindName(e.kind)) << ",\"device_id\":" << e.device_id << ",\"pid\":" << e.pid
-    << ",\"uid\":" << e.uid << ",\"bytes\":" << e.bytes << ",\"apparent_bytes\":" << e.apparent_bytes
+    << ",\"uid\":" << e.uid << ",\"comm\":" << (e.comm.empty() ? std::string("null") : JsonString(e.comm))
+    << ",\"bytes\":" << e.bytes << ",\"apparent_bytes\":" << e.apparent_bytes
     << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
     << ",\"path\":" << JsonString(e.path) << "}";
   return o.str();
 }
 
 // SIZE is the disk used; APPARENT the files' length, which only a sparse file makes larger.
-// DEVICE is the device id of a device-side directory, "-" for the host's.
-constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n";
+// DEVICE is the device id of a device-side directory, "-" for the host's. COMM is the program
+// the directory was made for, "-" where the daemon did not record it (an older root).
+constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\n";
 
 std::string TextEntry(const atrace::ListEntry& e, uint64_t now) {
   std::ostringstream o;
   o << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t"
     << (e.side == ATRACE_SIDE_DEVICE ? std::to_string(e.device_id) : std::string("-")) << "\t" << e.pid << "\t"
-    << e.uid << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t"
+    << e.uid << "\t" << (e.comm.empty() ? std::string("-") : e.comm) << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t"
     << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\n";
   return o.str();
 }
@@ -259,7 +259,7 @@ int RunList(const Globals& g, const Args& args) {
       "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
-                         "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--kind KIND] [--side SIDE] "
+                         "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--comm NAME] [--kind KIND] [--side SIDE] "
                          "[--device N] [--since TIME] [--until TIME] [--follow] [--json]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
@@ -300,7 +300,7 @@ int RunList(const Globals& g, const Args& args) {
 
 int RunDu(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
-  auto vm = ParseSimple(args, "Usage: atracectl [--socket PATH] du [--json]", true, false, &exit_code);
+  auto vm = ParseJsonOnly(args, "Usage: atracectl [--socket PATH] du [--json]", &exit_code);
   if (!vm) return exit_code;
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
@@ -322,28 +322,6 @@ int RunDu(const Globals& g, const Args& args) {
             << bytes.device << "\tdevice\t" << apparent.device << "\n"
             << bytes.exit << "\texit\t" << apparent.exit << "\n"
             << bytes.total() << "\ttotal\t" << apparent.total() << "\n";
-  return kExitOk;
-}
-
-int RunVacuum(const Globals& g, const Args& args) {
-  int exit_code = kExitOk;
-  auto vm = ParseSimple(args, "Usage: atracectl [--socket PATH] vacuum [--dry-run] [--json]", true, true,
-                        &exit_code);
-  if (!vm) return exit_code;
-  bool dry_run = (*vm)["dry-run"].as<bool>();
-  atrace::Client client = Connect(g);
-  if (!client) return kExitFailed;
-  std::vector<std::string> removed;
-  if (auto ec = client.Vacuum(dry_run, &removed)) return Fail(client, "vacuum", ec);
-  if ((*vm)["json"].as<bool>()) {
-    std::cout << "{\"dry_run\":" << (dry_run ? "true" : "false") << ",\"removed\":[";
-    for (size_t i = 0; i < removed.size(); ++i) std::cout << (i ? "," : "") << JsonString(removed[i]);
-    std::cout << "]}\n";
-    return kExitOk;
-  }
-  std::cout << (dry_run ? "would remove " : "removed ") << removed.size()
-            << (removed.size() == 1 ? " directory" : " directories") << (removed.empty() ? "\n" : ":\n");
-  for (const auto& p : removed) std::cout << "  " << p << "\n";
   return kExitOk;
 }
 

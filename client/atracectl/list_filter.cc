@@ -1,6 +1,8 @@
 #include "list_filter.h"
 
+#include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <cstdlib>
 #include <ctime>
 
@@ -8,6 +10,49 @@
 #include "cli.h"
 
 namespace atracectl {
+
+std::optional<int64_t> ParseSpan(const std::string& s) {
+  // systemd.time(7)'s units; a month and a year as systemd counts them.
+  static const struct {
+    const char* name;
+    int64_t us;
+  } kUnits[] = {{"us", 1},           {"usec", 1},           {"ms", 1000},          {"msec", 1000},
+                {"s", 1000000},      {"sec", 1000000},      {"second", 1000000},   {"seconds", 1000000},
+                {"m", 60000000},     {"min", 60000000},     {"minute", 60000000},  {"minutes", 60000000},
+                {"h", 3600000000},   {"hr", 3600000000},    {"hour", 3600000000},  {"hours", 3600000000},
+                {"d", 86400000000},  {"day", 86400000000},  {"days", 86400000000}, {"w", 604800000000},
+                {"week", 604800000000}, {"weeks", 604800000000}, {"M", 2629800000000}, {"month", 2629800000000},
+                {"months", 2629800000000}, {"y", 31557600000000}, {"year", 31557600000000},
+                {"years", 31557600000000}};
+  constexpr int64_t kMax = 100LL * 31557600000000;  // a century: beyond any span worth asking for
+  int64_t total = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < s.size()) {
+    if (s[i] == ' ') {
+      ++i;
+      continue;
+    }
+    int64_t n = 0;
+    const size_t digits = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      if (n > 1000000000) return std::nullopt;
+      n = n * 10 + (s[i++] - '0');
+    }
+    const size_t unit_at = i;
+    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == digits || unit_at == digits || unit_at == i) return std::nullopt;  // a number and a unit, each
+    const std::string unit = s.substr(unit_at, i - unit_at);
+    const auto* u = std::find_if(std::begin(kUnits), std::end(kUnits), [&unit](const auto& k) { return unit == k.name; });
+    if (u == std::end(kUnits) || n > kMax / u->us) return std::nullopt;
+    total += n * u->us;
+    if (total > kMax) return std::nullopt;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return total;
+}
+
 namespace {
 
 constexpr int64_t kUsPerSec = 1000000;
@@ -23,33 +68,12 @@ int64_t MidnightUs(int64_t now_us, int days) {
   return static_cast<int64_t>(::mktime(&tm)) * kUsPerSec;
 }
 
-// "[+-]N unit" relative to now.
+// "[+-]SPAN" relative to now.
 std::optional<int64_t> Relative(const std::string& s, int64_t now_us) {
   if (s.size() < 2 || (s[0] != '-' && s[0] != '+')) return std::nullopt;
-  size_t i = 1;
-  int64_t n = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-    if (n > 100000000) return std::nullopt;  // beyond any span worth asking for
-    n = n * 10 + (s[i++] - '0');
-  }
-  if (i == 1) return std::nullopt;
-  const std::string unit = s.substr(i);
-  int64_t seconds = 0;
-  if (unit == "s" || unit == "sec" || unit == "second" || unit == "seconds") {
-    seconds = 1;
-  } else if (unit == "m" || unit == "min" || unit == "minute" || unit == "minutes") {
-    seconds = 60;
-  } else if (unit == "h" || unit == "hour" || unit == "hours") {
-    seconds = 3600;
-  } else if (unit == "d" || unit == "day" || unit == "days") {
-    seconds = 86400;
-  } else if (unit == "w" || unit == "week" || unit == "weeks") {
-    seconds = 7 * 86400;
-  } else {
-    return std::nullopt;
-  }
-  const int64_t delta = n * seconds * kUsPerSec;
-  return s[0] == '-' ? now_us - delta : now_us + delta;
+  auto span = ParseSpan(s.substr(1));
+  if (!span) return std::nullopt;
+  return s[0] == '-' ? now_us - *span : now_us + *span;
 }
 
 // "YYYY-MM-DD[ HH:MM[:SS]]" or "HH:MM[:SS]" (today), local time.
@@ -123,7 +147,7 @@ std::optional<int64_t> ParseTimeSpec(const std::string& spec, int64_t now_us, st
   if (!t) {
     *why = "'" + spec +
            "' is not a time: use 'YYYY-MM-DD HH:MM[:SS]', 'YYYY-MM-DD', 'HH:MM', 'now', 'today', 'yesterday', "
-           "'tomorrow', '-1h' or '+30min' (s, min, h, d, w) or '@SECONDS'";
+           "'tomorrow', '-1h' or '+30min' (us, ms, s, min, h, d, w, M, y) or '@SECONDS'";
   }
   return t;
 }
@@ -131,6 +155,7 @@ std::optional<int64_t> ParseTimeSpec(const std::string& spec, int64_t now_us, st
 bool ListFilter::Matches(const atrace::ListEntry& e) const {
   if (pid && e.pid != *pid) return false;
   if (uid && e.uid != *uid) return false;
+  if (comm && e.comm != *comm) return false;
   if (kind && e.kind != *kind) return false;
   if (side && e.side != *side) return false;
   if (device && (e.side != ATRACE_SIDE_DEVICE || e.device_id != *device)) return false;
@@ -145,6 +170,7 @@ void AddFilterOptions(boost::program_options::options_description& options) {
   options.add_options()(
       "pid", po::value<int32_t>(), "only directories of this process")(
       "uid", po::value<uint32_t>(), "only directories this uid's process made")(
+      "comm", po::value<std::string>(), "only directories made for this program (its kernel name, as COMM shows it)")(
       "kind", po::value<std::string>(), "schedule, stackcore or exit")(
       "side", po::value<std::string>(), "host or device")(
       "device", po::value<uint32_t>(), "only this device's (device side) directories")(
@@ -160,6 +186,10 @@ bool ReadFilter(const boost::program_options::variables_map& vm, int64_t now_us,
   };
   if (vm.count("pid")) f->pid = vm["pid"].as<int32_t>();
   if (vm.count("uid")) f->uid = vm["uid"].as<uint32_t>();
+  if (vm.count("comm")) {
+    f->comm = vm["comm"].as<std::string>();
+    if (f->comm->empty() || f->comm->size() > 63) return bad("--comm '" + *f->comm + "': a program name is 1 to 63 bytes");
+  }
   if (vm.count("device")) f->device = vm["device"].as<uint32_t>();
   if (vm.count("kind")) {
     const std::string k = vm["kind"].as<std::string>();

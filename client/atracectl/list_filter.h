@@ -1,9 +1,9 @@
 // atracectl list's filters (issue 26): which event directories a user asked for.
-//   --pid N, --uid N, --kind schedule|stackcore|exit, --side host|device, --device N,
+//   --pid N, --uid N, --comm NAME, --kind schedule|stackcore|exit, --side host|device, --device N,
 //   --since T, --until T, where T takes journalctl's forms:
 //     "2026-12-01 10:00[:SS]", "2026-12-01" (midnight), "10:00[:SS]" (today), "now",
-//     "today", "yesterday", "tomorrow", "-1h" / "+30min" / "-2d" / "-1w" (from now; units s,
-//     sec, m, min, h, hour(s), d, day(s), w, week(s)), "@SECONDS" (since the epoch),
+//     "today", "yesterday", "tomorrow", "-1h" / "+30min" / "-2d" / "-1w" (from now: a
+//     ParseSpan span), "@SECONDS" (since the epoch),
 //   in the local time zone. Every filter given must hold (they combine with AND).
 #pragma once
 
@@ -17,6 +17,12 @@
 
 namespace atracectl {
 
+// A span in systemd.time(7)'s form, as journalctl --vacuum-time takes it: one or more
+// "N unit" ("2h", "1d", "30min", "1h 30min", "1h30min"; units us, ms, s, sec, m, min, h, hr,
+// d, w, M (months), y and their long names), in microseconds; nullopt when it is not one (no
+// unit, an unknown unit, over a century).
+std::optional<int64_t> ParseSpan(const std::string& span);
+
 // A time spec as microseconds since the epoch; nullopt with `why` when it is not one.
 // `now_us` is "now" (a parameter, for tests and for one "now" per command).
 std::optional<int64_t> ParseTimeSpec(const std::string& spec, int64_t now_us, std::string* why);
@@ -24,6 +30,7 @@ std::optional<int64_t> ParseTimeSpec(const std::string& spec, int64_t now_us, st
 struct ListFilter {
   std::optional<int32_t> pid;
   std::optional<uint32_t> uid;
+  std::optional<std::string> comm;  // the program, exactly (an unrecorded one matches nothing)
   std::optional<int> kind;  // ATRACE_EVENT_*
   std::optional<int> side;  // ATRACE_SIDE_*
   std::optional<uint32_t> device;

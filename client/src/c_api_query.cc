@@ -90,6 +90,15 @@ int StatusOf(atrace_client& c, proto::StatusReply* s) {
   return Query(c, ATR_OP_STATUS, proto::StatusRequest{}, s);
 }
 
+// Calls fn for each path; non-zero from it stops and is returned.
+int EachPath(const std::vector<std::string>& paths, atrace_path_fn fn, void* user) {
+  if (fn == nullptr) return 0;
+  for (const auto& path : paths) {
+    if (int stop = fn(path.c_str(), user)) return stop;
+  }
+  return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -147,7 +156,8 @@ int atrace_client_list(atrace_client* client, atrace_list_fn fn, void* user) {
       // The callback runs without the lock, so it may call into this handle.
       for (const auto& e : page.entries) {
         atrace_list_entry entry{e.seq,   e.kind,          e.side,         e.device_id,      e.pid,
-                                e.uid,   e.bytes,         e.created_unix_us, e.path.c_str(), e.apparent_bytes};
+                                e.uid,   e.bytes,         e.created_unix_us, e.path.c_str(), e.apparent_bytes,
+                                e.comm.c_str()};
         int stop = fn(&entry, user);
         if (stop != 0) return stop;
         request.after_seq = e.seq;
@@ -168,13 +178,31 @@ int atrace_client_vacuum(atrace_client* client, int dry_run, atrace_path_fn fn, 
       int rc = Query(*client, ATR_OP_VACUUM, request, &removed);
       if (rc != 0) return rc;
     }
-    if (fn != nullptr) {
-      for (const auto& path : removed.paths) {
-        int stop = fn(path.c_str(), user);
-        if (stop != 0) return stop;
-      }
+    return EachPath(removed.paths, fn, user);
+  });
+}
+
+int atrace_client_vacuum_by(atrace_client* client, const atrace_vacuum_spec* spec, atrace_path_fn fn, void* user,
+                            atrace_vacuum_result* result) {
+  if (result != nullptr) *result = atrace_vacuum_result{};
+  if (client == nullptr || spec == nullptr || spec->verbs > 0xffffu) return -EINVAL;
+  return Guarded([&] {
+    proto::VacuumByReply removed;
+    {
+      std::lock_guard<std::mutex> lock(client->mu);
+      proto::VacuumBy request;
+      request.dry_run = spec->dry_run != 0;
+      request.verbs = static_cast<uint16_t>(spec->verbs);
+      if (spec->verbs & ATRACE_VACUUM_KEEP) request.keep = spec->keep;
+      if (spec->verbs & ATRACE_VACUUM_OLDER_THAN) request.older_than_us = spec->older_than_us;
+      if (spec->verbs & ATRACE_VACUUM_MAX_USE) request.max_use = spec->max_use;
+      int rc = Query(*client, ATR_OP_VACUUM_BY, request, &removed);
+      if (rc != 0) return rc;
     }
-    return 0;
+    if (result != nullptr) {
+      *result = {removed.bytes, static_cast<uint32_t>(removed.paths.size()), removed.omitted};
+    }
+    return EachPath(removed.paths, fn, user);
   });
 }
 

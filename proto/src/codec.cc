@@ -262,4 +262,43 @@ DecodeResult Decode(std::span<const uint8_t> payload, VacuumRequest* m) {
   return std::nullopt;
 }
 
+void Encode(const VacuumBy& m, std::vector<uint8_t>& out) {
+  PutU8(out, m.dry_run ? 1 : 0);
+  PutU8(out, 0);  // reserved0
+  PutU16(out, m.verbs);
+  PutU32(out, m.keep);
+  PutU64(out, m.older_than_us);
+  PutU64(out, m.max_use);
+  PutU64(out, 0);  // reserved
+}
+
+DecodeResult Decode(std::span<const uint8_t> payload, VacuumBy* m) {
+  PROTO_TRY(CheckExactSize("VACUUM_BY", payload.size(), sizeof(atr_vacuum_by_request)));
+  ByteReader in(payload);
+  uint8_t dry_run = 0, reserved0 = 0;
+  uint64_t reserved = 0;
+  PROTO_READ(in.ReadU8(&dry_run) && in.ReadU8(&reserved0) && in.ReadU16(&m->verbs) && in.ReadU32(&m->keep) &&
+                 in.ReadU64(&m->older_than_us) && in.ReadU64(&m->max_use) && in.ReadU64(&reserved),
+             "VACUUM_BY");
+  PROTO_TRY(CheckRange("dry_run", dry_run, 0, 1));
+  PROTO_TRY(CheckReserved("reserved0", reserved0));
+  PROTO_TRY(CheckReserved("reserved", reserved));
+  if (m->verbs == 0) return Error(ATR_EINVAL, "verbs", "none given: name at least one of older-than, max-use, keep");
+  if ((m->verbs & ~ATR_VACUUM_KNOWN_VERBS) != 0) return Error(ATR_EINVAL, "verbs", "unknown bits " + std::to_string(m->verbs));
+  // A value without its verb is a client's mistake, not a default: refused.
+  auto value = [m](uint16_t verb, std::string_view field, uint64_t v, uint64_t least) -> DecodeResult {
+    if (m->verbs & verb) {
+      if (v < least) return Error(ATR_EINVAL, field, "must be at least " + std::to_string(least));
+    } else if (v != 0) {
+      return Error(ATR_EINVAL, field, "set without its verb");
+    }
+    return std::nullopt;
+  };
+  PROTO_TRY(value(ATR_VACUUM_KEEP, "keep", m->keep, 1));
+  PROTO_TRY(value(ATR_VACUUM_OLDER_THAN, "older_than_us", m->older_than_us, 1));
+  PROTO_TRY(value(ATR_VACUUM_MAX_USE, "max_use", m->max_use, 0));
+  m->dry_run = dry_run != 0;
+  return std::nullopt;
+}
+
 }  // namespace atraced::proto

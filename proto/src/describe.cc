@@ -24,6 +24,7 @@ std::string_view OpcodeName(uint16_t opcode) {
     case ATR_OP_DUMP: return "DUMP";
     case ATR_OP_STACK_DUMP: return "STACK_DUMP";
     case ATR_OP_DEVICE_STATS: return "DEVICE_STATS";
+    case ATR_OP_VACUUM_BY: return "VACUUM_BY";
     default: return "UNKNOWN";
   }
 }

@@ -13,6 +13,7 @@
 namespace atraced::proto {
 
 using internal::CheckMinSize;
+using internal::CheckName;
 using internal::CheckPath;
 using internal::CheckRange;
 using internal::CheckReserved;
@@ -279,6 +280,9 @@ void Encode(const ListReply& m, std::vector<uint8_t>& out) {
   // Appended after every entry: an entry cannot grow (see PROTOCOL.md).
   if (!m.apparent_sent) return;
   for (const ListEntry& e : m.entries) PutU64(out, e.apparent_bytes);
+  // Then each entry's program, "" where unknown (later still 1.1).
+  if (!m.comm_sent) return;
+  for (const ListEntry& e : m.entries) PutString16(out, e.comm);
 }
 
 namespace {
@@ -331,6 +335,16 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   for (ListEntry& e : m->entries) {
     if (!apparent || !in.ReadU64(&e.apparent_bytes)) e.apparent_bytes = e.bytes;
   }
+  // The programs, all or none: a body without them (or with a bad one) comes from an older
+  // daemon, or is not believed; every entry is then "" (unknown).
+  m->comm_sent = apparent && count > 0;
+  for (size_t i = 0; i < m->entries.size() && m->comm_sent; ++i) {
+    std::string& comm = m->entries[i].comm;
+    m->comm_sent = !ReadString16(in, "comm", &comm) && (comm.empty() || !CheckName("comm", comm, ATR_MAX_PROGRAM_NAME));
+  }
+  if (!m->comm_sent) {
+    for (ListEntry& e : m->entries) e.comm.clear();
+  }
   return std::nullopt;
 }
 
@@ -342,10 +356,10 @@ void Encode(const VacuumReply& m, std::vector<uint8_t>& out) {
   for (const std::string& p : m.paths) PutString16(out, p);
 }
 
-DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m) {
-  ByteReader in(body);
-  uint32_t count = 0;
-  if (!(in.ReadU32(&count) && in.ReadU32(&m->omitted))) return Error(ATR_EBADMSG, "VACUUM reply", "truncated");
+namespace {
+
+// `count` relative paths (u16 length + bytes each), for VACUUM and VACUUM_BY replies.
+DecodeResult ReadPaths(ByteReader& in, uint32_t count, std::vector<std::string>* paths) {
   PROTO_TRY(CheckRange("count", count, 0, ATR_MAX_VACUUM_PATHS));
   // Each path takes at least its 2-byte length; refusing a count the body cannot hold
   // keeps a hostile count from reserving gigabytes.
@@ -354,14 +368,51 @@ DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m) {
                  std::to_string(count) + " paths cannot fit in " +
                      std::to_string(in.remaining()) + " bytes");
   }
-  m->paths.clear();
-  m->paths.resize(count);
+  paths->clear();
+  paths->resize(count);
   for (uint32_t i = 0; i < count; ++i) {
     const std::string field = "paths[" + std::to_string(i) + "]";
-    PROTO_TRY(ReadString16(in, field, &m->paths[i]));
-    PROTO_TRY(CheckPath(field, m->paths[i], /*absolute=*/false));
+    PROTO_TRY(ReadString16(in, field, &(*paths)[i]));
+    PROTO_TRY(CheckPath(field, (*paths)[i], /*absolute=*/false));
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m) {
+  ByteReader in(body);
+  uint32_t count = 0;
+  if (!(in.ReadU32(&count) && in.ReadU32(&m->omitted))) return Error(ATR_EBADMSG, "VACUUM reply", "truncated");
+  return ReadPaths(in, count, &m->paths);
+}
+
+// ---- VACUUM_BY ----
+
+void Encode(const VacuumByReply& m, std::vector<uint8_t>& out) {
+  PutU32(out, static_cast<uint32_t>(m.paths.size()));
+  PutU32(out, m.omitted);
+  PutU64(out, m.bytes);
+  for (const std::string& p : m.paths) PutString16(out, p);
+}
+
+DecodeResult Decode(std::span<const uint8_t> body, VacuumByReply* m) {
+  ByteReader in(body);
+  uint32_t count = 0;
+  if (!(in.ReadU32(&count) && in.ReadU32(&m->omitted) && in.ReadU64(&m->bytes))) {
+    return Error(ATR_EBADMSG, "VACUUM_BY reply", "truncated");
+  }
+  return ReadPaths(in, count, &m->paths);
+}
+
+// ---- CRASH (ATR_FEATURE_CRASH_PATH) ----
+
+void Encode(const CrashReply& m, std::vector<uint8_t>& out) { PutString16(out, m.report); }
+
+DecodeResult Decode(std::span<const uint8_t> body, CrashReply* m) {
+  ByteReader in(body);
+  PROTO_TRY(ReadString16(in, "report", &m->report));
+  return m->report.empty() ? std::nullopt : CheckPath("report", m->report, /*absolute=*/true);
 }
 
 }  // namespace atraced::proto

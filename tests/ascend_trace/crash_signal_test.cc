@@ -77,6 +77,41 @@ TEST_CASE("crash signal: a NULL dereference is reported with a backtrace, then k
   CHECK_FALSE(d.LogHas("ended without GOODBYE"));
 }
 
+TEST_CASE("crash signal: one line on stderr names the report the daemon wrote, ATRACE_QUIET=1 silences it",
+          "[crash][signal]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  atraced::testing::TempDir tmp;
+  Child child(d, "segv", 3, {}, "", tmp / "stderr");
+  RequireDiedOf(child, SIGSEGV);
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  std::string report;
+  for (const auto& name : ListNames(dirs[0])) {
+    if (name.rfind("stackcore_tracer_11_", 0) == 0) report = dirs[0] + "/" + name;
+  }
+  REQUIRE_FALSE(report.empty());
+  // The whole of what the library wrote: one line, the report's absolute path, which holds
+  // the crash (written before the reply, so before the line).
+  CHECK(ReadFile(tmp / "stderr") == "libascend_trace: crash report written to " + report + "\n");
+  CHECK(ReadFile(report).find("signal: 11 (SIGSEGV)\n") != std::string::npos);
+  CHECK(d.LogHas(" written to " + report));
+
+  Child quiet(d, "segv", 1, {"ATRACE_QUIET=1"}, "", tmp / "quiet");
+  RequireDiedOf(quiet, SIGSEGV);
+  REQUIRE(AwaitStackcore(d, quiet.pid).size() == 1);
+  CHECK(ReadFile(tmp / "quiet").empty());
+
+  // No reply in time (the daemon stopped): no line, the same death. (A daemon that does not
+  // grant ATR_FEATURE_CRASH_PATH replies with an empty body: service_tests checks that.)
+  Child unanswered(d, "segv-on-input", 1, {"ASCEND_TRACE_CRASH_WAIT_MS=300"}, "", tmp / "unanswered");
+  REQUIRE(::kill(d.pid(), SIGSTOP) == 0);
+  REQUIRE(::write(unanswered.input, "x", 1) == 1);
+  RequireDiedOf(unanswered, SIGSEGV);
+  ::kill(d.pid(), SIGCONT);
+  CHECK(ReadFile(tmp / "unanswered").empty());
+}
+
 TEST_CASE("crash signal: the core dump is still written after the report", "[crash][signal]") {
 #if ATRACED_UNDER_SANITIZER
   WARN("a sanitizer turns core dumps off; skipping");

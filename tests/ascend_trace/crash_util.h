@@ -36,8 +36,9 @@ struct Child {
 
   // `env`: more NAME=value entries. No core file unless `core_dir` is given: the child then
   // runs there with an unlimited core size.
+  // `stderr_path`: the child's stderr goes to that new file.
   Child(const DaemonProcess& d, const std::string& mode, int records, const std::vector<std::string>& env = {},
-        const std::string& core_dir = "") {
+        const std::string& core_dir = "", const std::string& stderr_path = "") {
     int out[2], in[2];
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
@@ -55,6 +56,10 @@ struct Child {
     if (pid == 0) {
       ::dup2(out[1], 1);
       ::dup2(in[0], 0);
+      if (!stderr_path.empty()) {
+        const int err = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (err < 0 || ::dup2(err, 2) != 2) ::_exit(125);
+      }
       const rlimit core{core_dir.empty() ? 0 : RLIM_INFINITY, core_dir.empty() ? 0 : RLIM_INFINITY};
       ::setrlimit(RLIMIT_CORE, &core);
       if (!core_dir.empty() && ::chdir(core_dir.c_str()) != 0) ::_exit(126);

@@ -278,14 +278,14 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
 
   auto list = Ctl(d, {"list"});
   REQUIRE(list.exit_code == 0);
-  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH\n"));
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\n"));
   CHECK(Has(list.out, "\tdevice\tschedule\t"));
   CHECK(Has(list.out, "\texit\texit\t-\t"));
   auto lj = Ctl(d, {"list", "--json"});
   REQUIRE(lj.exit_code == 0);
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
   std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
-                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
+                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
                    "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\"\\}");
   auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
   CHECK(std::distance(begin, std::sregex_iterator()) == 3);
@@ -533,6 +533,51 @@ TEST_CASE("atracectl list filters combine: pid, uid, kind, side, device, since a
   auto table = Ctl(d, {"list", "--device", "5"});
   CHECK(Has(table.out, "\tdevice\tschedule\t5\t"));
   CHECK(Has(Ctl(d, {"list", "--side", "host"}).out, "\tstackcore\t-\t"));
+  // COMM: the program each directory was made for (here atracectl's emit), matched whole.
+  CHECK(count({"--comm", "atracectl"}) == 4);
+  CHECK(count({"--comm", "atracectl", "--device", "5"}) == 1);
+  CHECK(count({"--comm", "atrace"}) == 0);
+  CHECK(Has(table.out, "\t" + std::to_string(::getuid()) + "\tatracectl\t"));
+}
+
+// COMM is kept by the daemon's order log, never inside CANN's event directories; a root
+// whose log predates it lists '-' (JSON null) and matches no --comm.
+TEST_CASE("atracectl list: COMM survives a restart, an older root shows '-'", "[atracectl][list]") {
+  TempDir tmp;
+  const std::string root = tmp / "root";
+  std::string dir;
+  {
+    DaemonProcess d({{}, {}, true, 10, std::nullopt, root});
+    REQUIRE(d.Start());
+    auto made = Ctl(d, {"emit", "--event", "schedule", "--object", "o"}, "x");
+    REQUIRE(made.exit_code == 0);
+    dir = made.out.substr(0, made.out.rfind('/'));
+    CHECK(ListNames(dir) == std::vector<std::string>{"schedule_tracer_o.txt"});  // nothing of ours inside
+    REQUIRE(d.Stop() == 0);
+  }
+  {
+    DaemonProcess d({{}, {}, true, 10, std::nullopt, root});
+    REQUIRE(d.Start());
+    CHECK(Has(Ctl(d, {"list", "--json"}).out, "\"comm\":\"atracectl\""));
+    REQUIRE(d.Stop() == 0);
+  }
+  // The log as an older daemon wrote it: no program records.
+  const std::string log_path = root + "/atrace/.atraced_order";
+  std::string log = ReadFile(log_path), older;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("c ", 0) != 0) older += line + "\n";
+  }
+  CHECK(older.size() < log.size());
+  REQUIRE(::unlink(log_path.c_str()) == 0);
+  WriteFile(log_path, older);
+  DaemonProcess d({{}, {}, true, 10, std::nullopt, root});
+  REQUIRE(d.Start());
+  auto list = Ctl(d, {"list"});
+  CHECK(Has(list.out, "\t" + std::to_string(::getuid()) + "\t-\t"));
+  CHECK(Has(Ctl(d, {"list", "--json"}).out, "\"comm\":null,"));
+  auto none = Ctl(d, {"list", "--comm", "atracectl", "--json"});
+  CHECK(none.out == "{\"entries\":[]}\n");
 }
 
 TEST_CASE("atracectl list refuses filters that mean nothing, naming the forms", "[atracectl][list][usage]") {
@@ -618,7 +663,7 @@ TEST_CASE("atracectl list --follow prints each new directory as it is made, filt
   REQUIRE(first.size() == 1);
   CHECK(Has(first[0], "\"seq\":1,"));
   REQUIRE(exits.Lines(1, std::chrono::seconds(10)) == std::vector<std::string>{
-                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tSIZE\tAPPARENT\tAGE\tPATH"});
+                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH"});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its watch is set up
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "one"}, "x").exit_code == 0);

@@ -60,6 +60,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<StatusRequest>(payload);
   CheckRequest<ListRequest>(payload);
   CheckRequest<VacuumRequest>(payload);
+  CheckRequest<VacuumBy>(payload);
   CheckRequest<RingRegister>(payload);
   CheckRequest<RingReport>(payload);
   CheckRequest<RingSaveAll>(payload);
@@ -92,6 +93,8 @@ void DecodeEverything(std::span<const uint8_t> payload) {
     CheckReplyBody<StatusReply>(head.body);
     CheckReplyBody<ListReply>(head.body);
     CheckReplyBody<VacuumReply>(head.body);
+    CheckReplyBody<VacuumByReply>(head.body);
+    CheckReplyBody<CrashReply>(head.body);
   }
 }
 

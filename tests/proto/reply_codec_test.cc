@@ -317,16 +317,35 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   ListReply in;
   in.entries.push_back(SampleEntry(1, "trace_1_2_20240131235959123456/1_event_2_x"));
   in.entries.push_back(SampleEntry(2, "trace_1_2_20240131235959123456/2_event_2_y"));
+  in.entries[0].comm = "python3";  // the second's program is unknown: ""
   const auto full = EncodeToVector(in);
   const size_t entry_size = 40 + 2 + in.entries[0].path.size();
-  REQUIRE(full.size() == 8 + 2 * entry_size + 2 * 8);  // the apparent sizes follow every entry
+  // The apparent sizes follow every entry, then the programs.
+  REQUIRE(full.size() == 8 + 2 * entry_size + 2 * 8 + (2 + 7) + 2);
   const ListReply with_apparent = RequireDecoded<ListReply>(full);
   CHECK(with_apparent.entries[0].apparent_bytes == (1ull << 40) + 1);
   CHECK(with_apparent.entries[1].apparent_bytes == (1ull << 40) + 2);
   CHECK(with_apparent.entries[1].path == in.entries[1].path);
-  // Without them (an older daemon, or one cut short): all fall back to `bytes`.
-  const std::vector<uint8_t> body(full.begin(), full.end() - 16);
-  CHECK(RequireDecoded<ListReply>(std::span(full).first(full.size() - 1)).entries[0].apparent_bytes == 1 << 20);
+  CHECK(with_apparent.entries[0].comm == "python3");
+  CHECK(with_apparent.entries[1].comm.empty());
+  CHECK(with_apparent.comm_sent);
+  // Without the programs (an older daemon, or cut short): every one unknown, sizes kept.
+  const std::vector<uint8_t> no_comm(full.begin(), full.end() - 11);
+  const ListReply sized = RequireDecoded<ListReply>(no_comm);
+  CHECK_FALSE(sized.comm_sent);
+  CHECK(sized.entries[0].comm.empty());
+  CHECK(sized.entries[1].apparent_bytes == (1ull << 40) + 2);
+  CHECK(EncodeToVector(sized) == no_comm);
+  CHECK(RequireDecoded<ListReply>(std::span(full).first(full.size() - 1)).entries[0].comm.empty());
+  // A program that is not a name is not believed: none are.
+  ListReply hostile = in;
+  hostile.entries[1].comm = "../x";
+  const ListReply doubted = RequireDecoded<ListReply>(EncodeToVector(hostile));
+  CHECK_FALSE(doubted.comm_sent);
+  CHECK(doubted.entries[0].comm.empty());
+  // Without the sizes either: all fall back to `bytes`.
+  const std::vector<uint8_t> body(full.begin(), full.end() - 16 - 11);
+  CHECK(RequireDecoded<ListReply>(std::span(no_comm).first(no_comm.size() - 1)).entries[0].apparent_bytes == 1 << 20);
   // ...and re-encoding such a body gives it back, without sizes the daemon never sent.
   const ListReply older = RequireDecoded<ListReply>(body);
   CHECK_FALSE(older.apparent_sent);
@@ -402,7 +421,30 @@ TEST_CASE("VACUUM reply: layout, round trip, rejections", "[codec][reply][vacuum
   RequireRejected<VacuumReply>(Bytes({0, 0, 0}), ATR_EBADMSG, "VACUUM reply: truncated");
 }
 
+TEST_CASE("VACUUM_BY reply: layout, round trip, rejections", "[codec][reply][vacuum]") {
+  const VacuumByReply in{{"a/b"}, 2, 12288};
+  const auto body = EncodeToVector(in);
+  CHECK(body == Bytes({1, 0, 0, 0, 2, 0, 0, 0, 0, 0x30, 0, 0, 0, 0, 0, 0, 3, 0, 'a', '/', 'b'}));
+  const VacuumByReply out = RequireDecoded<VacuumByReply>(body);
+  CHECK(out.paths == std::vector<std::string>{"a/b"});
+  CHECK(out.omitted == 2);
+  CHECK(out.bytes == 12288);
+  RequireRejected<VacuumByReply>(std::span(body).first(15), ATR_EBADMSG, "VACUUM_BY reply: truncated");
+  RequireRejected<VacuumByReply>(std::span(body).first(20), ATR_EBADMSG, "paths[0]: length 3");
+  RequireRejected<VacuumByReply>(Bytes({1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), ATR_EINVAL, "count");
+}
+
+TEST_CASE("CRASH reply with the report's path", "[codec][reply][crash]") {
+  const auto body = EncodeToVector(CrashReply{"/r/x.txt"});
+  CHECK(body == Bytes({8, 0, '/', 'r', '/', 'x', '.', 't', 'x', 't'}));
+  CHECK(RequireDecoded<CrashReply>(body).report == "/r/x.txt");
+  CHECK(RequireDecoded<CrashReply>(Bytes({0, 0})).report.empty());  // none was written
+  RequireRejected<CrashReply>(EncodeToVector(CrashReply{"x.txt"}), ATR_EINVAL, "report: not absolute");
+  RequireRejected<CrashReply>(Bytes({}), ATR_EBADMSG, "report");
+}
+
 TEST_CASE("names of opcodes and statuses", "[codec]") {
+  CHECK(OpcodeName(ATR_OP_VACUUM_BY) == "VACUUM_BY");
   CHECK(OpcodeName(ATR_OP_HELLO) == "HELLO");
   CHECK(OpcodeName(ATR_OP_VACUUM) == "VACUUM");
   CHECK(OpcodeName(0) == "UNKNOWN");
@@ -411,7 +453,7 @@ TEST_CASE("names of opcodes and statuses", "[codec]") {
   CHECK(OpcodeName(ATR_OP_CRASH) == "CRASH");
   CHECK(OpcodeName(ATR_OP_DUMP) == "DUMP");
   CHECK(OpcodeName(ATR_OP_STACK_DUMP) == "STACK_DUMP");
-  CHECK(OpcodeName(19) == "UNKNOWN");
+  CHECK(OpcodeName(999) == "UNKNOWN");
   CHECK(StatusName(ATR_EBADMSG) == "EBADMSG");
   CHECK(StatusName(-74) == "EBADMSG");
   CHECK(StatusName(0) == "OK");

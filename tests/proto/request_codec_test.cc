@@ -469,6 +469,52 @@ TEST_CASE("VACUUM request: layout, round trip, rejections", "[codec][vacuum]") {
   RequireRejected<VacuumRequest>(Bytes({0}), ATR_EBADMSG, "VACUUM: payload is 1 bytes");
 }
 
+// ---- VACUUM_BY ----
+
+TEST_CASE("VACUUM_BY request: layout, round trip, rejections", "[codec][vacuum]") {
+  VacuumBy m;
+  m.dry_run = true;
+  m.verbs = ATR_VACUUM_OLDER_THAN | ATR_VACUUM_MAX_USE | ATR_VACUUM_KEEP;
+  m.keep = 3;
+  m.older_than_us = 7200000000ull;
+  m.max_use = 1ull << 30;
+  const auto payload = EncodeToVector(m);
+  CHECK(payload == Bytes({1, 0, 7, 0, 3, 0, 0, 0, 0x00, 0x48, 0x27, 0xad, 0x01, 0, 0, 0,  //
+                          0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  const VacuumBy out = RequireDecoded<VacuumBy>(payload);
+  CHECK(out.dry_run);
+  CHECK(out.verbs == 7);
+  CHECK(out.keep == 3);
+  CHECK(out.older_than_us == 7200000000ull);
+  CHECK(out.max_use == 1ull << 30);
+  VacuumBy max_use_zero;
+  max_use_zero.verbs = ATR_VACUUM_MAX_USE;  // down to nothing: allowed
+  CHECK(RequireDecoded<VacuumBy>(EncodeToVector(max_use_zero)).max_use == 0);
+
+  auto with = [&m](auto change) {
+    VacuumBy v = m;
+    change(v);
+    return EncodeToVector(v);
+  };
+  RequireRejected<VacuumBy>(with([](VacuumBy& v) { v.verbs = 0, v.keep = 0, v.older_than_us = 0, v.max_use = 0; }),
+                            ATR_EINVAL, "verbs: none given");
+  RequireRejected<VacuumBy>(with([](VacuumBy& v) { v.verbs |= 8; }), ATR_EINVAL, "verbs: unknown bits 15");
+  RequireRejected<VacuumBy>(with([](VacuumBy& v) { v.keep = 0; }), ATR_EINVAL, "keep: must be at least 1");
+  RequireRejected<VacuumBy>(with([](VacuumBy& v) { v.older_than_us = 0; }), ATR_EINVAL, "older_than_us: must be at least 1");
+  RequireRejected<VacuumBy>(with([](VacuumBy& v) { v.verbs = ATR_VACUUM_KEEP; }), ATR_EINVAL,
+                            "older_than_us: set without its verb");
+  auto bad = payload;
+  bad[0] = 2;
+  RequireRejected<VacuumBy>(bad, ATR_EINVAL, "dry_run: 2 out of range 0..1");
+  bad = payload;
+  bad[1] = 1;
+  RequireRejected<VacuumBy>(bad, ATR_EINVAL, "reserved0");
+  bad = payload;
+  bad[31] = 1;
+  RequireRejected<VacuumBy>(bad, ATR_EINVAL, "reserved");
+  RequireRejected<VacuumBy>(std::span(payload).first(31), ATR_EBADMSG, "VACUUM_BY: payload is 31 bytes");
+}
+
 // ---- any request: every truncation of a valid payload is refused, never read past ----
 
 TEST_CASE("every truncation of a valid request is rejected", "[codec]") {

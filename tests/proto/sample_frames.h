@@ -100,6 +100,9 @@ inline std::vector<uint8_t> SampleAdminRequests() {
   payload.clear();
   Encode(VacuumRequest{true}, payload);
   AppendFrame(stream, ATR_OP_VACUUM, 0, 22, payload);
+  payload.clear();
+  Encode(VacuumBy{true, ATR_VACUUM_OLDER_THAN | ATR_VACUUM_KEEP, 5, 3600000000ull, 0}, payload);
+  AppendFrame(stream, ATR_OP_VACUUM_BY, 0, 23, payload);
   return stream;
 }
 
@@ -132,11 +135,15 @@ inline std::vector<uint8_t> SampleReplies() {
   entry.kind = ATR_EVENT_SCHEDULE;
   entry.pid = 7;
   entry.path = "trace_7_7_20240131235959123456/1_event_7_20240131235959123456";
+  entry.comm = "python3";
   Encode(ListReply{{entry}}, payload);
   reply(ATR_OP_LIST, 21);
   EncodeReplyOk(payload);
   Encode(VacuumReply{{"trace_7_7_20240131235959123456"}}, payload);
   reply(ATR_OP_VACUUM, 22);
+  EncodeReplyOk(payload);
+  Encode(VacuumByReply{{"trace_7_7_20240131235959123456/1_event_7_20240131235959123456"}, 0, 4096}, payload);
+  reply(ATR_OP_VACUUM_BY, 23);
   return stream;
 }
 

@@ -69,6 +69,7 @@ TEST_CASE("the sample frames decode", "[samples]") {
       case ATR_OP_STATUS: { StatusRequest m; r = Decode(p, &m); break; }
       case ATR_OP_LIST: { ListRequest m; r = Decode(p, &m); break; }
       case ATR_OP_VACUUM: { VacuumRequest m; r = Decode(p, &m); break; }
+      case ATR_OP_VACUUM_BY: { VacuumBy m; r = Decode(p, &m); break; }
       case ATR_OP_RING_REGISTER: { RingRegister m; r = Decode(p, &m); break; }
       case ATR_OP_RING_REPORT: { RingReport m; r = Decode(p, &m); break; }
       case ATR_OP_RING_SAVE_ALL: { RingSaveAll m; r = Decode(p, &m); break; }
@@ -80,7 +81,7 @@ TEST_CASE("the sample frames decode", "[samples]") {
   }
   CHECK(d.error().empty());
   CHECK(d.buffered() == 0);
-  CHECK(frames == 1 + 1 + 5 + 4 + 3 + 7 + 8 + 1);
+  CHECK(frames == 1 + 1 + 5 + 4 + 4 + 8 + 8 + 1);
 }
 
 #ifdef ATRACED_SOURCE_DIR

@@ -148,6 +148,7 @@ TEST_CASE("CRASH with a runner: others are served while it is inspected, then th
   CHECK(replies[0].header.request_id == 77u);
   CHECK(replies[0].header.flags == ATR_FLAG_REPLY);
   CHECK(replies[0].status == 0);
+  CHECK(replies[0].body.empty());  // a 1.1 channel that did not ask for the path: what it always got
   auto dirs = KindDirs(f, "stackcore");
   REQUIRE(dirs.size() == 1);
   CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("before the crash\n") != std::string::npos);
@@ -156,6 +157,32 @@ TEST_CASE("CRASH with a runner: others are served while it is inspected, then th
   CHECK(f.service->counters().crashes_recorded == 1);
   // A second CRASH of the same process is refused at once, deferred or not.
   CHECK(f.Call(channel, ATR_OP_CRASH, Payload(proto::Crash{SIGABRT, -6, 100, 0})).status == ATR_EEXIST);
+}
+
+TEST_CASE("CRASH with ATR_FEATURE_CRASH_PATH: the reply names the report written", "[service][rings][crash]") {
+  DeferredCrash t;
+  ServiceFixture& f = *t.f;
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"before the crash"}));
+  // Granted only with CRASH, as STACK_DUMP.
+  const auto no_crash = CrashChannel(f, 100, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH_PATH);
+  CHECK((f.service->features(no_crash) & ATR_FEATURE_CRASH_PATH) == 0);
+  const auto channel = CrashChannel(f, 100, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_CRASH_PATH);
+  REQUIRE((f.service->features(channel) & ATR_FEATURE_CRASH_PATH) != 0);
+  t.Crash(channel, 100);
+  t.runner.FinishAll();
+  REQUIRE(t.delivered.size() == 1);
+  const auto replies = ServiceFixture::Decode(t.delivered[0]);
+  REQUIRE(replies.size() == 1);
+  REQUIRE(replies[0].status == 0);
+  proto::CrashReply reply;
+  REQUIRE_FALSE(proto::Decode(replies[0].body, &reply));
+  auto dirs = KindDirs(f, "stackcore");
+  REQUIRE(dirs.size() == 1);
+  const std::string report = dirs[0] + "/stackcore_tracer_11_101_";
+  CHECK(reply.report.rfind(report, 0) == 0);
+  CHECK(reply.report.ends_with(".txt"));
+  CHECK(ReadFile(reply.report).find("signal: 11 (SIGSEGV)") != std::string::npos);
 }
 
 TEST_CASE("CRASH with a runner: the rings outlive their connection until the report is written", "[service][rings][crash]") {

@@ -74,7 +74,7 @@ struct AsideFixture {
   }
   uint64_t Begin(int32_t pid = 100) {
     clock.Advance(1ms);
-    auto r = store->BeginEvent({{pid, pid, kProcTime}, EventKind::kSchedule, pid, "", Side::kHost, 0, 1000});
+    auto r = store->BeginEvent({{pid, pid, kProcTime}, EventKind::kSchedule, pid, "", Side::kHost, 0, 1000, ""});
     REQUIRE(r.ok());
     paths[r->seq] = r->rel_path;
     REQUIRE(store->OpenFile(r->seq, TraceFileName::Object({"schedule", "x", false})).ok());
@@ -125,7 +125,7 @@ TEST_CASE("the same name can be made again while its aged namesake is still bein
   f.Begin();
   REQUIRE_FALSE(f.InTree(seqs[0]));
   f.clock.Set(f.clock.Now() - 10ms);  // back to the first event's time: its name again
-  auto again = f.store->BeginEvent({{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000});
+  auto again = f.store->BeginEvent({{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000, ""});
   REQUIRE(again.ok());
   CHECK(again->rel_path == f.paths.at(seqs[0]));
   CHECK(IsDir(f.trace_dir() + "/" + again->rel_path));

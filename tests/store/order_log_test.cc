@@ -11,7 +11,7 @@ const std::string kProc = "trace_1_2_20260101000000000000";
 const std::string kEvent = "schedule_event_2_20260101000000000001";
 
 OrderEntry Entry(uint64_t seq, AgeClass cls = AgeClass::kHost, std::string event = kEvent) {
-  return {seq, cls, cls == AgeClass::kDevice ? 3u : 0u, 1000, 1779460215000000, kProc, std::move(event)};
+  return {seq, cls, cls == AgeClass::kDevice ? 3u : 0u, 1000, 1779460215000000, kProc, std::move(event), ""};
 }
 
 }  // namespace
@@ -86,4 +86,28 @@ TEST_CASE("sequences must increase and a live path appears once", "[order_log][s
   CHECK(r.live[0].seq == 7);
   REQUIRE(r.removing.size() == 1);
   CHECK(r.removing[0].seq == 5);
+}
+
+TEST_CASE("a directory's program rides in a 'c' record after its '+'", "[order_log]") {
+  OrderEntry e = Entry(1);
+  e.comm = "python3.11";
+  std::string text(kOrderLogHeader);
+  AppendCreated(e, text);
+  AppendCreated(Entry(2, AgeClass::kHost, "schedule_event_2_20260101000000000002"), text);  // none known
+  CHECK(text.find("\nc 1 python3.11\n+ 2 ") != std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  REQUIRE(r.live.size() == 2);
+  CHECK(r.live[0].comm == "python3.11");
+  CHECK(r.live[1].comm.empty());
+  // A 'c' that is not a name, names no live directory, or comes twice is refused; the
+  // directory stays either way.
+  for (const std::string& bad : {std::string("c 1 ../x"), std::string("c 9 prog"), std::string("c 1 a b"),
+                                 std::string("c 2 ") + std::string(64, 'p'), std::string("c 1 other")}) {
+    INFO(bad);
+    auto again = ReplayOrderLog(text + bad + "\n");
+    CHECK(again.rejected == 1);
+    CHECK(again.live.size() == 2);
+    CHECK(again.live[0].comm == "python3.11");
+  }
 }

@@ -56,7 +56,7 @@ class RetentionFixture {
   }
   Result<BeginResult> TryBegin(EventKind kind = EventKind::kSchedule, int32_t pgid = 100, uint32_t uid = 1000) {
     clock_.Advance(1ms);
-    auto r = store_->BeginEvent({{pgid, pgid, kProcTime}, kind, pgid, "", Side::kHost, 0, uid});
+    auto r = store_->BeginEvent({{pgid, pgid, kProcTime}, kind, pgid, "", Side::kHost, 0, uid, ""});
     if (r.ok()) paths_[r->seq] = r->rel_path;
     return r;
   }

@@ -50,7 +50,7 @@ class StoreFixture {
   uint64_t Begin(EventKind kind = EventKind::kSchedule, Side side = Side::kHost, int32_t pid = 100,
                  bool end = true, std::string time = "") {
     clock_.Advance(1ms);
-    EventSpec spec{{pid, pid, kProcTime}, kind, pid, std::move(time), side, side == Side::kDevice ? 1u : 0u, 1000};
+    EventSpec spec{{pid, pid, kProcTime}, kind, pid, std::move(time), side, side == Side::kDevice ? 1u : 0u, 1000, ""};
     auto r = store_->BeginEvent(spec);
     REQUIRE(r.ok());
     paths_[r->seq] = r->rel_path;
@@ -107,7 +107,7 @@ TEST_CASE("event dirs follow the CANN layout with fixed modes", "[store]") {
   mode_t old = ::umask(077);  // the modes must not depend on the umask
   StoreFixture f;
   f.clock_.Set(std::chrono::system_clock::time_point(1779460215s + 123456us));
-  EventSpec spec{{4242, 4343, kProcTime}, EventKind::kSchedule, 4343, "", Side::kHost, 0, 1000};
+  EventSpec spec{{4242, 4343, kProcTime}, EventKind::kSchedule, 4343, "", Side::kHost, 0, 1000, ""};
   auto r = f.store_->BeginEvent(spec);
   REQUIRE(r.ok());
   std::string time = FormatTraceTime(f.clock_.Now());
@@ -346,7 +346,7 @@ TEST_CASE("a failed creation leaves nothing half-made and counts nothing", "[sto
   auto [op, part] = GENERATE(table<FsOp, std::string>({{FsOp::kMakeDir, "schedule_event_"}, {FsOp::kAppend, ".atraced_order"}}));
   auto err = GENERATE(ENOSPC, EIO);
   f.fault_.Fail(op, part, err, 1);
-  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000, ""};
   auto r = f.store_->BeginEvent(spec);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().err() == err);
@@ -439,7 +439,7 @@ TEST_CASE("a tree of atraced 0.1 is adopted once by its markers, staging leftove
   REQUIRE(list.size() == 2);
   CHECK(list[0].rel_path == "trace_5_5_20260101000000000000/schedule_event_5_20260101000000000003");
   CHECK(list[1].seq == 2);
-  EventSpec spec{{5, 5, kProcTime}, EventKind::kSchedule, 5, "", Side::kHost, 0, 0};
+  EventSpec spec{{5, 5, kProcTime}, EventKind::kSchedule, 5, "", Side::kHost, 0, 0, ""};
   auto r = store.BeginEvent(spec);
   REQUIRE(r.ok());
   CHECK(r->seq == 3);
@@ -637,7 +637,7 @@ TEST_CASE("a setgid trace dir makes everything below it group-owned alike", "[st
   TraceStore store(**fs, remover, clock, log.logger(), 10);
   REQUIRE(store.Recover().ok());
   CHECK(Mode(tmp / "atrace") == 02750);  // the daemon keeps the operator's setgid bit
-  auto r = store.BeginEvent({{7, 7, kProcTime}, EventKind::kSchedule, 7, "", Side::kHost, 0, 0});
+  auto r = store.BeginEvent({{7, 7, kProcTime}, EventKind::kSchedule, 7, "", Side::kHost, 0, 0, ""});
   REQUIRE(r.ok());
   auto file = store.OpenFile(r->seq, TraceFileName::Object({"schedule", "x", false}));
   REQUIRE(file.ok());
@@ -788,7 +788,7 @@ TEST_CASE("a process dir made again after a removal does not hide its event dirs
 TEST_CASE("an event that ends with no file leaves no directory, no record and no count", "[store][discard]") {
   StoreFixture f(10);
   const uint64_t kept = f.Begin();
-  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000, ""};
   f.clock_.Advance(1ms);
   auto empty = f.store_->BeginEvent(spec);
   REQUIRE(empty.ok());
@@ -809,7 +809,7 @@ TEST_CASE("an event that ends with no file leaves no directory, no record and no
 
 TEST_CASE("an empty event shared by two reports stays until the last ends, and one file keeps it", "[store][discard]") {
   StoreFixture f(10);
-  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000, ""};
   auto a = f.store_->BeginEvent(spec);
   auto b = f.store_->BeginEvent(spec);  // the same path: CANN's objects of one report
   REQUIRE(a.ok());
@@ -826,7 +826,7 @@ TEST_CASE("an empty event shared by two reports stays until the last ends, and o
 
 TEST_CASE("an empty event whose directory someone filled is kept, with a warning", "[store][discard]") {
   StoreFixture f(10);
-  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000};
+  EventSpec spec{{100, 100, kProcTime}, EventKind::kSchedule, 100, "", Side::kHost, 0, 1000, ""};
   auto r = f.store_->BeginEvent(spec);
   REQUIRE(r.ok());
   WriteFile(f.trace_dir() + "/" + r->rel_path + "/planted", "not the store's");
@@ -834,4 +834,76 @@ TEST_CASE("an empty event whose directory someone filled is kept, with a warning
   CHECK(IsDir(f.trace_dir() + "/" + r->rel_path));
   CHECK(f.store_->count(AgeClass::kHost) == 1);  // counted, so aging removes it in its turn
   CHECK(f.log_.Has(LogLevel::kWarning, "cannot take back the empty event dir"));
+}
+
+TEST_CASE("VacuumBy: each verb as the limit it mirrors, never a pinned dir", "[store][vacuum]") {
+  StoreFixture f(10);
+  const uint64_t exit1 = f.Begin(EventKind::kExit);
+  const uint64_t h1 = f.Begin(), h2 = f.Begin();
+  const uint64_t pinned = f.Begin(EventKind::kSchedule, Side::kHost, 100, /*end=*/false);
+  const uint64_t d1 = f.Begin(EventKind::kSchedule, Side::kDevice), d2 = f.Begin(EventKind::kSchedule, Side::kDevice);
+  const uint64_t exit2 = f.Begin(EventKind::kExit);
+  for (uint64_t s = 1; s <= 7; ++s) f.store_->AddBytes(s, 4096);  // what the service counts as written
+  auto seqs = [&f](const AgingReport& r) {
+    std::vector<uint64_t> out;
+    for (const auto& path : r.removed) {
+      for (uint64_t s = 1; s <= 7; ++s) {
+        if (f.AbsOf(s) == f.trace_dir() + "/" + path) out.push_back(s);
+      }
+    }
+    return out;
+  };
+  SECTION("keep: host and device each, the pinned one counted but kept, exit never") {
+    VacuumSpec spec;
+    spec.keep = 1;
+    spec.dry_run = true;
+    auto dry = f.store_->VacuumBy(spec);
+    REQUIRE(dry.ok());
+    CHECK(seqs(*dry) == std::vector<uint64_t>{h1, h2, d1});
+    CHECK(f.store_->count(AgeClass::kHost) == 3);
+    spec.dry_run = false;
+    auto wet = f.store_->VacuumBy(spec);
+    REQUIRE(wet.ok());
+    CHECK(seqs(*wet) == std::vector<uint64_t>{h1, h2, d1});
+    CHECK(f.OnDisk(pinned));
+    CHECK(f.OnDisk(exit1));
+    CHECK(f.store_->count(AgeClass::kExit) == 2);
+    CHECK(f.store_->counters().dirs_aged_by[static_cast<size_t>(AgingReason::kVacuum)] == 3);
+  }
+  SECTION("older-than: every class, exit included, not the pinned one") {
+    f.clock_.Advance(std::chrono::seconds(10));
+    VacuumSpec spec;
+    spec.older_than = std::chrono::seconds(5);
+    auto wet = f.store_->VacuumBy(spec);
+    REQUIRE(wet.ok());
+    CHECK(seqs(*wet) == std::vector<uint64_t>{exit1, h1, h2, d1, d2, exit2});
+    CHECK(f.OnDisk(pinned));
+    CHECK(f.store_->count(AgeClass::kExit) == 0);
+  }
+  SECTION("max-use: host and device first, then exit; with keep, each dir once") {
+    VacuumSpec spec;
+    spec.max_use = 0;
+    spec.keep = 1;
+    spec.dry_run = true;
+    auto all = f.store_->VacuumBy(spec);
+    REQUIRE(all.ok());
+    CHECK(seqs(*all) == std::vector<uint64_t>{exit1, h1, h2, d1, d2, exit2});  // listed in creation order
+    const uint64_t each = 4096;
+    CHECK(all->bytes == 6 * each);
+    spec.keep.reset();
+    spec.max_use = f.store_->used_bytes() - 2 * each;
+    auto two = f.store_->VacuumBy(spec);
+    REQUIRE(two.ok());
+    CHECK(seqs(*two) == std::vector<uint64_t>{h1, h2});
+  }
+  SECTION("a log that cannot be written removes nothing") {
+    f.fault_.Fail(FsOp::kAppend, ".atraced_order", EIO, -1);
+    VacuumSpec spec;
+    spec.keep = 1;
+    auto r = f.store_->VacuumBy(spec);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().err() == EIO);
+    CHECK(f.store_->count(AgeClass::kHost) == 3);
+    CHECK(f.OnDisk(h1));
+  }
 }

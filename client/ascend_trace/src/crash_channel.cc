@@ -123,7 +123,8 @@ void ResetCrashChannelAfterFork() {
   g_owner.store(0);
 }
 
-bool ChannelExchange(int fd, const unsigned char* frame, size_t size, uint32_t request_id, long long deadline_ms) {
+bool ChannelExchange(int fd, const unsigned char* frame, size_t size, uint32_t request_id, long long deadline_ms,
+                     unsigned char* reply, size_t reply_cap, size_t* reply_len) {
   size_t sent = 0;
   while (sent < size) {
     const ssize_t n = ::send(fd, frame + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -144,8 +145,13 @@ bool ChannelExchange(int fd, const unsigned char* frame, size_t size, uint32_t r
     if (!ReadExactly(fd, head, sizeof head, deadline_ms)) return false;
     const uint32_t length = GetLe32(head + 4);
     if (GetLe32(head) != ATR_MAGIC || length > ATR_MAX_PAYLOAD) return false;  // not a stream we understand
-    if (!ReadExactly(fd, nullptr, length, deadline_ms)) return false;
-    if (GetLe32(head + 12) == request_id) return true;
+    const bool ours = GetLe32(head + 12) == request_id;
+    const size_t keep = ours && reply != nullptr ? (length < reply_cap ? length : reply_cap) : 0;
+    if (!ReadExactly(fd, reply, keep, deadline_ms) || !ReadExactly(fd, nullptr, length - keep, deadline_ms)) return false;
+    if (ours) {
+      if (reply_len != nullptr) *reply_len = keep;
+      return true;
+    }
   }
 }
 

@@ -45,8 +45,11 @@ bool ChannelStackDump();
 // A request id not used before on this connection (its HELLO was 1).
 uint32_t NextChannelRequestId();
 // Sends `frame` and waits until `deadline_ms` for the reply carrying `request_id`, skipping
-// the late replies of requests that gave up waiting earlier. True when it arrived.
-bool ChannelExchange(int fd, const unsigned char* frame, size_t size, uint32_t request_id, long long deadline_ms);
+// the late replies of requests that gave up waiting earlier. True when it arrived; then the
+// first `reply_cap` bytes of its payload are in `reply` (if given) and their count in
+// `*reply_len`, the rest read and dropped.
+bool ChannelExchange(int fd, const unsigned char* frame, size_t size, uint32_t request_id, long long deadline_ms,
+                     unsigned char* reply = nullptr, size_t reply_cap = 0, size_t* reply_len = nullptr);
 
 long long MonotonicMs();
 // Little-endian, byte by byte (PROTOCOL.md, "Implementing a client in C").

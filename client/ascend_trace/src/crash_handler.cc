@@ -25,16 +25,42 @@ namespace {
 constexpr int kFatalSignals[] = {SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ, SIGSYS};
 constexpr int kDefaultOnlySignals[] = {SIGINT, SIGTERM, SIGQUIT};
 constexpr int kMaxWaitMs = 60000;
+constexpr size_t kCrashReplyPathMax = 4096;  // PATH_MAX: a longer path is not told
 
 bool g_enabled = true;
+bool g_quiet = false;  // ATRACE_QUIET=1: no line on stderr (read at start-up: getenv is not for handlers)
 bool g_installed = false;  // under State::mu
 struct sigaction g_previous[NSIG];  // written before our handler is installed, read by it
 
 std::atomic<pid_t> g_reporting_tid{0};  // the thread that reports; others wait for it
 std::atomic<bool> g_report_done{false};
 
+// One line on stderr naming the report a CRASH reply carries (ATR_FEATURE_CRASH_PATH: status
+// 0, then the path as a u16-length string; nothing from a daemon that sends no path). write(2)
+// only: no stdio, no allocation.
+void TellReport(const unsigned char* reply, size_t len) {
+  if (g_quiet || len < 10 || (reply[0] | reply[1] | reply[2] | reply[3]) != 0) return;
+  const size_t path_len = static_cast<size_t>(reply[8]) | static_cast<size_t>(reply[9]) << 8;
+  if (path_len == 0 || 10 + path_len > len || reply[10] != '/') return;
+  static constexpr char kHead[] = "libascend_trace: crash report written to ";
+  char line[sizeof kHead + kCrashReplyPathMax + 1];
+  size_t n = sizeof kHead - 1;
+  std::memcpy(line, kHead, n);
+  for (size_t i = 0; i < path_len; ++i) {  // a control byte cannot end or forge the line
+    const unsigned char c = reply[10 + i];
+    line[n++] = c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+  }
+  line[n++] = '\n';
+  for (size_t off = 0; off < n;) {
+    const ssize_t w = ::write(STDERR_FILENO, line + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    off += static_cast<size_t>(w);
+  }
+}
+
 // Sends CRASH and waits for its reply (any status: the daemon did what it could). Only
-// async-signal-safe calls: prctl, send, poll, recv, clock_gettime, nanosleep.
+// async-signal-safe calls: prctl, send, poll, recv, clock_gettime, nanosleep, write.
 void Report(int signo, const siginfo_t* info, pid_t tid) {
   const long long deadline = MonotonicMs() + CrashWaitMs();
   // A dump in another thread may hold the channel: it lets go within the same bound. This
@@ -49,7 +75,9 @@ void Report(int signo, const siginfo_t* info, pid_t tid) {
     const uint32_t id = NextChannelRequestId();
     BuildCrashFrame(signo, info ? info->si_code : 0, tid,
                     info && has_addr ? reinterpret_cast<uintptr_t>(info->si_addr) : 0, id, frame);
-    ChannelExchange(fd, frame, sizeof frame, id, deadline);
+    unsigned char reply[10 + kCrashReplyPathMax];  // status, reserved, u16 length, path
+    size_t got = 0;
+    if (ChannelExchange(fd, frame, sizeof frame, id, deadline, reply, sizeof reply, &got)) TellReport(reply, got);
   }
   // Released although the process is about to die: an application handler chained after
   // ours may let it live on.
@@ -119,6 +147,7 @@ void BuildCrashFrame(int signo, int code, pid_t tid, unsigned long long fault_ad
 }
 
 void LoadCrashSettings() {
+  if (const char* q = std::getenv("ATRACE_QUIET")) g_quiet = std::strcmp(q, "1") == 0;
   if (const char* v = std::getenv("ASCEND_COREDUMP_SIGNAL")) {
     if (std::strcmp(v, "none") == 0) {
       g_enabled = false;

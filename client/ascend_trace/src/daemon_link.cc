@@ -136,7 +136,9 @@ void DaemonLink::OpenCrashChannel(const std::string& path, Clock::time_point dea
   }
   proto::FrameDecoder decoder;
   proto::HelloReply reply;
-  if (Hello(fd.get(), decoder, 1, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_STACK_DUMP, deadline, &reply) != 0 ||
+  // ATR_FEATURE_CRASH_PATH: CRASH's reply names the report, which the handler tells the user.
+  constexpr uint64_t kWanted = ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH;
+  if (Hello(fd.get(), decoder, 1, kWanted, deadline, &reply) != 0 ||
       !(reply.features & ATR_FEATURE_CRASH) || decoder.buffered() != 0) {
     return;
   }

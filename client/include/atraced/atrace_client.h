@@ -138,7 +138,27 @@ typedef struct atrace_list_entry {
   const char *path; /* relative to <root>/atrace; valid during the callback only */
   /* Appended after 0.1.0 (the library owns the struct, so older callers never read it). */
   uint64_t apparent_bytes; /* the files' lengths, holes included */
+  const char *comm; /* the program that made it ("" unknown: an older daemon or root);
+                       valid during the callback only */
 } atrace_list_entry;
+
+/* journalctl's vacuum verbs for atrace_client_vacuum_by: a directory goes if any verb given
+ * says so (PROTOCOL.md, VACUUM_BY). */
+#define ATRACE_VACUUM_OLDER_THAN 0x1u /* made more than older_than_us ago, exit dirs included */
+#define ATRACE_VACUUM_MAX_USE 0x2u    /* the oldest until the root holds max_use bytes, exit last */
+#define ATRACE_VACUUM_KEEP 0x4u       /* host and device each down to keep (>= 1); exit untouched */
+typedef struct atrace_vacuum_spec {
+  unsigned verbs; /* ATRACE_VACUUM_*, at least one */
+  int dry_run;    /* non-zero: only report */
+  uint32_t keep;
+  uint64_t older_than_us;
+  uint64_t max_use;
+} atrace_vacuum_spec;
+typedef struct atrace_vacuum_result {
+  uint64_t bytes;   /* allocated bytes of every directory removed (or that would be) */
+  uint32_t listed;  /* directories passed to fn */
+  uint32_t omitted; /* further ones the daemon's reply had no room to name */
+} atrace_vacuum_result;
 
 /* One line of the pools the daemon shares between users (atrace_client_shares): a pool's
  * total, uid == ATRACE_SHARE_TOTAL, or one uid's part of it. */
@@ -259,6 +279,12 @@ ATRACE_EXPORT int atrace_client_vacuum(atrace_client *client, int dry_run, atrac
 /* Each device with anything counted, in device order. -ENOTSUP from a daemon that does not
  * report devices. */
 ATRACE_EXPORT int atrace_client_devices(atrace_client *client, atrace_device_fn fn, void *user);
+/* Applies journalctl's vacuum verbs once (or only reports); fn (may be NULL) gets each
+ * directory, relative to <root>/atrace; result (may be NULL) what they hold and how many. Without
+ * dry_run only root and the daemon's user may (-EPERM); -ENOSYS from a daemon that does not
+ * know VACUUM_BY. */
+ATRACE_EXPORT int atrace_client_vacuum_by(atrace_client *client, const atrace_vacuum_spec *spec,
+                                          atrace_path_fn fn, void *user, atrace_vacuum_result *result);
 
 #ifdef __cplusplus
 }

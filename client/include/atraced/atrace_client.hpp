@@ -69,6 +69,7 @@ struct ListEntry {
   uint64_t created_unix_us = 0;
   std::string path;  // relative to <root>/atrace
   uint64_t apparent_bytes = 0;
+  std::string comm;  // the program that made it; "" unknown
 };
 
 class File {
@@ -191,7 +192,7 @@ class Client {
         [](const atrace_list_entry* e, void* user) {
           auto* v = static_cast<std::vector<ListEntry>*>(user);
           v->push_back(ListEntry{e->seq, e->kind, e->side, e->device_id, e->pid, e->uid, e->bytes,
-                                 e->created_unix_us, e->path, e->apparent_bytes});
+                                 e->created_unix_us, e->path, e->apparent_bytes, e->comm});
           return 0;
         },
         out));
@@ -228,6 +229,19 @@ class Client {
           return 0;
         },
         removed));
+  }
+
+  // journalctl's verbs (atrace_client_vacuum_by).
+  std::error_code VacuumBy(const atrace_vacuum_spec& spec, std::vector<std::string>* removed,
+                           atrace_vacuum_result* result) {
+    removed->clear();
+    return MakeError(atrace_client_vacuum_by(
+        c_.get(), &spec,
+        [](const char* path, void* user) {
+          static_cast<std::vector<std::string>*>(user)->emplace_back(path);
+          return 0;
+        },
+        removed, result));
   }
 
   atrace_client_stats Stats() const {

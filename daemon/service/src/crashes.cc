@@ -1,6 +1,7 @@
 #include "crashes.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "atraced/processes/signal_names.h"
@@ -89,7 +90,9 @@ Reply Crashes::OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> paylo
     facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
              "(not read: this daemon has no crash inspector)\n"};
   }
-  WriteReport(c.peer.pid, *holder, ask, facts, looked, later.Take());
+  // Inline (tests and fuzzers): the reply carries no path.
+  WriteReport(c.peer.pid, *holder, ask, facts, looked,
+              [reply = later.Take()](Reply r, const std::string&) { reply(std::move(r)); });
   return std::nullopt;
 }
 
@@ -138,16 +141,24 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
   } else if (waiting != parked_.end()) {
     holder = &waiting->second;
   }
-  // The reply, once the stackcore dir is written, if the CRASH connection is still there.
-  SaveDone reply = [this, channel = crash.channel, opcode = crash.ask.opcode, request_id = crash.request_id](Reply r) {
-    SendLateReply(clients_.Find(channel), opcode, request_id, r, counters_);
+  // The reply, once the stackcore dir is written, if the CRASH connection is still there;
+  // with ATR_FEATURE_CRASH_PATH it names the report, so the handler can tell the user.
+  ReportDone reply = [this, channel = crash.channel, opcode = crash.ask.opcode, request_id = crash.request_id](
+                         Reply r, const std::string& report) {
+    Client* to = clients_.Find(channel);
+    std::vector<uint8_t> body;
+    if (!r && opcode == ATR_OP_CRASH && to != nullptr && (to->features & ATR_FEATURE_CRASH_PATH)) {
+      proto::Encode(proto::CrashReply{report}, body);
+    }
+    SendLateReply(to, opcode, request_id, r, counters_, body);
   };
   if (holder) {
     WriteReport(crash.pid, *holder, crash.ask, facts, crash.looked, std::move(reply));
     holder->crash_pending = false;
   } else {
     reply(Refusal{ATR_ENOENT, std::string(crash.ask.stack_dump() ? "STACK_DUMP" : "CRASH") + ": the rings of pid " +
-                                  std::to_string(crash.pid) + " are gone"});
+                                  std::to_string(crash.pid) + " are gone"},
+          "");
   }
   if (waiting != parked_.end()) {
     log_.Info("pid ", crash.pid, " closed its connection after CRASH; its stackcore dir is written, not a second one");
@@ -157,13 +168,14 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
 }
 
 void Crashes::WriteReport(int32_t pid, const Client& holder, const Ask& ask, const CrashFacts& facts,
-                          std::chrono::system_clock::time_point looked, SaveDone done) {
+                          std::chrono::system_clock::time_point looked, ReportDone done) {
   std::string ring_list;
   const auto now = clock_.Now();
   const auto inspect_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - looked).count();
   std::vector<const HeldRing*> chosen;
   std::vector<HeldRing::File> reports;
   std::string what;
+  std::string report_name;  // a crash's: its path goes back in the reply
   if (ask.stack_dump()) {
     // The process runs on: its live rings, as DUMP saves them (destroyed exitSave ones wait
     // for its exit). The .bin asys waits for, named with the pid as asys looks for it, and
@@ -187,18 +199,23 @@ void Crashes::WriteReport(int32_t pid, const Client& holder, const Ask& ask, con
   } else {
     const proto::Crash& m = ask.crash;
     chosen = RingSaver::AtDeath(holder, &ring_list);
-    reports.push_back({TraceFileName::Stackcore({m.signo, m.tid, holder.program, FormatTraceTime(now, holder.utc_offset_s)}),
-                       CrashReportText(pid, holder, m, facts, now, chosen.size(), ring_list)});
+    const StackcoreFileName name{m.signo, m.tid, holder.program, FormatTraceTime(now, holder.utc_offset_s)};
+    report_name = FormatStackcoreFileName(name);
+    reports.push_back({TraceFileName::Stackcore(name), CrashReportText(pid, holder, m, facts, now, chosen.size(), ring_list)});
     ++counters_.crashes_recorded;
     what = std::to_string(pid) + " (" + holder.program + ") caught signal " + SignalName(m.signo) + " in thread " +
            std::to_string(m.tid) + "; inspected in " + std::to_string(inspect_ms) + " ms; stackcore dir with " +
            std::to_string(chosen.size()) + " ring(s)";
   }
-  saver_.Save(holder, EventKind::kStackcore, chosen, std::move(reports),
-              [this, what = std::move(what), done = std::move(done)](Reply r) {
-                log_.Notice("pid ", what, r ? " failed: " + r->message : std::string(" written"));
-                done(std::move(r));
-              });
+  auto dir = std::make_shared<std::string>();  // set by Save once the directory is made
+  saver_.Save(
+      holder, EventKind::kStackcore, chosen, std::move(reports),
+      [this, what = std::move(what), done = std::move(done), dir, report_name](Reply r) {
+        const std::string report = r || dir->empty() || report_name.empty() ? "" : *dir + "/" + report_name;
+        log_.Notice("pid ", what, r ? " failed: " + r->message : " written" + (report.empty() ? "" : " to " + report));
+        done(std::move(r), report);
+      },
+      dir.get());
 }
 
 void Crashes::Park(ClientId id, Client client) { parked_.emplace(id, std::move(client)); }

@@ -75,8 +75,10 @@ class Crashes {
   CrashTarget TargetOf(const Client& c, const Ask& ask) const;
   void Finish(uint64_t token, CrashFacts facts);
   // The stackcore dir of a crash or a stack dump: the report (from `facts`) and the rings.
+  // `done` gets the reply and the report's absolute path ("" when none was written).
+  using ReportDone = std::function<void(Reply, const std::string& report)>;
   void WriteReport(int32_t pid, const Client& holder, const Ask& ask, const CrashFacts& facts,
-                   std::chrono::system_clock::time_point looked, SaveDone done);
+                   std::chrono::system_clock::time_point looked, ReportDone done);
   CrashFacts NoUnwindFacts(CrashFacts facts, uint32_t uid) const;
   // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
   bool TakeUnwind(uint32_t uid);

@@ -22,6 +22,7 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
 
   int32_t pid = c.peer.pid;
   const ProcessDirName* process = c.process_name ? &*c.process_name : nullptr;
+  const std::string* program = &c.program;  // the process the event is for: COMM in a listing
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
     if (!c.may_forward) {
       log_.Warning("forwarder claim refused: pid ", c.peer.pid, " uid ", c.peer.uid, " may not write for host pid ",
@@ -35,12 +36,13 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
     if (!facts && known == nullptr) return Refusal{ATR_ESRCH, "host_pid: no process " + std::to_string(m.host_pid)};
     ProcessRecord* rec = facts ? records_.RecordFor(m.host_pid, facts) : known;
     process = &rec->name;
+    program = &rec->program;
     pid = m.host_pid;
     ++counters_.forwarder_claims;
     log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
   }
   if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
-  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid};
+  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid, *program};
   if (auto refused = admission_.AdmitEvent(c, spec.kind)) return refused;
   auto r = store_.BeginEvent(spec, c.utc_offset_s);
   if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message(), false, r.status().err() == ENOSPC};

@@ -5,7 +5,8 @@
 
 namespace atraced {
 
-void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply& reply, ServiceCounters& counters) {
+void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply& reply, ServiceCounters& counters,
+                   std::span<const uint8_t> ok_body) {
   if (reply) ++counters.requests_refused;
   if (to == nullptr || !to->reply_sink) return;
   std::vector<uint8_t> body;
@@ -13,6 +14,7 @@ void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply
     proto::EncodeReplyError(reply->status, reply->message, body);
   } else {
     proto::EncodeReplyOk(body);
+    body.insert(body.end(), ok_body.begin(), ok_body.end());
   }
   ReplyBatch batch;
   proto::AppendFrame(batch.bytes, opcode, ATR_FLAG_REPLY, request_id, body);

@@ -17,8 +17,10 @@
 namespace atraced {
 
 // Encodes `reply` to the request (`opcode`, `request_id`) and sends it through the client's
-// reply sink, if the client is still connected and has one.
-void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply& reply, ServiceCounters& counters);
+// reply sink, if the client is still connected and has one. `ok_body` follows the reply head
+// of a success.
+void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply& reply, ServiceCounters& counters,
+                   std::span<const uint8_t> ok_body = {});
 
 // One request's reply, which its handler may hand to work that finishes later. The handler
 // passes Take()'s callback on (at most once); the dispatcher then calls Settle with what the

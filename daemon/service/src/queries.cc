@@ -1,6 +1,8 @@
 #include "queries.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 
 namespace atraced {
 namespace {
@@ -98,24 +100,65 @@ Reply Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& bo
     le.apparent_bytes = e.apparent_bytes;
     le.created_unix_us = static_cast<uint64_t>(std::max<int64_t>(0, e.created_us));
     le.path = e.rel_path;
+    le.comm = e.comm;
     r.entries.push_back(std::move(le));
   }
   proto::Encode(r, body);
   return std::nullopt;
 }
 
+namespace {
+
+// At most ATR_MAX_VACUUM_PATHS listed, the rest counted: a reply must fit in one frame.
+template <class VacuumReplyT>
+void ListRemoved(std::vector<std::string>& removed, VacuumReplyT* r) {
+  for (auto& path : removed) {
+    if (r->paths.size() < ATR_MAX_VACUUM_PATHS) {
+      r->paths.push_back(std::move(path));
+    } else {
+      ++r->omitted;
+    }
+  }
+}
+
+}  // namespace
+
 Reply Queries::OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::VacuumRequest m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
   AgingReport report = store_.Vacuum(m.dry_run);
   proto::VacuumReply r;
-  for (auto& path : report.removed) {
-    if (r.paths.size() < ATR_MAX_VACUUM_PATHS) {
-      r.paths.push_back(std::move(path));
-    } else {
-      ++r.omitted;  // a reply must fit in one frame
-    }
+  ListRemoved(report.removed, &r);
+  proto::Encode(r, body);
+  return std::nullopt;
+}
+
+Reply Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::VacuumBy m;
+  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  // The configured limits (VACUUM) bind everyone alike; these verbs remove other users'
+  // evidence beyond them, so only root and the daemon's own user may. What would go is no
+  // more than LIST shows: a dry run is anyone's.
+  if (!m.dry_run && peer.uid != 0 && peer.uid != options_.daemon_uid) {
+    log_.Warning("vacuum refused: pid ", peer.pid, " uid ", peer.uid, " is not root or the daemon's uid");
+    return Refusal{ATR_EPERM, "vacuum: only root or the daemon's user may remove beyond the configured limits "
+                              "(a dry run is allowed)"};
   }
+  VacuumSpec spec;
+  spec.dry_run = m.dry_run;
+  if (m.verbs & ATR_VACUUM_OLDER_THAN) spec.older_than = std::chrono::microseconds(static_cast<int64_t>(
+                                           std::min<uint64_t>(m.older_than_us, INT64_MAX / 2)));
+  if (m.verbs & ATR_VACUUM_MAX_USE) spec.max_use = m.max_use;
+  if (m.verbs & ATR_VACUUM_KEEP) spec.keep = m.keep;
+  auto report = store_.VacuumBy(spec);
+  if (!report.ok()) return Refusal{Neg(report.status().err()), "vacuum: " + report.status().message()};
+  if (!m.dry_run) {
+    log_.Notice("vacuum by pid ", peer.pid, " uid ", peer.uid, ": removed ", report->removed.size(), " event dir(s), ",
+                report->bytes, " bytes");
+  }
+  proto::VacuumByReply r;
+  r.bytes = report->bytes;
+  ListRemoved(report->removed, &r);
   proto::Encode(r, body);
   return std::nullopt;
 }

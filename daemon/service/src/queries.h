@@ -1,5 +1,6 @@
-// STATUS, LIST and VACUUM: what the store holds and what it aged, for atracectl and
-// monitoring. Read-only but for VACUUM, which applies the limits now.
+// STATUS, LIST, VACUUM and VACUUM_BY: what the store holds and what it aged, for atracectl
+// and monitoring. Read-only but for VACUUM, which applies the limits now, and VACUUM_BY,
+// which applies journalctl's verbs once (root and the daemon's uid only, but a dry run).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ class Queries {
   // descriptors of `options`.
   Queries(TraceStore& store, ClientTable& clients, FileAccounting& accounting, const ServiceCounters& counters,
           const ServiceOptions& options, const UidShare& ring_slots, const UidShare& ring_memory,
-          const UidShare& queued_saves)
+          const UidShare& queued_saves, Logger& log)
       : store_(store),
         clients_(clients),
         accounting_(accounting),
@@ -29,11 +30,13 @@ class Queries {
         options_(options),
         ring_slots_(ring_slots),
         ring_memory_(ring_memory),
-        queued_saves_(queued_saves) {}
+        queued_saves_(queued_saves),
+        log_(log) {}
 
   Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Reply OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
 
  private:
   TraceStore& store_;
@@ -44,6 +47,7 @@ class Queries {
   const UidShare& ring_slots_;
   const UidShare& ring_memory_;
   const UidShare& queued_saves_;
+  Logger& log_;
 };
 
 }  // namespace atraced

@@ -50,7 +50,7 @@ struct RingSaver::Job {
 };
 
 void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
-                     std::vector<HeldRing::File> reports, SaveDone done) {
+                     std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir) {
   // Planned from the headers: an event directory is made only when some ring holds a record.
   auto job = std::make_shared<Job>();
   uint64_t bound = 0;
@@ -89,9 +89,10 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, bound); !st.ok()) return done(Refusal{Neg(st.err()), st.message(), false, true});
-  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid}, c.utc_offset_s);
+  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program}, c.utc_offset_s);
   if (!begun.ok()) return done(Refusal{Neg(begun.status().err()), begun.status().message()});
   job->seq = begun->seq;
+  if (made_dir != nullptr) *made_dir = store_.fs().trace_dir() + "/" + begun->rel_path;
   job->reserved = bound;
   job->pid = c.peer.pid;
   job->start_ticks = c.start_ticks;

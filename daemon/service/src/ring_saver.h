@@ -47,8 +47,10 @@ class RingSaver {
   // saves are charged to the share, never refused by it). Calls `done` once with the reply:
   // before returning when the save is refused, has nothing to write or runs inline, else
   // on the loop once the files are written.
+  // `made_dir`, if given, gets the directory's absolute path when it is made (before Save
+  // returns).
   void Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
-            std::vector<HeldRing::File> reports, SaveDone done);
+            std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr);
 
   // Saves whose completion has not run yet.
   size_t in_flight() const { return in_flight_; }

@@ -29,7 +29,8 @@ namespace atraced {
 namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH |
-                                       ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS;
+                                       ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS |
+                                       ATR_FEATURE_CRASH_PATH;
 
 // Counter-stamped rings are granted only where this daemon can read the same counter and
 // trusts it to keep one rate (atraced/base/cycle_counter.h); decided once.
@@ -58,7 +59,7 @@ struct TraceService::Rooms {
         saver(store, admission, log, counters, queued_saves, options),
         events(store, processes, records, admission, accounting, clock, log, counters, options),
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
-        queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves),
+        queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves, log),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
         crashes(clients, records, processes, saver, admission, clock, log, counters, options,
                 [this](Client& c) { Forget(c); }) {}
@@ -297,6 +298,7 @@ Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Frame
     case ATR_OP_STATUS: return queries.OnStatus(payload, body);
     case ATR_OP_LIST: return queries.OnList(payload, body);
     case ATR_OP_VACUUM: return queries.OnVacuum(payload, body);
+    case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c.peer, payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
     case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload, later);
@@ -328,7 +330,7 @@ Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, 
   c.hello_done = true;
   c.features = m.features & kSupportedFeatures;
   if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
-  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~ATR_FEATURE_STACK_DUMP;  // a look from outside, as CRASH
+  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
   if (!DaemonReadsCounter()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;

@@ -4,12 +4,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "atraced/base/name_rule.h"
 #include "atraced/store/names.h"
 
 namespace atraced {
 namespace {
 
 constexpr size_t kMaxProblemsKept = 8;
+constexpr size_t kMaxCommInLog = 63;  // ATR_MAX_PROGRAM_NAME
 
 char ClassLetter(AgeClass c) {
   switch (c) {
@@ -87,6 +89,12 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
   out += '/';
   out += e.event_dir;
   out += '\n';
+  if (e.comm.empty()) return;
+  out += "c ";
+  out += std::to_string(e.seq);
+  out += ' ';
+  out += e.comm;
+  out += '\n';
 }
 
 void AppendRemoved(uint64_t seq, std::string& out) {
@@ -138,6 +146,20 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
       live_by_path[path] = entries.size();
       entries.push_back(std::move(e));
       state.push_back(0);
+      ++r.records;
+    } else if (fields[0] == "c") {
+      uint64_t seq = 0;
+      if (fields.size() != 3 || !ParseNumber(fields[1], &seq) || fields[2].size() > kMaxCommInLog ||
+          !IsSafeName(fields[2])) {
+        problem(line_no, "bad program record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0 || !entries[it->second].comm.empty()) {
+        problem(line_no, "program of unknown sequence " + std::to_string(seq));
+        continue;
+      }
+      entries[it->second].comm = std::string(fields[2]);
       ++r.records;
     } else if (fields[0] == "-") {
       uint64_t seq = 0;

@@ -41,7 +41,8 @@ std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra
 }
 
 std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> classes, uint64_t need,
-                                                      uint64_t protect, uint64_t* freed) {
+                                                      uint64_t protect, uint64_t* freed,
+                                                      const std::unordered_set<uint64_t>* skip) {
   // The classes merged in creation order: the oldest directory of the pool goes first.
   std::vector<Victim> refs;
   for (AgeClass c : classes) {
@@ -55,7 +56,9 @@ std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> 
   pool.reserve(refs.size());
   for (const Victim& v : refs) {
     EnsureSized(v.it->second);  // a recovered dir not sized yet: its bytes decide the plan
-    pool.push_back({v.it->second.bytes.allocated, v.it->second.meta.uid, v.it->second.pins == 0 && v.it->first != protect});
+    const bool skipped = skip != nullptr && skip->count(v.it->first) != 0;
+    pool.push_back({v.it->second.bytes.allocated, v.it->second.meta.uid,
+                    v.it->second.pins == 0 && v.it->first != protect && !skipped});
   }
   std::vector<Victim> victims;
   *freed = 0;

@@ -133,7 +133,7 @@ Status TraceStore::Recover() {
     for (LegacyDir& d : legacy) {
       if (!seen.insert(d.process_dir + "/" + d.event_dir).second) continue;
       live.push_back({0, ClassOf(d.kind, d.marker.side), d.marker.device_id, d.marker.uid, d.marker.created_us,
-                      d.process_dir, d.event_dir});
+                      d.process_dir, d.event_dir, ""});
     }
     if (!legacy.empty() || !sweeps.empty()) {
       log_.Notice("recovery: no order log; adopted ", live.size(), " event dirs of atraced 0.1 by their markers and ",

@@ -97,6 +97,15 @@ struct VacuumRequest {
   bool dry_run = false;
 };
 
+// VACUUM_BY (19): journalctl's vacuum verbs; see wire.h atr_vacuum_by_request.
+struct VacuumBy {
+  bool dry_run = false;
+  uint16_t verbs = 0;          // ATR_VACUUM_*, at least one
+  uint32_t keep = 0;           // KEEP: >= 1
+  uint64_t older_than_us = 0;  // OLDER_THAN: >= 1
+  uint64_t max_use = 0;        // MAX_USE: bytes
+};
+
 // ---- 1.1 requests (ATR_FEATURE_MEMFD) ---------------------------------------------------
 
 struct RingStructField {
@@ -234,16 +243,29 @@ struct ListEntry {
   uint64_t created_unix_us = 0;
   std::string path;             // relative to <root>/atrace
   uint64_t apparent_bytes = 0;  // after all entries; from an older daemon, `bytes`
+  std::string comm;             // after the apparent sizes: the program that made it; "" unknown
 };
 
 struct ListReply {
   std::vector<ListEntry> entries;
   bool apparent_sent = true;  // false: the body had no apparent sizes (an older daemon); not encoded
+  bool comm_sent = true;      // false: the body had no programs (an older daemon); not encoded
 };
 
 struct VacuumReply {
   std::vector<std::string> paths;  // relative to <root>/atrace; at most ATR_MAX_VACUUM_PATHS
   uint32_t omitted = 0;            // removed (or to be removed) but not listed
+};
+
+struct VacuumByReply {
+  std::vector<std::string> paths;  // relative to <root>/atrace; at most ATR_MAX_VACUUM_PATHS
+  uint32_t omitted = 0;            // removed (or to be removed) but not listed
+  uint64_t bytes = 0;              // allocated bytes of all of them, listed or not
+};
+
+// CRASH's reply body with ATR_FEATURE_CRASH_PATH: the report's absolute path ("" none).
+struct CrashReply {
+  std::string report;
 };
 
 // ---- Encoding: append the payload bytes (not the frame header) to `out` ----------------
@@ -258,6 +280,7 @@ void Encode(const IdRequest& m, std::vector<uint8_t>& out);
 void Encode(const StatusRequest& m, std::vector<uint8_t>& out);
 void Encode(const ListRequest& m, std::vector<uint8_t>& out);
 void Encode(const VacuumRequest& m, std::vector<uint8_t>& out);
+void Encode(const VacuumBy& m, std::vector<uint8_t>& out);
 void Encode(const RingRegister& m, std::vector<uint8_t>& out);
 void Encode(const RingReport& m, std::vector<uint8_t>& out);
 void Encode(const RingSaveAll& m, std::vector<uint8_t>& out);
@@ -278,6 +301,8 @@ void Encode(const SizeReply& m, std::vector<uint8_t>& out);
 void Encode(const StatusReply& m, std::vector<uint8_t>& out);
 void Encode(const ListReply& m, std::vector<uint8_t>& out);
 void Encode(const VacuumReply& m, std::vector<uint8_t>& out);
+void Encode(const VacuumByReply& m, std::vector<uint8_t>& out);
+void Encode(const CrashReply& m, std::vector<uint8_t>& out);
 
 // ---- Decoding: `payload` is the bytes after the frame header ----------------------------
 // On error the output struct is left in an unspecified (but valid) state.
@@ -290,6 +315,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, IdRequest* m);
 DecodeResult Decode(std::span<const uint8_t> payload, StatusRequest* m);
 DecodeResult Decode(std::span<const uint8_t> payload, ListRequest* m);
 DecodeResult Decode(std::span<const uint8_t> payload, VacuumRequest* m);
+DecodeResult Decode(std::span<const uint8_t> payload, VacuumBy* m);
 DecodeResult Decode(std::span<const uint8_t> payload, RingRegister* m);
 DecodeResult Decode(std::span<const uint8_t> payload, RingReport* m);
 DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m);
@@ -315,6 +341,8 @@ DecodeResult Decode(std::span<const uint8_t> body, SizeReply* m);
 DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m);
 DecodeResult Decode(std::span<const uint8_t> body, ListReply* m);
 DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, VacuumByReply* m);
+DecodeResult Decode(std::span<const uint8_t> body, CrashReply* m);
 
 // ---- Names for logs ----------------------------------------------------------------------
 

@@ -20,6 +20,10 @@
  *        Behind ATR_FEATURE_DEVICE_STATS: DEVICE_STATS, what a process's device receivers
  *        counted (received, dropped, reconnected), summed per device into STATUS's devices
  *        block, which follows the pools block.
+ *        VACUUM_BY (19, no feature bit: an older daemon answers -ENOSYS): journalctl's
+ *        vacuum verbs, applied once (older than a span, down to a size, keep N).
+ *        Behind ATR_FEATURE_CRASH_PATH (granted only with ATR_FEATURE_CRASH): CRASH's reply
+ *        body carries the report's path.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -78,6 +82,7 @@
 #define ATR_FEATURE_RING_COUNTER (1ull << 3) /* 1.1: rings stamped with the cycle counter (ATR_RING_COUNTER); with MEMFD only */
 #define ATR_FEATURE_STACK_DUMP (1ull << 4) /* 1.1: STACK_DUMP, CANN's on-demand stack dump; with CRASH only */
 #define ATR_FEATURE_DEVICE_STATS (1ull << 5) /* 1.1: DEVICE_STATS, a process's device receiver counts */
+#define ATR_FEATURE_CRASH_PATH (1ull << 6) /* 1.1: CRASH's reply body is the report's path; with CRASH only */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -101,6 +106,8 @@ enum atr_opcode {
   ATR_OP_DUMP = 17,
   /* 1.1, only after ATR_FEATURE_STACK_DUMP was granted: */
   ATR_OP_STACK_DUMP = 18,
+  /* 1.1, any connection (no feature bit; a daemon without it answers -ENOSYS): */
+  ATR_OP_VACUUM_BY = 19,
   /* 1.1, only after ATR_FEATURE_DEVICE_STATS was granted: */
   ATR_OP_DEVICE_STATS = 20
 };
@@ -363,6 +370,33 @@ struct atr_vacuum_request {
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_vacuum_request) == 8, "atr_vacuum_request is 8 bytes");
 
+/* VACUUM_BY request (32 bytes, 1.1): journalctl's vacuum verbs, applied once through the
+ * store's own aging (the order log, the counts and the byte budget stay right), pinned
+ * directories never. At least one verb; a directory goes if any verb given says so:
+ *   OLDER_THAN: every class, exit included, made more than older_than_us ago (as max-age);
+ *   MAX_USE:    the oldest until the root holds at most max_use bytes, host and device
+ *               merged in creation order first, exit last (as the byte budget);
+ *   KEEP:       host and device each down to `keep` (1..), the oldest first (as record-num);
+ *               exit dirs are never aged by this count (they have exit-record-num).
+ * Without dry_run only root and the daemon's uid may ask (-EPERM); a dry run anyone may.
+ * Reply body: u32 count (<= ATR_MAX_VACUUM_PATHS), u32 omitted, u64 bytes (allocated bytes of
+ * all the directories removed or that would be, listed or not), then count times
+ * (u16 length + relative path). */
+#define ATR_VACUUM_OLDER_THAN 0x1u
+#define ATR_VACUUM_MAX_USE 0x2u
+#define ATR_VACUUM_KEEP 0x4u
+#define ATR_VACUUM_KNOWN_VERBS 0x7u
+struct atr_vacuum_by_request {
+  uint8_t dry_run;        /* 0: remove; 1: only report */
+  uint8_t reserved0;      /* 0 */
+  uint16_t verbs;         /* ATR_VACUUM_*, at least one */
+  uint32_t keep;          /* KEEP: >= 1; else 0 */
+  uint64_t older_than_us; /* OLDER_THAN: >= 1; else 0 */
+  uint64_t max_use;       /* MAX_USE: bytes (0: everything unpinned); else 0 */
+  uint64_t reserved;      /* 0 */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_vacuum_by_request) == 32, "atr_vacuum_by_request is 32 bytes");
+
 /* ---- 1.1: rings in sealed memfds (ATR_FEATURE_MEMFD) ----------------------------------
  * The ring layout itself is in ring_layout.h. */
 
@@ -443,7 +477,8 @@ ATR_STATIC_ASSERT(sizeof(struct atr_ring_save_all) == 8, "atr_ring_save_all is 8
 /* CRASH request (24 bytes): a fatal signal caught by the process's handler, which waits for
  * the reply before it re-raises. The daemon writes a stackcore dir with the rings a
  * connection of the same process holds, a report and a backtrace of `tid` it unwinds from
- * outside, then replies. Reply body: empty. */
+ * outside, then replies. Reply body: empty; with ATR_FEATURE_CRASH_PATH granted, a string
+ * (u16 length + bytes): the absolute path of the report written, empty when none was. */
 #define ATR_MAX_SIGNO 64
 struct atr_crash {
   int32_t signo;       /* 1..ATR_MAX_SIGNO */

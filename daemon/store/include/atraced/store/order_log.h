@@ -6,7 +6,14 @@
 //
 //   # atraced order log 1
 //   + <seq> <h|d|e> <device_id> <uid> <created_us> <process dir>/<event dir>
+//   c <seq> <program>
 //   - <seq>
+//
+// 'c' (after its '+', in the same write) names the program of the process the directory was
+// made for (its kernel name, made safe: [A-Za-z0-9_.-], at most 63 bytes), for `atracectl
+// list`'s COMM; nothing is added inside CANN's event directories. A log without it (written
+// before) leaves the program unknown; an older daemon skips the record as unknown, keeping
+// the directory.
 //
 // '+' is written *before* the directory is made, so a crash leaves either a record whose
 // directory never appeared (dropped at recovery) or a directory that is in the log; a
@@ -44,10 +51,11 @@ struct OrderEntry {
   int64_t created_us = 0;    // daemon wall clock; display only, never used for ordering
   std::string process_dir;   // trace_{pgid}_{pid}_{time}
   std::string event_dir;     // {event}_event_{pid}_{time}
+  std::string comm;          // the program it was made for; "" unknown ('c' record)
   bool operator==(const OrderEntry&) const = default;
 };
 
-// Appends one record (with its newline) to `out`.
+// Appends one record (with its newline; a '+' and its 'c' when comm is set) to `out`.
 void AppendCreated(const OrderEntry& entry, std::string& out);
 void AppendRemoved(uint64_t seq, std::string& out);
 

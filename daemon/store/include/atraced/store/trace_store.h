@@ -62,6 +62,7 @@ struct EventSpec {
   Side side = Side::kHost;
   uint32_t device_id = 0;
   uint32_t uid = 0;  // of the client, for listing
+  std::string comm;  // the program it is made for (the order log keeps it, for listing); "" unknown
 };
 
 struct BeginResult {
@@ -82,6 +83,7 @@ struct EventInfo {
   uint64_t bytes = 0;           // allocated: what the directory takes from the disk
   uint64_t apparent_bytes = 0;  // the files' lengths, holes included
   uint32_t pins = 0;
+  std::string comm;  // "" unknown (a directory from before the order log kept it)
 };
 
 struct StoreCounters {
@@ -102,6 +104,22 @@ struct StoreCounters {
 // What an aging pass took off the lists (relative paths), for VACUUM's reply.
 struct AgingReport {
   std::vector<std::string> removed;
+  uint64_t bytes = 0;  // VacuumBy: their allocated bytes
+};
+
+// VACUUM_BY: journalctl's vacuum verbs, applied once, each as the limit it mirrors (a
+// directory goes if any verb given says so; pinned ones never):
+//  - older_than: every class, exit included, made longer ago than that (as max-age);
+//  - max_use: the oldest until the root holds at most that many bytes, host and device
+//    merged in creation order first, exit last (as the byte budget);
+//  - keep: host and device each down to that many, the oldest first (as record-num); exit
+//    directories are not in that count (CANN never ages them by count; exit-record-num does).
+// The aging policy (fifo, fair) chooses among candidates as it does for the limits.
+struct VacuumSpec {
+  std::optional<std::chrono::microseconds> older_than;
+  std::optional<uint64_t> max_use;
+  std::optional<uint32_t> keep;
+  bool dry_run = false;
 };
 
 class TraceStore {
@@ -169,6 +187,9 @@ class TraceStore {
   Status SetRetention(const RetentionSettings& settings);
   // Applies the limits now, retrying failed deletes; dry_run only reports.
   AgingReport Vacuum(bool dry_run);
+  // Applies journalctl's verbs once (store_vacuum.cc); dry_run only reports. Fails only when
+  // the order log cannot be written (nothing removed then).
+  Result<AgingReport> VacuumBy(const VacuumSpec& spec);
   // The timer's work (the daemon's tick): collects finished deletes, takes a fresh free
   // space figure, ages what `max-age` and the byte limits ask for, and logs one line when
   // directories were aged for the count limit since the last tick.
@@ -238,8 +259,9 @@ class TraceStore {
   // Plans the victims of class `c` if it held `extra` more directories than it does.
   std::vector<Victim> PlanVictims(AgeClass c, size_t extra);
   // Plans, under the aging policy, victims from the classes in `pool` merged in creation
-  // order until `need` bytes are freed; skips pinned directories and `protect`.
-  std::vector<Victim> PlanBytes(std::span<const AgeClass> pool, uint64_t need, uint64_t protect, uint64_t* freed);
+  // order until `need` bytes are freed; skips pinned directories, `protect` and `skip`'s.
+  std::vector<Victim> PlanBytes(std::span<const AgeClass> pool, uint64_t need, uint64_t protect, uint64_t* freed,
+                                const std::unordered_set<uint64_t>* skip = nullptr);
   // Writes the victims' '-' records; false (logged) if the order log cannot be written.
   bool LogRemovals(const std::vector<Victim>& victims, const char* what);
   // Takes planned victims off the lists and hands them to the remover (their '-' records
