@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <exception>
 #include <map>
 #include <string>
 #include <thread>
@@ -66,6 +67,13 @@ class DeviceApp {
     REQUIRE(Line(10s) == "ready " + std::to_string(pid_));
   }
   ~DeviceApp() {
+    // Under a sanitizer build the application is instrumented: what it reported fails the test.
+    if (std::uncaught_exceptions() == 0) {
+      const std::string text = err();
+      INFO(text);
+      CHECK(text.find("Sanitizer") == std::string::npos);
+      CHECK(text.find("runtime error:") == std::string::npos);
+    }
     if (in_ >= 0) ::close(in_);
     if (out_ >= 0) ::close(out_);
     if (!reaped_) {
