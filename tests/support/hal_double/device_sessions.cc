@@ -90,7 +90,7 @@ void SessionStore::Tick() {
     std::lock_guard lock(mu_);
     // 1. Deleted list: the flush window runs down; what is queued goes out.
     for (auto& node : deleted_) {
-      node->timeout_ms -= kTickMs;
+      node->timeout_ms -= tick_ms_;
       work.push_back({node, std::move(node->queue)});
       node->queue.clear();
       node->queued_bytes = 0;

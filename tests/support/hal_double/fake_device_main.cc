@@ -27,7 +27,7 @@ namespace {
   std::fprintf(stderr,
                "atrace_fake_device: %s\n"
                "usage: atrace_fake_device --control PATH [--dir DIR] [--device LOCALID] [--phy PHYID]\n"
-               "                          [--hello-silent] [--hello-mismatch] [--refuse-long-link]\n"
+               "                          [--hello-silent] [--hello-mismatch] [--refuse-long-link] [--tick-ms MS]\n"
                "  --dir defaults to $ATRACE_HAL_DOUBLE_DIR; --phy defaults to --device.\n",
                why);
   std::exit(2);
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   DeviceOptions options;
   std::string control, dir;
   bool phy_given = false;
+  int tick_ms = SessionStore::kTickMs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* {
@@ -66,6 +67,12 @@ int main(int argc, char** argv) {
       options.hello_silent = true;
     } else if (arg == "--hello-mismatch") {
       options.hello_mismatch = true;
+    } else if (arg == "--tick-ms") {
+      char* end = nullptr;
+      const char* text = value();
+      const long ms = std::strtol(text, &end, 10);
+      if (*end != '\0' || ms < 1 || ms > 1000) Usage("--tick-ms takes an integer in [1, 1000]");
+      tick_ms = static_cast<int>(ms);
     } else if (arg == "--refuse-long-link") {
       options.refuse_long_link = true;
     } else {
@@ -94,12 +101,13 @@ int main(int argc, char** argv) {
   }
 
   static SessionStore store;  // static: detached threads may still use it while main returns
+  store.SetTickMs(tick_ms);
   static DeviceServer device(options, store);
   static Commands commands(options, store);
   std::thread([server] { device.AcceptLoop(server); }).detach();
   std::thread([] {
     for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(SessionStore::kTickMs));
+      std::this_thread::sleep_for(std::chrono::milliseconds(store.tick_ms()));
       store.Tick();
     }
   }).detach();
