@@ -28,10 +28,12 @@
 
 #include "bench_util.h"
 #include "fake_device_process.h"
+#include "line_child.h"
 
 using namespace atraced_bench;
 using atraced::hal_double::testing::FakeDevice;
 using atraced::hal_double::testing::HalDoubleLibDir;
+using atraced::hal_double::testing::LineChild;
 
 namespace {
 
@@ -51,62 +53,25 @@ std::vector<std::string> ListDir(const std::string& path) {
 // The application: commands on stdin, answers on stdout.
 class App {
  public:
-  explicit App(const std::map<std::string, std::string>& env) {
-    int out[2], in[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(in, O_CLOEXEC) != 0) Fail("pipe");
-    std::vector<std::string> strings;
-    for (const auto& [k, v] : env) strings.push_back(k + "=" + v);
-    std::vector<const char*> envp;
-    for (const auto& e : strings) envp.push_back(e.c_str());
-    envp.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 2);
-      const char* argv[] = {ATRACED_BENCH_DEVICE_CHILD, nullptr};
-      ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
-      ::_exit(127);
+  explicit App(const std::map<std::string, std::string>& env) : child_(ATRACED_BENCH_DEVICE_CHILD, env, "") {
+    if (!child_.started() || child_.Line(std::chrono::seconds(30)).rfind("ready", 0) != 0) {
+      Fail("device child did not start");
     }
-    ::close(out[1]);
-    ::close(in[0]);
-    out_ = out[0];
-    in_ = in[1];
-    if (Line().rfind("ready", 0) != 0) Fail("device child did not start");
   }
   ~App() {
-    const std::string bye = "exit\n";
-    (void)!::write(in_, bye.data(), bye.size());
-    ::close(in_);
-    ::close(out_);
-    ::waitpid(pid_, nullptr, 0);
+    child_.Send("exit");
+    child_.Wait();
   }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   std::string Call(const std::string& command) {
-    const std::string line = command + "\n";
-    if (!WriteFull(in_, line.data(), line.size())) Fail("write to device child");
-    return Line();
+    if (!child_.Send(command)) Fail("write to device child");
+    std::string line = child_.Line(std::chrono::seconds(30));
+    if (line.empty()) Fail("device child did not answer " + command);
+    return line;
   }
 
  private:
-  std::string Line() {
-    while (buffer_.find('\n') == std::string::npos) {
-      pollfd p{out_, POLLIN, 0};
-      char buf[256];
-      if (::poll(&p, 1, 30000) != 1) Fail("device child did not answer");
-      const ssize_t n = ::read(out_, buf, sizeof buf);
-      if (n <= 0) Fail("device child went away");
-      buffer_.append(buf, static_cast<size_t>(n));
-    }
-    const size_t nl = buffer_.find('\n');
-    std::string line = buffer_.substr(0, nl);
-    buffer_.erase(0, nl + 1);
-    return line;
-  }
-  pid_t pid_ = -1;
-  int in_ = -1, out_ = -1;
-  std::string buffer_;
+  LineChild child_;
 };
 
 // "start 0 RC NS" -> NS in µs; RC must be `want`.

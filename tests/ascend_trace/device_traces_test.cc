@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fake_device_process.h"
+#include "line_child.h"
 #include "support/daemon_helpers.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
@@ -28,6 +29,7 @@
 using atraced::hal_double::testing::FakeDevice;
 using atraced::hal_double::testing::HalDoubleLibDir;
 using atraced::hal_double::testing::HalDoublePartialLibDir;
+using atraced::hal_double::testing::LineChild;
 using atraced::testing::DaemonProcess;
 using atraced::testing::ListNames;
 using atraced::testing::RawClient;
@@ -37,34 +39,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The application, its stdin and stdout as a command line each way; stderr kept in a file.
+// The application, a command line each way; its stderr kept in a file.
 class DeviceApp {
  public:
-  DeviceApp(const std::map<std::string, std::string>& env, const std::string& err_path) : err_path_(err_path) {
-    int out[2], in[2];
-    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
-    REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
-    std::vector<std::string> strings{"ASAN_OPTIONS=detect_leaks=0"};
-    for (const auto& [k, v] : env) strings.push_back(k + "=" + v);
-    std::vector<const char*> envp;
-    for (const auto& e : strings) envp.push_back(e.c_str());
-    envp.push_back(nullptr);
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(err, 2);
-      const char* argv[] = {ASCEND_TRACE_DEVICE_CHILD, nullptr};
-      ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    ::close(in[0]);
-    out_ = out[0];
-    in_ = in[1];
-    REQUIRE(Line(10s) == "ready " + std::to_string(pid_));
+  DeviceApp(std::map<std::string, std::string> env, const std::string& err_path)
+      : err_path_(err_path), child_(ASCEND_TRACE_DEVICE_CHILD, WithLeakCheckOff(std::move(env)), err_path) {
+    REQUIRE(child_.started());
+    REQUIRE(Line(10s) == "ready " + std::to_string(child_.pid()));
   }
   ~DeviceApp() {
     // Under a sanitizer build the application is instrumented: what it reported fails the test.
@@ -74,56 +55,31 @@ class DeviceApp {
       CHECK(text.find("Sanitizer") == std::string::npos);
       CHECK(text.find("runtime error:") == std::string::npos);
     }
-    if (in_ >= 0) ::close(in_);
-    if (out_ >= 0) ::close(out_);
-    if (!reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
   }
 
-  pid_t pid() const { return pid_; }
-  void Send(const std::string& command) {
-    const std::string line = command + "\n";
-    REQUIRE(::write(in_, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
-  }
+  pid_t pid() const { return child_.pid(); }
+  void Send(const std::string& command) { REQUIRE(child_.Send(command)); }
   std::string Call(const std::string& command, std::chrono::milliseconds timeout = 15s) {
     Send(command);
     return Line(timeout);
   }
-  // The next line of stdout, "" on timeout.
-  std::string Line(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (buffer_.find('\n') == std::string::npos) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      pollfd p{out_, POLLIN, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) return "";
-      char buf[256];
-      const ssize_t n = ::read(out_, buf, sizeof buf);
-      if (n <= 0) return "";
-      buffer_.append(buf, static_cast<size_t>(n));
-    }
-    const size_t nl = buffer_.find('\n');
-    std::string line = buffer_.substr(0, nl);
-    buffer_.erase(0, nl + 1);
-    return line;
-  }
+  std::string Line(std::chrono::milliseconds timeout) { return child_.Line(timeout); }
   // Returns from main; the exit status.
   int Exit() {
     Send("exit");
-    int status = 0;
-    REQUIRE(::waitpid(pid_, &status, 0) == pid_);
-    reaped_ = true;
+    const int status = child_.Wait();
+    REQUIRE(status >= 0);
     return status;
   }
   std::string err() const { return ReadFile(err_path_); }
 
  private:
+  static std::map<std::string, std::string> WithLeakCheckOff(std::map<std::string, std::string> env) {
+    env.emplace("ASAN_OPTIONS", "detect_leaks=0");
+    return env;
+  }
   std::string err_path_;
-  pid_t pid_ = -1;
-  int in_ = -1, out_ = -1;
-  bool reaped_ = false;
-  std::string buffer_;
+  LineChild child_;
 };
 
 // A root, a daemon, a fake device and the environment an application needs to reach both.
@@ -283,6 +239,11 @@ TEST_CASE("device traces: CANN's argument rules and return codes", "[device]") {
   CHECK(app->Call("start 0") == "start 0 0");  // and again after a stop
   CHECK(app->Call("stop 0") == "stop 0");
   CHECK(rig.EventDirs(app->pid()).empty());
+  // A flush timeout CANN would not take is said, and 0 used, as CANN uses it.
+  auto odd = rig.App({{"ASCEND_LOG_DEVICE_FLUSH_TIMEOUT", "6s"}});
+  CHECK(odd->Call("start 0") == "start 0 0");
+  CHECK(Has(odd->err(), "ASCEND_LOG_DEVICE_FLUSH_TIMEOUT=6s is not an integer in [0, 180000]; using 0"));
+  CHECK(odd->Call("stop 0") == "stop 0");
 }
 
 TEST_CASE("device traces: no usable driver or device is unsupported, with nothing written", "[device]") {

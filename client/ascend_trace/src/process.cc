@@ -43,9 +43,16 @@ TRACE_EXPORT TraStatus AtraceSetGlobalAttr(const TraceGlobalAttr* attr) {
 namespace {
 
 // fork(): hold the mutex across it so the child never inherits it locked mid-call.
-void BeforeFork() { GetState().mu.lock(); }
-void AfterForkParent() { GetState().mu.unlock(); }
+void BeforeFork() {
+  device::LockForFork();
+  GetState().mu.lock();
+}
+void AfterForkParent() {
+  GetState().mu.unlock();
+  device::UnlockAfterForkParent();
+}
 void AfterForkChild() {
+  device::ForgetAfterForkChild();
   State& s = GetState();
   // The child must not write into its parent's rings: give it a private copy of each (CANN's
   // child has its own copy of the heap). It neither saves nor registers them (CANN saves only

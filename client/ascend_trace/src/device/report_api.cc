@@ -4,8 +4,6 @@
 // The table has its own mutex: nothing here takes State::mu, and no HDC wait happens with
 // the table locked, so a slow device stalls neither the rest of the library nor the other
 // devices' start and stop.
-#include <pthread.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -33,33 +31,29 @@ std::unique_ptr<DeviceReceiver> g_receivers[kMaxDevices];
 
 int FlushTimeout() {
   static const int ms = [] {
-    const int v = FlushTimeoutFromEnvironment();
-    const char* raw = std::getenv("ASCEND_LOG_DEVICE_FLUSH_TIMEOUT");
-    if (v == 0 && raw != nullptr && *raw != '\0' && std::string(raw) != "0" && !QuietOutages()) {
+    bool invalid = false;
+    const int v = FlushTimeoutFromEnvironment(&invalid);
+    if (invalid && !QuietOutages()) {
       std::fprintf(stderr,
                    "libascend_trace: ASCEND_LOG_DEVICE_FLUSH_TIMEOUT=%s is not an integer in [0, 180000]; using 0, "
                    "as CANN does\n",
-                   raw);
+                   std::getenv("ASCEND_LOG_DEVICE_FLUSH_TIMEOUT"));
     }
     return v;
   }();
   return ms;
 }
 
-void BeforeFork() { g_mu.lock(); }
-void AfterForkParent() { g_mu.unlock(); }
+}  // namespace
+
+void LockForFork() { g_mu.lock(); }
+void UnlockAfterForkParent() { g_mu.unlock(); }
 // The child has none of the parent's threads: forget their receivers without joining them
 // (the memory is leaked in the child, which is harmless), so that it can start its own.
-void AfterForkChild() {
+void ForgetAfterForkChild() {
   for (auto& r : g_receivers) (void)r.release();
   g_mu.unlock();
 }
-
-__attribute__((constructor)) void RegisterForkHandlers() {
-  ::pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
-}
-
-}  // namespace
 
 void ExitAllReceivers() {
   std::unique_ptr<DeviceReceiver> all[kMaxDevices];

@@ -7,4 +7,10 @@ namespace ascend_trace::device {
 // [end] (CANN's rule: the driver may be going away). Bounded; called before GOODBYE.
 void ExitAllReceivers();
 
+// fork(), from the library's own handlers: the receiver table is held across it, and the
+// child forgets the parent's receivers (their threads are not in it).
+void LockForFork();
+void UnlockAfterForkParent();
+void ForgetAfterForkChild();
+
 }  // namespace ascend_trace::device

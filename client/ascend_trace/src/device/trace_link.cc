@@ -63,14 +63,18 @@ int SendEnd(const HalDriver& driver, uint32_t device) {
   return s->Send(hdc::kStatusNoneError, hdc::EndPayload());
 }
 
-int FlushTimeoutFromEnvironment() {
+int FlushTimeoutFromEnvironment(bool* invalid) {
   constexpr long kMax = 180000;
+  if (invalid != nullptr) *invalid = false;
   const char* v = std::getenv("ASCEND_LOG_DEVICE_FLUSH_TIMEOUT");
   if (v == nullptr || *v == '\0') return 0;
   char* end = nullptr;
   errno = 0;
   const long n = std::strtol(v, &end, 10);
-  if (errno != 0 || *end != '\0' || n < 0 || n > kMax) return 0;
+  if (errno != 0 || *end != '\0' || n < 0 || n > kMax) {
+    if (invalid != nullptr) *invalid = true;
+    return 0;
+  }
   return static_cast<int>(n);
 }
 

@@ -28,7 +28,8 @@ int OpenLongLink(const HalDriver& driver, uint32_t device, int flush_timeout_ms,
 // long link). 0 or the error.
 int SendEnd(const HalDriver& driver, uint32_t device);
 
-// ASCEND_LOG_DEVICE_FLUSH_TIMEOUT as CANN reads it: an integer in [0, 180000] ms, else 0.
-int FlushTimeoutFromEnvironment();
+// ASCEND_LOG_DEVICE_FLUSH_TIMEOUT as CANN reads it: an integer in [0, 180000] ms, else 0
+// (*invalid, if given, says that a value was set and not taken).
+int FlushTimeoutFromEnvironment(bool* invalid = nullptr);
 
 }  // namespace ascend_trace::device
