@@ -1,6 +1,9 @@
 // Rings: registration and its bounds, DUMP.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/mman.h>
+
 #include <ctime>
 
 #include "atraced/store/trace_time.h"
@@ -112,6 +115,39 @@ TEST_CASE("DUMP without the feature or without rings is refused with a reason", 
     CHECK(f.Call(channel, ATR_OP_DUMP, dump).status == ATR_EAGAIN);
     CHECK(KindDirs(f, "schedule").size() == 1);
   }
+}
+
+TEST_CASE("the service hands the rings it lets go to its unmapper", "[service][rings]") {
+  // The daemon's BackgroundUnmapper takes a ring's TLB shootdown off the event loop
+  // (atraced/rings/unmapper.h); every way a ring is let go must reach it.
+  struct Counting final : Unmapper {
+    void Unmap(const void* addr, size_t size) override {
+      ++handed;
+      bytes += size;
+      ::munmap(const_cast<void*>(addr), size);
+    }
+    int handed = 0;
+    size_t bytes = 0;
+  } unmapper;
+  ServiceOptions o;
+  o.ring_unmapper = &unmapper;
+  ServiceFixture f(o);
+  RingClient first(f, 100);
+  first.Register(1, EmptyRing());
+  first.Register(2, EmptyRing());
+  first.Register(3, EmptyRing(), /*exit_save=*/true);
+  REQUIRE(f.Call(first.id, ATR_OP_RING_RELEASE, Payload(proto::IdRequest{2})).status == 0);
+  CHECK(unmapper.handed == 1);  // a released ring is let go at once
+  REQUIRE(f.Call(first.id, ATR_OP_RING_RELEASE, Payload(proto::IdRequest{3})).status == 0);
+  CHECK(unmapper.handed == 1);  // unless it is exitSave: kept for the exit save
+  REQUIRE(f.Call(first.id, ATR_OP_GOODBYE, {}).status == 0);
+  CHECK(unmapper.handed == 3);
+  CHECK(unmapper.bytes == 3 * ATR_RING_BYTES(4, 64));
+  RingClient second(f, 101);
+  second.Register(1, EmptyRing());
+  f.processes.ended[101] = ProcessEnd{true, SIGKILL};
+  f.service->Disconnect(second.id);  // died without GOODBYE: its ring goes once its death is written
+  CHECK(unmapper.handed == 4);
 }
 
 // ---- Which of several same-named exitSave objects the exit save writes ------------------

@@ -116,7 +116,11 @@ class Daemon {
     }
     // Recovery and the first aging pass finish before anything is accepted.
     if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
+    // Rings are unmapped off the loop (unmapper.h): built before the service, which may hand
+    // it the last ones as it goes, and destroyed after it.
+    BackgroundUnmapper ring_unmapper;
     ServiceOptions service_options;
+    service_options.ring_unmapper = &ring_unmapper;
     service_options.max_events_per_client = config_.max_events_per_client;
     service_options.max_files_per_client = config_.max_files_per_client;
     service_options.daemon_uid = ::geteuid();

@@ -13,10 +13,11 @@
 namespace atraced {
 
 struct RingMapping {
-  RingMapping(proto::RingRegister r, const void* m, size_t s) : reg(std::move(r)), map(m), size(s) {}
+  RingMapping(proto::RingRegister r, const void* m, size_t s, Unmapper& u)
+      : reg(std::move(r)), map(m), size(s), unmapper(u) {}
   RingMapping(const RingMapping&) = delete;
   RingMapping& operator=(const RingMapping&) = delete;
-  ~RingMapping() { ::munmap(const_cast<void*>(map), size); }
+  ~RingMapping() { unmapper.Unmap(map, size); }
 
   uint32_t flags() const {
     return ((reg.flags & ATR_RING_NO_LOCK) ? ATR_RING_FLAG_NO_LOCK : 0) |
@@ -27,6 +28,7 @@ struct RingMapping {
   const proto::RingRegister reg;
   const void* const map;
   const size_t size;
+  Unmapper& unmapper;
 };
 
 namespace {
@@ -43,7 +45,7 @@ uint64_t MaxFormatted(const proto::RingRegister& reg, uint64_t slots) {
 
 }  // namespace
 
-Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
+Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m, Unmapper& unmapper) {
   if (!memfd.valid()) return Status::Error(EBADF, "RING_REGISTER: no memfd attached to the frame");
   int seals = ::fcntl(memfd.get(), F_GET_SEALS);
   if (seals < 0) return Status::Error(EINVAL, "memfd: not a memfd (F_GET_SEALS refused)");
@@ -64,7 +66,7 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m) {
     int err = errno;
     return Status::Error(err, ErrnoMessage("memfd: mmap", err));
   }
-  auto ring = std::make_shared<RingMapping>(m, map, size);
+  auto ring = std::make_shared<RingMapping>(m, map, size, unmapper);
   // The header must agree with the registration now; the slots are checked at each save
   // (reading them here would fault in a ring's every page, and copy it for nothing).
   proto::RingSnapshot snap = proto::ReadRingHeader(map, size, ring->expectation());

@@ -31,6 +31,7 @@
 #include "atraced/store/names.h"
 #include "atraced/common/status.h"
 #include "atraced/proto/codec.h"
+#include "atraced/rings/unmapper.h"
 
 namespace atraced {
 
@@ -62,8 +63,10 @@ class RingSavePlan {
 
 class HeldRing {
  public:
-  // Checks and maps `memfd` for registration `m`; the descriptor is closed either way.
-  static Result<HeldRing> Map(UniqueFd memfd, const proto::RingRegister& m);
+  // Checks and maps `memfd` for registration `m`; the descriptor is closed either way. The
+  // mapping goes to `unmapper` when its last holder (this ring, a save in flight) lets go.
+  static Result<HeldRing> Map(UniqueFd memfd, const proto::RingRegister& m,
+                              Unmapper& unmapper = InlineUnmapper::Instance());
 
   // The most memory holding ring `m` can cost the daemon: every page of its mapping (a
   // hostile write_index makes a save read them all) and its decoded struct entries. Charged

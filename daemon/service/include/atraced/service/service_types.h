@@ -17,6 +17,7 @@
 #include "atraced/base/unique_fd.h"
 #include "atraced/io/job_runner.h"
 #include "atraced/processes/crash_inspector.h"
+#include "atraced/rings/unmapper.h"
 
 namespace atraced {
 
@@ -77,6 +78,9 @@ struct ServiceOptions {
   // Who writes ring saves, crash and death reports (docs/IO_WORKERS.md). nullptr: inline, on
   // the event loop, inside Handle (tests, fuzzers). Set: their replies are deferred.
   JobRunner* io_runner = nullptr;
+  // Who unmaps a ring once nobody holds it (atraced/rings/unmapper.h). nullptr: munmap on the
+  // thread that let go; the daemon sets a BackgroundUnmapper, which must outlive the service.
+  Unmapper* ring_unmapper = nullptr;
   // What the saves queued for the workers may reserve, in all, and the percent of it one
   // uid may hold, root and the daemon's uid included (-EAGAIN past it).
   uint64_t max_queued_bytes = 1ull << 30;
