@@ -870,8 +870,8 @@ void Usage(FILE* out) {
                "                     [--before PATH] [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
                "  CASES: comma-separated of churn,retention,bulk,conc,floor,recovery,memory,submit,report,storm,cpu\n"
                "         (default: all)\n"
-               "  --before: the cpu case runs its workloads against --atraced and this daemon alternately\n"
-               "            (default: --atraced itself)\n"
+               "  --before: the cpu case runs its workloads against --atraced and this daemon alternately,\n"
+               "            and the storm case runs this daemon as one more side (default: --atraced itself)\n"
                "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
 }
 
@@ -917,7 +917,7 @@ int Main(int argc, char** argv) {
   Env env;
   env.p = ForMode(mode);
   if (rounds > 0) {
-    for (int* r : {&env.p.churn_rounds, &env.p.bulk_rounds, &env.p.conc_rounds, &env.p.rec_rounds, &env.p.cpu_rounds}) *r = rounds;
+    for (int* r : {&env.p.churn_rounds, &env.p.bulk_rounds, &env.p.conc_rounds, &env.p.rec_rounds, &env.p.cpu_rounds, &env.p.storm_rounds, &env.p.report_rounds}) *r = rounds;
   }
   if (rec_dirs > 0) env.p.rec_dirs = static_cast<size_t>(rec_dirs);
   env.daemon_binary = daemon;
@@ -1002,6 +1002,7 @@ int Main(int argc, char** argv) {
         sp.work = env.work;
         sp.rounds = env.p.storm_rounds;
         sp.processes = env.p.storm_processes;
+        if (env.before_binary != env.daemon_binary) sp.before_binary = env.before_binary;
         StormCase(sp, table);
       });
     }

@@ -1,5 +1,6 @@
 #include "storm_bench.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -17,14 +20,78 @@ namespace {
 
 struct StormResult {
   double wall_ms = 0;
-  std::vector<double> status_ms;  // another client's STATUS round trips during the storm
+  double loop_cpu_ms = 0;    // the storm daemon's event loop, on CPU during the storm
+  double others_cpu_ms = 0;  // its other threads
+  std::vector<double> status_ms;     // another client's STATUS round trips to the storm's daemon
+  std::vector<double> bystander_ms;  // the same to an idle daemon meanwhile
 };
+
+// A thread that asks one daemon STATUS every millisecond until `done`, timing each.
+class StatusProber {
+ public:
+  void Start(const std::string& socket, const std::atomic<bool>& done) {
+    atrace_client_options o;
+    atrace_client_options_init(&o);
+    o.socket_path = socket.c_str();
+    if (atrace_client_open(&o, &client_) != 0) Fail("storm: status client for " + socket);
+    thread_ = std::thread([this, &done] {
+      while (!done) {
+        atrace_status s{};
+        const int64_t t = NowNs();
+        if (atrace_client_status(client_, &s) != 0) return;
+        ms_.push_back(static_cast<double>(NowNs() - t) / 1e6);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  std::vector<double> Finish() {
+    if (thread_.joinable()) thread_.join();
+    if (client_) atrace_client_close(client_);
+    client_ = nullptr;
+    return std::move(ms_);
+  }
+  ~StatusProber() { Finish(); }
+
+ private:
+  atrace_client* client_ = nullptr;
+  std::thread thread_;
+  std::vector<double> ms_;
+};
+
+// Time on CPU of the daemon's event loop (its main thread, /proc/PID/task/PID/schedstat's
+// first field, in ns) and of all its other threads together (the I/O workers, the remover,
+// the unmapper): what a storm costs each side of the split, with nanosecond resolution.
+struct DaemonCpu {
+  int64_t loop_ns = 0;
+  int64_t others_ns = 0;
+};
+
+DaemonCpu ReadDaemonCpu(pid_t pid) {
+  DaemonCpu out;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(task.c_str());
+  if (!dir) Fail("storm: cannot list " + task);
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream in(task + "/" + e->d_name + "/schedstat");
+    int64_t ns = 0;
+    in >> ns;
+    (std::atoi(e->d_name) == pid ? out.loop_ns : out.others_ns) += ns;
+  }
+  ::closedir(dir);
+  return out;
+}
+
+double P99(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : PercentileSorted(v, 99);
+}
 
 // Starts `n` children of `mode`, waits until each filled its rings, then lets them all go
 // at once (closing the shared go pipe) and waits until every one exited: its save is on
 // disk by then (AtraceEventReportSync returns after the daemon's reply).
 StormResult RunStorm(const StormParams& p, const std::string& mode, const std::string& socket, int n,
-                     const std::string& inproc_dir) {
+                     const std::string& inproc_dir, const std::string& bystander_socket, pid_t daemon_pid = -1) {
   int go[2];
   if (::pipe(go) != 0) Fail("pipe");
   std::vector<pid_t> children;
@@ -55,23 +122,14 @@ StormResult RunStorm(const StormParams& p, const std::string& mode, const std::s
   }
   StormResult out;
   std::atomic<bool> done{false};
-  std::thread watcher;
-  atrace_client* status_client = nullptr;
-  if (mode == "atraced") {
-    atrace_client_options o;
-    atrace_client_options_init(&o);
-    o.socket_path = socket.c_str();
-    if (atrace_client_open(&o, &status_client) != 0) Fail("storm: status client");
-    watcher = std::thread([&] {
-      while (!done) {
-        atrace_status s{};
-        const int64_t t = NowNs();
-        if (atrace_client_status(status_client, &s) != 0) return;
-        out.status_ms.push_back(static_cast<double>(NowNs() - t) / 1e6);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-    });
-  }
+  // Each prober asks one daemon STATUS every millisecond until the storm is over: the storm's
+  // own daemon (atraced sides), and an idle bystander daemon that takes no part in the storm
+  // (every side), whose round trips are what this machine's scheduler alone costs a STATUS
+  // while the storm's processes run.
+  StatusProber storm_probe, bystander_probe;
+  if (mode == "atraced") storm_probe.Start(socket, done);
+  bystander_probe.Start(bystander_socket, done);
+  const DaemonCpu cpu0 = daemon_pid > 0 ? ReadDaemonCpu(daemon_pid) : DaemonCpu{};
   const int64_t t0 = NowNs();
   ::close(go[1]);
   for (pid_t pid : children) {
@@ -81,39 +139,72 @@ StormResult RunStorm(const StormParams& p, const std::string& mode, const std::s
     }
   }
   out.wall_ms = static_cast<double>(NowNs() - t0) / 1e6;
+  if (daemon_pid > 0) {
+    const DaemonCpu cpu1 = ReadDaemonCpu(daemon_pid);
+    out.loop_cpu_ms = static_cast<double>(cpu1.loop_ns - cpu0.loop_ns) / 1e6;
+    out.others_cpu_ms = static_cast<double>(cpu1.others_ns - cpu0.others_ns) / 1e6;
+  }
   done = true;
-  if (watcher.joinable()) watcher.join();
-  if (status_client) atrace_client_close(status_client);
+  out.status_ms = storm_probe.Finish();
+  out.bystander_ms = bystander_probe.Finish();
   return out;
 }
 
 }  // namespace
 
 void StormCase(const StormParams& p, Table& table) {
-  std::vector<std::unique_ptr<Daemon>> daemons;
-  for (int w : p.workers) {
+  // One daemon per side: this build with each worker count, then the --before build with one.
+  struct DaemonSide {
+    std::string name;  // "w1", "w2", "before_w1"
+    std::string binary;
+    int workers;
+  };
+  std::vector<DaemonSide> configs;
+  for (int w : p.workers) configs.push_back({"w" + std::to_string(w), p.daemon_binary, w});
+  if (!p.before_binary.empty()) configs.push_back({"before_w1", p.before_binary, 1});
+  // Each daemon has its own root and socket under the scratch directory, named after its side.
+  auto start = [&p](const std::string& name, const std::string& binary, std::vector<std::string> extra) {
     Daemon::Options o;
-    o.binary = p.daemon_binary;
-    o.root = p.work + "/storm/w" + std::to_string(w) + "/root";
-    o.socket = p.work + "/storm-w" + std::to_string(w) + ".sock";
-    o.log = p.work + "/storm-w" + std::to_string(w) + ".log";
+    o.binary = binary;
+    o.root = p.work + "/storm/" + name + "/root";
+    o.socket = p.work + "/storm-" + name + ".sock";
+    o.log = p.work + "/storm-" + name + ".log";
     o.record_num = 1000;  // the save is measured, not aging
-    o.extra = {"--io-workers", std::to_string(w), "--rate-limit-burst", "0"};
-    daemons.push_back(std::make_unique<Daemon>());
+    o.extra = std::move(extra);
+    auto d = std::make_unique<Daemon>();
     std::string error;
-    if (daemons.back()->Start(o, &error) < 0) Fail("storm daemon: " + error);
+    if (d->Start(o, &error) < 0) Fail("storm daemon " + name + ": " + error);
+    return d;
+  };
+  std::vector<std::unique_ptr<Daemon>> daemons;
+  for (const DaemonSide& c : configs) {
+    daemons.push_back(start(c.name, c.binary, {"--io-workers", std::to_string(c.workers), "--rate-limit-burst", "0"}));
   }
+  // The bystander: idle through every storm, asked STATUS while each runs.
+  const std::unique_ptr<Daemon> bystander = start("bystander", p.daemon_binary, {});
   const std::string inproc_dir = p.work + "/storm/inproc";
   if (!MakeDirs(inproc_dir)) Fail("mkdir " + inproc_dir);
   for (int n : p.processes) {
     std::vector<Side> sides;
-    std::vector<std::vector<double>> status(p.workers.size());
-    sides.push_back({"cann", [&, n] { return RunStorm(p, "cann", "", n, inproc_dir).wall_ms; }, {}});
-    sides.push_back({"inproc", [&, n] { return RunStorm(p, "inproc", "", n, inproc_dir).wall_ms; }, {}});
-    for (size_t k = 0; k < p.workers.size(); ++k) {
-      sides.push_back({"atraced.w" + std::to_string(p.workers[k]), [&, n, k] {
-                         StormResult r = RunStorm(p, "atraced", daemons[k]->socket(), n, "");
+    std::vector<std::vector<double>> status(configs.size()), bystander_status(configs.size());
+    std::vector<double> bystander_cann;
+    std::vector<std::vector<double>> loop_cpu(configs.size()), others_cpu(configs.size());
+    sides.push_back({"cann", [&, n] {
+                       StormResult r = RunStorm(p, "cann", "", n, inproc_dir, bystander->socket());
+                       bystander_cann.insert(bystander_cann.end(), r.bystander_ms.begin(), r.bystander_ms.end());
+                       return r.wall_ms;
+                     }, {}});
+    sides.push_back({"inproc", [&, n] { return RunStorm(p, "inproc", "", n, inproc_dir, bystander->socket()).wall_ms; },
+                     {}});
+    for (size_t k = 0; k < configs.size(); ++k) {
+      sides.push_back({"atraced." + configs[k].name, [&, n, k] {
+                         StormResult r =
+                             RunStorm(p, "atraced", daemons[k]->socket(), n, "", bystander->socket(), daemons[k]->pid());
+                         loop_cpu[k].push_back(r.loop_cpu_ms);
+                         others_cpu[k].push_back(r.others_cpu_ms);
                          status[k].insert(status[k].end(), r.status_ms.begin(), r.status_ms.end());
+                         bystander_status[k].insert(bystander_status[k].end(), r.bystander_ms.begin(),
+                                                    r.bystander_ms.end());
                          return r.wall_ms;
                        }, {}});
     }
@@ -125,23 +216,39 @@ void StormCase(const StormParams& p, Table& table) {
                    sides[0].values);
     table.AddValue(key + ".inproc", "the same, one buffered write per file (a floor for in-process saving): " + what,
                    "ms", sides[1].values);
-    for (size_t k = 0; k < p.workers.size(); ++k) {
-      const std::string w = std::to_string(p.workers[k]);
+    for (size_t k = 0; k < configs.size(); ++k) {
+      const DaemonSide& c = configs[k];
+      const std::string who = (c.binary == p.daemon_binary && c.name[0] == 'w' ? "atraced" : "the --before atraced") +
+                              std::string(" --io-workers ") + std::to_string(c.workers);
+      const std::string& w = c.name;  // "w1", "w2", "before_w1": the rows keep their old names
       const std::vector<double>& ours = sides[k + 2].values;
-      table.AddValue(key + ".atraced_w" + w, "one AtraceEventReportSync each, atraced --io-workers " + w + ": " + what,
-                     "ms", ours);
-      table.AddValue(key + ".vs_cann_w" + w, "atraced (--io-workers " + w + ") / CANN's way, per round", "x",
-                     Ratios(ours, sides[0].values), Goal::kAtMost, 0.15);
-      table.AddValue(key + ".vs_inproc_w" + w, "atraced (--io-workers " + w + ") / one buffered write per file", "x",
+      table.AddValue(key + ".atraced_" + w, "one AtraceEventReportSync each, " + who + ": " + what, "ms", ours);
+      table.AddValue(key + ".vs_cann_" + w, who + " / CANN's way, per round", "x", Ratios(ours, sides[0].values),
+                     Goal::kAtMost, 0.15);
+      table.AddValue(key + ".vs_inproc_" + w, who + " / one buffered write per file", "x",
                      Ratios(ours, sides[1].values));
-      std::sort(status[k].begin(), status[k].end());
-      const double p99 = status[k].empty() ? 0 : PercentileSorted(status[k], 99);
-      table.AddValue(key + ".status_p99_w" + w,
-                     "another client's STATUS round trip during the storm, p99 over all rounds (--io-workers " + w + ")",
-                     "ms", {p99}, Goal::kAtMost, 10);
+      table.AddValue(key + ".loop_cpu_" + w, "the daemon's event loop on CPU during the storm (" + who + ")", "ms",
+                     loop_cpu[k]);
+      table.AddValue(key + ".workers_cpu_" + w, "its other threads (I/O workers, remover, unmapper) on CPU (" + who + ")",
+                     "ms", others_cpu[k]);
+      table.AddValue(key + ".status_p99_" + w, "another client's STATUS round trip during the storm, p99 over all rounds (" +
+                     who + ")", "ms", {P99(status[k])}, Goal::kAtMost, 10);
+      table.AddValue(key + ".bystander_p99_" + w,
+                     "the same to an idle daemon outside the storm, meanwhile: the machine's share of the p99 (" + who +
+                         ")", "ms", {P99(bystander_status[k])});
+    }
+    table.AddValue(key + ".bystander_p99_cann", "STATUS to an idle daemon while CANN's way runs, p99 over all rounds", "ms",
+                   {P99(bystander_cann)});
+    if (!p.before_binary.empty()) {
+      table.AddValue(key + ".w1_vs_before", "atraced --io-workers 1 / the --before atraced, per round", "x",
+                     Ratios(sides[2].values, sides.back().values));
+      table.AddValue(key + ".loop_cpu_w1_vs_before",
+                     "the event loop's CPU in the storm, atraced --io-workers 1 / the --before atraced, per round", "x",
+                     Ratios(loop_cpu.front(), loop_cpu.back()));
     }
   }
   for (auto& d : daemons) d->Stop();
+  bystander->Stop();
 }
 
 }  // namespace atraced_bench
