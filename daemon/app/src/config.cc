@@ -39,7 +39,7 @@ po::options_description SettingOptions() {
       ("max-rings", po::value<std::string>(), "rings held at once for all processes, 1-60000 (default: 32768)")
       ("max-ring-memory", po::value<std::string>(), "memory the held rings may cost, their mappings and struct entries: a size with K, M, G or T (default: 4G)")
       ("uid-ring-share", po::value<std::string>(), "percent of max-rings and of max-ring-memory the rings of one uid may hold, 1-100 (default: 25)")
-      ("io-workers", po::value<std::string>(), "threads that write ring saves, crash and death reports off the event loop: auto (the CPUs minus one, 1-16) or 1-64 (default: auto)")
+      ("io-workers", po::value<std::string>(), "threads that write ring saves, crash and death reports off the event loop: auto (the CPUs minus one, 2-16) or 1-64 (default: auto)")
       ("max-queued-bytes", po::value<std::string>(), "bytes the saves queued for the I/O workers may reserve, in all: a size with K, M, G or T, at least 1M (default: 1G)")
       ("uid-queued-share", po::value<std::string>(), "percent of max-queued-bytes the saves of one uid may reserve, 1-100 (default: 25; a schedule save past it gets -EAGAIN)")
       ("max-events-per-client", po::value<std::string>(), "open events per connection, 1-4096 (default: 64)")

@@ -53,7 +53,7 @@ size_t IoPool::AutoWorkers() {
   CPU_ZERO(&set);
   size_t cpus = 1;
   if (::sched_getaffinity(0, sizeof set, &set) == 0) cpus = static_cast<size_t>(CPU_COUNT(&set));
-  return std::clamp<size_t>(cpus > 1 ? cpus - 1 : 1, 1, 16);
+  return std::clamp<size_t>(cpus > 1 ? cpus - 1 : 1, 2, 16);
 }
 
 IoPool::Job IoPool::PopFair() {
