@@ -868,11 +868,13 @@ void Usage(FILE* out) {
   std::fprintf(out,
                "usage: atraced_bench [--mode full|quick|smoke] [--quick] [--only CASES] [--atraced PATH]\n"
                "                     [--before PATH] [--dir DIR] [--keep] [--rounds N] [--recovery-dirs N]\n"
+               "                     [--storm-workers N,N,...]\n"
                "  CASES: comma-separated of churn,retention,bulk,conc,floor,recovery,memory,submit,report,storm,cpu\n"
                "         (default: all)\n"
                "  --before: the cpu case runs its workloads against --atraced and this daemon alternately,\n"
                "            and the storm case runs this daemon as one more side (default: --atraced itself)\n"
-               "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n");
+               "  --dir: scratch directory (default: a new one under $TMPDIR or /tmp, removed at the end)\n"
+               "  --storm-workers: the --io-workers of the storm's daemons, one side each (default: 1,2)\n");
 }
 
 int Main(int argc, char** argv) {
@@ -880,6 +882,7 @@ int Main(int argc, char** argv) {
   int rounds = 0;
   long rec_dirs = 0;
   bool keep = false;
+  std::vector<int> storm_workers{1, 2};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -906,6 +909,19 @@ int Main(int argc, char** argv) {
       rounds = std::atoi(value().c_str());
     } else if (a == "--recovery-dirs") {
       rec_dirs = std::atol(value().c_str());
+    } else if (a == "--storm-workers") {
+      // The pool sizes the storm sweeps, one daemon each: "1,2,4,8,16" on a host with the cores.
+      const std::string list = value();
+      storm_workers.clear();
+      for (size_t pos = 0; pos < list.size();) {
+        size_t end = list.find(',', pos);
+        if (end == std::string::npos) end = list.size();
+        const int w = std::atoi(list.substr(pos, end - pos).c_str());
+        if (w < 1 || w > 64) Fail("--storm-workers: each count must be 1..64: " + list);
+        storm_workers.push_back(w);
+        pos = end + 1;
+      }
+      if (storm_workers.empty()) Fail("--storm-workers: no count given");
     } else if (a == "-h" || a == "--help") {
       Usage(stdout);
       return 0;
@@ -1003,6 +1019,7 @@ int Main(int argc, char** argv) {
         sp.rounds = env.p.storm_rounds;
         sp.processes = env.p.storm_processes;
         if (env.before_binary != env.daemon_binary) sp.before_binary = env.before_binary;
+        sp.workers = storm_workers;
         StormCase(sp, table);
       });
     }

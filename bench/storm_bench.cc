@@ -161,7 +161,9 @@ void StormCase(const StormParams& p, Table& table) {
   };
   std::vector<DaemonSide> configs;
   for (int w : p.workers) configs.push_back({"w" + std::to_string(w), p.daemon_binary, w});
-  if (!p.before_binary.empty()) configs.push_back({"before_w1", p.before_binary, 1});
+  // The --before build runs with the first worker count, against this build's same side.
+  const std::string first = configs.front().name;
+  if (!p.before_binary.empty()) configs.push_back({"before_" + first, p.before_binary, p.workers.front()});
   // Each daemon has its own root and socket under the scratch directory, named after its side.
   auto start = [&p](const std::string& name, const std::string& binary, std::vector<std::string> extra) {
     Daemon::Options o;
@@ -240,10 +242,12 @@ void StormCase(const StormParams& p, Table& table) {
     table.AddValue(key + ".bystander_p99_cann", "STATUS to an idle daemon while CANN's way runs, p99 over all rounds", "ms",
                    {P99(bystander_cann)});
     if (!p.before_binary.empty()) {
-      table.AddValue(key + ".w1_vs_before", "atraced --io-workers 1 / the --before atraced, per round", "x",
-                     Ratios(sides[2].values, sides.back().values));
-      table.AddValue(key + ".loop_cpu_w1_vs_before",
-                     "the event loop's CPU in the storm, atraced --io-workers 1 / the --before atraced, per round", "x",
+      table.AddValue(key + "." + first + "_vs_before", "atraced " + first + " / the --before atraced " + first + ", per round",
+                     "x", Ratios(sides[2].values, sides.back().values));
+      table.AddValue(key + ".loop_cpu_" + first + "_vs_before",
+                     "the event loop's CPU in the storm, atraced " + first + " / the --before atraced " + first +
+                         ", per round",
+                     "x",
                      Ratios(loop_cpu.front(), loop_cpu.back()));
     }
   }

@@ -19,8 +19,8 @@ struct StormParams {
   std::vector<int> processes{16, 64};
   int objects = 4;               // M: full rings per process
   std::vector<int> workers{1, 2};  // the daemons' --io-workers, one daemon each
-  // Another daemon (--before) run as one more side, with --io-workers 1, in the same rounds:
-  // the storm of two builds compared side by side. Empty: not run.
+  // Another daemon (--before) run as one more side, with the first of `workers`, in the same
+  // rounds: the storm of two builds compared side by side. Empty: not run.
   std::string before_binary;
 };
 
