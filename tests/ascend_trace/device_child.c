@@ -4,18 +4,35 @@
  *   start N   AtraceReportStart(N)  -> "start N RC"
  *   timed-start N                   -> "start N RC NS" (the call's time, for bench/)
  *   stop N    AtraceReportStop(N)   -> "stop N"
+ *   fork N    fork; the child calls AtraceReportStart(N) itself -> "forked CPID" (the parent)
+ *             and "child CPID RC" (the child), in either order; the child then waits
+ *   release   let the forked child return from main and reap it -> "released STATUS"
  *   exit      return from main (the library's exit path, no stop)
  * "ready PID" is printed first. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "atrace_api.h"
 #include "atrace_pub.h"
 
+/* The forked child: starts its own receiver (the parent's threads did not come along),
+ * then waits until the parent closes `hold` and returns through the library's exit path. */
+static int ForkedChild(int dev, int hold) {
+  printf("child %d %d\n", (int)getpid(), (int)AtraceReportStart(dev));
+  char c;
+  while (read(hold, &c, 1) > 0) {
+  }
+  return 0;
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
+  int hold = -1;  /* the write end the forked child waits on */
+  pid_t forked = -1;
   printf("ready %d\n", (int)getpid());
   char line[128];
   while (fgets(line, sizeof line, stdin) != NULL) {
@@ -31,6 +48,23 @@ int main(void) {
     } else if (sscanf(line, "stop %d", &dev) == 1) {
       AtraceReportStop(dev);
       printf("stop %d\n", dev);
+    } else if (sscanf(line, "fork %d", &dev) == 1) {
+      int p[2];
+      if (pipe(p) != 0) return 3;
+      forked = fork();
+      if (forked < 0) return 3;
+      if (forked == 0) {
+        close(p[1]);
+        return ForkedChild(dev, p[0]);
+      }
+      close(p[0]);
+      hold = p[1];
+      printf("forked %d\n", (int)forked);
+    } else if (strncmp(line, "release", 7) == 0) {
+      close(hold);
+      int status = -1;
+      waitpid(forked, &status, 0);
+      printf("released %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     } else if (strncmp(line, "exit", 4) == 0) {
       return 0;
     } else {

@@ -344,6 +344,51 @@ TEST_CASE("device traces: with the daemon away, events are dropped with one line
   CHECK(rig.EventDirs(app->pid()).empty());
 }
 
+TEST_CASE("device traces: a forked child starts its own receiver and the parent's keeps receiving", "[device]") {
+  // The child has none of the parent's threads: its AtraceReportStart must start a receiver
+  // (not answer "already started" for one that is not there), the device routes by pid, and
+  // each process's messages land in its own directories. The child returns from main through
+  // the library's exit path, which joins only its own receiver.
+  Rig rig;
+  auto app = rig.App();
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  app->Send("fork 0");
+  std::string forked, child;
+  for (int i = 0; i < 2; ++i) {
+    const std::string line = app->Line(15s);
+    (line.rfind("forked ", 0) == 0 ? forked : child) = line;
+  }
+  REQUIRE(forked.rfind("forked ", 0) == 0);
+  const std::string cpid = forked.substr(7);
+  CHECK(child == "child " + cpid + " 0");
+  REQUIRE(rig.fake->WaitForSession(static_cast<pid_t>(std::stoi(cpid))));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " parent_obj bin 8 20260101120000000011"));
+  REQUIRE(rig.fake->Ok("utrace " + cpid + " child_obj bin 16 20260101120000000012"));
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  const pid_t child_pid = static_cast<pid_t>(std::stoi(cpid));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (rig.EventDir(child_pid, "20260101120000000012").empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto released_at = std::chrono::steady_clock::now();
+  CHECK(app->Call("release") == "released 0");
+  CHECK(std::chrono::steady_clock::now() - released_at < 5s);  // its own receiver's exit bound
+  const std::string child_dir = rig.EventDir(child_pid, "20260101120000000012");
+  REQUIRE_FALSE(child_dir.empty());
+  CHECK(ListNames(child_dir) == std::vector<std::string>{"schedule_tracer_child_obj.bin"});
+  CHECK(ReadFile(child_dir + "/schedule_tracer_child_obj.bin").size() == 16);
+  CHECK(rig.EventDirs(child_pid).size() == 1);
+  // The parent's receiver outlived the fork and its child.
+  REQUIRE(app->Call("stop 0") == "stop 0");
+  const std::string parent_dir = rig.EventDir(app->pid(), "20260101120000000011");
+  REQUIRE_FALSE(parent_dir.empty());
+  CHECK(ListNames(parent_dir) == std::vector<std::string>{"schedule_tracer_parent_obj.bin"});
+  CHECK(rig.EventDirs(app->pid()).size() == 1);
+  CHECK(app->Exit() == 0);
+}
+
 TEST_CASE("device traces: exit without stop sends no end, ends within its bound, and keeps what arrived", "[device]") {
   Rig rig;
   auto app = rig.App();
