@@ -215,6 +215,59 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
   }
 }
 
+TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process's losses nor touch the daemon's counts",
+          "[hardening][security]") {
+  // The receivers' counts in STATUS are the processes' word, summed (PROTOCOL.md): anyone
+  // granted ATR_FEATURE_DEVICE_STATS may add to them. What must hold: a sum never wraps back
+  // under what was counted (a lying user cannot make root's drops read 0), and what the
+  // daemon counts itself (device events, device dirs) moves only with real events.
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root to run a second, unprivileged client");
+    return;
+  }
+  const uid_t nobody = 65534;
+  const struct group* g = ::getgrgid(65534);
+  REQUIRE(g != nullptr);
+  DaemonProcess d({{"--socket-group", g->gr_name}, {}, true, 10});
+  REQUIRE(d.Start());
+  ::chmod(d.tmp().path().c_str(), 0755);
+  auto root = RawClient::Connect(d.socket());
+  REQUIRE(root);
+  uint64_t granted = 0;
+  REQUIRE(root->Hello(ATR_FEATURE_DEVICE_STATS, &granted));
+  REQUIRE((granted & ATR_FEATURE_DEVICE_STATS) != 0);
+  std::string err;
+  REQUIRE_FALSE(root->Emit(ATR_EVENT_SCHEDULE, "ts", "a", &err, ATR_SIDE_DEVICE, 3).empty());
+  REQUIRE_FALSE(root->Emit(ATR_EVENT_SCHEDULE, "ts", "b", &err, ATR_SIDE_DEVICE, 3).empty());
+  auto r = root->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 10, 4, 0));
+  REQUIRE(r);
+  REQUIRE(r->status == 0);
+
+  const int rc = AsUser(nobody, [&] {
+    auto c = RawClient::Connect(d.socket());
+    uint64_t got = 0;
+    if (!c || !c->Hello(ATR_FEATURE_DEVICE_STATS, &got) || !(got & ATR_FEATURE_DEVICE_STATS)) return 2;
+    // Sized so that a wrapping sum would land on small numbers: 10 + (2^64 - 9) = 1, 4 + (2^64 - 4) = 0.
+    auto lie = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, UINT64_MAX - 8, UINT64_MAX - 3, 7));
+    if (!lie || lie->status != 0) return 3;
+    auto out_of_range = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(ATR_MAX_DEVICE_ID + 1, 1, 1, 1));
+    if (!out_of_range || out_of_range->status != ATR_EINVAL) return 4;
+    return 0;
+  });
+  REQUIRE(rc == 0);
+
+  const proto::StatusReply s = Status(*root);
+  REQUIRE(s.devices.devices.size() == 1);  // nothing listed for the refused id
+  const auto& three = s.devices.devices[0];
+  CHECK(three.device_id == 3);
+  CHECK(three.events == 2);  // the daemon's own count: two device-side events, whoever says more
+  CHECK(s.device_dirs == 2);
+  CHECK(three.received == UINT64_MAX);  // saturated, not wrapped to 1
+  CHECK(three.saved == UINT64_MAX);
+  CHECK(three.dropped_invalid == UINT64_MAX);  // root's 4 drops cannot be made to read 0
+  CHECK(three.reconnects == 7);
+}
+
 TEST_CASE("small ones: escaped log lines, calendar times, a root with a trailing slash, -ENOENT for a closed id",
           "[hardening]") {
   SECTION("a newline in ASCEND_TRACE_RECORD_NUM cannot split or forge a log line") {

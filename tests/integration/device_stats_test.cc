@@ -9,21 +9,6 @@
 using namespace atraced;
 using namespace atraced::testing;
 
-namespace {
-
-std::vector<uint8_t> StatsPayload(uint32_t device, uint64_t received, uint64_t dropped_invalid, uint64_t reconnects) {
-  proto::DeviceStats m;
-  m.device_id = device;
-  m.received = received;
-  m.saved = received;
-  m.dropped_invalid = dropped_invalid;
-  m.reconnects = reconnects;
-  std::vector<uint8_t> out;
-  proto::Encode(m, out);
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("devices: device events are counted per device, and DEVICE_STATS adds a process's counts", "[integration]") {
   DaemonProcess d;
@@ -43,10 +28,10 @@ TEST_CASE("devices: device events are counted per device, and DEVICE_STATS adds 
   REQUIRE_FALSE(c->Emit(ATR_EVENT_SCHEDULE, "obj", "y", &err, ATR_SIDE_DEVICE, 7).empty());
   REQUIRE_FALSE(c->Emit(ATR_EVENT_SCHEDULE, "obj", "z", &err, ATR_SIDE_DEVICE, 2).empty());
   REQUIRE_FALSE(c->Emit(ATR_EVENT_SCHEDULE, "obj", "h", &err).empty());  // a host event counts for no device
-  auto r = c->Call(ATR_OP_DEVICE_STATS, StatsPayload(7, 5, 2, 1));
+  auto r = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(7, 5, 2, 1));
   REQUIRE(r);
   CHECK(r->status == 0);
-  r = c->Call(ATR_OP_DEVICE_STATS, StatsPayload(7, 1, 0, 0));
+  r = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(7, 1, 0, 0));
   REQUIRE(r);
   CHECK(r->status == 0);
 
@@ -71,7 +56,7 @@ TEST_CASE("devices: DEVICE_STATS without the feature, or out of range, is refuse
   auto plain = RawClient::Connect(d.socket());
   REQUIRE(plain);
   REQUIRE(plain->Hello(ATR_FEATURE_FD_PASSING));
-  auto r = plain->Call(ATR_OP_DEVICE_STATS, StatsPayload(1, 9, 0, 0));
+  auto r = plain->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(1, 9, 0, 0));
   REQUIRE(r);
   CHECK(r->status == ATR_ENOTSUP);
   CHECK_THAT(r->message, Catch::Contains("ATR_FEATURE_DEVICE_STATS"));
@@ -79,16 +64,16 @@ TEST_CASE("devices: DEVICE_STATS without the feature, or out of range, is refuse
   auto c = RawClient::Connect(d.socket());
   REQUIRE(c);
   REQUIRE(c->Hello(ATR_FEATURE_FD_PASSING | ATR_FEATURE_DEVICE_STATS));
-  r = c->Call(ATR_OP_DEVICE_STATS, StatsPayload(1024, 9, 0, 0));
+  r = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(1024, 9, 0, 0));
   REQUIRE(r);
   CHECK(r->status == ATR_EINVAL);
   CHECK_THAT(r->message, Catch::Contains("device_id"));
-  std::vector<uint8_t> short_payload = StatsPayload(1, 9, 0, 0);
+  std::vector<uint8_t> short_payload = DeviceStatsPayload(1, 9, 0, 0);
   short_payload.pop_back();
   r = c->Call(ATR_OP_DEVICE_STATS, short_payload);
   REQUIRE(r);
   CHECK(r->status == ATR_EBADMSG);
-  std::vector<uint8_t> reserved = StatsPayload(1, 9, 0, 0);
+  std::vector<uint8_t> reserved = DeviceStatsPayload(1, 9, 0, 0);
   reserved[4] = 1;
   r = c->Call(ATR_OP_DEVICE_STATS, reserved);
   REQUIRE(r);
@@ -96,8 +81,8 @@ TEST_CASE("devices: DEVICE_STATS without the feature, or out of range, is refuse
   CHECK(Status(*c).devices.devices.empty());
 
   // A lying process cannot wrap the totals.
-  REQUIRE(c->Call(ATR_OP_DEVICE_STATS, StatsPayload(3, UINT64_MAX, 0, 0))->status == 0);
-  REQUIRE(c->Call(ATR_OP_DEVICE_STATS, StatsPayload(3, 5, 0, 0))->status == 0);
+  REQUIRE(c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, UINT64_MAX, 0, 0))->status == 0);
+  REQUIRE(c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 5, 0, 0))->status == 0);
   auto s = Status(*c);
   REQUIRE(s.devices.devices.size() == 1);
   CHECK(s.devices.devices[0].received == UINT64_MAX);

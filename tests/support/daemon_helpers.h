@@ -40,4 +40,19 @@ inline void Measure(const std::string& key, const T& value) {
 
 inline std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
+// A DEVICE_STATS request: what a process's receiver for `device` says it counted (saved as
+// many as received).
+inline std::vector<uint8_t> DeviceStatsPayload(uint32_t device, uint64_t received, uint64_t dropped_invalid,
+                                               uint64_t reconnects) {
+  proto::DeviceStats m;
+  m.device_id = device;
+  m.received = received;
+  m.saved = received;
+  m.dropped_invalid = dropped_invalid;
+  m.reconnects = reconnects;
+  std::vector<uint8_t> out;
+  proto::Encode(m, out);
+  return out;
+}
+
 }  // namespace atraced::testing
