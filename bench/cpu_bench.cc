@@ -14,33 +14,12 @@
 #include <sstream>
 
 #include "atraced/atrace_client.h"
+#include "bench_client.h"
 #include "conc_runner.h"
 
 namespace atraced_bench {
 namespace {
 
-void Check(int rc, const std::string& what, atrace_client* c = nullptr) {
-  if (rc == 0) return;
-  std::string msg = what + ": " + atrace_client_strerror(rc);
-  if (c != nullptr && *atrace_client_last_message(c) != '\0') msg += std::string(" (") + atrace_client_last_message(c) + ")";
-  Fail(msg);
-}
-
-atrace_client* Open(const std::string& socket) {
-  atrace_client_options o;
-  atrace_client_options_init(&o);
-  o.socket_path = socket.c_str();
-  o.connect_timeout_ms = 10000;
-  o.io_timeout_ms = 30000;  // 64 clients on 2 cores must not time out
-  atrace_client* c = nullptr;
-  Check(atrace_client_open(&o, &c), "atrace_client_open " + socket);
-  return c;
-}
-
-struct Closer {
-  void operator()(atrace_client* c) const { atrace_client_close(c); }
-};
-using ClientPtr = std::unique_ptr<atrace_client, Closer>;
 
 int Emit(atrace_client* c, const std::vector<uint8_t>& data) {
   const atrace_event_spec ev{ATRACE_EVENT_SCHEDULE, ATRACE_SIDE_HOST, 0, nullptr};
@@ -130,7 +109,7 @@ void CpuCase(const CpuParams& p, Table& table) {
     if (!MakeDirs(o.root)) Fail("mkdir " + o.root + ": " + std::strerror(errno));
     std::string error;
     if (s.daemon->Start(o, &error) < 0) Fail("starting atraced (cpu " + s.name + ", " + o.binary + "): " + error);
-    s.sync.reset(Open(o.socket));
+    s.sync.reset(OpenClient(o.socket));
     for (int i = 0; i < 10; ++i) Check(Emit(s.sync.get(), data), "prefill atrace_emit (" + s.name + ")", s.sync.get());
     if (!WaitForEventDirs(o.root + "/atrace", 10)) Fail("cpu: atraced (" + s.name + ") did not settle");
   }
@@ -167,7 +146,7 @@ void CpuCase(const CpuParams& p, Table& table) {
                            const std::string socket = s->daemon->socket();
                            ConcResult r = RunProcesses(clients, p.conc_ms, [socket]() -> ConcStep {
                              auto d = std::make_shared<const std::vector<uint8_t>>(Pattern(kEventBytes));
-                             auto c = std::make_shared<ClientPtr>(Open(socket));
+                             auto c = std::make_shared<ClientPtr>(OpenClient(socket));
                              return [c, d]() -> uint32_t {
                                const int64_t t = NowNs();
                                Check(Emit(c->get(), *d), "atrace_emit", c->get());

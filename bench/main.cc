@@ -28,6 +28,7 @@
 
 #include "atrace_pub.h"
 #include "atraced/atrace_client.h"
+#include "bench_client.h"
 #include "bench_util.h"
 #include "cann_baseline.h"
 #include "conc_runner.h"
@@ -46,13 +47,6 @@
 
 namespace atraced_bench {
 namespace {
-
-void Check(int rc, const std::string& what, atrace_client* c = nullptr) {
-  if (rc == 0) return;
-  std::string msg = what + ": " + atrace_client_strerror(rc);
-  if (c != nullptr && *atrace_client_last_message(c) != '\0') msg += std::string(" (") + atrace_client_last_message(c) + ")";
-  Fail(msg);
-}
 
 // ---- parameters --------------------------------------------------------------------------
 
@@ -136,21 +130,6 @@ struct Env {
 atrace_event_spec HostEvent() { return atrace_event_spec{ATRACE_EVENT_SCHEDULE, ATRACE_SIDE_HOST, 0, nullptr}; }
 atrace_file_spec ObjectFile() { return atrace_file_spec{ATRACE_FILE_OBJECT, "hccl", 0, 0, 0, 0, nullptr}; }
 
-atrace_client* OpenClient(const std::string& socket) {
-  atrace_client_options o;
-  atrace_client_options_init(&o);
-  o.socket_path = socket.c_str();
-  o.connect_timeout_ms = 10000;
-  o.io_timeout_ms = 30000;  // generous: 64 clients on 2 cores must not time out
-  atrace_client* c = nullptr;
-  Check(atrace_client_open(&o, &c), "atrace_client_open " + socket);
-  return c;
-}
-
-struct ClientCloser {
-  void operator()(atrace_client* c) const { atrace_client_close(c); }
-};
-using ClientPtr = std::unique_ptr<atrace_client, ClientCloser>;
 
 atrace_status Status(atrace_client* c) {
   atrace_status s{};
