@@ -170,7 +170,7 @@ TEST_CASE("stopping lets the queued jobs land within the deadline and drops the 
 
 TEST_CASE("io-workers = auto is the CPUs minus one for the loop, 2 to 16", "[io]") {
   const size_t n = IoPool::AutoWorkers();
-  CHECK(n >= 2);  // never one: a save stuck on a slow disk would hold every user's saves
+  CHECK(n >= 2);  // never one: one user's long save would hold every other user's saves
   CHECK(n <= 16);
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -45,8 +45,9 @@ class IoPool final : public JobRunner {
   size_t workers() const { return threads_.size(); }
 
   // io-workers = auto: the CPUs this process may run on minus one for the loop, 2 to 16.
-  // At least two even on one or two CPUs: with one, a save stuck on a slow disk holds every
-  // user's saves, and on two CPUs a second worker shortens a report storm (BENCHMARKS.md).
+  // At least two even on one or two CPUs: with one, one user's long save (hundreds of MB of
+  // rings) holds every other user's saves until it ends, and on two CPUs a second worker
+  // shortens a report storm (BENCHMARKS.md).
   static size_t AutoWorkers();
 
  private:
