@@ -246,3 +246,62 @@ TEST_CASE("fairness: a user's process that dies holding 1024 full rings stalls n
   // Root's STATUS was answered while the dead process's reports were being written.
   CHECK(watch.answered_while_queued >= 2);
 }
+
+TEST_CASE("fairness: another user's save is written beside one user's long save, not after it",
+          "[hardening][security][shares][fairness]") {
+  // A worker runs a job to its end: the round robin between uids is between jobs. With one
+  // worker, one user's long save (here about 33 MB of CANN text) would hold root's one-record
+  // save until it ends; io-workers = auto is at least 2 so that it does not (IO_WORKERS.md,
+  // "Size"). The daemon runs with auto: no --io-workers.
+  if (!NeedsRoot()) return;
+  ShmRoot root;
+  DaemonProcess d(OnShm(root));
+  REQUIRE(StartForAttacker(d));
+  Attacker attacker([&d](int out, int in) {
+    int failed = 0;
+    auto held = HoldFullRings(d.socket(), 1, 256, kMsgNum, kMsgSize, &failed);
+    Report(out, failed, "ready");
+    WaitRelease(in);
+    if (held.empty()) return;
+    Report(out, 0, "saving");
+    auto r = held.front().Call(ATR_OP_RING_SAVE_ALL, Payload(proto::RingSaveAll{true, 0}));
+    const auto at = std::chrono::steady_clock::now().time_since_epoch();  // CLOCK_MONOTONIC, as the test's
+    Report(out, r ? r->status : -1, std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(at).count()));
+    WaitRelease(in);
+  });
+  REQUIRE(attacker.Line(60s) == "0 ready\n");
+
+  auto victim = RawClient::Connect(d.socket());
+  REQUIRE(victim);
+  REQUIRE(victim->Hello(ATR_FEATURE_MEMFD));
+  UniqueFd ring = RingWith({"root's one record"});
+  auto reg = victim->CallWithFd(ATR_OP_RING_REGISTER, RegisterPayload(1), ring.get());
+  REQUIRE(reg);
+  REQUIRE(reg->status == 0);
+  auto watcher = RawClient::Connect(d.socket());
+  REQUIRE(watcher);
+  REQUIRE(watcher->Hello());
+
+  attacker.Release();
+  REQUIRE(attacker.Line(30s) == "0 saving\n");
+  // Root asks once the attacker's save is reserved, i.e. queued or being written.
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (QueuedSaveBytes(Status(*watcher)) == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(100us);
+  }
+  REQUIRE(QueuedSaveBytes(Status(*watcher)) > 0);
+  proto::RingReport report;
+  report.wait = true;
+  report.object_ids = {1};
+  auto mine = victim->Call(ATR_OP_RING_REPORT, Payload(report));
+  const auto root_done = std::chrono::steady_clock::now().time_since_epoch();
+  REQUIRE(mine);
+  CHECK(mine->status == 0);
+  const std::string theirs = attacker.Line(60s);
+  INFO("attacker: " << theirs);
+  REQUIRE(theirs.rfind("0 ", 0) == 0);  // its save landed too
+  const long long attacker_done_ns = std::atoll(theirs.c_str() + 2);
+  // Root's reply came first: its save did not wait for the other user's to end.
+  CHECK(std::chrono::duration_cast<std::chrono::nanoseconds>(root_done).count() < attacker_done_ns);
+  attacker.Release();
+}
