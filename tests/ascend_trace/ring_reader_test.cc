@@ -240,3 +240,53 @@ TEST_CASE("CopyRingUsed bounds what it reads by the ring, whatever the header cl
   CHECK(atraced::proto::CopyRingUsed(ring.base(), 64, &copy) == 64);
   CHECK_FALSE(ReadRingSnapshot(copy, std::nullopt).header_valid);
 }
+
+TEST_CASE("reader: records in time order, ties by index, whether the ring wrapped or writers interleaved") {
+  TestRing ring(8, 64);
+  for (int i = 0; i < 20; ++i) {
+    const std::string t = "r" + std::to_string(i);
+    REQUIRE(ring.Write(t.data(), static_cast<uint32_t>(t.size())) == TRACE_SUCCESS);
+  }
+  auto b = ring.Copy();  // records 12..19, record k in slot k % 8: the oldest in slot 4
+  auto stamp = [&](int record, uint64_t ns) { PutU64(b, SlotAt(ring, record % 8) + 8, ns); };
+  auto texts = [](const atraced::proto::RingSnapshot& s) {
+    std::vector<std::string> out;
+    for (const auto& r : s.records) out.push_back(Text(r.data));
+    return out;
+  };
+  for (int k = 12; k < 20; ++k) stamp(k, 1000 + k);
+  CHECK(texts(ReadRingSnapshot(b)) == std::vector<std::string>{"r12", "r13", "r14", "r15", "r16", "r17", "r18", "r19"});
+  // Two writers on two threads: 15 took its stamp before 14 did, and 17 and 18 in the same ns.
+  stamp(15, 1013);
+  stamp(18, 1017);
+  CHECK(texts(ReadRingSnapshot(b)) == std::vector<std::string>{"r12", "r13", "r15", "r14", "r16", "r17", "r18", "r19"});
+  // A record older than all (a thread preempted between its stamp and its slot) goes first.
+  stamp(19, 5);
+  CHECK(texts(ReadRingSnapshot(b)) == std::vector<std::string>{"r19", "r12", "r13", "r15", "r14", "r16", "r17", "r18"});
+}
+
+TEST_CASE("CopyRingUsed into a reused buffer: slots past the used ones read as empty, not as the last copy's",
+          "[ring][memory]") {
+  // The daemon's workers reuse one buffer across saves and clear only what the copy does not
+  // overwrite: a full ring copied first must leave nothing behind for a fuller-looking second.
+  TestRing full(64, 64), few(64, 64);
+  for (int i = 0; i < 64; ++i) REQUIRE(full.Write("full", 4) == 0);
+  for (int i = 0; i < 3; ++i) REQUIRE(few.Write("few", 3) == 0);
+  auto copy_of = [](const TestRing& r, std::vector<uint8_t>* out) {
+    void* map = ::mmap(nullptr, r.bytes(), PROT_READ, MAP_SHARED, r.fd(), 0);
+    REQUIRE(map != MAP_FAILED);
+    atraced::proto::CopyRingUsed(map, r.bytes(), out);
+    ::munmap(map, r.bytes());
+  };
+  std::vector<uint8_t> buffer;
+  copy_of(full, &buffer);
+  REQUIRE(ReadRingSnapshot(buffer).records.size() == 64);
+  copy_of(few, &buffer);
+  const auto snap = ReadRingSnapshot(buffer);
+  REQUIRE(snap.header_valid);
+  CHECK(snap.records.size() == 3);
+  CHECK(snap.empty == 61);
+  CHECK(snap.torn == 0);
+  CHECK(snap.invalid == 0);
+  for (const auto& r : snap.records) CHECK(Text(r.data) == "few");
+}

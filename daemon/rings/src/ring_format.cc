@@ -96,7 +96,9 @@ std::string FormatRingText(const proto::RingSnapshot& snap, const RingTimeline& 
   std::string out;
   if (!snap.header_valid) return out;
   const int64_t offset_ns = static_cast<int64_t>(utc_offset_s) * kNsPerSec;
-  out.reserve(snap.records.size() * (28 + snap.msg_size / 2));
+  // At most 28 bytes of time, msg_size - 1 of text and a newline a record: one allocation,
+  // where half of that grew the buffer (and copied it) once for a ring of long records.
+  out.reserve(snap.records.size() * (28 + size_t{snap.msg_size}) + 160);
   SecondCache cache;
   for (const proto::RingRecord& r : snap.records) {
     // CANN: the text ends at min(length, msg_size - 1) and at its first NUL.
