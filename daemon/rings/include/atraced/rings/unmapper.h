@@ -4,9 +4,9 @@
 // have touched ends with a TLB shootdown, an inter-processor interrupt to every CPU running
 // one of the daemon's threads and a wait for each to answer. On the event loop that wait is
 // paid by every client queued behind it: in a report storm (64 processes saving and leaving
-// at once, docs/BENCHMARKS.md) the GOODBYEs' unmaps were a third of the loop's time, the
-// largest share of another client's STATUS wait. BackgroundUnmapper takes that wait off the
-// loop; the decision (the ring is released, its charge given back) stays where it was.
+// at once, docs/BENCHMARKS.md) the GOODBYEs' unmaps were a third of the loop's time on CPU.
+// BackgroundUnmapper takes that wait off the loop; the decision (the ring is released, its
+// charge given back) stays where it was.
 #pragma once
 
 #include <condition_variable>
@@ -43,7 +43,7 @@ class BackgroundUnmapper final : public Unmapper {
   BackgroundUnmapper& operator=(const BackgroundUnmapper&) = delete;
 
   void Unmap(const void* addr, size_t size) override;
-  // Returns once everything handed over before the call is unmapped (tests; shutdown).
+  // Returns once everything handed over before the call is unmapped (tests).
   void Drain();
   // Mappings handed over and not unmapped yet, with their bytes (a moment's figure).
   std::pair<size_t, size_t> pending() const;
