@@ -26,16 +26,17 @@ struct StormResult {
   std::vector<double> bystander_ms;  // the same to an idle daemon meanwhile
 };
 
-// A thread that asks one daemon STATUS every millisecond until `done`, timing each.
+// A thread that asks one daemon STATUS every millisecond until Finish, timing each. Finish
+// runs from the destructor too, so a storm that fails midway does not leave it asking.
 class StatusProber {
  public:
-  void Start(const std::string& socket, const std::atomic<bool>& done) {
+  void Start(const std::string& socket) {
     atrace_client_options o;
     atrace_client_options_init(&o);
     o.socket_path = socket.c_str();
     if (atrace_client_open(&o, &client_) != 0) Fail("storm: status client for " + socket);
-    thread_ = std::thread([this, &done] {
-      while (!done) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
         atrace_status s{};
         const int64_t t = NowNs();
         if (atrace_client_status(client_, &s) != 0) return;
@@ -45,6 +46,7 @@ class StatusProber {
     });
   }
   std::vector<double> Finish() {
+    stop_ = true;
     if (thread_.joinable()) thread_.join();
     if (client_) atrace_client_close(client_);
     client_ = nullptr;
@@ -53,6 +55,7 @@ class StatusProber {
   ~StatusProber() { Finish(); }
 
  private:
+  std::atomic<bool> stop_{false};
   atrace_client* client_ = nullptr;
   std::thread thread_;
   std::vector<double> ms_;
@@ -121,14 +124,13 @@ StormResult RunStorm(const StormParams& p, const std::string& mode, const std::s
     ::close(fd);
   }
   StormResult out;
-  std::atomic<bool> done{false};
   // Each prober asks one daemon STATUS every millisecond until the storm is over: the storm's
   // own daemon (atraced sides), and an idle bystander daemon that takes no part in the storm
   // (every side), whose round trips are what this machine's scheduler alone costs a STATUS
   // while the storm's processes run.
   StatusProber storm_probe, bystander_probe;
-  if (mode == "atraced") storm_probe.Start(socket, done);
-  bystander_probe.Start(bystander_socket, done);
+  if (mode == "atraced") storm_probe.Start(socket);
+  bystander_probe.Start(bystander_socket);
   const DaemonCpu cpu0 = daemon_pid > 0 ? ReadDaemonCpu(daemon_pid) : DaemonCpu{};
   const int64_t t0 = NowNs();
   ::close(go[1]);
@@ -144,7 +146,6 @@ StormResult RunStorm(const StormParams& p, const std::string& mode, const std::s
     out.loop_cpu_ms = static_cast<double>(cpu1.loop_ns - cpu0.loop_ns) / 1e6;
     out.others_cpu_ms = static_cast<double>(cpu1.others_ns - cpu0.others_ns) / 1e6;
   }
-  done = true;
   out.status_ms = storm_probe.Finish();
   out.bystander_ms = bystander_probe.Finish();
   return out;
