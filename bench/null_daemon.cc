@@ -34,6 +34,17 @@ namespace {
   ::_exit(1);
 }
 
+// The next pending connection of the non-blocking listener `lfd`, non-blocking itself; -1
+// when none is pending.
+int AcceptPending(int lfd) {
+  for (;;) {
+    const int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) return fd;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+    if (errno != EINTR && errno != ECONNABORTED) Die("accept4");
+  }
+}
+
 constexpr size_t kInCap = sizeof(NullHeader) + kNullMaxPayload;
 
 struct Conn {
@@ -112,13 +123,7 @@ class Server {
   }
 
   void Accept() {
-    for (;;) {
-      int fd = ::accept4(lfd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        Die("accept4");
-      }
+    for (int fd; (fd = AcceptPending(lfd_)) >= 0;) {
       auto c = std::make_unique<Conn>();
       c->fd = fd;
       Watch(fd, EPOLLIN, EPOLL_CTL_ADD);
@@ -226,15 +231,7 @@ std::string WorkerRoot(const std::string& event_root, int k) { return event_root
       if (errno == EINTR) continue;
       Die("poll");
     }
-    for (;;) {
-      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        Die("accept4");
-      }
-      servers[next++ % servers.size()]->Adopt(fd);
-    }
+    for (int fd; (fd = AcceptPending(lfd)) >= 0;) servers[next++ % servers.size()]->Adopt(fd);
   }
 }
 

@@ -154,17 +154,24 @@ StormResult RunStorm(const StormParams& p, const std::string& mode, const std::s
 }  // namespace
 
 void StormCase(const StormParams& p, Table& table) {
-  // One daemon per side: this build with each worker count, then the --before build with one.
+  // One daemon per side: this build with each worker count, then the --before build with the
+  // first of them. What each side's storms measured besides their wall time accumulates here.
   struct DaemonSide {
-    std::string name;  // "w1", "w2", "before_w1"
+    std::string name;  // "w1", "w2", "before_w1": the rows' suffix
     std::string binary;
     int workers;
+    std::string who;  // for the rows' descriptions
+    std::vector<double> status, bystander, loop_cpu, others_cpu;
   };
   std::vector<DaemonSide> configs;
-  for (int w : p.workers) configs.push_back({"w" + std::to_string(w), p.daemon_binary, w});
-  // The --before build runs with the first worker count, against this build's same side.
+  for (int w : p.workers) {
+    configs.push_back({"w" + std::to_string(w), p.daemon_binary, w, "atraced --io-workers " + std::to_string(w), {}, {}, {}, {}});
+  }
   const std::string first = configs.front().name;
-  if (!p.before_binary.empty()) configs.push_back({"before_" + first, p.before_binary, p.workers.front()});
+  if (!p.before_binary.empty()) {
+    configs.push_back({"before_" + first, p.before_binary, p.workers.front(),
+                       "the --before atraced --io-workers " + std::to_string(p.workers.front()), {}, {}, {}, {}});
+  }
   // Each daemon has its own root and socket under the scratch directory, named after its side.
   auto start = [&p](const std::string& name, const std::string& binary, std::vector<std::string> extra) {
     Daemon::Options o;
@@ -189,9 +196,13 @@ void StormCase(const StormParams& p, Table& table) {
   if (!MakeDirs(inproc_dir)) Fail("mkdir " + inproc_dir);
   for (int n : p.processes) {
     std::vector<Side> sides;
-    std::vector<std::vector<double>> status(configs.size()), bystander_status(configs.size());
     std::vector<double> bystander_cann;
-    std::vector<std::vector<double>> loop_cpu(configs.size()), others_cpu(configs.size());
+    for (DaemonSide& c : configs) {  // each N's rows of its own
+      c.status.clear();
+      c.bystander.clear();
+      c.loop_cpu.clear();
+      c.others_cpu.clear();
+    }
     sides.push_back({"cann", [&, n] {
                        StormResult r = RunStorm(p, "cann", "", n, inproc_dir, bystander->socket());
                        bystander_cann.insert(bystander_cann.end(), r.bystander_ms.begin(), r.bystander_ms.end());
@@ -203,11 +214,11 @@ void StormCase(const StormParams& p, Table& table) {
       sides.push_back({"atraced." + configs[k].name, [&, n, k] {
                          StormResult r =
                              RunStorm(p, "atraced", daemons[k]->socket(), n, "", bystander->socket(), daemons[k]->pid());
-                         loop_cpu[k].push_back(r.loop_cpu_ms);
-                         others_cpu[k].push_back(r.others_cpu_ms);
-                         status[k].insert(status[k].end(), r.status_ms.begin(), r.status_ms.end());
-                         bystander_status[k].insert(bystander_status[k].end(), r.bystander_ms.begin(),
-                                                    r.bystander_ms.end());
+                         DaemonSide& c = configs[k];
+                         c.loop_cpu.push_back(r.loop_cpu_ms);
+                         c.others_cpu.push_back(r.others_cpu_ms);
+                         c.status.insert(c.status.end(), r.status_ms.begin(), r.status_ms.end());
+                         c.bystander.insert(c.bystander.end(), r.bystander_ms.begin(), r.bystander_ms.end());
                          return r.wall_ms;
                        }, {}});
     }
@@ -221,9 +232,8 @@ void StormCase(const StormParams& p, Table& table) {
                    "ms", sides[1].values);
     for (size_t k = 0; k < configs.size(); ++k) {
       const DaemonSide& c = configs[k];
-      const std::string who = (c.binary == p.daemon_binary && c.name[0] == 'w' ? "atraced" : "the --before atraced") +
-                              std::string(" --io-workers ") + std::to_string(c.workers);
-      const std::string& w = c.name;  // "w1", "w2", "before_w1": the rows keep their old names
+      const std::string& who = c.who;
+      const std::string& w = c.name;
       const std::vector<double>& ours = sides[k + 2].values;
       table.AddValue(key + ".atraced_" + w, "one AtraceEventReportSync each, " + who + ": " + what, "ms", ours);
       table.AddValue(key + ".vs_cann_" + w, who + " / CANN's way, per round", "x", Ratios(ours, sides[0].values),
@@ -231,14 +241,14 @@ void StormCase(const StormParams& p, Table& table) {
       table.AddValue(key + ".vs_inproc_" + w, who + " / one buffered write per file", "x",
                      Ratios(ours, sides[1].values));
       table.AddValue(key + ".loop_cpu_" + w, "the daemon's event loop on CPU during the storm (" + who + ")", "ms",
-                     loop_cpu[k]);
+                     c.loop_cpu);
       table.AddValue(key + ".workers_cpu_" + w, "its other threads (I/O workers, remover, unmapper) on CPU (" + who + ")",
-                     "ms", others_cpu[k]);
+                     "ms", c.others_cpu);
       table.AddValue(key + ".status_p99_" + w, "another client's STATUS round trip during the storm, p99 over all rounds (" +
-                     who + ")", "ms", {P99(status[k])}, Goal::kAtMost, 10);
+                     who + ")", "ms", {P99(c.status)}, Goal::kAtMost, 10);
       table.AddValue(key + ".bystander_p99_" + w,
                      "the same to an idle daemon outside the storm, meanwhile: the machine's share of the p99 (" + who +
-                         ")", "ms", {P99(bystander_status[k])});
+                         ")", "ms", {P99(c.bystander)});
     }
     table.AddValue(key + ".bystander_p99_cann", "STATUS to an idle daemon while CANN's way runs, p99 over all rounds", "ms",
                    {P99(bystander_cann)});
@@ -249,7 +259,7 @@ void StormCase(const StormParams& p, Table& table) {
                      "the event loop's CPU in the storm, atraced " + first + " / the --before atraced " + first +
                          ", per round",
                      "x",
-                     Ratios(loop_cpu.front(), loop_cpu.back()));
+                     Ratios(configs.front().loop_cpu, configs.back().loop_cpu));
     }
   }
   for (auto& d : daemons) d->Stop();
