@@ -4,9 +4,9 @@
 #   bash scripts/bench.sh --quick    smaller counts, under about a minute once built
 #   bash scripts/bench.sh --smoke    tiny counts: every case runs once, in seconds
 #   bash scripts/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
-#   bash scripts/bench.sh --before REV [-- --only cpu]   also builds atraced at git revision
-#                                    REV (build/bench-before/<sha>) and gives it to the cpu case
-#                                    (daemon CPU per event and RSS, REV against this tree)
+#   bash scripts/bench.sh --before REV [-- --only cpu,storm]   also builds atraced at git
+#                                    revision REV (build/bench-before/<sha>) and gives it to the
+#                                    cpu and storm cases (REV against this tree)
 # Builds RelWithDebInfo without sanitizers into build/bench (only atraced, the client library
 # atraced_bench, atraced_emit_loop and the count_malloc.so shim). atraced_bench starts its own atraced instances on a temporary root and
 # socket under a scratch directory, runs every case, prints the table and stops them; this
