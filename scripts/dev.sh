@@ -21,6 +21,7 @@ test_packages=(
   catch2
   clang libclang-rt-14-dev
   systemd dpkg-dev file
+  python3  # a Python program loads libascend_trace through ctypes, as Python frameworks do
   build-essential debhelper lintian pandoc man-db
   prometheus
   chromium  # the html export test renders the page headless (it skips where this is missing)

@@ -7,8 +7,13 @@
  *   fork N    fork; the child calls AtraceReportStart(N) itself -> "forked CPID" (the parent)
  *             and "child CPID RC" (the child), in either order; the child then waits
  *   release   let the forked child return from main and reap it -> "released STATUS"
+ *   dlclose   (the dlopen build) unload the library, as a Python module's unload does -> "dlclosed RC"
  *   exit      return from main (the library's exit path, no stop)
- * "ready PID" is printed first. */
+ * "ready PID" is printed first.
+ *
+ * Built twice: linked at start-up, and with DEVICE_CHILD_DLOPEN, where the library is loaded
+ * with dlopen from the path in ASCEND_TRACE_LIBRARY_PATH, as Python frameworks load CANN's
+ * libraries (the order of the library's exit work differs between the two). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,28 @@
 
 #include "atrace_api.h"
 #include "atrace_pub.h"
+
+#ifdef DEVICE_CHILD_DLOPEN
+#include <dlfcn.h>
+static void* g_lib;
+static TraStatus (*g_start)(int32_t);
+static void (*g_stop)(int32_t);
+#define AtraceReportStart g_start
+#define AtraceReportStop g_stop
+
+/* RTLD_LOCAL as ctypes.CDLL: nothing of the library is visible to what loads after it. */
+static int LoadLibrary(void) {
+  const char* path = getenv("ASCEND_TRACE_LIBRARY_PATH");
+  g_lib = path != NULL ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (g_lib == NULL) {
+    fprintf(stderr, "dlopen: %s\n", path != NULL ? dlerror() : "ASCEND_TRACE_LIBRARY_PATH is not set");
+    return -1;
+  }
+  *(void**)&g_start = dlsym(g_lib, "AtraceReportStart");
+  *(void**)&g_stop = dlsym(g_lib, "AtraceReportStop");
+  return g_start != NULL && g_stop != NULL ? 0 : -1;
+}
+#endif
 
 /* The forked child: starts its own receiver (the parent's threads did not come along),
  * then waits until the parent closes `hold` and returns through the library's exit path. */
@@ -31,6 +58,9 @@ static int ForkedChild(int dev, int hold) {
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
+#ifdef DEVICE_CHILD_DLOPEN
+  if (LoadLibrary() != 0) return 4;
+#endif
   int hold = -1;  /* the write end the forked child waits on */
   pid_t forked = -1;
   printf("ready %d\n", (int)getpid());
@@ -65,6 +95,10 @@ int main(void) {
       int status = -1;
       waitpid(forked, &status, 0);
       printf("released %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+#ifdef DEVICE_CHILD_DLOPEN
+    } else if (strncmp(line, "dlclose", 7) == 0) {
+      printf("dlclosed %d\n", dlclose(g_lib));
+#endif
     } else if (strncmp(line, "exit", 4) == 0) {
       return 0;
     } else {

@@ -42,8 +42,9 @@ namespace {
 // The application, a command line each way; its stderr kept in a file.
 class DeviceApp {
  public:
-  DeviceApp(std::map<std::string, std::string> env, const std::string& err_path)
-      : err_path_(err_path), child_(ASCEND_TRACE_DEVICE_CHILD, WithLeakCheckOff(std::move(env)), err_path) {
+  DeviceApp(std::map<std::string, std::string> env, const std::string& err_path,
+            const std::string& program = ASCEND_TRACE_DEVICE_CHILD)
+      : err_path_(err_path), child_(program, WithLeakCheckOff(std::move(env)), err_path) {
     REQUIRE(child_.started());
     REQUIRE(Line(10s) == "ready " + std::to_string(child_.pid()));
   }
@@ -102,10 +103,16 @@ struct Rig {
            {"ATRACED_SOCKET", daemon.socket()}};
     for (const auto& [k, v] : device_env) env[k] = v;
   }
-  std::unique_ptr<DeviceApp> App(const std::map<std::string, std::string>& extra = {}) {
+  std::unique_ptr<DeviceApp> App(const std::map<std::string, std::string>& extra = {},
+                                 const std::string& program = ASCEND_TRACE_DEVICE_CHILD) {
     auto e = env;
     for (const auto& [k, v] : extra) e[k] = v;
-    return std::make_unique<DeviceApp>(e, tmp.path() + "/app" + std::to_string(++apps) + ".err");
+    return std::make_unique<DeviceApp>(e, tmp.path() + "/app" + std::to_string(++apps) + ".err", program);
+  }
+  // The application that loads the library with dlopen: device_child.c's dlopen build, or
+  // the same commands from Python through ctypes.
+  std::unique_ptr<DeviceApp> DlopenApp(const std::string& program = ASCEND_TRACE_DEVICE_DLOPEN_CHILD) {
+    return App({{"ASCEND_TRACE_LIBRARY_PATH", ASCEND_TRACE_LIBRARY}}, program);
   }
   // "ok queued ... time=T": T.
   static std::string TimeOf(const std::string& reply) {
@@ -403,4 +410,48 @@ TEST_CASE("device traces: exit without stop sends no end, ends within its bound,
   CHECK_FALSE(rig.EventDir(app->pid(), "20260101120000000005").empty());
   // No [end]: the device never moved the node to its deleted list; it reaps it as closed.
   CHECK_FALSE(Has(rig.fake->log(), "[end] from pid " + pid));
+}
+
+// Python frameworks load CANN's libraries with dlopen. There, the library's static destructors
+// run before its exit work, which once freed every device receiver twice (SIGABRT at exit in
+// every run with a receiver, an idle device included).
+TEST_CASE("device traces: loaded with dlopen, exit and unload with a receiver running end cleanly", "[device]") {
+  const std::string how = GENERATE(as<std::string>{}, "exit", "dlclose");
+  INFO("ending with " << how);
+  Rig rig;
+  auto app = rig.DlopenApp();
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  const std::string pid = std::to_string(app->pid());
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  REQUIRE(rig.fake->Ok("utrace " + pid + " last bin 4 20260101120000000007"));
+  REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  if (how == "dlclose") REQUIRE(app->Call("dlclose") == "dlclosed 0");
+  const int status = app->Exit();
+  INFO(app->err());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK_FALSE(Has(app->err(), "double free"));
+  // What the device sent before the end was written, as when the library is linked.
+  CHECK_FALSE(rig.EventDir(app->pid(), "20260101120000000007").empty());
+}
+
+TEST_CASE("device traces: a Python program that loads the library through ctypes exits cleanly", "[device]") {
+  if (std::string(ASCEND_TRACE_CONSUMER_FLAGS).size() > 0) {
+    WARN("skipped: an instrumented library does not load into the uninstrumented python3");
+    return;
+  }
+  // CI installs python3 (scripts/dev.sh); a machine without it skips, saying so.
+  if (::access("/usr/bin/python3", X_OK) != 0) {
+    WARN("skipped: no /usr/bin/python3 (Debian package python3)");
+    return;
+  }
+  Rig rig;
+  auto app = rig.DlopenApp(ASCEND_TRACE_DEVICE_PY_CHILD);
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  const int status = app->Exit();
+  INFO(app->err());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK_FALSE(Has(app->err(), "double free"));
 }

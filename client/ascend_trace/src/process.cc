@@ -68,8 +68,9 @@ void AfterForkChild() {
   s.mu.unlock();
 }
 
-// Normal exit (exit(), return from main, dlclose): the daemon writes the exitSave objects,
-// destroyed ones included, into an `exit` directory before GOODBYE's reply.
+// Normal exit (exit(), return from main; not dlclose, which never unloads the library: it is
+// linked -z nodelete): the daemon writes the exitSave objects, destroyed ones included, into
+// an `exit` directory before GOODBYE's reply.
 __attribute__((destructor)) void AtExit() {
   // The device receivers first, and outside the state lock: what they took in is written
   // through their own connections before the process says goodbye.

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
 
 namespace ascend_trace::device {
 
@@ -73,14 +72,14 @@ Loaded Load() {
 }  // namespace
 
 const HalDriver* LoadHalDriver(std::string* why) {
-  static std::once_flag once;
-  static Loaded loaded;
-  std::call_once(once, [] { loaded = Load(); });
-  if (!loaded.usable) {
-    *why = loaded.why;
+  // Never destroyed: the receivers call the driver during the library's exit work, which
+  // runs after this file's static destructors when the library was loaded with dlopen.
+  static const Loaded* loaded = new Loaded(Load());
+  if (!loaded->usable) {
+    *why = loaded->why;
     return nullptr;
   }
-  return &loaded.driver;
+  return &loaded->driver;
 }
 
 }  // namespace ascend_trace::device

@@ -26,8 +26,20 @@ namespace {
 
 constexpr int32_t kHostAiDevice = 64;  // CANN's HOST_AI_DEVID: nothing to start, success
 
-std::mutex g_mu;
-std::unique_ptr<DeviceReceiver> g_receivers[kMaxDevices];
+// The receivers, one slot per device, under their own mutex.
+struct ReceiverTable {
+  std::mutex mu;
+  std::unique_ptr<DeviceReceiver> receivers[kMaxDevices];
+};
+
+// Never destroyed: the library's exit work (AtExit, process.cc) stops the receivers, and when
+// the library was loaded with dlopen, as Python loads CANN's libraries, the static
+// destructors of this object file run before it. A static table was destroyed first, and
+// the exit work freed every receiver a second time.
+ReceiverTable& Table() {
+  static ReceiverTable* table = new ReceiverTable;
+  return *table;
+}
 
 int FlushTimeout() {
   static const int ms = [] {
@@ -46,20 +58,20 @@ int FlushTimeout() {
 
 }  // namespace
 
-void LockForFork() { g_mu.lock(); }
-void UnlockAfterForkParent() { g_mu.unlock(); }
+void LockForFork() { Table().mu.lock(); }
+void UnlockAfterForkParent() { Table().mu.unlock(); }
 // The child has none of the parent's threads: forget their receivers without joining them
 // (the memory is leaked in the child, which is harmless), so that it can start its own.
 void ForgetAfterForkChild() {
-  for (auto& r : g_receivers) (void)r.release();
-  g_mu.unlock();
+  for (auto& r : Table().receivers) (void)r.release();
+  Table().mu.unlock();
 }
 
 void ExitAllReceivers() {
   std::unique_ptr<DeviceReceiver> all[kMaxDevices];
   {
-    std::lock_guard lock(g_mu);
-    for (uint32_t i = 0; i < kMaxDevices; ++i) all[i] = std::move(g_receivers[i]);
+    std::lock_guard lock(Table().mu);
+    for (uint32_t i = 0; i < kMaxDevices; ++i) all[i] = std::move(Table().receivers[i]);
   }
   // Each is stopped first and joined next, so the bound is one exit bound, not one per device.
   for (auto& r : all) {
@@ -85,8 +97,8 @@ TRACE_EXPORT TraStatus AtraceReportStart(int32_t devId) {
   if (devId == kHostAiDevice) return TRACE_SUCCESS;
   const auto device = static_cast<uint32_t>(devId);
   {
-    std::lock_guard lock(g_mu);
-    if (g_receivers[device]) return TRACE_SUCCESS;  // one thread per device
+    std::lock_guard lock(Table().mu);
+    if (Table().receivers[device]) return TRACE_SUCCESS;  // one thread per device
   }
   std::string note;
   const int rc = SayHello(*driver, device, &note);
@@ -98,15 +110,15 @@ TRACE_EXPORT TraStatus AtraceReportStart(int32_t devId) {
     return TRACE_UNSUPPORTED;
   }
   if (!note.empty() && !QuietOutages()) std::fprintf(stderr, "libascend_trace: device %u: %s\n", device, note.c_str());
-  std::lock_guard lock(g_mu);
-  if (g_receivers[device]) return TRACE_SUCCESS;  // another thread started it meanwhile
+  std::lock_guard lock(Table().mu);
+  if (Table().receivers[device]) return TRACE_SUCCESS;  // another thread started it meanwhile
   auto receiver = std::make_unique<DeviceReceiver>(*driver, device, FlushTimeout());
   try {
     receiver->Start();
   } catch (const std::system_error&) {
     return TRACE_FAILURE;
   }
-  g_receivers[device] = std::move(receiver);
+  Table().receivers[device] = std::move(receiver);
   return TRACE_SUCCESS;
 }
 
@@ -116,8 +128,8 @@ TRACE_EXPORT void AtraceReportStop(int32_t devId) {
   if (driver == nullptr || devId < 0 || devId >= static_cast<int32_t>(kMaxDevices)) return;
   std::unique_ptr<DeviceReceiver> receiver;
   {
-    std::lock_guard lock(g_mu);
-    receiver = std::move(g_receivers[devId]);
+    std::lock_guard lock(Table().mu);
+    receiver = std::move(Table().receivers[devId]);
   }
   if (!receiver) return;
   // As CANN: [end] first, so the device forwards what it holds (for the flush timeout) and
