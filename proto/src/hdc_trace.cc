@@ -100,7 +100,22 @@ void PacketAssembler::Reset() {
   message_.clear();
   complete_ = false;
   skipping_ = false;
+  chain_packets_ = 0;
+  chain_bytes_ = 0;
   why_.clear();
+}
+
+// Drops what was gathered. skip_rest: the chain goes on (its remaining packets are skipped
+// up to its last one); else the chain is over and the next packet starts a new message.
+PacketAssembler::Step PacketAssembler::Refuse(std::string why, bool skip_rest) {
+  why_ = std::move(why);
+  message_.clear();
+  skipping_ = skip_rest;
+  if (!skip_rest) {
+    chain_packets_ = 0;
+    chain_bytes_ = 0;
+  }
+  return Step::kRefused;
 }
 
 PacketAssembler::Step PacketAssembler::Feed(std::span<const uint8_t> hdc_message) {
@@ -110,43 +125,43 @@ PacketAssembler::Step PacketAssembler::Feed(std::span<const uint8_t> hdc_message
   }
   why_.clear();
   if (hdc_message.size() < kPacketHeadBytes) {
-    why_ = "packet of " + std::to_string(hdc_message.size()) + " bytes, shorter than its 12-byte head";
-    message_.clear();
-    return Step::kRefused;
+    return Refuse("packet of " + std::to_string(hdc_message.size()) + " bytes, shorter than its 12-byte head",
+                  skipping_);
   }
   const uint32_t len = GetU32(hdc_message.data());
   const uint32_t type = GetU32(hdc_message.data() + 4);
   const bool last = hdc_message[8] != 0;
   // A packet that lies about itself breaks the chain: whatever was gathered goes too, and the
   // next packet starts a new message (its own isLast will tell).
-  if (type != kPacketType) {
-    why_ = "packet type " + std::to_string(type) + ", not 0xB0";
-    message_.clear();
-    skipping_ = false;
-    return Step::kRefused;
-  }
+  if (type != kPacketType) return Refuse("packet type " + std::to_string(type) + ", not 0xB0", false);
   if (static_cast<uint64_t>(len) + kPacketHeadBytes > hdc_message.size()) {
-    why_ = "packet says " + std::to_string(len) + " bytes, " + std::to_string(hdc_message.size()) +
-           " arrived (12 + len needed)";
-    message_.clear();
-    skipping_ = false;
-    return Step::kRefused;
+    return Refuse("packet says " + std::to_string(len) + " bytes, " + std::to_string(hdc_message.size()) +
+                      " arrived (12 + len needed)",
+                  false);
+  }
+  ++chain_packets_;
+  chain_bytes_ += hdc_message.size();
+  if (!last && (chain_packets_ > max_packets_ || chain_bytes_ > max_bytes_)) {
+    return Refuse("packet chain without its last packet after " + std::to_string(chain_packets_) + " packets, " +
+                      std::to_string(chain_bytes_) + " bytes",
+                  false);
   }
   if (skipping_) {
     // The rest of a message already refused (and counted once): dropped quietly.
-    if (last) skipping_ = false;
+    if (last) {
+      skipping_ = false;
+      chain_packets_ = 0;
+      chain_bytes_ = 0;
+    }
     return Step::kMore;
   }
-  if (message_.size() + len > cap_) {
-    why_ = "message longer than " + std::to_string(cap_) + " bytes";
-    message_.clear();
-    skipping_ = !last;
-    return Step::kRefused;
-  }
+  if (message_.size() + len > cap_) return Refuse("message longer than " + std::to_string(cap_) + " bytes", !last);
   const uint8_t* value = hdc_message.data() + kPacketValueOffset;
   message_.insert(message_.end(), value, value + len);
   if (!last) return Step::kMore;
   complete_ = true;
+  chain_packets_ = 0;
+  chain_bytes_ = 0;
   return Step::kMessage;
 }
 

@@ -4,10 +4,11 @@
  *   start N   AtraceReportStart(N)  -> "start N RC"
  *   timed-start N                   -> "start N RC NS" (the call's time, for bench/)
  *   stop N    AtraceReportStop(N)   -> "stop N"
+ *   timed-stop N                    -> "stop N NS" (the call's time, measured here)
  *   fork N    fork; the child calls AtraceReportStart(N) itself -> "forked CPID" (the parent)
  *             and "child CPID RC" (the child), in either order; the child then waits
  *   release   let the forked child return from main and reap it -> "released STATUS"
- *   dlclose   (the dlopen build) unload the library, as a Python module's unload does -> "dlclosed RC"
+ *   dlclose   (the dlopen build) dlclose the library, which stays loaded (-z nodelete) -> "dlclosed RC"
  *   exit      return from main (the library's exit path, no stop)
  * "ready PID" is printed first.
  *
@@ -45,6 +46,11 @@ static int LoadLibrary(void) {
   return g_start != NULL && g_stop != NULL ? 0 : -1;
 }
 #endif
+static long long NowNs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 /* The forked child: starts its own receiver (the parent's threads did not come along),
  * then waits until the parent closes `hold` and returns through the library's exit path. */
@@ -75,6 +81,12 @@ int main(void) {
       printf("start %d %d %lld\n", dev, rc, (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
     } else if (sscanf(line, "start %d", &dev) == 1) {
       printf("start %d %d\n", dev, (int)AtraceReportStart(dev));
+    } else if (sscanf(line, "timed-stop %d", &dev) == 1) {
+      struct timespec a, b;
+      clock_gettime(CLOCK_MONOTONIC, &a);
+      AtraceReportStop(dev);
+      clock_gettime(CLOCK_MONOTONIC, &b);
+      printf("stop %d %lld\n", dev, (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
     } else if (sscanf(line, "stop %d", &dev) == 1) {
       AtraceReportStop(dev);
       printf("stop %d\n", dev);

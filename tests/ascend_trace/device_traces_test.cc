@@ -65,10 +65,11 @@ class DeviceApp {
     return Line(timeout);
   }
   std::string Line(std::chrono::milliseconds timeout) { return child_.Line(timeout); }
-  // Returns from main; the exit status.
-  int Exit() {
+  // Returns from main; the exit status. A process that has not exited after `timeout` fails
+  // the test (and is killed), rather than hanging it.
+  int Exit(std::chrono::milliseconds timeout = 30s) {
     Send("exit");
-    const int status = child_.Wait();
+    const int status = child_.Wait(timeout);
     REQUIRE(status >= 0);
     return status;
   }
@@ -160,6 +161,23 @@ struct Rig {
 };
 
 bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
+// Polls `done` until it holds or `timeout` passes.
+template <typename Pred>
+bool Eventually(Pred done, std::chrono::milliseconds timeout = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -325,6 +343,8 @@ TEST_CASE("device traces: the receiver reconnects when the device's trace server
   REQUIRE(rig.fake->WaitForSession(app->pid()));
   REQUIRE(rig.fake->Ok("utrace " + pid + " after bin 4 20260101120000000002"));
   REQUIRE(rig.fake->Command("flush") == "ok flushed");
+  // The outage is over, and said so, once the new link has stayed open 2 s.
+  CHECK(Eventually([&] { return Has(app->err(), "device 0: trace link open again"); }));
   REQUIRE(app->Call("stop 0") == "stop 0");
   CHECK_FALSE(rig.EventDir(app->pid(), "20260101120000000002").empty());
   const auto* d = rig.DeviceCounts(0);
@@ -454,4 +474,81 @@ TEST_CASE("device traces: a Python program that loads the library through ctypes
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK_FALSE(Has(app->err(), "double free"));
+}
+
+TEST_CASE("device traces: a device that never ends a packet chain holds neither AtraceReportStop nor exit",
+          "[device]") {
+  // The device never sets isLast: a 1-byte packet every 0.5 s, and it ignores [end]. Every
+  // packet wait is bounded by the caller's time, and the chain itself is dropped (counted as
+  // invalid) 5 s after its first packet.
+  Rig rig;
+  SECTION("AtraceReportStop returns within flush timeout + 2 s") {
+    auto app = rig.App();
+    REQUIRE(app->Call("start 0") == "start 0 0");
+    const std::string pid = std::to_string(app->pid());
+    REQUIRE(rig.fake->WaitForSession(app->pid()));
+    REQUIRE(rig.fake->Ok("endless-chain " + pid));
+    CHECK(Eventually([&] {
+      const auto* d = rig.DeviceCounts(0);
+      return d != nullptr && d->dropped_invalid >= 1;
+    }));
+    const std::string reply = app->Call("timed-stop 0", 30s);  // "stop 0 NS"
+    REQUIRE(reply.rfind("stop 0 ", 0) == 0);
+    const auto took = std::chrono::nanoseconds(std::stoll(reply.substr(7)));
+    CHECK(took < 2s + 4s);  // the bound is 2 s with the default flush timeout; the rest is margin
+    CHECK(Has(app->err(), "device 0: dropped a trace message: packet chain not ended 5 s after its first packet"));
+    CHECK(app->Exit() == 0);
+  }
+  SECTION("exit without stop returns within its bound, even with a long flush timeout") {
+    // With a 30 s flush timeout each of CANN's receives waits 10.7 s: the exit must not.
+    auto app = rig.App({{"ASCEND_LOG_DEVICE_FLUSH_TIMEOUT", "30000"}});
+    REQUIRE(app->Call("start 0") == "start 0 0");
+    const std::string pid = std::to_string(app->pid());
+    REQUIRE(rig.fake->WaitForSession(app->pid()));
+    REQUIRE(rig.fake->Ok("endless-chain " + pid));
+    std::this_thread::sleep_for(1200ms);  // a few packets into the chain
+    const auto begin = std::chrono::steady_clock::now();
+    CHECK(app->Exit() == 0);
+    CHECK(std::chrono::steady_clock::now() - begin < 0.5s + 4s);  // the bound is 0.5 s; the rest is margin
+  }
+}
+
+TEST_CASE("device traces: exit keeps its 0.5 s bound while a long receive waits on a quiet device", "[device]") {
+  // A 30 s flush timeout makes each of CANN's receives 10.7 s long; the receiver sits in one
+  // when the exit comes, and must leave it at once.
+  Rig rig;
+  auto app = rig.App({{"ASCEND_LOG_DEVICE_FLUSH_TIMEOUT", "30000"}});
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  REQUIRE(rig.fake->WaitForSession(app->pid()));
+  const auto begin = std::chrono::steady_clock::now();
+  CHECK(app->Exit() == 0);
+  CHECK(std::chrono::steady_clock::now() - begin < 0.5s + 4s);  // the bound is 0.5 s; the rest is margin
+}
+
+TEST_CASE("device traces: a device that closes every long link at once gets backoff and one line", "[device]") {
+  // Each open succeeds and the device closes the link at once. The waits double from 100 ms
+  // to 2 s and start again only after a link stayed open 2 s: in 6 s that is at most 7
+  // reconnects (0.1 + 0.2 + 0.4 + 0.8 + 1.6 + 2 + 2 s), not one every 100 ms.
+  Rig rig(0, -1, {"--close-long-links"});
+  auto app = rig.App();
+  REQUIRE(app->Call("start 0") == "start 0 0");
+  const auto begin = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(6s);  // the storm's window
+  REQUIRE(app->Call("stop 0") == "stop 0");
+  const auto window = std::chrono::steady_clock::now() - begin;
+  const std::string device_log = rig.fake->log();
+  const std::string err = app->err();
+  INFO(err);
+  INFO(device_log);
+  const size_t opens = Count(device_log, "closed right after its start (--close-long-links)");
+  CHECK(opens >= 3);  // it does reconnect
+  CHECK(window < 9s);  // a stop that came late would make the count meaningless
+  CHECK(opens <= 9);
+  const auto* d = rig.DeviceCounts(0);  // reported when the receiver ended
+  REQUIRE(d != nullptr);
+  CHECK(d->reconnects >= 2);
+  CHECK(d->reconnects <= 8);
+  CHECK(Count(err, "libascend_trace:") == 1);  // the whole storm is one line
+  CHECK(Count(err, "device 0: the device closed the trace link; reconnecting") == 1);
+  CHECK(app->Exit() == 0);
 }

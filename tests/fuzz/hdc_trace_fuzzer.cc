@@ -13,13 +13,17 @@
 namespace hdc = atraced::proto::hdc;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  hdc::PacketAssembler assembler(4096);
+  // Small bounds, so that inputs reach the chain bounds as well as the cap.
+  constexpr size_t kChainPackets = 16;
+  hdc::PacketAssembler assembler(4096, kChainPackets, 16384);
   size_t pos = 0;
   while (pos + 2 <= size) {
     const size_t n = std::min<size_t>(size - pos - 2, static_cast<size_t>(data[pos]) | (static_cast<size_t>(data[pos + 1]) << 8));
     std::span<const uint8_t> packet(data + pos + 2, n);
     pos += 2 + n;
-    if (assembler.Feed(packet) != hdc::PacketAssembler::Step::kMessage) continue;
+    const auto step = assembler.Feed(packet);
+    if (assembler.chain_packets() > kChainPackets) std::abort();
+    if (step != hdc::PacketAssembler::Step::kMessage) continue;
     const std::vector<uint8_t>& message = assembler.message();
     if (message.size() > 4096) std::abort();
     hdc::AdxView view;

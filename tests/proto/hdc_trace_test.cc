@@ -100,6 +100,41 @@ TEST_CASE("hdc: an oversized chain is refused whole and its remaining packets ar
   CHECK(got.size() == 1);
 }
 
+// One packet of `len` value bytes ('c'), sent as 12 + len bytes, with isLast as given.
+Bytes Packet(uint32_t len, bool last) {
+  Bytes p(hdc::kPacketHeadBytes + len, 'c');
+  for (int i = 0; i < 4; ++i) {
+    p[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
+    p[4 + static_cast<size_t>(i)] = static_cast<uint8_t>(hdc::kPacketType >> (8 * i));
+  }
+  p[8] = last ? 1 : 0;
+  return p;
+}
+
+TEST_CASE("hdc: a chain that never sets isLast is dropped at its packet bound, and the next message comes through") {
+  hdc::PacketAssembler a(10000, /*max_packets=*/8, /*max_bytes=*/1u << 20);
+  for (int i = 0; i < 8; ++i) REQUIRE(a.Feed(Packet(1, false)) == hdc::PacketAssembler::Step::kMore);
+  CHECK(a.chain_packets() == 8);
+  CHECK(a.Feed(Packet(1, false)) == hdc::PacketAssembler::Step::kRefused);
+  CHECK_THAT(a.why(), Catch::Contains("without its last packet after 9 packets"));
+  CHECK(a.chain_packets() == 0);
+  CHECK(RoundTrip(Bytes(100, 'n'), 4096, a).size() == 1);
+  CHECK(a.chain_packets() == 0);
+}
+
+TEST_CASE("hdc: the skipped rest of an oversized chain is bounded too") {
+  // Refused once for its size; then skipped, but not for ever: past the byte bound the
+  // chain is refused again and dropped.
+  hdc::PacketAssembler a(100, /*max_packets=*/1000, /*max_bytes=*/10000);
+  int refused = 0;
+  for (int i = 0; i < 9; ++i) refused += a.Feed(Packet(1000, false)) == hdc::PacketAssembler::Step::kRefused;
+  CHECK(refused == 1);
+  CHECK(a.chain_packets() == 9);
+  CHECK(a.Feed(Packet(1000, false)) == hdc::PacketAssembler::Step::kRefused);  // 10 120 bytes
+  CHECK(a.chain_packets() == 0);
+  CHECK(RoundTrip(Bytes(10, 'n'), 4096, a).size() == 1);
+}
+
 TEST_CASE("hdc: a packet that lies about its length or type is refused with the reason") {
   hdc::PacketAssembler a;
   Bytes p = hdc::SplitIntoPackets(hdc::AdxMessage(6, Bytes(40, 'x')), 1024)[0];

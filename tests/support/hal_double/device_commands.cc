@@ -1,13 +1,16 @@
 #include "device_commands.h"
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "device_log.h"
 #include "device_producers.h"
+#include "hdc_channel.h"
 #include "trace_wire.h"
 
 namespace atraced::hal_double::device {
@@ -43,6 +46,7 @@ std::string Commands::Execute(const std::string& line, bool* quit) {
   if (cmd == "ts") return Ts(args);
   if (cmd == "utrace") return Utrace(args);
   if (cmd == "hostile") return Hostile(args);
+  if (cmd == "endless-chain") return EndlessChain(args);
   if (cmd == "sessions") return "ok " + store_.Describe();
   if (cmd == "drop-long-links") {
     const size_t n = store_.DropAll();
@@ -154,6 +158,34 @@ std::string Commands::Hostile(const std::vector<std::string>& args) {
   std::string why;
   if (!HostileMessage(args[2], static_cast<int>(pid), options_.local_id, &message, &why)) return "err " + why;
   return Queue(static_cast<int>(pid), std::move(message));
+}
+
+// endless-chain HOSTPID [MS]: a packet chain that never ends. The long link of HOSTPID is
+// taken off the lists and gets a 1-byte packet without isLast every MS ms (500 by default)
+// until the host closes it; the device ignores the host's [end] and never closes it itself.
+std::string Commands::EndlessChain(const std::vector<std::string>& args) {
+  long pid = 0, ms = 500;
+  if (args.size() < 2 || !Number(args[1], INT_MAX, &pid) || (args.size() > 2 && (!Number(args[2], 60000, &ms) || ms == 0))) {
+    return "err usage: endless-chain HOSTPID [MS] (0 < MS <= 60000)";
+  }
+  HDC_SESSION session = store_.Take(static_cast<int>(pid), options_.local_id);
+  if (session == nullptr) return "err no session node is valid";
+  std::thread([session, pid, ms] {
+    const std::string packet = wire::RawPacket(1, wire::kPacketType, /*is_last=*/0, "x");
+    long sent = 0;
+    for (;;) {
+      const drvError_t rc = channel::SendOne(session, packet, HDC_FLAG_WAIT_TIMEOUT, 5000);
+      if (rc != DRV_ERROR_NONE) {
+        Say("endless chain to pid %ld: send failed (%d) after %ld packets: closed", pid, rc, sent);
+        break;
+      }
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
+    drvHdcSessionClose(session);
+  }).detach();
+  Say("endless chain to pid %ld: a 1-byte packet without isLast every %ld ms", pid, ms);
+  return "ok endless chain to pid " + args[1] + " every " + std::to_string(ms) + " ms";
 }
 
 }  // namespace atraced::hal_double::device

@@ -19,6 +19,7 @@ class Commands {
   std::string Ts(const std::vector<std::string>& args);
   std::string Utrace(const std::vector<std::string>& args);
   std::string Hostile(const std::vector<std::string>& args);
+  std::string EndlessChain(const std::vector<std::string>& args);
   std::string Queue(int pid, Outgoing message);
 
   const DeviceOptions options_;

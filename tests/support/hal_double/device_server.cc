@@ -114,6 +114,13 @@ void DeviceServer::HandleLongLink(HDC_SESSION session, int pid, int dev) {
   // timeout is read only if it is there.
   int32_t timeout = 0;
   if (proto.payload.size() >= 8) std::memcpy(&timeout, proto.payload.data() + 4, sizeof timeout);
+  if (options_.close_long_links) {
+    // The link was opened in full (both of the host's messages taken): the host sees a link
+    // that the device then closes, every time.
+    Say("long link from pid %d dev %d: closed right after its start (--close-long-links)", pid, dev);
+    drvHdcSessionClose(session);
+    return;
+  }
   if (!store_.Add(pid, dev, session, timeout)) {
     Say("long link from pid %d dev %d: session has existed: closed", pid, dev);
     drvHdcSessionClose(session);

@@ -15,6 +15,7 @@ struct DeviceOptions {
   bool hello_silent = false;      // accept a hello and never answer it
   bool hello_mismatch = false;    // answer a hello with a wrong magic
   bool refuse_long_link = false;  // close every long link at once
+  bool close_long_links = false;  // take every long link's start message, then close it
 };
 
 class DeviceServer {

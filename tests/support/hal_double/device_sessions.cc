@@ -159,6 +159,19 @@ void SessionStore::Tick() {
   for (HDC_SESSION session : finished) Close(session);
 }
 
+HDC_SESSION SessionStore::Take(int pid, int dev) {
+  std::lock_guard lock(mu_);
+  for (auto it = live_.begin(); it != live_.end(); ++it) {
+    if ((*it)->pid == pid && (*it)->dev == dev) {
+      HDC_SESSION session = (*it)->session;
+      live_.erase(it);
+      changed_.notify_all();
+      return session;
+    }
+  }
+  return nullptr;
+}
+
 size_t SessionStore::DropAll() {
   std::vector<HDC_SESSION> sessions;
   {

@@ -51,6 +51,10 @@ class SessionStore {
 
   // One pass of the send thread.
   void Tick();
+  // The live node of (pid, dev) taken off the lists, its session now the caller's to send
+  // on and close (the tick neither feeds nor reaps it, and [end] no longer finds it). Null
+  // if there is none.
+  HDC_SESSION Take(int pid, int dev);
   // Every long link closed and forgotten (a device daemon restart); returns how many.
   size_t DropAll();
   // "N pid:dev:live|deleted ..."

@@ -27,7 +27,8 @@ namespace {
   std::fprintf(stderr,
                "atrace_fake_device: %s\n"
                "usage: atrace_fake_device --control PATH [--dir DIR] [--device LOCALID] [--phy PHYID]\n"
-               "                          [--hello-silent] [--hello-mismatch] [--refuse-long-link] [--tick-ms MS]\n"
+               "                          [--hello-silent] [--hello-mismatch] [--refuse-long-link] [--close-long-links]\n"
+               "                          [--tick-ms MS]\n"
                "  --dir defaults to $ATRACE_HAL_DOUBLE_DIR; --phy defaults to --device.\n",
                why);
   std::exit(2);
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
       tick_ms = static_cast<int>(ms);
     } else if (arg == "--refuse-long-link") {
       options.refuse_long_link = true;
+    } else if (arg == "--close-long-links") {
+      options.close_long_links = true;
     } else {
       Usage(("unknown argument " + arg).c_str());
     }
@@ -111,9 +114,9 @@ int main(int argc, char** argv) {
       store.Tick();
     }
   }).detach();
-  Say("ready: phy %d, hdc dir %s, control %s%s%s%s", options.phy_id, std::getenv("ATRACE_HAL_DOUBLE_DIR"),
+  Say("ready: phy %d, hdc dir %s, control %s%s%s%s%s", options.phy_id, std::getenv("ATRACE_HAL_DOUBLE_DIR"),
       control.c_str(), options.hello_silent ? ", hello-silent" : "", options.hello_mismatch ? ", hello-mismatch" : "",
-      options.refuse_long_link ? ", refuse-long-link" : "");
+      options.refuse_long_link ? ", refuse-long-link" : "", options.close_long_links ? ", close-long-links" : "");
 
   ServeControl(control_fd, commands);
   Say("quit");

@@ -24,7 +24,7 @@ class FakeDevice {
     std::string dir;   // the double's socket dir (ATRACE_HAL_DOUBLE_DIR); the log and control socket go there too
     int device = 0;    // --device
     int phy = -1;      // --phy; -1: same as device
-    std::vector<std::string> flags;           // --hello-silent, --hello-mismatch, --refuse-long-link
+    std::vector<std::string> flags;           // --hello-silent, --hello-mismatch, --refuse-long-link, --close-long-links
     std::map<std::string, std::string> env;   // set in the child (e.g. ATRACE_HAL_DOUBLE_MAX_SEGMENT)
   };
   explicit FakeDevice(Options options);

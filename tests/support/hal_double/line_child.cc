@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <thread>
 #include <vector>
 
 namespace atraced::hal_double::testing {
@@ -78,15 +79,34 @@ std::string LineChild::Line(std::chrono::milliseconds timeout) {
   return line;
 }
 
-int LineChild::Wait() {
+void LineChild::CloseInput() {
   if (in_ >= 0) {
     ::close(in_);
     in_ = -1;
   }
+}
+
+int LineChild::Wait() {
+  CloseInput();
   int status = 0;
   if (::waitpid(pid_, &status, 0) != pid_) return -1;
   reaped_ = true;
   return status;
+}
+
+int LineChild::Wait(std::chrono::milliseconds timeout) {
+  CloseInput();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t got = ::waitpid(pid_, &status, WNOHANG);
+    if (got == pid_) {
+      reaped_ = true;
+      return status;
+    }
+    if (got != 0 || std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace atraced::hal_double::testing

@@ -27,8 +27,12 @@ class LineChild {
   std::string Line(std::chrono::milliseconds timeout);
   // Closes its stdin (end of commands) and reaps it; the wait status.
   int Wait();
+  // The same, but -1 if it has not exited within `timeout` (the destructor kills it then).
+  int Wait(std::chrono::milliseconds timeout);
 
  private:
+  void CloseInput();
+
   pid_t pid_ = -1;
   int in_ = -1, out_ = -1;
   bool reaped_ = false;

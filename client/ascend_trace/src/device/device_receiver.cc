@@ -9,6 +9,7 @@
 #include "device/device_counters.h"
 #include "device/device_sink.h"
 #include "device/hdc_session.h"
+#include "device/link_backoff.h"
 #include "device/trace_link.h"
 #include "outage_line.h"
 
@@ -20,8 +21,6 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr milliseconds kFirstBackoff{100};
-constexpr milliseconds kMaxBackoff{2000};
 constexpr unsigned kExitWaitMs = 100;   // at exit, one short receive for what is in flight
 constexpr milliseconds kExitBound{500};
 constexpr int kQuietReceivesToLeave = 3;  // CANN's retry count once stopping
@@ -113,29 +112,23 @@ void DeviceReceiver::Run() {
 void DeviceReceiver::RunLinks(DeviceSink& sink) {
   RefusalLog refusals(device_);
   DeviceCounters& counters = CountersOf(device_);
+  LinkBackoff backoff(device_);
   // CANN's per-receive wait: a third of (flush timeout + 2 s), so three quiet receives after
   // a stop take the whole bound.
   const unsigned receive_ms = static_cast<unsigned>(std::max(1, (flush_timeout_ms_ + 2000) / 3));
-  milliseconds backoff = kFirstBackoff;
   bool opened_before = false;
-  bool link_lost_logged = false;
   std::vector<uint8_t> payload;
   std::string why;
   while (mode() == Mode::kRun) {
     std::unique_ptr<HdcSession> link;
     if (OpenLongLink(driver_, device_, flush_timeout_ms_, &link) != 0) {
       // The device refuses a second link for this process until it has reaped the old one.
-      if (!Backoff(backoff)) break;
-      backoff = std::min(backoff * 2, kMaxBackoff);
+      if (!Backoff(backoff.OpenFailed())) break;
       continue;
     }
     if (opened_before) counters.reconnects.fetch_add(1, std::memory_order_relaxed);
-    if (link_lost_logged && !QuietOutages()) {
-      std::fprintf(stderr, "libascend_trace: device %u: trace link open again\n", device_);
-    }
     opened_before = true;
-    link_lost_logged = false;
-    backoff = kFirstBackoff;
+    backoff.Opened(Clock::now());
     int quiet = 0;
     bool finished = false;  // the device ended the link: closed it or sent its end
     while (!finished) {
@@ -152,8 +145,10 @@ void DeviceReceiver::RunLinks(DeviceSink& sink) {
         if (left <= 0) return;
         wait = std::min<unsigned>(wait, static_cast<unsigned>(left));
       }
+      // A stop or an exit cuts the wait short: its own rules and deadline apply from then on.
+      const auto mode_changed = [this, m] { return mode() != m; };
       bool event = false;
-      switch (link->Receive(wait, &payload, &why)) {
+      switch (link->Receive(wait, &payload, &why, mode_changed)) {
         case HdcSession::Got::kMessage:
           if (!payload.empty() && payload[0] == hdc::kMsgEvent) {
             event = true;
@@ -185,7 +180,8 @@ void DeviceReceiver::RunLinks(DeviceSink& sink) {
       }
       sink.ReportCounts(/*now=*/false);
       if (finished) break;
-      m = mode();
+      backoff.Check(Clock::now());
+      if (mode() != m) continue;  // cut short: not one of the quiet receives the old mode counts
       if (m == Mode::kExit && !event) return;
       if (m == Mode::kDrain) quiet = event ? 0 : quiet + 1;
       if (quiet >= kQuietReceivesToLeave) return;
@@ -193,11 +189,7 @@ void DeviceReceiver::RunLinks(DeviceSink& sink) {
     if (mode() != Mode::kRun) return;
     // Closed while nobody stopped it: the device's trace server restarted, or the link broke.
     // CANN's client keeps reading a dead session and loses everything after; reconnect.
-    if (!QuietOutages()) {
-      std::fprintf(stderr, "libascend_trace: device %u: the device closed the trace link; reconnecting\n", device_);
-    }
-    link_lost_logged = true;
-    if (!Backoff(backoff)) return;
+    if (!Backoff(backoff.Closed(Clock::now()))) return;
   }
 }
 

@@ -1,8 +1,11 @@
 #include "device/hdc_session.h"
 
+#include <algorithm>
+
 namespace ascend_trace::device {
 
 namespace hdc = atraced::proto::hdc;
+using Clock = std::chrono::steady_clock;
 
 int HdcSession::Open(const HalDriver& driver, int device, std::unique_ptr<HdcSession>* out) {
   HdcCapacity capacity{};
@@ -48,17 +51,31 @@ int HdcSession::Send(uint16_t status, std::span<const uint8_t> payload) {
   return 0;
 }
 
-HdcSession::Got HdcSession::Receive(unsigned timeout_ms, std::vector<uint8_t>* payload, std::string* why) {
+HdcSession::Got HdcSession::Receive(unsigned timeout_ms, std::vector<uint8_t>* payload, std::string* why,
+                                    const std::function<bool()>& interrupted) {
   if (recv_msg_ == nullptr && driver_.alloc_msg(session_, &recv_msg_, 1) != kDrvOk) {
     recv_msg_ = nullptr;
     *why = "the driver could not allocate a receive message";
     return Got::kError;
   }
-  // Packets of one message follow each other; each waits up to the timeout.
+  // The packets of one message share the caller's time: a device that never ends its chain
+  // must not hold the caller past it (the stop and exit bounds depend on that).
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
+    const auto now = Clock::now();
+    if (assembler_.chain_packets() > 0 && now - chain_started_ > kMaxChainAge) {
+      *why = "packet chain not ended " + std::to_string(kMaxChainAge.count()) + " s after its first packet (" +
+             std::to_string(assembler_.chain_packets()) + " packets)";
+      assembler_.Reset();
+      return Got::kRefused;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    if (left <= 0 || (interrupted && interrupted())) return Got::kNothing;
+    // Never 0: a real driver may read a zero timeout as "forever".
+    const auto wait = static_cast<unsigned>(std::clamp<long long>(left, 1, kPollMs));
     int count = 0;
-    const int rc = driver_.recv(session_, recv_msg_, 0, kFlagWaitTimeout, &count, timeout_ms);
-    if (rc == kDrvWaitTimeout || rc == kDrvNonBlock) return Got::kNothing;
+    const int rc = driver_.recv(session_, recv_msg_, 0, kFlagWaitTimeout, &count, wait);
+    if (rc == kDrvWaitTimeout || rc == kDrvNonBlock) continue;
     if (rc == kDrvSocketClose) return Got::kClosed;
     if (rc != kDrvOk) {
       *why = "halHdcRecv failed with " + std::to_string(rc);
@@ -68,6 +85,7 @@ HdcSession::Got HdcSession::Receive(unsigned timeout_ms, std::vector<uint8_t>* p
     int len = 0;
     const bool have = driver_.get_msg_buffer(recv_msg_, 0, &buf, &len) == kDrvOk && buf != nullptr && len >= 0;
     hdc::PacketAssembler::Step step = hdc::PacketAssembler::Step::kRefused;
+    const bool chain_was_open = assembler_.chain_packets() > 0;
     if (have) {
       step = assembler_.Feed(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(buf), static_cast<size_t>(len)));
     }
@@ -76,6 +94,7 @@ HdcSession::Got HdcSession::Receive(unsigned timeout_ms, std::vector<uint8_t>* p
       *why = "the driver returned no buffer";
       return Got::kError;
     }
+    if (!chain_was_open && assembler_.chain_packets() > 0) chain_started_ = Clock::now();
     if (step == hdc::PacketAssembler::Step::kMore) continue;
     if (step == hdc::PacketAssembler::Step::kRefused) {
       *why = assembler_.why();

@@ -73,27 +73,47 @@ std::vector<uint8_t> EndPayload();
 
 // ---- Receiving --------------------------------------------------------------------------
 
+// What one packet chain may span before it is dropped, whether its packets are kept or
+// skipped: a well-formed message of kMaxMessage bytes takes 523 packets at the smallest
+// segment adcore accepts (1024), and a few MiB of wire bytes at most. A device that never
+// sets isLast (or sends an endless oversized chain) is cut off here instead of being read
+// for ever.
+inline constexpr size_t kMaxChainPackets = 4096;
+inline constexpr size_t kMaxChainBytes = 16u << 20;
+
 // Joins packets into messages. A message longer than `cap` is refused whole: its remaining
-// packets are skipped up to its last one, so the next message starts clean.
+// packets are skipped up to its last one, so the next message starts clean. A chain of more
+// than max_packets packets or max_bytes wire bytes (skipped ones included) is refused and
+// dropped, and the next packet starts a new message.
 class PacketAssembler {
  public:
   enum class Step { kMore, kMessage, kRefused };
 
-  explicit PacketAssembler(size_t cap = kMaxMessage) : cap_(cap) {}
+  explicit PacketAssembler(size_t cap = kMaxMessage, size_t max_packets = kMaxChainPackets,
+                           size_t max_bytes = kMaxChainBytes)
+      : cap_(cap), max_packets_(max_packets), max_bytes_(max_bytes) {}
 
   // Takes one HDC message. kMessage: message() holds a whole message until the next call.
   // kRefused: why() says what was wrong and the message is dropped; an oversized message is
-  // refused once, and the rest of its chain is then skipped as kMore.
+  // refused once, and the rest of its chain is then skipped as kMore (up to the chain bound).
   Step Feed(std::span<const uint8_t> hdc_message);
   const std::vector<uint8_t>& message() const { return message_; }
   const std::string& why() const { return why_; }
+  // Packets of the chain in progress (kept or skipped); 0 between messages.
+  size_t chain_packets() const { return chain_packets_; }
   void Reset();
 
  private:
+  Step Refuse(std::string why, bool skip_rest);
+
   size_t cap_;
+  size_t max_packets_;
+  size_t max_bytes_;
   std::vector<uint8_t> message_;
   bool complete_ = false;
   bool skipping_ = false;  // an oversized message's packets until its last
+  size_t chain_packets_ = 0;
+  size_t chain_bytes_ = 0;
   std::string why_;
 };
 
