@@ -25,9 +25,11 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
   const std::string* program = &c.program;  // the process the event is for: COMM in a listing
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
     if (!c.may_forward) {
-      log_.Warning("forwarder claim refused: pid ", c.peer.pid, " uid ", c.peer.uid, " may not write for host pid ",
-                   m.host_pid, " (not root, not the daemon's uid, not in the forwarder group)");
-      return Refusal{ATR_EPERM, "host_pid: only root, the daemon's uid or the forwarder group may write for another process"};
+      return Refusal{ATR_EPERM,
+                     "host_pid: forwarder claim refused: this process may not write for host pid " +
+                         std::to_string(m.host_pid) +
+                         "; only root, the daemon's uid or the forwarder group may write for another process",
+                     /*warn=*/true};
     }
     if (side != Side::kDevice) return Refusal{ATR_EINVAL, "host_pid: only device events may be written for another process"};
     if (m.host_pid < 0) return Refusal{ATR_EINVAL, "host_pid: must be positive"};

@@ -38,6 +38,7 @@ struct ProcessRecord {
   TokenBucket final_bucket;  // exit and stackcore events
   uint64_t suppressed = 0;   // refused by the rate limit since the last report
   std::chrono::system_clock::time_point suppressed_since{};
+  uint32_t uid = 0;          // of the connection refused: its summary goes through that uid's throttle
   uint64_t bytes = 0;        // written, for max-bytes-per-client
   std::string program;
 };

@@ -179,6 +179,10 @@ void TraceService::Disconnect(ClientId id) {
   r.clients.Take(id);
 }
 
+bool TraceService::ShouldLogRefusal(uint32_t uid, uint64_t* suppressed) {
+  return rooms_->admission.ShouldLogRefusal(uid, suppressed);
+}
+
 bool TraceService::HoldsRings(ClientId id) const {
   const Client* c = rooms_->clients.Find(id);
   return c != nullptr && !c->rings.empty();
@@ -254,9 +258,9 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     uint64_t suppressed = 0;
     if (refusal->logged_elsewhere) {
       // Counted, and summed up in lines of their own (the store's, and Admission's).
-    } else if (r.admission.ShouldLogRefusal(c.peer.uid, refusal->fd_budget, &suppressed)) {
-      const bool count = refusal->fd_budget || suppressed > 0;
-      r.log.Log(refusal->fd_budget ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
+    } else if (r.admission.ShouldLogRefusal(c.peer.uid, &suppressed)) {
+      const bool count = refusal->warn || suppressed > 0;
+      r.log.Log(refusal->warn ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
                 " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(refusal->status), " ",
                 refusal->message,
                 count ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
