@@ -41,6 +41,13 @@ struct ProcessRecord {
   uint32_t uid = 0;          // of the connection refused: its summary goes through that uid's throttle
   uint64_t bytes = 0;        // written, for max-bytes-per-client
   std::string program;
+  // The devices this process receives from (device_reports.h), by device id: the device-side
+  // events it began for each, and how many of them its DEVICE_STATS said were saved.
+  struct DeviceReport {
+    uint64_t events = 0;
+    uint64_t saved = 0;
+  };
+  std::map<uint32_t, DeviceReport> devices;
 };
 
 class ProcessRecords {

@@ -14,6 +14,7 @@
 #include "client_table.h"
 #include "crashes.h"
 #include "deaths.h"
+#include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
 #include "later_reply.h"
@@ -57,7 +58,8 @@ struct TraceService::Rooms {
         admission(records, clock, log, counters, options),
         accounting(store, records),
         saver(store, admission, log, counters, queued_saves, options),
-        events(store, processes, records, admission, accounting, clock, log, counters, options),
+        devices(records, counters),
+        events(store, processes, records, admission, accounting, devices, clock, log, counters, options),
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
         queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves, log),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
@@ -94,6 +96,7 @@ struct TraceService::Rooms {
   Admission admission;
   FileAccounting accounting;
   RingSaver saver;
+  DeviceReports devices;
   EventFiles events;
   Rings rings;
   Queries queries;
@@ -316,7 +319,7 @@ Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Frame
       return refused;
     }
     case ATR_OP_DUMP: return rings.OnDump(c, payload, later);
-    case ATR_OP_DEVICE_STATS: return events.OnDeviceStats(payload);
+    case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     default: return Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
   }
 }
