@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "atraced/admission/fd_budget.h"
+#include "atraced/admission/refusal_log.h"
 
 using namespace atraced;
 
@@ -47,14 +48,18 @@ TEST_CASE("charges are bounded per uid and in total, and released", "[fds]") {
   CHECK(v == FdBudget::Verdict::kOk);
 }
 
-TEST_CASE("refusals are logged once per interval per uid", "[fds]") {
-  FdBudget b({100, 90, 10, 4});
+TEST_CASE("a summary asks whether its uid's line is due without counting a refusal", "[refusals]") {
+  RefusalLog log;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   uint64_t suppressed = 99;
-  CHECK(b.ShouldLogRefusal(5, &suppressed));
-  CHECK(suppressed == 0);
-  CHECK_FALSE(b.ShouldLogRefusal(5, &suppressed));
-  CHECK_FALSE(b.ShouldLogRefusal(5, &suppressed));
-  CHECK(b.ShouldLogRefusal(6, &suppressed));  // another uid has its own interval
+  CHECK(log.Due(5, t0));  // never logged
+  CHECK(log.ShouldLog(5, t0, &suppressed));
+  CHECK_FALSE(log.Due(5, t0 + std::chrono::seconds(1)));
+  CHECK_FALSE(log.Due(5, t0 + std::chrono::seconds(2)));
+  CHECK(log.Due(6, t0 + std::chrono::seconds(2)));  // another uid has its own interval
+  CHECK(log.Due(5, t0 + RefusalLog::kInterval));
+  CHECK(log.ShouldLog(5, t0 + RefusalLog::kInterval, &suppressed));
+  CHECK(suppressed == 0);  // asking was not a refusal
 }
 
 TEST_CASE("refusals are logged once per interval per uid, with the count of those not logged", "[fds][refusals]") {

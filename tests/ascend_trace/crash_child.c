@@ -21,6 +21,8 @@
  *           and exits with the handler's time in tenths of a second (at most 100)
  *   thread-overflow  a second thread (256 KiB stack) submits "thread record" (its first
  *           API call), then recurses until its stack overflows
+ *   main-exits  the main thread calls pthread_exit; a second thread waits until the main
+ *           thread is a zombie (/proc/self/task/<pid>/stat says Z), then as segv
  *   oom     first moves itself into the cgroup whose cgroup.procs $CRASH_CHILD_CGROUP_PROCS
  *           names (before the library connects: the daemon reads the cgroup at HELLO), then
  *           after one byte on stdin touches memory until the OOM killer ends it
@@ -88,6 +90,27 @@ static void *overflow_thread(void *arg) {
     return NULL;
 }
 
+/* Until the main thread (the thread-group leader, tid == pid) has exited and is a zombie,
+ * at most 10 s. */
+static void *crash_after_main_exits(void *arg) {
+    char path[64], task_stat[256];
+    int i;
+    (void)arg;
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)getpid());
+    for (i = 0; i < 1000; ++i) {
+        FILE *f = fopen(path, "r");
+        size_t got = f ? fread(task_stat, 1, sizeof task_stat - 1, f) : 0;
+        const char *state;
+        if (f) fclose(f);
+        task_stat[got] = '\0';
+        state = strrchr(task_stat, ')');
+        if (state != NULL && state[1] == ' ' && state[2] == 'Z') break;
+        usleep(10000);
+    }
+    crash_here();
+    return NULL;
+}
+
 static pthread_barrier_t together;
 
 static void *crash_together(void *arg) {
@@ -135,6 +158,11 @@ int main(int argc, char **argv) {
         pthread_barrier_init(&together, NULL, 2);
         if (pthread_create(&t, NULL, crash_together, NULL) != 0) return 10;
         crash_together(NULL);
+    }
+    if (strcmp(argv[1], "main-exits") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, crash_after_main_exits, NULL) != 0) return 10;
+        pthread_exit(NULL);
     }
     if (strcmp(argv[1], "abort") == 0) abort_here();
     if (strcmp(argv[1], "thread-overflow") == 0) {

@@ -261,10 +261,7 @@ TEST_CASE("crash signal: a second thread that overflows its stack is still repor
   std::vector<std::string> expected = Expected(0, 3);
   expected.push_back("thread record");
   CHECK(Records(dirs[0] + "/schedule_tracer_crash_obj.txt") == expected);
-  std::string report;
-  for (const auto& name : ListNames(dirs[0])) {
-    if (name.rfind("stackcore_tracer_11_", 0) == 0) report = ReadFile(dirs[0] + "/" + name);
-  }
+  const std::string report = ThreadReportOf(dirs[0], "11");
   INFO(report);
   CHECK(report.find("caught a fatal signal\n") != std::string::npos);  // CRASH, not a death without GOODBYE
   CHECK(report.find("signal: 11 (SIGSEGV)\n") != std::string::npos);
@@ -307,4 +304,26 @@ TEST_CASE("crash signal: SIGHUP applies crash-all-threads to the next crash", "[
   CHECK(after.find(" overflow_here+0x") != std::string::npos);
   CHECK(after.find("\nThread 2 (" + std::to_string(second.pid) + ", ") != std::string::npos);  // the main thread too
   CHECK(atraced::testing::ParseAsAsys(after).problems.empty());
+}
+
+TEST_CASE("crash signal: a thread crashing after the main thread has exited is reported with a backtrace and maps",
+          "[crash][signal]") {
+  // The thread-group leader is then a zombie: the kernel refuses /proc/<pid>/maps, root and
+  // mem, so the helper reads them through the crashing thread's /proc/<pid>/task/<tid>.
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Child child(d, "main-exits", 2);
+  RequireDiedOf(child, SIGSEGV);
+  auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  const std::string report = ThreadReportOf(dirs[0], "11");
+  INFO(report);
+  CHECK(report.find("caught a fatal signal\n") != std::string::npos);
+  CHECK(report.find("thread: " + std::to_string(child.pid) + "\n") == std::string::npos);  // not the main thread
+  CHECK(report.find("cannot read the modules") == std::string::npos);
+  CHECK(report.find(" crash_here+0x") != std::string::npos);
+  CHECK(report.find(" crash_after_main_exits+0x") != std::string::npos);
+  const size_t maps = report.find("\n[maps]\n");
+  REQUIRE(maps != std::string::npos);
+  CHECK(report.find(ASCEND_TRACE_CRASH_CHILD, maps) != std::string::npos);  // not empty: the child's image is mapped
 }

@@ -165,4 +165,13 @@ inline std::string ReportOf(const std::string& dir, pid_t pid, const std::string
   return "";
 }
 
+// The report in `dir` of signal `signo`, whichever thread caught it.
+inline std::string ThreadReportOf(const std::string& dir, const std::string& signo) {
+  for (const auto& name : ListNames(dir)) {
+    if (name.rfind("stackcore_tracer_" + signo + "_", 0) == 0) return ReadFile(dir + "/" + name);
+  }
+  FAIL("no stackcore_tracer_" << signo << "_* in " << dir);
+  return "";
+}
+
 }  // namespace crash_test

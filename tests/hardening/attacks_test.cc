@@ -217,10 +217,12 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
 
 TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process's losses nor touch the daemon's counts",
           "[hardening][security]") {
-  // The receivers' counts in STATUS are the processes' word, summed (PROTOCOL.md): anyone
-  // granted ATR_FEATURE_DEVICE_STATS may add to them. What must hold: a sum never wraps back
-  // under what was counted (a lying user cannot make root's drops read 0), and what the
-  // daemon counts itself (device events, device dirs) moves only with real events.
+  // The receivers' counts in STATUS are the processes' word, summed (PROTOCOL.md). What must
+  // hold: a process reports only for a device it wrote device events for (no device can be
+  // forged into the list); a sum never wraps back under what was counted (a lying user
+  // cannot make root's drops read 0) nor saturates (root's later drops still show: issue 37
+  // saw device 0 frozen at 2^64 - 1); what the daemon counts itself (device events, device
+  // dirs) moves only with real events.
   if (::geteuid() != 0) {
     WARN("skipped: needs root to run a second, unprivileged client");
     return;
@@ -243,29 +245,48 @@ TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process'
   REQUIRE(r);
   REQUIRE(r->status == 0);
 
+  constexpr uint64_t kMaxPerUid = uint64_t{1} << 48;  // device_reports.h
   const int rc = AsUser(nobody, [&] {
     auto c = RawClient::Connect(d.socket());
     uint64_t got = 0;
     if (!c || !c->Hello(ATR_FEATURE_DEVICE_STATS, &got) || !(got & ATR_FEATURE_DEVICE_STATS)) return 2;
-    // Sized so that a wrapping sum would land on small numbers: 10 + (2^64 - 9) = 1, 4 + (2^64 - 4) = 0.
+    // Forgery: a device nobody has, and root's device, for which this process wrote nothing.
+    auto fake = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(7, 1, 1, 1));
+    if (!fake || fake->status != ATR_EPERM) return 3;
+    auto not_mine = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 1, 1, 1));
+    if (!not_mine || not_mine->status != ATR_EPERM) return 4;
+    // One device event of its own makes it a receiver of device 3; then the freeze: sized
+    // so that a wrapping sum would land on small numbers (10 + (2^64 - 9) = 1, 4 + (2^64 -
+    // 4) = 0) and a saturating one at 2^64 - 1, where root's next drops would not show.
+    std::string emit_error;
+    if (c->Emit(ATR_EVENT_SCHEDULE, "ts", "c", &emit_error, ATR_SIDE_DEVICE, 3).empty()) return 5;
     auto lie = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, UINT64_MAX - 8, UINT64_MAX - 3, 7));
-    if (!lie || lie->status != 0) return 3;
+    if (!lie || lie->status != 0) return 6;
+    auto again = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, UINT64_MAX, UINT64_MAX, 0));
+    if (!again || again->status != 0) return 7;
     auto out_of_range = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(ATR_MAX_DEVICE_ID + 1, 1, 1, 1));
-    if (!out_of_range || out_of_range->status != ATR_EINVAL) return 4;
+    if (!out_of_range || out_of_range->status != ATR_EINVAL) return 8;
     return 0;
   });
   REQUIRE(rc == 0);
 
-  const proto::StatusReply s = Status(*root);
-  REQUIRE(s.devices.devices.size() == 1);  // nothing listed for the refused id
+  proto::StatusReply s = Status(*root);
+  REQUIRE(s.devices.devices.size() == 1);  // nothing listed for device 7 or the refused id
   const auto& three = s.devices.devices[0];
   CHECK(three.device_id == 3);
-  CHECK(three.events == 2);  // the daemon's own count: two device-side events, whoever says more
-  CHECK(s.device_dirs == 2);
-  CHECK(three.received == UINT64_MAX);  // saturated, not wrapped to 1
-  CHECK(three.saved == UINT64_MAX);
-  CHECK(three.dropped_invalid == UINT64_MAX);  // root's 4 drops cannot be made to read 0
+  CHECK(three.events == 3);  // the daemon's own count: three device-side events, whoever says more
+  CHECK(s.device_dirs == 3);
+  CHECK(three.received == 10 + kMaxPerUid);  // the liar's share capped, not wrapped to 1 nor saturated
+  CHECK(three.saved == 2 + 1);  // each saved no more than the device events it wrote
+  CHECK(three.dropped_invalid == 4 + kMaxPerUid);  // root's 4 drops cannot be made to read 0
   CHECK(three.reconnects == 7);
+  // Root's real losses still move the total.
+  r = root->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 0, 5, 0));
+  REQUIRE(r);
+  REQUIRE(r->status == 0);
+  s = Status(*root);
+  REQUIRE(s.devices.devices.size() == 1);
+  CHECK(s.devices.devices[0].dropped_invalid == 9 + kMaxPerUid);
 }
 
 TEST_CASE("small ones: escaped log lines, calendar times, a root with a trailing slash, -ENOENT for a closed id",

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -73,6 +74,45 @@ long EffectiveUid(pid_t pid) {
   return -1;
 }
 
+// The attack of a program exec'd behind a held connection: as the attacker, connects, leaves
+// the connection to a child, and execs `program` with argument "30"; the child waits until
+// `exec_done(pid)` says the exec happened, registers a ring and sends CRASH for the exec'd
+// process. Returns that process's pid and the child's report line.
+template <class ExecDone>
+std::pair<pid_t, std::string> CrashBehindExec(const DaemonProcess& d, const std::string& program, ExecDone exec_done) {
+  int result[2];
+  REQUIRE(::pipe(result) == 0);
+  const pid_t parent = ::fork();
+  REQUIRE(parent >= 0);
+  if (parent == 0) {
+    if (!BecomeUser(kAttacker)) ::_exit(90);
+    auto c = RawClient::Connect(d.socket());
+    if (!c) ::_exit(91);
+    const pid_t me = ::getpid();
+    if (::fork() == 0) {
+      for (int i = 0; i < 500 && !exec_done(me); ++i) std::this_thread::sleep_for(10ms);
+      if (!exec_done(me)) {
+        Report(result[1], -1, "the exec did not happen");
+        ::_exit(0);
+      }
+      if (!RingsAndCrash(*c)) {
+        Report(result[1], -2, "HELLO or RING_REGISTER refused");
+        ::_exit(0);
+      }
+      auto [status, message] = Crash(*c, me);
+      Report(result[1], status, message);
+      ::_exit(0);
+    }
+    const std::string name = std::filesystem::path(program).filename();
+    ::execl(program.c_str(), name.c_str(), "30", static_cast<char*>(nullptr));
+    ::_exit(92);
+  }
+  ::close(result[1]);
+  std::string got = ReadReport(result[0]);
+  ::close(result[0]);
+  return {parent, got};
+}
+
 }  // namespace
 
 TEST_CASE("attack: a setuid-root program exec'd behind a held connection is not unwound",
@@ -95,36 +135,7 @@ TEST_CASE("attack: a setuid-root program exec'd behind a held connection is not 
   REQUIRE(::chmod(setuid_sleep.c_str(), 04755) == 0);
   DaemonProcess d(ForAttacker());
   REQUIRE(StartForAttacker(d));
-  int result[2];
-  REQUIRE(::pipe(result) == 0);
-  const pid_t parent = ::fork();
-  REQUIRE(parent >= 0);
-  if (parent == 0) {
-    // The attacker connects, leaves the connection to a child, and execs the setuid program.
-    if (!BecomeUser(kAttacker)) ::_exit(90);
-    auto c = RawClient::Connect(d.socket());
-    if (!c) ::_exit(91);
-    const pid_t me = ::getpid();
-    if (::fork() == 0) {
-      for (int i = 0; i < 500 && EffectiveUid(me) != 0; ++i) std::this_thread::sleep_for(10ms);
-      if (EffectiveUid(me) != 0) {
-        Report(result[1], -1, "the setuid exec did not happen");
-        ::_exit(0);
-      }
-      if (!RingsAndCrash(*c)) {
-        Report(result[1], -2, "HELLO or RING_REGISTER refused");
-        ::_exit(0);
-      }
-      auto [status, message] = Crash(*c, me);
-      Report(result[1], status, message);
-      ::_exit(0);
-    }
-    ::execl(setuid_sleep.c_str(), "setuid-sleep", "30", static_cast<char*>(nullptr));
-    ::_exit(92);
-  }
-  ::close(result[1]);
-  const std::string got = ReadReport(result[0]);
-  ::close(result[0]);
+  const auto [parent, got] = CrashBehindExec(d, setuid_sleep, [](pid_t me) { return EffectiveUid(me) == 0; });
   INFO(got);
   INFO(d.log());
   CHECK(got.rfind(std::to_string(ATR_EPERM) + " CRASH: not inspected: pid " + std::to_string(parent) + " runs with uids 65534/0/0/0", 0) == 0);
@@ -263,4 +274,70 @@ TEST_CASE("attack: three ring-holding connections of one process get one CRASH r
   INFO(d.log());
   CHECK(got == "0 0," + std::to_string(ATR_EEXIST) + "," + std::to_string(ATR_EEXIST) + ",\n");
   CHECK(StackcoreDirs(d).size() == 1);
+}
+
+// Issue 37, defect 12: "dumpable" was judged by the owner of /proc/<pid>, which the kernel
+// leaves as the process's uid (a 0555 directory) while every file under it turns root's.
+TEST_CASE("attack: a process that made itself not dumpable gets -EPERM for CRASH and no report",
+          "[hardening][security][crash][identity]") {
+  if (!NeedsRoot()) return;
+  DaemonProcess d(ForAttacker());
+  REQUIRE(StartForAttacker(d));
+  Attacker attacker([&d](int out, int in) {
+    auto c = RawClient::Connect(d.socket());
+    if (!c || !RingsAndCrash(*c)) return Report(out, -2, "HELLO or RING_REGISTER refused");
+    if (::prctl(PR_SET_DUMPABLE, 0) != 0) return Report(out, -3, "PR_SET_DUMPABLE 0 failed");
+    auto [status, message] = Crash(*c, ::gettid());
+    Report(out, status, message);
+    WaitRelease(in);  // alive, with its connection, while the test looks
+  });
+  const std::string got = attacker.Line();
+  INFO(got);
+  INFO(d.log());
+  CHECK(got.rfind(std::to_string(ATR_EPERM) + " CRASH: not inspected: pid " + std::to_string(attacker.pid), 0) == 0);
+  CHECK(got.find("is not dumpable") != std::string::npos);
+  // Refused before the helper ran: no report, no unwind of the uid's budget used.
+  CHECK(d.WaitForLog("refused CRASH from pid " + std::to_string(attacker.pid)));
+  CHECK(StackcoreDirs(d).empty());
+}
+
+TEST_CASE("attack: a program with file capabilities exec'd behind a held connection is not unwound",
+          "[hardening][security][crash][identity]") {
+  if (!NeedsRoot()) return;
+  if (::access("/usr/sbin/setcap", X_OK) != 0 && ::access("/sbin/setcap", X_OK) != 0) {
+    WARN("skipped: setcap is not installed (package libcap2-bin)");
+    return;
+  }
+  TempDir bin;
+  struct statvfs vfs {};
+  REQUIRE(::statvfs(bin.path().c_str(), &vfs) == 0);
+  if (vfs.f_flag & ST_NOSUID) {
+    WARN("skipped: " << bin.path() << " is mounted nosuid (file capabilities are ignored there)");
+    return;
+  }
+  const std::string cap_sleep = bin / "cap-sleep";
+  std::filesystem::copy_file("/bin/sleep", cap_sleep);
+  REQUIRE(::chmod(bin.path().c_str(), 0755) == 0);
+  REQUIRE(::chmod(cap_sleep.c_str(), 0755) == 0);
+  const std::string setcap = "setcap cap_net_raw+ep " + cap_sleep + " 2>&1";
+  if (std::system(setcap.c_str()) != 0) {
+    WARN("skipped: " << setcap << " failed (a file system without security xattrs?)");
+    return;
+  }
+  DaemonProcess d(ForAttacker());
+  REQUIRE(StartForAttacker(d));
+  // Its uids stay 65534, but it gains a capability, so the kernel makes it not dumpable.
+  const auto [parent, got] = CrashBehindExec(d, cap_sleep, [](pid_t me) {
+    std::ifstream in("/proc/" + std::to_string(me) + "/comm");
+    std::string name;
+    std::getline(in, name);
+    return name == "cap-sleep";
+  });
+  INFO(got);
+  INFO(d.log());
+  CHECK(got.rfind(std::to_string(ATR_EPERM) + " CRASH: not inspected: pid " + std::to_string(parent), 0) == 0);
+  CHECK(got.find("is not dumpable") != std::string::npos);
+  CHECK(StackcoreDirs(d).empty());
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
 }

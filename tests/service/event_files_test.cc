@@ -95,7 +95,8 @@ TEST_CASE("forwarder claims are allowed for root, the daemon uid and the group, 
     f.Begin(id, 1, ATR_SIDE_DEVICE, 200, &status, &msg);
     CHECK(status == ATR_EPERM);
     CHECK(msg.find("host_pid") != std::string::npos);
-    CHECK(f.log.Has(LogLevel::kWarning, "forwarder claim refused: pid 100 uid 1000 may not write for host pid 200"));
+    CHECK(f.log.Has(LogLevel::kWarning, "refused EVENT_BEGIN from pid 100 uid 1000: EPERM host_pid: forwarder claim "
+                                        "refused: this process may not write for host pid 200"));
     CHECK(f.store_->count(AgeClass::kDevice) == 0);
   }
   SECTION("root may, into the target's process dir, and it is logged") {

@@ -18,7 +18,7 @@ TEST_CASE("one uid holds at most its share of the rings and another uid still re
   a1.Register(1, EmptyRing());
   a2.Register(1, EmptyRing());
   CHECK(a1.TryRegister(2, EmptyRing()) == ATR_EBUSY);
-  CHECK(f.log.Has(LogLevel::kNotice, "uid 2000 holds 2 of its share of rings (2 of 8, uid-ring-share 25%)"));
+  CHECK(f.log.Has(LogLevel::kWarning, "uid 2000 holds 2 of its share of rings (2 of 8, uid-ring-share 25%)"));
   RingClient root(f, 200, 0);  // root has a share of its own, not more
   root.Register(1, EmptyRing());
   root.Register(2, EmptyRing());
@@ -53,7 +53,7 @@ TEST_CASE("a ring costs its uid its whole mapping and struct entries against max
   a.Register(2, EmptyRing());
   a.Register(3, EmptyRing());
   CHECK(a.TryRegister(4, EmptyRing()) == ATR_EBUSY);
-  CHECK(f.log.Has(LogLevel::kNotice, "ring memory: uid 2000 holds"));
+  CHECK(f.log.Has(LogLevel::kWarning, "ring memory: uid 2000 holds"));
   RingClient b(f, 200, 3000);
   b.Register(1, EmptyRing());
   CHECK(f.service->rings() == 4);

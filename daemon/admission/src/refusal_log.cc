@@ -16,4 +16,9 @@ bool RefusalLog::ShouldLog(uint32_t uid, TimePoint now, uint64_t* suppressed) {
   return true;
 }
 
+bool RefusalLog::Due(uint32_t uid, TimePoint now) const {
+  auto it = by_uid_.find(uid);
+  return it == by_uid_.end() || !it->second.logged || now - it->second.last >= kInterval;
+}
+
 }  // namespace atraced

@@ -108,7 +108,9 @@ Elf* VdsoElf(Dwfl_Module* mod, const char* name) {
     Note(name, "unexpected size");
     return nullptr;
   }
-  const int fd = ::open(("/proc/" + std::to_string(g_lookup->pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  const std::string proc_dir =
+      g_lookup->proc_dir.empty() ? "/proc/" + std::to_string(g_lookup->pid) : g_lookup->proc_dir;
+  const int fd = ::open((proc_dir + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     Note(name, std::string("memory not readable: ") + std::strerror(errno));
     return nullptr;

@@ -33,7 +33,8 @@ inline constexpr off_t kMaxElfFileBytes = off_t{256} << 20;
 // ours, so the lookup is a process-wide singleton, set up once before dwfl_begin).
 struct ElfLookup {
   pid_t pid = 0;
-  int root_fd = -1;                // /proc/<pid>/root, O_PATH
+  std::string proc_dir;            // /proc/<pid>/task/<crashing tid>: its memory (a zombie leader has none)
+  int root_fd = -1;                // <proc_dir>/root, O_PATH
   std::string maps;                // the /proc/<pid>/maps text the report shows
   std::vector<std::string> notes;  // one per skipped file, for the report
 };

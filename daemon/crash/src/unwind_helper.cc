@@ -369,6 +369,22 @@ int OnThread(Dwfl_Thread* thread, void* arg) {
   return DWARF_CB_OK;
 }
 
+std::string TaskDir(pid_t pid, long tid) { return "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid); }
+
+// Reports the process's modules to `dwfl`: an errno, -1 for libdwfl's own error, or 0.
+// dwfl_linux_proc_report reads /proc/<pid>/maps (and auxv, for the vDSO); when the leader
+// has exited, those are refused, and the crashing thread's maps (`proc_dir`) say the same.
+int ReportModules(Dwfl* dwfl, pid_t pid, const std::string& proc_dir) {
+  const int err = dwfl_linux_proc_report(dwfl, pid);
+  if (err == 0 || proc_dir == "/proc/" + std::to_string(pid)) return err;
+  dwfl_report_begin(dwfl);  // forget what the failed report left
+  FILE* maps = std::fopen((proc_dir + "/maps").c_str(), "re");
+  if (maps == nullptr) return errno;
+  const int task_err = dwfl_linux_proc_maps_report(dwfl, maps);
+  std::fclose(maps);
+  return task_err;
+}
+
 int Unwind(pid_t pid, pid_t tid, bool all_threads, ElfLookup* lookup) {
   Dwfl* dwfl = dwfl_begin(InstallElfLookup(lookup));
   if (dwfl == nullptr) {
@@ -376,8 +392,7 @@ int Unwind(pid_t pid, pid_t tid, bool all_threads, ElfLookup* lookup) {
     return 1;
   }
   int rc = 1;
-  // dwfl_linux_proc_report returns an errno (reading /proc/<pid>/maps), or -1 for its own error.
-  if (int err = dwfl_linux_proc_report(dwfl, pid); err != 0 || dwfl_report_end(dwfl, nullptr, nullptr) != 0) {
+  if (int err = ReportModules(dwfl, pid, lookup->proc_dir); err != 0 || dwfl_report_end(dwfl, nullptr, nullptr) != 0) {
     std::printf("(no backtrace: cannot read the modules of pid %d: %s)\n", pid,
                 err > 0 ? std::strerror(err) : dwfl_errmsg(-1));
   } else if (int attach_err = dwfl_linux_proc_attach(dwfl, pid, false); attach_err != 0) {
@@ -450,20 +465,24 @@ int Inspect(const CrashTarget& t, Mode mode) {
     return Refuse("the kernel refused uid " + std::to_string(t.uid) + " access to pid " + std::to_string(t.pid) +
                   " (it is not dumpable, or has capabilities the inspector has not): " + std::strerror(err));
   };
-  UniqueFd root(::open(("/proc/" + std::to_string(t.pid) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  // The process's memory, root and maps are read through the crashing thread's own /proc
+  // directory: a thread-group leader that has called pthread_exit is a zombie with none of
+  // them (the kernel refuses /proc/<tgid>/maps), while its threads share them all.
+  const std::vector<long> tids = TaskIds(t.pid);
+  const long host_tid = HostTid(t.pid, t.tid, tids);
+  const std::string proc_dir = host_tid != 0 ? TaskDir(t.pid, host_tid) : "/proc/" + std::to_string(t.pid);
+  UniqueFd root(::open((proc_dir + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid() && (errno == EACCES || errno == EPERM)) return refused(errno);
   int err = 0;
-  const std::string maps_path = "/proc/" + std::to_string(t.pid) + "/maps";
+  const std::string maps_path = proc_dir + "/maps";
   std::string maps = ReadSmall(maps_path, kMaxMapsBytes, &err);
   if (err == EACCES || err == EPERM) return refused(err);
   if (err != 0) return Refuse("cannot read " + maps_path + ": " + std::strerror(err));
-  const std::vector<long> tids = TaskIds(t.pid);
   std::printf("%cthreads\n", kSectionMark);
   PrintThreads(t.pid, tids);
   std::printf("%cmaps\n%s", kSectionMark, Printable(maps, true).c_str());
   if (maps.size() >= kMaxMapsBytes) std::printf("\n(cut at %zu bytes)\n", kMaxMapsBytes);
   std::printf("%cbacktrace\n", kSectionMark);
-  const long host_tid = HostTid(t.pid, t.tid, tids);
   int rc = 0;
   if (host_tid == 0) {
     std::printf("(none: thread %d is not a thread of pid %d)\n", t.tid, t.pid);
@@ -474,6 +493,7 @@ int Inspect(const CrashTarget& t, Mode mode) {
     std::fflush(stdout);  // what is known so far survives a helper killed while unwinding
     ElfLookup lookup;
     lookup.pid = t.pid;
+    lookup.proc_dir = proc_dir;
     lookup.maps = std::move(maps);
     lookup.root_fd = root.get();
     if (!root.valid()) lookup.notes.push_back("(no file of the process opened by path: its root is not open)");

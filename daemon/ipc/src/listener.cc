@@ -55,7 +55,8 @@ void Listener::Admit(LocalSocket socket) {
     return;
   }
   // Shed cleanly: the client sees the connection closed at once, never a half-served one.
-  // Floods come from one uid: one line per interval per uid (`log_it`), with a count.
+  // Floods come from one uid: one line per interval per uid (`log_it`), with a count, through
+  // the service's throttle, which its refused requests share.
   auto shed = [&](bool log_it, uint64_t suppressed, const std::string& why) {
     if (log_it) {
       log_.Warning("shedding connection from pid ", peer->pid, " uid ", peer->uid, ": ", why, " (", suppressed,
@@ -67,14 +68,14 @@ void Listener::Admit(LocalSocket socket) {
   UidShare::Verdict share;
   UidCharge connection = UidCharge::Take(options_.connections, peer->uid, 1, &share);
   if (share != UidShare::Verdict::kOk) {
-    const bool log_it = options_.connections->ShouldLogRefusal(peer->uid, &suppressed);
+    const bool log_it = service_.ShouldLogRefusal(peer->uid, &suppressed);
     shed(log_it, suppressed, options_.connections->Describe(share, peer->uid, 1) + " (max-clients)");
     return;
   }
   FdBudget::Verdict verdict;
   FdCharge charge = FdCharge::Take(options_.fd_budget, peer->uid, &verdict);
   if (verdict != FdBudget::Verdict::kOk) {
-    const bool log_it = options_.fd_budget->ShouldLogRefusal(peer->uid, &suppressed);
+    const bool log_it = service_.ShouldLogRefusal(peer->uid, &suppressed);
     shed(log_it, suppressed, options_.fd_budget->Describe(verdict, peer->uid));
     return;
   }

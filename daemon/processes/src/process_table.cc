@@ -1,5 +1,6 @@
 #include "atraced/processes/process_table.h"
 
+#include <dirent.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -24,6 +25,34 @@ std::optional<std::string> Slurp(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The kernel's answer to "is the process at `base` (/proc/<pid>) dumpable?": the files of a
+// task are owned by the process's effective ids while it is, by root otherwise (proc(5)).
+// Asked of a file, not of the directory: /proc/<pid> itself (0555) keeps the process's ids
+// either way, so a process that called PR_SET_DUMPABLE 0 or exec'd a file with capabilities
+// looked dumpable. A thread-group leader that has exited (pthread_exit) has no memory, and
+// its files are root's whatever the process is: then its live threads answer.
+bool Dumpable(const std::string& base, const ProcessCredentials& creds) {
+  auto owned_by_process = [&](const std::string& status) {
+    struct stat st {};
+    return ::stat(status.c_str(), &st) == 0 && st.st_uid == creds.uids[1] && st.st_gid == creds.gids[1];
+  };
+  if (owned_by_process(base + "/status")) return true;
+  DIR* tasks = ::opendir((base + "/task").c_str());
+  if (tasks == nullptr) return false;
+  bool dumpable = false;
+  int looked = 0;
+  while (dirent* e = ::readdir(tasks)) {
+    if (e->d_name[0] == '.') continue;
+    if (++looked > 64) break;  // threads share one memory: a few live ones answer for all
+    if (owned_by_process(base + "/task/" + e->d_name + "/status")) {
+      dumpable = true;
+      break;
+    }
+  }
+  ::closedir(tasks);
+  return dumpable;
 }
 
 }  // namespace
@@ -204,11 +233,7 @@ std::optional<ProcessFacts> ProcProcessTable::Lookup(int32_t pid) {
   auto facts = ParseProcStat(*stat);
   if (!facts) return std::nullopt;
   if (auto status = Slurp(base + "/status")) ParseProcStatus(*status, &*facts);
-  // Owned by the process's effective ids while it is dumpable, by root otherwise (proc(5)).
-  struct stat st {};
-  if (facts->creds && ::stat(base.c_str(), &st) == 0) {
-    facts->creds->dumpable = st.st_uid == facts->creds->uids[1] && st.st_gid == facts->creds->gids[1];
-  }
+  if (facts->creds) facts->creds->dumpable = Dumpable(base, *facts->creds);
   return facts;
 }
 

@@ -1,7 +1,9 @@
 #include "admission.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace atraced {
 
@@ -14,6 +16,7 @@ Reply Admission::AdmitEvent(const Client& c, EventKind kind) {
   const auto now = clock_.Now();
   if ((final ? r.final_bucket : r.schedule_bucket).Take(options_.rate_limit, now)) return std::nullopt;
   if (r.suppressed++ == 0) r.suppressed_since = now;
+  r.uid = c.peer.uid;
   if (r.program.empty()) r.program = c.program;
   ++counters_.refused_rate_limit;
   const auto& limit = options_.rate_limit;
@@ -49,25 +52,46 @@ Reply Admission::ChargeFd(const Client& c, FdCharge* charge) {
   if (verdict == FdBudget::Verdict::kOk) return std::nullopt;
   // Refused requests are logged by the dispatcher; the reason names the uid and the bound.
   return Refusal{verdict == FdBudget::Verdict::kUidShare ? ATR_EBUSY : ATR_EMFILE,
-                 "descriptors: " + options_.fd_budget->Describe(verdict, c.peer.uid), true};
-}
-
-bool Admission::ShouldLogRefusal(uint32_t uid, bool fd_budget, uint64_t* suppressed) {
-  return fd_budget ? options_.fd_budget->ShouldLogRefusal(uid, suppressed) : refusals_.ShouldLog(uid, suppressed);
+                 "descriptors: " + options_.fd_budget->Describe(verdict, c.peer.uid), /*warn=*/true};
 }
 
 void Admission::Tick() {
   const auto now = clock_.Now();
   const auto& limit = options_.rate_limit;
+  // A uid's processes are summed into one line: a user who starts many processes, each
+  // over its limit, is still one line per interval.
+  struct Summary {
+    std::vector<ProcessRecord*> due;
+    int32_t first_pid = 0;
+    uint64_t events = 0;
+    std::chrono::system_clock::time_point since = std::chrono::system_clock::time_point::max();
+  };
+  std::map<uint32_t, Summary> by_uid;
   for (auto& [key, r] : records_) {
-    const int32_t pid = key.first;
     if (r.suppressed == 0 || now - r.suppressed_since < limit.interval) continue;
-    log_.Warning("suppressed ", r.suppressed, " events from pid ", pid, " (", r.program.empty() ? "unknown" : r.program,
-                 ") in the last ",
-                 std::chrono::duration_cast<std::chrono::seconds>(now - r.suppressed_since).count(),
+    Summary& s = by_uid[r.uid];
+    if (s.due.empty()) s.first_pid = key.first;
+    s.due.push_back(&r);
+    s.events += r.suppressed;
+    s.since = std::min(s.since, r.suppressed_since);
+  }
+  for (auto& [uid, s] : by_uid) {
+    if (!refusals_.Due(uid)) continue;  // the counts wait for the uid's next line
+    uint64_t other_refusals = 0;
+    refusals_.ShouldLog(uid, &other_refusals);
+    const ProcessRecord& first = *s.due.front();
+    const std::string from = s.due.size() == 1 ? "pid " + std::to_string(s.first_pid) + " (" +
+                                                     (first.program.empty() ? "unknown" : first.program) + ")"
+                                               : std::to_string(s.due.size()) + " processes of uid " +
+                                                     std::to_string(uid) + " (pid " + std::to_string(s.first_pid) +
+                                                     " the first)";
+    log_.Warning("suppressed ", s.events, " events from ", from, " in the last ",
+                 std::chrono::duration_cast<std::chrono::seconds>(now - s.since).count(),
                  " s: rate-limit-burst ", limit.burst, " per rate-limit-interval ",
-                 std::chrono::duration_cast<std::chrono::seconds>(limit.interval).count(), " s");
-    r.suppressed = 0;
+                 std::chrono::duration_cast<std::chrono::seconds>(limit.interval).count(), " s",
+                 other_refusals > 0 ? " (" + std::to_string(other_refusals) + " more refusals for this uid since its last line)"
+                                    : "");
+    for (ProcessRecord* r : s.due) r->suppressed = 0;
   }
 }
 

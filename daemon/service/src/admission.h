@@ -35,10 +35,11 @@ class Admission {
   // Charges one descriptor to the client's uid, or the refusal to reply with.
   Reply ChargeFd(const Client& c, FdCharge* charge);
   // Refusals come in floods from one uid: whether to log this one (one line per interval per
-  // uid, descriptor refusals counted apart), and how many were not logged since.
-  bool ShouldLogRefusal(uint32_t uid, bool fd_budget, uint64_t* suppressed);
-  // The timer's work: one line per process whose events the rate limit refused during the
-  // last interval.
+  // uid, whatever refused it), and how many were not logged since. The listener's sheds ask
+  // the same throttle (TraceService::ShouldLogRefusal).
+  bool ShouldLogRefusal(uint32_t uid, uint64_t* suppressed) { return refusals_.ShouldLog(uid, suppressed); }
+  // The timer's work: one line per uid whose processes' events the rate limit refused during
+  // the last interval, when the uid's refusal line is due; until then the counts wait.
   void Tick();
 
  private:
@@ -47,7 +48,7 @@ class Admission {
   Logger& log_;
   ServiceCounters& counters_;
   const ServiceOptions& options_;
-  RefusalLog refusals_;  // every refusal but the descriptor budget's (FdBudget has its own)
+  RefusalLog refusals_;  // the daemon's one refusal throttle
 };
 
 }  // namespace atraced

@@ -25,9 +25,11 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
   const std::string* program = &c.program;  // the process the event is for: COMM in a listing
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
     if (!c.may_forward) {
-      log_.Warning("forwarder claim refused: pid ", c.peer.pid, " uid ", c.peer.uid, " may not write for host pid ",
-                   m.host_pid, " (not root, not the daemon's uid, not in the forwarder group)");
-      return Refusal{ATR_EPERM, "host_pid: only root, the daemon's uid or the forwarder group may write for another process"};
+      return Refusal{ATR_EPERM,
+                     "host_pid: forwarder claim refused: this process may not write for host pid " +
+                         std::to_string(m.host_pid) +
+                         "; only root, the daemon's uid or the forwarder group may write for another process",
+                     /*warn=*/true};
     }
     if (side != Side::kDevice) return Refusal{ATR_EINVAL, "host_pid: only device events may be written for another process"};
     if (m.host_pid < 0) return Refusal{ATR_EINVAL, "host_pid: must be positive"};
@@ -47,7 +49,7 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
   auto r = store_.BeginEvent(spec, c.utc_offset_s);
   if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message(), false, r.status().err() == ENOSPC};
   c.events.emplace(m.event_id, r->seq);
-  if (side == Side::kDevice) ++counters_.devices[m.device_id].events;
+  if (side == Side::kDevice) devices_.CountEvent(c, m.device_id);
   EncodePath({store_.fs().trace_dir(), "/", r->rel_path}, body);
   return std::nullopt;
 }
@@ -180,20 +182,6 @@ void EventFiles::EndAll(Client& c) {
   for (auto& [eid, seq] : c.events) store_.EndEvent(seq);
   c.files.clear();
   c.events.clear();
-}
-
-Reply EventFiles::OnDeviceStats(std::span<const uint8_t> payload) {
-  proto::DeviceStats m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  // Saturating: a process's word is summed, and a lying one must not wrap another's counts.
-  auto add = [](uint64_t& total, uint64_t v) { total = v > UINT64_MAX - total ? UINT64_MAX : total + v; };
-  DeviceCounts& d = counters_.devices[m.device_id];
-  add(d.received, m.received);
-  add(d.saved, m.saved);
-  add(d.dropped_invalid, m.dropped_invalid);
-  add(d.dropped_daemon, m.dropped_daemon);
-  add(d.reconnects, m.reconnects);
-  return std::nullopt;
 }
 
 }  // namespace atraced

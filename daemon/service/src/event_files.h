@@ -16,6 +16,7 @@
 #include "atraced/proto/codec.h"
 #include "atraced/store/trace_store.h"
 #include "client.h"
+#include "device_reports.h"
 #include "file_accounting.h"
 #include "process_records.h"
 #include "refusal.h"
@@ -25,10 +26,10 @@ namespace atraced {
 class EventFiles {
  public:
   EventFiles(TraceStore& store, ProcessTable& processes, ProcessRecords& records, Admission& admission,
-             FileAccounting& accounting, Clock& clock, Logger& log, ServiceCounters& counters,
-             const ServiceOptions& options)
+             FileAccounting& accounting, DeviceReports& devices, Clock& clock, Logger& log,
+             ServiceCounters& counters, const ServiceOptions& options)
       : store_(store), processes_(processes), records_(records), admission_(admission), accounting_(accounting),
-        clock_(clock), log_(log), counters_(counters), options_(options) {}
+        devices_(devices), clock_(clock), log_(log), counters_(counters), options_(options) {}
 
   Reply OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
@@ -36,8 +37,6 @@ class EventFiles {
   Reply OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed, FdCharge* charge);
   Reply OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Reply OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  // DEVICE_STATS: a process's device receiver adds what it counted to its device's totals.
-  Reply OnDeviceStats(std::span<const uint8_t> payload);
   // The connection is gone: closes its files and ends its events, keeping what was written.
   void EndAll(Client& c);
 
@@ -50,6 +49,7 @@ class EventFiles {
   ProcessRecords& records_;
   Admission& admission_;
   FileAccounting& accounting_;
+  DeviceReports& devices_;
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;

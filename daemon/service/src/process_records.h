@@ -38,8 +38,16 @@ struct ProcessRecord {
   TokenBucket final_bucket;  // exit and stackcore events
   uint64_t suppressed = 0;   // refused by the rate limit since the last report
   std::chrono::system_clock::time_point suppressed_since{};
+  uint32_t uid = 0;          // of the connection refused: its summary goes through that uid's throttle
   uint64_t bytes = 0;        // written, for max-bytes-per-client
   std::string program;
+  // The devices this process receives from (device_reports.h), by device id: the device-side
+  // events it began for each, and how many of them its DEVICE_STATS said were saved.
+  struct DeviceReport {
+    uint64_t events = 0;
+    uint64_t saved = 0;
+  };
+  std::map<uint32_t, DeviceReport> devices;
 };
 
 class ProcessRecords {

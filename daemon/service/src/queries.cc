@@ -140,9 +140,10 @@ Reply Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> 
   // evidence beyond them, so only root and the daemon's own user may. What would go is no
   // more than LIST shows: a dry run is anyone's.
   if (!m.dry_run && peer.uid != 0 && peer.uid != options_.daemon_uid) {
-    log_.Warning("vacuum refused: pid ", peer.pid, " uid ", peer.uid, " is not root or the daemon's uid");
-    return Refusal{ATR_EPERM, "vacuum: only root or the daemon's user may remove beyond the configured limits "
-                              "(a dry run is allowed)"};
+    return Refusal{ATR_EPERM,
+                   "vacuum: only root or the daemon's user may remove beyond the configured limits "
+                   "(a dry run is allowed)",
+                   /*warn=*/true};
   }
   VacuumSpec spec;
   spec.dry_run = m.dry_run;

@@ -11,10 +11,10 @@ namespace atraced {
 Reply Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd) {
   proto::RingRegister m;
   if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  auto refuse = [this, &c, &m](int32_t status, std::string why) {
+  // Logged by the dispatcher, through the refusal throttle; the message names the ring.
+  auto refuse = [this, &m](int32_t status, const std::string& why) {
     ++counters_.rings_refused;
-    log_.Notice("ring ", m.name, " of pid ", c.peer.pid, " refused: ", why);
-    return Refusal{status, std::move(why)};
+    return Refusal{status, "ring " + m.name + ": " + why, status == ATR_EBUSY};
   };
   if ((m.flags & ATR_RING_COUNTER) && !(c.features & ATR_FEATURE_RING_COUNTER)) {
     return refuse(ATR_ENOTSUP, "flags: ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER, not granted in HELLO");

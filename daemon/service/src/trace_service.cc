@@ -14,6 +14,7 @@
 #include "client_table.h"
 #include "crashes.h"
 #include "deaths.h"
+#include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
 #include "later_reply.h"
@@ -57,7 +58,8 @@ struct TraceService::Rooms {
         admission(records, clock, log, counters, options),
         accounting(store, records),
         saver(store, admission, log, counters, queued_saves, options),
-        events(store, processes, records, admission, accounting, clock, log, counters, options),
+        devices(records, counters),
+        events(store, processes, records, admission, accounting, devices, clock, log, counters, options),
         rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
         queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves, log),
         departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
@@ -94,6 +96,7 @@ struct TraceService::Rooms {
   Admission admission;
   FileAccounting accounting;
   RingSaver saver;
+  DeviceReports devices;
   EventFiles events;
   Rings rings;
   Queries queries;
@@ -179,6 +182,10 @@ void TraceService::Disconnect(ClientId id) {
   r.clients.Take(id);
 }
 
+bool TraceService::ShouldLogRefusal(uint32_t uid, uint64_t* suppressed) {
+  return rooms_->admission.ShouldLogRefusal(uid, suppressed);
+}
+
 bool TraceService::HoldsRings(ClientId id) const {
   const Client* c = rooms_->clients.Find(id);
   return c != nullptr && !c->rings.empty();
@@ -254,9 +261,9 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
     uint64_t suppressed = 0;
     if (refusal->logged_elsewhere) {
       // Counted, and summed up in lines of their own (the store's, and Admission's).
-    } else if (r.admission.ShouldLogRefusal(c.peer.uid, refusal->fd_budget, &suppressed)) {
-      const bool count = refusal->fd_budget || suppressed > 0;
-      r.log.Log(refusal->fd_budget ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
+    } else if (r.admission.ShouldLogRefusal(c.peer.uid, &suppressed)) {
+      const bool count = refusal->warn || suppressed > 0;
+      r.log.Log(refusal->warn ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
                 " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(refusal->status), " ",
                 refusal->message,
                 count ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
@@ -312,7 +319,7 @@ Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Frame
       return refused;
     }
     case ATR_OP_DUMP: return rings.OnDump(c, payload, later);
-    case ATR_OP_DEVICE_STATS: return events.OnDeviceStats(payload);
+    case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     default: return Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
   }
 }

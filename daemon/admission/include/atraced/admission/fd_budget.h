@@ -21,7 +21,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "atraced/admission/refusal_log.h"
 
 namespace atraced {
 
@@ -54,9 +53,6 @@ class FdBudget {
   // Each uid that holds descriptors, with how many (for STATUS).
   const std::unordered_map<uint32_t, uint64_t>& by_uid() const { return held_; }
 
-  // True when a refusal for `uid` should be logged now; *suppressed is how many were not
-  // logged since the last line for that uid.
-  bool ShouldLogRefusal(uint32_t uid, uint64_t* suppressed) { return refusals_.ShouldLog(uid, suppressed); }
   // Reasons for a log line or an error reply.
   std::string Describe(Verdict v, uint32_t uid) const;
 
@@ -64,7 +60,6 @@ class FdBudget {
   Plan plan_;
   uint64_t total_ = 0;
   std::unordered_map<uint32_t, uint64_t> held_;
-  RefusalLog refusals_;
 };
 
 // One descriptor charged to a uid; released when destroyed or Reset(). Move-only.

@@ -1,6 +1,8 @@
 // Refusals come in floods from one uid (a client retrying in a loop): logged one line per
 // interval per uid, with the count of those not logged since, so that one user cannot fill
-// the journal (and trip its rate limit, losing other users' crash notices).
+// the journal (and trip its rate limit, losing other users' crash notices). The daemon has
+// one: every refusal line, whatever refused (a request, a connection, a descriptor, a ring,
+// the rate limit's summaries), asks it, so a uid's flood on any mix of paths is one line.
 #pragma once
 
 #include <chrono>
@@ -19,6 +21,10 @@ class RefusalLog {
   // not logged since the last line for that uid.
   bool ShouldLog(uint32_t uid, TimePoint now, uint64_t* suppressed);
   bool ShouldLog(uint32_t uid, uint64_t* suppressed) { return ShouldLog(uid, std::chrono::steady_clock::now(), suppressed); }
+  // Whether ShouldLog would say yes now, without counting a refusal (for summaries that keep
+  // their own counts until their line may go).
+  bool Due(uint32_t uid, TimePoint now) const;
+  bool Due(uint32_t uid) const { return Due(uid, std::chrono::steady_clock::now()); }
 
  private:
   struct Entry {

@@ -12,7 +12,6 @@
 #include <map>
 #include <string>
 
-#include "atraced/admission/refusal_log.h"
 
 namespace atraced {
 
@@ -42,8 +41,6 @@ class UidShare {
 
   // The reason for a refusal of `amount` more, for a log line and an error reply.
   std::string Describe(Verdict v, uint32_t uid, uint64_t amount) const;
-  // One line per interval per uid (refusal_log.h).
-  bool ShouldLogRefusal(uint32_t uid, uint64_t* suppressed) { return refusals_.ShouldLog(uid, suppressed); }
 
  private:
   std::string name_, unit_, share_key_;
@@ -52,7 +49,6 @@ class UidShare {
   uint64_t per_uid_ = 0;
   uint64_t total_ = 0;
   std::map<uint32_t, uint64_t> held_;
-  RefusalLog refusals_;
 };
 
 // `amount` of a UidShare charged to one uid; released when destroyed or Reset(). Move-only.

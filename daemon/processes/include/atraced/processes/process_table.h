@@ -17,8 +17,9 @@
 namespace atraced {
 
 // The credentials a process runs with now (/proc/<pid>/status), and whether it is
-// dumpable: the kernel makes /proc/<pid> owned by root while it is not (a set-id program, a
-// credential change, PR_SET_DUMPABLE 0), which is how another process can tell.
+// dumpable: the kernel makes the files under /proc/<pid> (not the directory itself) owned by
+// root while it is not (a set-id program, a file with capabilities, a credential change,
+// PR_SET_DUMPABLE 0), which is how another process can tell.
 struct ProcessCredentials {
   std::array<uint32_t, 4> uids{};  // real, effective, saved, file system
   std::array<uint32_t, 4> gids{};

@@ -106,7 +106,8 @@ struct ReplyBatch {
 // One device's traces as STATUS shows them (wire.h atr_status_device).
 struct DeviceCounts {
   uint64_t events = 0;  // device-side events begun for it, counted here
-  // What processes' device receivers said in DEVICE_STATS, summed.
+  // What processes' device receivers said in DEVICE_STATS, summed within the bounds of
+  // device_reports.h (a process only for its own devices, each uid's share capped).
   uint64_t received = 0, saved = 0, dropped_invalid = 0, dropped_daemon = 0, reconnects = 0;
 };
 

@@ -55,6 +55,10 @@ class TraceService {
   void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
               UniqueFd attached = UniqueFd());
 
+  // The daemon's one refusal throttle (refusal_log.h), for refusals made outside Handle (the
+  // listener's sheds): whether to log this one for `uid`, and how many were not logged since.
+  bool ShouldLogRefusal(uint32_t uid, uint64_t* suppressed);
+
   // A 1.1 connection that holds rings is a process's registration for crash capture: the
   // session does not drop it for being idle (submitting records makes no request).
   bool HoldsRings(ClientId id) const;
