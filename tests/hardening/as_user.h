@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/daemon_process.h"
+#include "support/raw_client.h"
 
 namespace atraced::testing {
 
@@ -111,6 +112,20 @@ struct Attacker {
 inline void WaitRelease(int in) {
   char c;
   (void)!::read(in, &c, 1);
+}
+
+// In the child: the attack of issue 21 and 37. Event 7 with file 1, its descriptor taken,
+// then the file closed and the event ended, so the daemon's own copy is gone. Returns the
+// passed descriptor; exits (92) if any step failed.
+inline UniqueFd PassedFdOfClosedFile(RawClient& c, const std::string& object) {
+  auto begun = c.Call(ATR_OP_EVENT_BEGIN, Payload(BeginRequest(7)));
+  auto opened = c.Call(ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(7, 1, object)));
+  auto got_fd = c.Call(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{1}));
+  if (!begun || !opened || !got_fd || got_fd->status != 0 || c.fds().empty()) ::_exit(92);
+  UniqueFd fd = std::move(c.fds().front());
+  c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}));
+  c.Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{7}));
+  return fd;
 }
 
 // Tests that run a second user need root to become it.

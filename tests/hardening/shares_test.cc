@@ -156,14 +156,7 @@ TEST_CASE("attack: bytes written through a passed descriptor after FILE_CLOSE ar
   Attacker attacker([&d](int out, int in) {
     auto c = RawClient::Connect(d.socket());
     if (!c || !c->Hello()) ::_exit(91);
-    proto::EventBegin b = BeginRequest(7);
-    auto begun = c->Call(ATR_OP_EVENT_BEGIN, Payload(b));
-    auto opened = c->Call(ATR_OP_FILE_OPEN, Payload(ObjectFileRequest(7, 1, "passed")));
-    auto got_fd = c->Call(ATR_OP_FILE_GET_FD, Payload(proto::IdRequest{1}));
-    if (!begun || !opened || !got_fd || got_fd->status != 0 || c->fds().empty()) ::_exit(92);
-    UniqueFd fd = std::move(c->fds().front());
-    c->Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}));
-    c->Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{7}));
+    UniqueFd fd = PassedFdOfClosedFile(*c, "passed");
     const std::string chunk(1 << 20, 'x');
     int written = 0;
     for (int i = 0; i < 32; ++i) written += ::write(fd.get(), chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size());

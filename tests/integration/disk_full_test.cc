@@ -14,6 +14,7 @@
 
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
+#include "support/small_fs.h"
 #include "support/temp_dir.h"
 
 using namespace atraced;
@@ -23,30 +24,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr uint64_t kFsBytes = 4u << 20;
-
-// A tmpfs of kFsBytes mounted for the test's life.
-class SmallFs {
- public:
-  SmallFs() : path_(dir_.path() + "/fs") {
-    std::filesystem::create_directory(path_);
-    mounted_ = ::mount("tmpfs", path_.c_str(), "tmpfs", 0, ("size=" + std::to_string(kFsBytes)).c_str()) == 0;
-  }
-  ~SmallFs() {
-    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
-  }
-  bool mounted() const { return mounted_; }
-  const std::string& path() const { return path_; }
-  uint64_t available() const {
-    struct statvfs v {};
-    ::statvfs(path_.c_str(), &v);
-    return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
-  }
-
- private:
-  TempDir dir_;
-  std::string path_;
-  bool mounted_ = false;
-};
 
 struct Session {
   RawClient client;
@@ -86,7 +63,7 @@ TEST_CASE("a small real file system: ENOSPC at the budget, nothing accepted lost
     WARN("skipped: mounting a tmpfs needs root");
     return;
   }
-  SmallFs fs;
+  SmallFs fs(kFsBytes);
   if (!fs.mounted()) {
     WARN("skipped: mount(2) of a tmpfs was refused here (no CAP_SYS_ADMIN in this namespace)");
     return;

@@ -209,14 +209,50 @@ TEST_CASE("exit dirs are aged for bytes last, even when they are older", "[reten
   CHECK(f.OnDisk(s3));
 }
 
-TEST_CASE("bytes written through a passed descriptor that pass the budget age the oldest at once", "[retention]") {
+TEST_CASE("bytes held through a passed descriptor age no one's dir and refuse only their holder", "[retention]") {
   RetentionFixture f(Bytes(2000, 0));
-  uint64_t a = f.Event(1000);
-  uint64_t b = f.Begin();
-  f.store_->AddBytes(b, 1500);  // what a Refresh found at FILE_CLOSE
-  CHECK_FALSE(f.OnDisk(a));
+  const uint32_t victim = 1000, holder = 2000;
+  uint64_t a = f.Event(1000, EventKind::kSchedule, 100, victim);
+  uint64_t b = f.Begin(EventKind::kSchedule, 200, holder);
+  REQUIRE(f.Write(b, 0).ok());  // its file, whose descriptor goes to the holder
+  f.store_->EndEvent(b);
+  f.store_->AddHeldBytes(b, holder, {1500, 1500});  // what a passed file's fstat found
+  CHECK(f.OnDisk(a));
   CHECK(f.OnDisk(b));
-  CHECK(f.store_->used_bytes() == 1500);
+  CHECK(f.store_->used_bytes() == 2500);  // counted, and shown
+  CHECK(f.store_->held_bytes() == 1500);
+  // The victim writes on; the holder is refused, with a message that says why.
+  uint64_t next = f.Begin(EventKind::kSchedule, 100, victim);
+  REQUIRE(f.Write(next, 500).ok());
+  CHECK(f.OnDisk(a));
+  Status refused = f.store_->MakeRoom(0, 100, holder);
+  CHECK(refused.err() == ENOSPC);
+  CHECK_THAT(refused.message(), Catch::Contains("uid 2000 holds 1500 bytes through descriptors passed to it"));
+  CHECK(f.TryBegin(EventKind::kSchedule, 200, holder).status().err() == ENOSPC);
+  CHECK(f.store_->MakeRoom(b, 1).err() == ENOSPC);  // a write into its own event: its uid is the event's
+  // The holder's dir aged (here for the count, any reason alike) frees nothing: its bytes stay its own.
+  f.store_->EndEvent(next);
+  f.store_->SetRecordNum(1);
+  CHECK_FALSE(f.OnDisk(a));
+  CHECK_FALSE(f.OnDisk(b));
+  CHECK(f.store_->held_bytes() == 1500);
+  CHECK(f.store_->MakeRoom(0, 100, holder).err() == ENOSPC);
+  CHECK(f.store_->MakeRoom(0, 100, victim).ok());
+}
+
+TEST_CASE("released held bytes that keep the root over its budget age their own dir first", "[retention]") {
+  RetentionFixture f(Bytes(2000, 0));
+  uint64_t a = f.Event(1000, EventKind::kSchedule, 100, 1000);
+  uint64_t b = f.Begin(EventKind::kSchedule, 200, 2000);
+  REQUIRE(f.Write(b, 0).ok());
+  f.store_->EndEvent(b);
+  f.store_->AddHeldBytes(b, 2000, {1500, 1500});
+  f.store_->ReleaseHeld(b, 2000, 1500);  // its writer closed: the bytes are ordinary, and over
+  CHECK_FALSE(f.OnDisk(b));
+  CHECK(f.OnDisk(a));
+  CHECK(f.store_->held_bytes() == 0);
+  CHECK(f.store_->used_bytes() == 1000);
+  CHECK(f.store_->MakeRoom(0, 100, 2000).ok());
 }
 
 TEST_CASE("in-progress dirs count against the budget", "[retention]") {

@@ -5,6 +5,24 @@ namespace {
 
 Status Injected(int err, const std::string& what) { return Status::Error(err, ErrnoMessage("injected: " + what, err)); }
 
+// A watch on such a file: its usage is the faked one while FakeUsage stands.
+class FaultFileWatch final : public FileWatch {
+ public:
+  FaultFileWatch(FaultFileSystem& fs, std::unique_ptr<FileWatch> base, std::string rel)
+      : fs_(fs), base_(std::move(base)), rel_(std::move(rel)) {}
+  Result<DiskUsage> Usage() override {
+    if (int e = fs_.Check(FsOp::kRefresh, rel_)) return Injected(e, "stat " + rel_);
+    if (auto faked = fs_.FakedUsage(rel_)) return *faked;
+    return base_->Usage();
+  }
+  bool OpenForWriting() override { return base_->OpenForWriting(); }
+
+ private:
+  FaultFileSystem& fs_;
+  std::unique_ptr<FileWatch> base_;
+  std::string rel_;
+};
+
 // The file a FaultFileSystem hands out: appends, refreshes and dups go through the rules.
 class FaultWritableFile final : public WritableFile {
  public:
@@ -26,6 +44,11 @@ class FaultWritableFile final : public WritableFile {
   Result<UniqueFd> Dup() override {
     if (int e = fs_.Check(FsOp::kDup, rel_)) return Injected(e, "dup " + rel_);
     return base_->Dup();
+  }
+  Result<std::unique_ptr<FileWatch>> Watch() override {
+    auto base = base_->Watch();
+    if (!base.ok()) return base.status();
+    return std::unique_ptr<FileWatch>(new FaultFileWatch(fs_, std::move(*base), rel_));
   }
 
  private:

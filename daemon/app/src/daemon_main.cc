@@ -294,10 +294,11 @@ class Daemon {
     tick_timer_->expires_after(interval);
     tick_timer_->async_wait([this, &io](const boost::system::error_code& ec) {
       if (ec) return;
-      // Finished deletes, a fresh free-space figure, max-age and the byte limits, and the
-      // rate limiter's summary lines.
-      service_->store().Tick();
+      // The rate limiter's summary lines and what passed descriptors wrote, measured first;
+      // then finished deletes, a fresh free-space figure, max-age and the byte limits, which
+      // so age for what the disk holds now and know which of it descriptors hold (issue 37).
       service_->Tick();
+      service_->store().Tick();
       // A renamed or deleted trace directory is noticed here: a stat every tick costs
       // nothing, where one per request would cost every event two system calls.
       service_->store().CheckTraceDir();

@@ -44,9 +44,10 @@ void Session::Start() {
 
 void Session::Shutdown() {
   shutdown_requested_ = true;
-  // Waiting for a request, or for a deferred reply: nothing can be sent before the stop.
-  // Otherwise the turn's end closes.
-  if (reading_ || awaiting_reply_) Close("daemon stopping");
+  // Waiting for a request: nothing can be sent before the stop. Waiting for a deferred reply
+  // (a save on the I/O workers, which the daemon lets land within its grace period): it is
+  // sent first, and the turn's end closes (AfterTurn), as it does for a turn under way.
+  if (reading_) Close("daemon stopping");
 }
 
 // The timer is armed once and re-armed only when it fires: progress just moves

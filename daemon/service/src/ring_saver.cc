@@ -88,7 +88,7 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
     job->queued = UidCharge::Force(&queued_, c.peer.uid, bound);
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
-  if (Status st = store_.MakeRoom(0, bound); !st.ok()) return done(Refusal{Neg(st.err()), st.message(), false, true});
+  if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(Refusal{Neg(st.err()), st.message(), false, true});
   auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program}, c.utc_offset_s);
   if (!begun.ok()) return done(Refusal{Neg(begun.status().err()), begun.status().message()});
   job->seq = begun->seq;

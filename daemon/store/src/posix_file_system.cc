@@ -69,6 +69,7 @@ class PosixWritableFile final : public WritableFile {
     }
     return dup;
   }
+  Result<std::unique_ptr<FileWatch>> Watch() override;
 
  private:
   UniqueFd fd_;
@@ -76,6 +77,45 @@ class PosixWritableFile final : public WritableFile {
   std::string path_;
   uint64_t block_;
 };
+
+// A read-only open of a passed file of its own. Whether anyone else writes it is asked of
+// the kernel with a read lease: one is refused (EAGAIN) exactly while the inode is open for
+// writing by any open file description, and this one is read-only. The daemon owns every
+// trace file, which a lease requires.
+class PosixFileWatch final : public FileWatch {
+ public:
+  PosixFileWatch(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  Result<DiskUsage> Usage() override {
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0) {
+      int err = errno;
+      return Errno(err, "stat " + path_);
+    }
+    return UsageOf(st);
+  }
+  bool OpenForWriting() override {
+    if (::fcntl(fd_.get(), F_SETLEASE, F_RDLCK) == 0) {
+      (void)::fcntl(fd_.get(), F_SETLEASE, F_UNLCK);
+      return false;
+    }
+    return errno == EAGAIN;  // anything else (leases off, a file system without them): cannot tell
+  }
+
+ private:
+  UniqueFd fd_;
+  std::string path_;
+};
+
+Result<std::unique_ptr<FileWatch>> PosixWritableFile::Watch() {
+  // Through /proc/self/fd: the same inode whatever became of its name.
+  const std::string self = "/proc/self/fd/" + std::to_string(fd_.get());
+  UniqueFd ro(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!ro.valid()) {
+    int err = errno;
+    return Errno(err, "reopen " + path_ + " to watch it");
+  }
+  return std::unique_ptr<FileWatch>(new PosixFileWatch(std::move(ro), path_));
+}
 
 }  // namespace
 

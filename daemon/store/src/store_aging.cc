@@ -57,7 +57,8 @@ std::vector<TraceStore::Victim> TraceStore::PlanBytes(std::span<const AgeClass> 
   for (const Victim& v : refs) {
     EnsureSized(v.it->second);  // a recovered dir not sized yet: its bytes decide the plan
     const bool skipped = skip != nullptr && skip->count(v.it->first) != 0;
-    pool.push_back({v.it->second.bytes.allocated, v.it->second.meta.uid,
+    // What aging it frees: not what passed descriptors keep (AddHeldBytes).
+    pool.push_back({v.it->second.bytes.allocated - v.it->second.held, v.it->second.meta.uid,
                     v.it->second.pins == 0 && v.it->first != protect && !skipped});
   }
   std::vector<Victim> victims;
@@ -98,7 +99,11 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     auto it = v.it;
     Entry& e = it->second;
     const uint64_t seq = it->first;
-    const uint64_t bytes = e.bytes.allocated;
+    // A file a passed descriptor keeps open is not freed by the delete: its bytes stay its
+    // holder's (held_by_uid_) until ReleaseHeld.
+    const uint64_t bytes = e.bytes.allocated - e.held;
+    held_listed_ -= std::min(held_listed_, e.held);
+    SubUse(c, e.held);
     RemovalJob job{seq, {}, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};  // path: below
     ++counters_.dirs_aged;
     ++counters_.dirs_aged_by[static_cast<size_t>(reason)];
@@ -214,8 +219,45 @@ uint64_t TraceStore::free_bytes() const {
 
 ByteNeed TraceStore::NeedFor(uint64_t incoming) const {
   if (!limits_resolved_) return {};  // before Recover: nothing is counted yet
-  // What jobs in flight may still write counts as incoming: it will land.
-  return BytesToFree(used_total_, incoming + reserved_, limits_.max_use, free_bytes(), limits_.keep_free);
+  // What jobs in flight may still write counts as incoming: it will land. What passed
+  // descriptors hold is their holders' (NeedForHolder): as if it were not there.
+  return BytesToFree(used_total_ - std::min(used_total_, held_listed_), incoming + reserved_, limits_.max_use,
+                     free_bytes() + held_total_, limits_.keep_free);
+}
+
+ByteNeed TraceStore::NeedForHolder(uint64_t incoming, uint32_t uid) const {
+  const auto u = held_by_uid_.find(uid);
+  if (!limits_resolved_ || u == held_by_uid_.end()) return {};
+  const uint64_t others = held_total_ - u->second;
+  return BytesToFree(used_total_ - std::min(used_total_, held_listed_) + u->second, incoming + reserved_,
+                     limits_.max_use, free_bytes() + others, limits_.keep_free);
+}
+
+Status TraceStore::RefuseHolder(uint32_t uid, uint64_t incoming, ByteNeed need) {
+  ++counters_.refused_by_limit[static_cast<size_t>(need.limit)];
+  const auto u = held_by_uid_.find(uid);
+  const std::string why = "uid " + std::to_string(uid) + " holds " +
+                          std::to_string(u == held_by_uid_.end() ? 0 : u->second) +
+                          " bytes through descriptors passed to it and not closed, past " + ByteLimitName(need.limit) +
+                          (incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits") +
+                          " until it closes them";
+  // A throttle of its own: a holder refused on every request must not flood the log, nor
+  // turn the root's "refusing"/"accepting again" pair on and off.
+  WarnRefusal(why, false, holder_refusal_logged_at_, holder_refusals_unlogged_);
+  return Status::Error(ENOSPC, why);
+}
+
+void TraceStore::WarnRefusal(const std::string& why, bool first, std::chrono::system_clock::time_point& logged_at,
+                             uint64_t& unlogged) {
+  const auto now = clock_.Now();
+  if (first || now - logged_at >= kRefusalLogInterval) {
+    log_.Warning("refusing writes (ENOSPC) under ", fs_.trace_dir(), ": ", why, " (", unlogged,
+                 " more refused since the last report)");
+    logged_at = now;
+    unlogged = 0;
+  } else {
+    ++unlogged;
+  }
 }
 
 void TraceStore::SampleSpace() {
@@ -303,9 +345,15 @@ void TraceStore::AgeByTime() {
   log_.Info("aged ", n, " event dir(s) older than max-age ", retention_.max_age.count(), "s; ", UseLine());
 }
 
-Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming) {
+Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming, std::optional<uint32_t> uid) {
   ByteNeed need = NeedFor(incoming);
   if (need.bytes != 0) need = AgeForBytes(incoming, seq);
+  if (need.bytes == 0 && !held_by_uid_.empty()) {
+    if (const Entry* e = seq != 0 ? FindEntry(seq) : nullptr) uid = e->meta.uid;
+    if (uid) {
+      if (ByteNeed own = NeedForHolder(incoming, *uid); own.bytes != 0) return RefuseHolder(*uid, incoming, own);
+    }
+  }
   if (need.bytes == 0) {
     if (refusing_) {
       refusing_ = false;
@@ -323,15 +371,7 @@ Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming) {
                               std::to_string(limits_.max_use) + "-byte budget";
   why += incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits";
   why += " and nothing left is unpinned to age";
-  const auto now = clock_.Now();
-  if (!refusing_ || now - refusal_logged_at_ >= kRefusalLogInterval) {
-    log_.Warning("refusing writes (ENOSPC) under ", fs_.trace_dir(), ": ", why, " (", refusals_unlogged_,
-                 " more refused since the last report)");
-    refusal_logged_at_ = now;
-    refusals_unlogged_ = 0;
-  } else {
-    ++refusals_unlogged_;
-  }
+  WarnRefusal(why, !refusing_, refusal_logged_at_, refusals_unlogged_);
   refusing_ = true;
   return Status::Error(ENOSPC, why);
 }

@@ -50,7 +50,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
     return BeginResult{found->second, rel, false};
   }
   if (removing_paths_.count(rel)) return Status::Error(EBUSY, Abs(rel) + " is being removed by aging");
-  if (Status st = MakeRoom(0, 0); !st.ok()) return st;
+  if (Status st = MakeRoom(0, 0, spec.uid); !st.ok()) return st;
 
   const AgeClass c = ClassOf(spec.kind, spec.side);
   const uint64_t seq = next_seq_++;
@@ -168,19 +168,48 @@ void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
   EnsureSized(*e);  // measured before the growth is added, so nothing counts twice
   e->bytes += grown;
   AddUse(e->meta.cls, grown.allocated);
-  // Daemon writes asked MakeRoom first; bytes written through a passed descriptor did not.
-  if (NeedFor(0).bytes != 0) AgeForBytes(0, seq);
 }
 
-std::optional<DiskUsage> TraceStore::Remeasure(uint64_t seq) {
+void TraceStore::AddHeldBytes(uint64_t seq, uint32_t uid, DiskUsage grown) {
+  counters_.bytes_written += grown.allocated;
+  counters_.bytes_apparent += grown.apparent;
+  written_since_sample_ += grown.allocated;
+  held_by_uid_[uid] += grown.allocated;
+  held_total_ += grown.allocated;
   Entry* e = FindEntry(seq);
-  if (e == nullptr) return std::nullopt;
+  if (e == nullptr) return;  // aged already: the holder's alone
   EnsureSized(*e);
-  auto now = fs_.TreeBytes(e->rel_path);
-  if (!now.ok()) return DiskUsage{};  // unreadable this time: keep watching, count nothing
-  const DiskUsage grown = e->bytes.GrowthTo(*now);
-  if (grown != DiskUsage{}) AddBytes(seq, grown);
-  return grown;
+  e->bytes += grown;
+  e->held += grown.allocated;
+  held_listed_ += grown.allocated;
+  AddUse(e->meta.cls, grown.allocated);
+}
+
+void TraceStore::ReleaseHeld(uint64_t seq, uint32_t uid, uint64_t allocated) {
+  auto u = held_by_uid_.find(uid);
+  if (u == held_by_uid_.end()) return;
+  const uint64_t bytes = std::min(u->second, allocated);
+  if ((u->second -= bytes) == 0) held_by_uid_.erase(u);
+  held_total_ -= std::min(held_total_, bytes);
+  const auto c = class_of_.find(seq);
+  if (c == class_of_.end()) {
+    freed_since_sample_ += bytes;  // an unlinked file: its blocks go with its last descriptor
+    return;
+  }
+  ClassMap& map = classes_[static_cast<size_t>(c->second)];
+  auto it = map.find(seq);
+  Entry& e = it->second;
+  const uint64_t in_dir = std::min(e.held, bytes);
+  e.held -= in_dir;
+  held_listed_ -= std::min(held_listed_, in_dir);
+  const ByteNeed need = NeedFor(0);
+  if (need.bytes == 0 || e.pins != 0) return;
+  const std::vector<Victim> first{{c->second, it}};
+  if (!LogRemovals(first, "a dir written through a passed descriptor")) return;
+  Retire(first, need.limit == ByteLimit::kKeepFree ? AgingReason::kKeepFree : AgingReason::kMaxUse, nullptr);
+  log_.Info("aged the event dir written past ", ByteLimitName(need.limit), " through a passed descriptor of uid ", uid,
+            " first; ", UseLine());
+  AgeForBytes(0, 0);
 }
 
 void TraceStore::HoldProcessDir(const std::string& name) { ++process_holds_[name]; }

@@ -58,7 +58,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session();
 
   void Start();
-  // Stops reading, lets the replies in flight go out, then closes.
+  // Stops reading, lets the replies in flight go out (a deferred one included), then closes.
   void Shutdown();
   int32_t peer_pid() const { return peer_.pid; }
 

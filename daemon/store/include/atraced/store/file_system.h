@@ -60,6 +60,20 @@ struct DiskUsage {
   }
 };
 
+// A trace file the daemon no longer writes but a client may: its descriptor was passed and the
+// daemon's own copy is closed. A read-only open of its own (a separate open file description),
+// so it measures the file after its directory is aged and unlinked too. Destroying it closes
+// it; for an unlinked file whose writers are gone that frees its blocks.
+class FileWatch {
+ public:
+  virtual ~FileWatch() = default;
+  // Both figures, from the file itself (fstat).
+  virtual Result<DiskUsage> Usage() = 0;
+  // Whether some other open file description may still write the file: a passed descriptor
+  // its holder has not closed. A file system that cannot tell says no.
+  virtual bool OpenForWriting() = 0;
+};
+
 // A trace file opened for appending. Destroying it closes the file.
 class WritableFile {
  public:
@@ -78,6 +92,8 @@ class WritableFile {
   virtual Result<DiskUsage> Refresh() = 0;
   // A new close-on-exec descriptor of the same open file, to pass to a client.
   virtual Result<UniqueFd> Dup() = 0;
+  // A watch on this file that outlives this object (FileWatch).
+  virtual Result<std::unique_ptr<FileWatch>> Watch() { return Status::Error(ENOTSUP, "no watch on this file"); }
 };
 
 class FileSystem {

@@ -149,15 +149,30 @@ class TraceStore {
   // Before the daemon writes `incoming` bytes into event `seq` (0: before a new event is
   // made): ages what the byte limits ask for, never a pinned directory or `seq`; if that is
   // not enough, refuses with ENOSPC and a message naming the limit (counted, and logged
-  // at most once per kRefusalLogInterval). O(1) while the limits are met.
-  Status MakeRoom(uint64_t seq, uint64_t incoming);
+  // at most once per kRefusalLogInterval). Then, for the uid it writes for (`seq`'s creator,
+  // else `uid`), counts what that uid holds through passed descriptors (AddHeldBytes): a
+  // holder kept over a limit by its own held bytes is refused, and nothing is aged for it.
+  // O(1) while the limits are met.
+  Status MakeRoom(uint64_t seq, uint64_t incoming, std::optional<uint32_t> uid = std::nullopt);
 
   // Opens (creating if needed) a file in a pinned event.
   Result<std::unique_ptr<WritableFile>> OpenFile(uint64_t seq, const TraceFileName& name);
-  // Accounts growth of an event's files (by the daemon or through a passed fd). Growth
-  // through a passed descriptor may take the root over its budget; the oldest unpinned
-  // directories are then aged at once.
+  // Accounts growth the daemon wrote into an event's files (it asked MakeRoom first).
   void AddBytes(uint64_t seq, DiskUsage grown);
+  // Growth of a file whose descriptor was passed to a client of `uid` (file_accounting.h):
+  // counted (STATUS, LIST, the directory's bytes) and charged to `uid` for as long as some
+  // descriptor keeps it open, but outside every other uid's limits: aging cannot free what
+  // a descriptor holds, and the bytes asked no limit first. So nothing is aged for them, and
+  // only `uid`'s own requests are refused while they keep it over a limit (MakeRoom). Kept
+  // after `seq` is aged, until ReleaseHeld.
+  void AddHeldBytes(uint64_t seq, uint32_t uid, DiskUsage grown);
+  // The last writer of such a file closed it: `allocated` of `uid`'s held bytes in `seq`
+  // count as any other from now on (an aged directory's are freed as its watch closes). If
+  // they keep the root over a limit, `seq` itself is aged first (unless pinned): the bytes
+  // that asked no limit go before anyone else's.
+  void ReleaseHeld(uint64_t seq, uint32_t uid, uint64_t allocated);
+  // Bytes held through passed descriptors, by all uids (AddHeldBytes).
+  uint64_t held_bytes() const { return held_total_; }
   // Bytes the daemon itself wrote: both figures are the count written.
   void AddBytes(uint64_t seq, uint64_t written) { AddBytes(seq, DiskUsage{written, written}); }
   // Bytes a job on the I/O workers may still write (docs/IO_WORKERS.md): MakeRoom and the
@@ -169,11 +184,6 @@ class TraceStore {
   // Removes a file the daemon made in event `seq` and left empty (a ring whose records all
   // turned out torn: CANN writes no file then).
   Status RemoveFile(uint64_t seq, const TraceFileName& name);
-  // Measures the event directory again and adds what it holds beyond its count (as
-  // AddBytes), for files written through descriptors the daemon no longer watches. Returns
-  // the growth, or nullopt once the directory is gone (aged) and nothing is left to watch.
-  std::optional<DiskUsage> Remeasure(uint64_t seq);
-
   // A process directory held by a live client is not removed when aging empties it.
   void HoldProcessDir(const std::string& name);
   void ReleaseProcessDir(const std::string& name);
@@ -244,6 +254,7 @@ class TraceStore {
     int32_t pid = 0;
     uint32_t pins = 0;
     DiskUsage bytes;   // measured at recovery, then added as written; the budget counts .allocated
+    uint64_t held = 0;  // of bytes.allocated: kept by passed descriptors (AddHeldBytes), not freed by aging
     bool sized = true;   // false for a recovered dir until SizeRecovered (or a use) measures it
     // false from BeginEvent until a file is opened in it: an event that ends so was refused
     // or abandoned, and leaves no directory (EndEvent).
@@ -276,7 +287,15 @@ class TraceStore {
   // Ages for the byte limits so that `incoming` more bytes fit; returns what is still missing.
   ByteNeed AgeForBytes(uint64_t incoming, uint64_t protect);
   void AgeByTime();
+  // What the limits ask for, every uid's held bytes left out (no aging frees them).
   ByteNeed NeedFor(uint64_t incoming) const;
+  // The same as seen by `uid`: its own held bytes counted in.
+  ByteNeed NeedForHolder(uint64_t incoming, uint32_t uid) const;
+  Status RefuseHolder(uint32_t uid, uint64_t incoming, ByteNeed need);
+  // Logs a refusal, at most once per kRefusalLogInterval of that throttle (`logged_at`,
+  // `unlogged`), or at once when `first`.
+  void WarnRefusal(const std::string& why, bool first, std::chrono::system_clock::time_point& logged_at,
+                   uint64_t& unlogged);
   Status ResolveLimits();
   void SampleSpace();
   std::string UseLine() const;  // "use X of budget Y, Z free (keep-free W)"
@@ -333,6 +352,12 @@ class TraceStore {
   std::array<uint64_t, kAgeClassCount> used_{};
   uint64_t used_total_ = 0;
   uint64_t reserved_ = 0;  // Reserve: bytes jobs in flight may still write
+  // AddHeldBytes: by holder, in all, and the part of it in listed directories.
+  std::unordered_map<uint32_t, uint64_t> held_by_uid_;
+  uint64_t held_total_ = 0;
+  uint64_t held_listed_ = 0;
+  std::chrono::system_clock::time_point holder_refusal_logged_at_{};
+  uint64_t holder_refusals_unlogged_ = 0;
   // The free-space estimate: the last fstatvfs, what was written since, what was aged since.
   uint64_t free_sample_ = 0;
   uint64_t written_since_sample_ = 0;
