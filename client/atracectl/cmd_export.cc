@@ -32,9 +32,9 @@ int RunExport(const Globals& g, const Args& args) {
       "tar: stop and fail when the bundle (before gzip) would pass SIZE ('500M', '4G'; default 1G)");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
-                         "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] [--max-size SIZE] "
-                         "[--pid N] "
-                         "[--uid N] [--comm NAME] [--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME]",
+                         "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] "
+                         "[--max-size SIZE] [--pid N] [--uid N] [--comm NAME] [--kind KIND] [--side SIDE] "
+                         "[--device N] [--since TIME] [--until TIME]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
   if (!vm->count("format")) return UsageError("export: give --format chrome-json, html or tar");
@@ -47,7 +47,10 @@ int RunExport(const Globals& g, const Args& args) {
   if (vm->count("max-size")) {
     const std::string text = (*vm)["max-size"].as<std::string>();
     const auto size = ParseSize(text);
-    if (!size) return UsageError("export: --max-size '" + text + "' is not a size: use bytes or K, M, G, T (1024s), as '500M', '4G'");
+    if (!size) {
+      return UsageError("export: --max-size '" + text +
+                        "' is not a size: use bytes or K, M, G, T (1024s), as '500M', '4G'");
+    }
     if (format != "tar") return UsageError("export: --max-size bounds the --format tar bundle only");
     max_size = *size;
   }
