@@ -6,18 +6,26 @@
 //   uname.txt        uname(2): system, release, version, machine
 //   os-release       /etc/os-release
 //   atrace/...       the event directories, as they are under <root>/atrace
-// Made by tar(1) (GNU tar, in every Debian), from a scratch directory for the host files.
+// Made by tar(1) --sparse (GNU tar, in every Debian) piped through gzip(1), from a scratch
+// directory for the host files, into the output file made before any of this (output_file.h).
+// The tar stream is bounded (--max-size): past the bound the bundle stops and fails.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cli.h"
+#include "output_file.h"
 
 namespace atracectl {
 
-// Writes the bundle to `output` (a new file). Returns an exit code, after saying why on stderr.
+// --max-size's default: the tar stream (before gzip) may hold 1 GiB.
+inline constexpr uint64_t kDefaultBundleMaxSize = 1ull << 30;
+
+// Writes the bundle to `out`, at most `max_size` bytes of tar stream; keeps `out` on success.
+// Returns an exit code, after saying why on stderr.
 int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vector<std::string>& rel_dirs,
-                const std::string& output);
+                uint64_t max_size, NewOutputFile& out);
 
 }  // namespace atracectl

@@ -1,19 +1,16 @@
 // atracectl export [list's filters] --format chrome-json [--output FILE] (issue 26): the
 // selected event directories' records as one Trace Event Format document, which the Perfetto
 // UI and chrome://tracing open (trace_events.h).
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bundle.h"
 #include "cli.h"
 #include "list_filter.h"
+#include "output_file.h"
 #include "parse.h"
 #include "timeline_html.h"
 #include "trace_events.h"
@@ -28,12 +25,16 @@ int RunExport(const Globals& g, const Args& args) {
   options.add_options()("format", po::value<std::string>(),
                         "chrome-json: the Trace Event Format (Perfetto, chrome://tracing); html: one self-contained "
                         "timeline page; tar: a .tar.gz bug-report bundle (needs --output)")(
-      "output,o", po::value<std::string>(), "write to FILE (made with mode 0640, never over an existing file); "
-                                            "default: standard output");
+      "output,o", po::value<std::string>(),
+      "write to FILE (made new with mode 0640, before anything else: never over an existing file or through a "
+      "link); default: standard output")(
+      "max-size", po::value<std::string>(),
+      "tar: stop and fail when the bundle (before gzip) would pass SIZE ('500M', '4G'; default 1G)");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
-                         "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] [--pid N] "
-                         "[--uid N] [--comm NAME] [--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME]",
+                         "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] "
+                         "[--max-size SIZE] [--pid N] [--uid N] [--comm NAME] [--kind KIND] [--side SIDE] "
+                         "[--device N] [--since TIME] [--until TIME]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
   if (!vm->count("format")) return UsageError("export: give --format chrome-json, html or tar");
@@ -42,11 +43,29 @@ int RunExport(const Globals& g, const Args& args) {
     return UsageError("export: --format " + format + ": the formats are chrome-json, html and tar");
   }
   if (format == "tar" && !vm->count("output")) return UsageError("export: --format tar writes a file: give --output");
+  uint64_t max_size = kDefaultBundleMaxSize;
+  if (vm->count("max-size")) {
+    const std::string text = (*vm)["max-size"].as<std::string>();
+    const auto size = ParseSize(text);
+    if (!size) {
+      return UsageError("export: --max-size '" + text +
+                        "' is not a size: use bytes or K, M, G, T (1024s), as '500M', '4G'");
+    }
+    if (format != "tar") return UsageError("export: --max-size bounds the --format tar bundle only");
+    max_size = *size;
+  }
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   ListFilter filter;
   if (!ReadFilter(*vm, static_cast<int64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000, &filter, &exit_code)) {
     return exit_code;
+  }
+  // The output first: made new before any other work, so that nothing planted at its name
+  // later is written through (output_file.h).
+  std::optional<NewOutputFile> out;
+  if (vm->count("output")) {
+    out.emplace("export", (*vm)["output"].as<std::string>());
+    if (!out->ok()) return kExitFailed;
   }
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
@@ -60,36 +79,20 @@ int RunExport(const Globals& g, const Args& args) {
   if (format == "tar") {
     std::vector<std::string> dirs;
     for (const auto& e : chosen) dirs.push_back(e.path);
-    return WriteBundle(g, std::string(status.root) + "/atrace", dirs, (*vm)["output"].as<std::string>());
+    return WriteBundle(g, std::string(status.root) + "/atrace", dirs, max_size, *out);
   }
   std::vector<std::string> problems;
   const std::string trace = ChromeTraceJson(chosen, std::string(status.root) + "/atrace", &problems);
   const std::string json = format == "html" ? TimelineHtml(trace) : trace;
   for (const auto& p : problems) std::cerr << "atracectl: export: skipped " << p << "\n";
-  if (!vm->count("output")) {
+  if (!out) {
     std::cout << json;
     return std::cout.good() ? kExitOk : kExitFailed;
   }
-  const std::string path = (*vm)["output"].as<std::string>();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-  if (fd < 0) {
-    std::cerr << "atracectl: export: " << path << ": " << std::strerror(errno) << "\n";
-    return kExitFailed;
-  }
-  size_t put = 0;
-  while (put < json.size()) {
-    const ssize_t n = ::write(fd, json.data() + put, json.size() - put);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::cerr << "atracectl: export: " << path << ": " << std::strerror(errno) << "\n";
-      ::close(fd);
-      return kExitFailed;
-    }
-    put += static_cast<size_t>(n);
-  }
-  ::close(fd);
+  if (!out->Write(json)) return kExitFailed;
+  out->Keep();
   std::cerr << "atracectl: wrote " << chosen.size() << " event director" << (chosen.size() == 1 ? "y" : "ies") << " to "
-            << path << "\n";
+            << out->path() << "\n";
   return kExitOk;
 }
 

@@ -1,6 +1,5 @@
 // atracectl vacuum: the configured limits now (VACUUM), or journalctl's verbs once
 // (VACUUM_BY): --older-than SPAN, --max-use SIZE, --keep N, each with --dry-run.
-#include <cctype>
 #include <iostream>
 #include <limits>
 
@@ -13,30 +12,6 @@ namespace po = boost::program_options;
 
 namespace atracectl {
 namespace {
-
-std::optional<uint64_t> ParseSize(const std::string& text) {
-  // journalctl's sizes: bytes, or K, M, G, T, P, E (powers of 1024); a B alone is bytes.
-  static const std::string kSuffixes = "KMGTPE";
-  std::string digits = text;
-  int shift = 0;
-  if (!digits.empty() && digits.back() == 'B') digits.pop_back();
-  if (!digits.empty()) {
-    if (const size_t at = kSuffixes.find(digits.back()); at != std::string::npos) {
-      shift = 10 * static_cast<int>(at + 1);
-      digits.pop_back();
-    }
-  }
-  if (digits.empty() || digits.size() > 20) return std::nullopt;
-  uint64_t n = 0;
-  for (char c : digits) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    const uint64_t d = static_cast<uint64_t>(c - '0');
-    if (n > (std::numeric_limits<uint64_t>::max() - d) / 10) return std::nullopt;
-    n = n * 10 + d;
-  }
-  if (shift != 0 && n > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
-  return n << shift;
-}
 
 constexpr const char* kUsage =
     "Usage: atracectl [--socket PATH] vacuum [--older-than SPAN] [--max-use SIZE] [--keep N] [--dry-run] [--json]\n"

@@ -5,11 +5,35 @@
 #include <iterator>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 
 #include "atraced/atrace_client.h"
 #include "cli.h"
 
 namespace atracectl {
+
+std::optional<uint64_t> ParseSize(const std::string& text) {
+  static const std::string kSuffixes = "KMGTPE";
+  std::string digits = text;
+  int shift = 0;
+  if (!digits.empty() && digits.back() == 'B') digits.pop_back();
+  if (!digits.empty()) {
+    if (const size_t at = kSuffixes.find(digits.back()); at != std::string::npos) {
+      shift = 10 * static_cast<int>(at + 1);
+      digits.pop_back();
+    }
+  }
+  if (digits.empty() || digits.size() > 20) return std::nullopt;
+  uint64_t n = 0;
+  for (char c : digits) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (n > (std::numeric_limits<uint64_t>::max() - d) / 10) return std::nullopt;
+    n = n * 10 + d;
+  }
+  if (shift != 0 && n > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
+  return n << shift;
+}
 
 std::optional<int64_t> ParseSpan(const std::string& s) {
   // systemd.time(7)'s units; a month and a year as systemd counts them.

@@ -23,6 +23,11 @@ namespace atracectl {
 // unit, an unknown unit, over a century).
 std::optional<int64_t> ParseSpan(const std::string& span);
 
+// A size as journalctl --vacuum-size takes it: bytes, or a number with K, M, G, T, P or E
+// (powers of 1024), a B after either allowed ("500M", "2G", "4096"); nullopt when it is not one
+// or passes 2^64.
+std::optional<uint64_t> ParseSize(const std::string& text);
+
 // A time spec as microseconds since the epoch; nullopt with `why` when it is not one.
 // `now_us` is "now" (a parameter, for tests and for one "now" per command).
 std::optional<int64_t> ParseTimeSpec(const std::string& spec, int64_t now_us, std::string* why);
