@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "atraced/base/unique_fd.h"
 #include "bundle.h"
+#include "escape.h"
 #include "cli.h"
 #include "list_filter.h"
 #include "parse.h"
+#include "text_budget.h"
 #include "timeline_html.h"
 #include "trace_events.h"
 
@@ -31,9 +34,11 @@ int RunExport(const Globals& g, const Args& args) {
       "output,o", po::value<std::string>(), "write to FILE (made with mode 0640, never over an existing file); "
                                             "default: standard output");
   AddFilterOptions(options);
+  AddTextBudgetOption(options);
   auto vm = ParseCommand(args,
                          "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] [--pid N] "
-                         "[--uid N] [--comm NAME] [--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME]",
+                         "[--uid N] [--comm NAME] [--kind KIND] [--side SIDE] [--device N] [--since TIME] [--until TIME] "
+                         "[--max-text-mib N]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
   if (!vm->count("format")) return UsageError("export: give --format chrome-json, html or tar");
@@ -42,11 +47,25 @@ int RunExport(const Globals& g, const Args& args) {
     return UsageError("export: --format " + format + ": the formats are chrome-json, html and tar");
   }
   if (format == "tar" && !vm->count("output")) return UsageError("export: --format tar writes a file: give --output");
+  TextBudget budget;
+  if (!ReadTextBudget(*vm, &budget, &exit_code)) return exit_code;
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   ListFilter filter;
   if (!ReadFilter(*vm, static_cast<int64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000, &filter, &exit_code)) {
     return exit_code;
+  }
+  // The output is made once the command line is read, before any other work, and only ever
+  // as a new file: no name that appears meanwhile (a planted link) is followed or overwritten.
+  atraced::UniqueFd out(::dup(STDOUT_FILENO));
+  std::string out_name = "standard output";
+  if (format != "tar" && vm->count("output")) {
+    out_name = (*vm)["output"].as<std::string>();
+    out.reset(::open(out_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640));
+    if (!out.valid()) {
+      std::cerr << "atracectl: export: " << TerminalLine(out_name) << ": " << std::strerror(errno) << "\n";
+      return kExitFailed;
+    }
   }
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
@@ -62,35 +81,50 @@ int RunExport(const Globals& g, const Args& args) {
     for (const auto& e : chosen) dirs.push_back(e.path);
     return WriteBundle(g, std::string(status.root) + "/atrace", dirs, (*vm)["output"].as<std::string>());
   }
-  std::vector<std::string> problems;
-  const std::string trace = ChromeTraceJson(chosen, std::string(status.root) + "/atrace", &problems);
-  const std::string json = format == "html" ? TimelineHtml(trace) : trace;
-  for (const auto& p : problems) std::cerr << "atracectl: export: skipped " << p << "\n";
-  if (!vm->count("output")) {
-    std::cout << json;
-    return std::cout.good() ? kExitOk : kExitFailed;
-  }
-  const std::string path = (*vm)["output"].as<std::string>();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-  if (fd < 0) {
-    std::cerr << "atracectl: export: " << path << ": " << std::strerror(errno) << "\n";
-    return kExitFailed;
-  }
-  size_t put = 0;
-  while (put < json.size()) {
-    const ssize_t n = ::write(fd, json.data() + put, json.size() - put);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::cerr << "atracectl: export: " << path << ": " << std::strerror(errno) << "\n";
-      ::close(fd);
-      return kExitFailed;
+  // The document is written as it is made, through a small buffer: what is held is the
+  // events (bounded by the budget), never the document.
+  std::string pending;
+  bool write_failed = false;
+  auto flush = [&] {
+    for (size_t put = 0; put < pending.size() && !write_failed;) {
+      const ssize_t n = ::write(out.get(), pending.data() + put, pending.size() - put);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        std::cerr << "atracectl: export: " << TerminalLine(out_name) << ": " << std::strerror(errno) << "\n";
+        write_failed = true;
+      }
+      put += n > 0 ? static_cast<size_t>(n) : 0;
     }
-    put += static_cast<size_t>(n);
+    pending.clear();
+  };
+  const bool html = format == "html";
+  auto put = [&](std::string_view piece) {
+    if (html) {
+      AppendForScriptData(piece, &pending);
+    } else {
+      pending.append(piece);
+    }
+    if (pending.size() >= 64 * 1024) flush();
+  };
+  std::vector<std::string> problems;
+  size_t files_total = 0;
+  if (html) pending.append(TimelineHtmlHead());
+  WriteChromeTrace(chosen, std::string(status.root) + "/atrace", budget, &problems, &files_total, put);
+  if (html) pending.append(TimelineHtmlTail());
+  flush();
+  for (const auto& p : problems) std::cerr << "atracectl: export: skipped " << TerminalLine(p) << "\n";
+  if (budget.reached) {
+    std::cerr << "atracectl: export: "
+              << budget.Message(files_total, "narrow the selection (--pid, --uid, --kind, --side, --device, --since, "
+                                             "--until)")
+              << "\n";
   }
-  ::close(fd);
-  std::cerr << "atracectl: wrote " << chosen.size() << " event director" << (chosen.size() == 1 ? "y" : "ies") << " to "
-            << path << "\n";
-  return kExitOk;
+  if (write_failed) return kExitFailed;
+  if (vm->count("output")) {
+    std::cerr << "atracectl: wrote " << chosen.size() << " event director" << (chosen.size() == 1 ? "y" : "ies")
+              << " to " << TerminalLine(out_name) << "\n";
+  }
+  return budget.reached ? kExitFailed : kExitOk;
 }
 
 }  // namespace atracectl
