@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <map>
 #include <tuple>
 
@@ -16,17 +17,19 @@ namespace {
 constexpr size_t kMaxFileBytes = 64u << 20;
 constexpr int64_t kDeviceTrackBase = 1 << 30;  // device N is process track kDeviceTrackBase + N
 
+// An event's name and text point into the text of its file, which is kept once (Texts): a
+// copy per record would hold the budget twice.
 struct Event {
   int64_t ts = 0;
   int64_t pid = 0;
   int tid = 0;
-  std::string name, text;
+  std::string_view name, text;
 };
+using Texts = std::deque<std::string>;  // appended to only: what events point into stays put
 
-std::string FirstWord(const std::string& text) {
-  const size_t end = text.find_first_of(" \t:,=[(");
-  std::string w = text.substr(0, end);
-  return w.empty() ? "record" : w;
+std::string_view FirstWord(std::string_view text) {
+  const std::string_view w = text.substr(0, text.find_first_of(" \t:,=[("));
+  return w.empty() ? std::string_view("record") : w;
 }
 
 int32_t LocalOffsetNow() {
@@ -73,7 +76,8 @@ bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t, 
 void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::string& trace_dir, TextBudget& budget,
                       std::vector<std::string>* problems, size_t* files_total,
                       const std::function<void(std::string_view)>& put) {
-  std::vector<Event> events;
+  std::deque<Event> events;  // grows without a copy of what it holds
+  Texts texts;
   std::map<int64_t, std::string> process_names;
   std::map<std::pair<int64_t, std::string>, int> threads;  // (process track, object) -> tid
   auto tid_of = [&threads](int64_t pid, const std::string& object) {
@@ -85,12 +89,16 @@ void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::
     }
     return it->second;
   };
-  // An event costs its text and its bookkeeping: many tiny records are bounded as well as a
-  // few huge ones.
+  // What is held costs the text kept of each file, and each event its bookkeeping: many tiny
+  // records are bounded as well as a few huge ones.
   auto keep = [&](Event ev) {
-    if (!budget.Take(sizeof(Event) + ev.name.size() + ev.text.size())) return false;
-    events.push_back(std::move(ev));
+    if (!budget.Take(sizeof(Event))) return false;
+    events.push_back(ev);
     return true;
+  };
+  auto keep_text = [&](std::string text) -> const std::string& {
+    budget.Take(text.size());  // read or decoded within what was left: it fits
+    return texts.emplace_back(std::move(text));
   };
   const int32_t offset = LocalOffsetNow();
   std::vector<std::vector<std::string>> names;
@@ -123,11 +131,12 @@ void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::
         }
         const std::string program = ProgramOf(bytes);
         if (!program.empty() && !device) process_names[pid] = program + " (" + std::to_string(e.pid) + ")";
-        const std::string kind = bytes.find("asked for its stacks") != std::string::npos ? "stack dump"
-                                 : bytes.find("caught a fatal signal") != std::string::npos ? "crash"
-                                                                                            : "death";
-        bytes.resize(std::min<size_t>(bytes.size(), 2048));
-        keep({static_cast<int64_t>(e.created_unix_us), pid, tid_of(pid, "reports"), kind, std::move(bytes)});
+        const std::string_view kind = bytes.find("asked for its stacks") != std::string::npos ? "stack dump"
+                                      : bytes.find("caught a fatal signal") != std::string::npos ? "crash"
+                                                                                                 : "death";
+        bytes.resize(std::min<size_t>({bytes.size(), 2048, budget.left()}));
+        bytes.shrink_to_fit();
+        keep({static_cast<int64_t>(e.created_unix_us), pid, tid_of(pid, "reports"), kind, keep_text(std::move(bytes))});
         continue;
       }
       ++budget.files_read;
@@ -164,9 +173,8 @@ void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::
       }
       object = object.substr(0, object.rfind('.'));
       const int tid = tid_of(pid, object);
-      ForEachRecordLine(text, [&](int64_t ts, std::string_view record) {
-        const std::string record_text(record);
-        return keep({ts, pid, tid, FirstWord(record_text), record_text});
+      ForEachRecordLine(keep_text(std::move(text)), [&](int64_t ts, std::string_view record) {
+        return keep({ts, pid, tid, FirstWord(record), record});
       });
     }
   }
@@ -186,11 +194,10 @@ void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::
     add("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(key.first) +
         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + JsonString(key.second) + "}}");
   }
-  for (Event& ev : events) {
+  for (const Event& ev : events) {
     add("{\"name\":" + JsonString(ev.name) + ",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + std::to_string(ev.ts) +
         ",\"pid\":" + std::to_string(ev.pid) + ",\"tid\":" + std::to_string(ev.tid) +
         ",\"args\":{\"text\":" + JsonString(ev.text) + "}}");
-    ev = Event();  // let each event go once it is written
   }
   put("\n]}\n");
 }
