@@ -306,7 +306,7 @@ CannBinText CannBinToText(std::span<const uint8_t> bytes, int32_t reader_utc_off
       if (msg_txt_size > used_total) in.Skip(msg_txt_size - used_total);
       line.resize(line.size() - 2);  // asys removes the last ", " (or ": " without fields)
     }
-    if (line.size() >= limit || text.size() + line.size() >= limit) {
+    if (line.size() >= limit || text.size() + line.size() + 1 > limit) {  // the text, newline included, fits
       if (!reader_bound) return fail("the text would pass 64 MiB");
       r.stopped = true;
       break;

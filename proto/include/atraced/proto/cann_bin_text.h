@@ -40,7 +40,8 @@ struct CannBinText {
 // against time.gmtime); times are printed in the reader's local time (localtime_r).
 // `max_text`: a reader's bound on the text, for a viewer that sums what it holds over many
 // files (a small .bin may decode to ~1000 times its size). Below kCannBinMaxText, the text
-// stops before the line that would reach it (`stopped`); at it, such a file is refused.
+// stops before the line that would pass it (`stopped`: the text is at most max_text bytes, of
+// whole lines); at it, such a file is refused.
 CannBinText CannBinToText(std::span<const uint8_t> bytes, int32_t reader_utc_offset_s,
                           size_t max_text = kCannBinMaxText);
 
