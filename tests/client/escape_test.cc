@@ -55,7 +55,7 @@ std::string Hex(unsigned c) {
 
 }  // namespace
 
-TEST_CASE("terminal: every C0 byte and DEL is shown as \\xNN, newline and tab only where lines are kept",
+TEST_CASE("terminal: every C0 byte and DEL is shown as a hex escape, newline and tab only where lines are kept",
           "[atracectl][escape]") {
   for (unsigned c = 0; c < 0x20; ++c) {
     INFO(c);
@@ -71,7 +71,7 @@ TEST_CASE("terminal: every C0 byte and DEL is shown as \\xNN, newline and tab on
   CHECK(Terminal("\x7f") == "\\x7f");
 }
 
-TEST_CASE("terminal: every C1 control, as a byte or as UTF-8, is shown as \\xNN", "[atracectl][escape]") {
+TEST_CASE("terminal: every C1 control, as a byte or as UTF-8, is shown as a hex escape", "[atracectl][escape]") {
   for (unsigned c = 0x80; c <= 0x9f; ++c) {
     INFO(c);
     CHECK(Terminal(std::string(1, static_cast<char>(c))) == Hex(c));            // 8-bit C1 (CSI is 0x9b)
@@ -115,7 +115,7 @@ TEST_CASE("terminal: a long text written in pieces is what one piece would be", 
   CHECK(Inert(os.str(), true));
 }
 
-TEST_CASE("JSON: controls, C1, U+2028/2029 as \\u, invalid UTF-8 as U+FFFD, the rest as it is",
+TEST_CASE("JSON: controls, C1, U+2028/2029 as u-escapes, invalid UTF-8 as U+FFFD, the rest as it is",
           "[atracectl][escape]") {
   CHECK(JsonString("a\"b\\c") == "\"a\\\"b\\\\c\"");
   CHECK(JsonString("\n\r\t\b\f") == "\"\\n\\r\\t\\b\\f\"");
