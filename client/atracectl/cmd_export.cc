@@ -1,6 +1,10 @@
 // atracectl export [list's filters] --format chrome-json [--output FILE] (issue 26): the
 // selected event directories' records as one Trace Event Format document, which the Perfetto
 // UI and chrome://tracing open (trace_events.h).
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -8,10 +12,12 @@
 #include <vector>
 
 #include "bundle.h"
+#include "escape.h"
 #include "cli.h"
 #include "list_filter.h"
 #include "output_file.h"
 #include "parse.h"
+#include "text_budget.h"
 #include "timeline_html.h"
 #include "trace_events.h"
 
@@ -31,10 +37,11 @@ int RunExport(const Globals& g, const Args& args) {
       "max-size", po::value<std::string>(),
       "tar: stop and fail when the bundle (before gzip) would pass SIZE ('500M', '4G'; default 1G)");
   AddFilterOptions(options);
+  AddTextBudgetOption(options);
   auto vm = ParseCommand(args,
                          "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] "
                          "[--max-size SIZE] [--pid N] [--uid N] [--comm NAME] [--kind KIND] [--side SIDE] "
-                         "[--device N] [--since TIME] [--until TIME]",
+                         "[--device N] [--since TIME] [--until TIME] [--max-text-mib N]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
   if (!vm->count("format")) return UsageError("export: give --format chrome-json, html or tar");
@@ -54,6 +61,8 @@ int RunExport(const Globals& g, const Args& args) {
     if (format != "tar") return UsageError("export: --max-size bounds the --format tar bundle only");
     max_size = *size;
   }
+  TextBudget budget;
+  if (!ReadTextBudget(*vm, &budget, &exit_code)) return exit_code;
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   ListFilter filter;
@@ -81,19 +90,51 @@ int RunExport(const Globals& g, const Args& args) {
     for (const auto& e : chosen) dirs.push_back(e.path);
     return WriteBundle(g, std::string(status.root) + "/atrace", dirs, max_size, *out);
   }
+  // The document is written as it is made, through a small buffer: what is held is the
+  // events (bounded by the budget), never the document.
+  std::string pending;
+  bool write_failed = false;
+  auto flush = [&] {
+    for (size_t put = 0; put < pending.size() && !write_failed;) {
+      const ssize_t n = ::write(out ? out->fd() : STDOUT_FILENO, pending.data() + put, pending.size() - put);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        std::cerr << "atracectl: export: " << TerminalLine(out ? out->path() : std::string("standard output")) << ": " << std::strerror(errno) << "\n";
+        write_failed = true;
+      }
+      put += n > 0 ? static_cast<size_t>(n) : 0;
+    }
+    pending.clear();
+  };
+  const bool html = format == "html";
+  auto put = [&](std::string_view piece) {
+    if (html) {
+      AppendForScriptData(piece, &pending);
+    } else {
+      pending.append(piece);
+    }
+    if (pending.size() >= 64 * 1024) flush();
+  };
   std::vector<std::string> problems;
-  const std::string trace = ChromeTraceJson(chosen, std::string(status.root) + "/atrace", &problems);
-  const std::string json = format == "html" ? TimelineHtml(trace) : trace;
-  for (const auto& p : problems) std::cerr << "atracectl: export: skipped " << p << "\n";
-  if (!out) {
-    std::cout << json;
-    return std::cout.good() ? kExitOk : kExitFailed;
+  size_t files_total = 0;
+  if (html) pending.append(TimelineHtmlHead());
+  WriteChromeTrace(chosen, std::string(status.root) + "/atrace", budget, &problems, &files_total, put);
+  if (html) pending.append(TimelineHtmlTail());
+  flush();
+  for (const auto& p : problems) std::cerr << "atracectl: export: skipped " << TerminalLine(p) << "\n";
+  if (budget.reached) {
+    std::cerr << "atracectl: export: "
+              << budget.Message(files_total, "narrow the selection (--pid, --uid, --kind, --side, --device, --since, "
+                                             "--until)")
+              << "\n";
   }
-  if (!out->Write(json)) return kExitFailed;
-  out->Keep();
-  std::cerr << "atracectl: wrote " << chosen.size() << " event director" << (chosen.size() == 1 ? "y" : "ies") << " to "
-            << out->path() << "\n";
-  return kExitOk;
+  if (write_failed) return kExitFailed;
+  if (out) {
+    out->Keep();  // a document stopped at the text bound is still whole: kept
+    std::cerr << "atracectl: wrote " << chosen.size() << " event director" << (chosen.size() == 1 ? "y" : "ies")
+              << " to " << TerminalLine(out->path()) << "\n";
+  }
+  return budget.reached ? kExitFailed : kExitOk;
 }
 
 }  // namespace atracectl

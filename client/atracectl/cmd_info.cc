@@ -6,15 +6,14 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli.h"
 #include "dir_files.h"
+#include "escape.h"
 #include "format.h"
 #include "parse.h"
 
@@ -32,26 +31,46 @@ struct Report {
   std::vector<std::string> frames;           // the first kTopFrames frame lines of Thread 1
 };
 
+const char* const kShownFacts[] = {"program", "command line", "signal", "code", "fault address", "thread", "how", "oom"};
+
+// A report's header and stack are at its start: this much of each file is read, and a value
+// is shown up to kMaxValue bytes (its files are any size its process wrote).
+constexpr size_t kReportHead = 1u << 20;
+constexpr size_t kMaxValue = 4096;
+constexpr size_t kMaxReportFile = 64u << 20;
+
+std::string Capped(std::string_view line) {
+  return line.size() <= kMaxValue ? std::string(line) : std::string(line.substr(0, kMaxValue)) + "...(cut)";
+}
+
 Report ReadReport(const std::string& path, const std::string& name) {
   Report r;
   r.file = name;
-  std::ifstream in(path);
-  std::string line;
+  std::string head, why;
+  bool more = false;
+  if (!ReadUpTo(path, kMaxReportFile, kReportHead, &head, &more, &why)) return r;
+  std::string_view text = head;
   bool in_stack = false, first_thread = true;
-  size_t lines = 0;
-  while (std::getline(in, line) && ++lines < 100000) {
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     if (!line.empty() && line[0] == '[') {
       in_stack = line == "[stack]";
       continue;
     }
     if (in_stack) {
       if (line.rfind("Thread ", 0) == 0 && line.rfind("Thread 1 ", 0) != 0) first_thread = false;
-      if (first_thread && line.size() > 1 && line[0] == '#' && r.frames.size() < kTopFrames) r.frames.push_back(line);
+      if (first_thread && line.size() > 1 && line[0] == '#' && r.frames.size() < kTopFrames) r.frames.push_back(Capped(line));
       continue;
     }
     const size_t colon = line.find(": ");
-    if (colon == std::string::npos || colon > 20 || r.facts.count(line.substr(0, colon))) continue;
-    r.facts[line.substr(0, colon)] = line.substr(colon + 2);
+    if (colon == std::string::npos || colon > 20) continue;
+    const std::string key(line.substr(0, colon));
+    if (r.facts.count(key) || std::find(std::begin(kShownFacts), std::end(kShownFacts), key) == std::end(kShownFacts)) {
+      continue;
+    }
+    r.facts[key] = Capped(line.substr(colon + 2));
   }
   return r;
 }
@@ -79,7 +98,12 @@ std::vector<Report> Reports(const std::string& dir) {
   return out;
 }
 
-const char* const kShownFacts[] = {"program", "command line", "signal", "code", "fault address", "thread", "how", "oom"};
+// Said wherever report text is shown: a process may write a file of the report's form itself
+// (FILE_OPEN, stackcore form), and nothing on disk tells it from the daemon's own report.
+constexpr const char* kReportsAre =
+    "what the stackcore_tracer_*.txt files of the event directories say, shown escaped: the daemon writes "
+    "such a file for a crash, a death or a stack dump, and a process may write one itself, so it is the "
+    "file's word, not a crash atraced saw";
 
 }  // namespace
 
@@ -129,6 +153,7 @@ int RunInfo(const Globals& g, const Args& args) {
   if ((*vm)["json"].as<bool>()) {
     std::cout << "{\"pid\":" << pid << ",\"uid\":" << mine.front().uid;
     for (const auto& [k, v] : process) std::cout << "," << JsonString(k == "command line" ? "command_line" : k) << ":" << JsonString(v);
+    std::cout << ",\"reports_are\":" << JsonString(kReportsAre);
     std::cout << ",\"first_unix_us\":" << mine.front().created_unix_us << ",\"last_unix_us\":" << mine.back().created_unix_us
               << ",\"events\":[";
     for (size_t i = 0; i < mine.size(); ++i) {
@@ -157,31 +182,37 @@ int RunInfo(const Globals& g, const Args& args) {
   }
   std::string counts;
   for (const auto& [k, n] : kinds) counts += (counts.empty() ? "" : ", ") + k + " " + std::to_string(n);
+  auto from_report = [&process](const char* key, const char* none) {
+    return process.count(key) ? TerminalLine(process[key]) + "  (as a report says)" : std::string(none);
+  };
   std::cout << "           PID: " << pid << "\n"
             << "           UID: " << mine.front().uid << "\n"
-            << "       Program: " << (process.count("program") ? process["program"] : "(no report names it)") << "\n"
-            << "  Command line: " << (process.count("command line") ? process["command line"] : "(no report has it)")
-            << "\n"
+            << "       Program: " << from_report("program", "(no report names it)") << "\n"
+            << "  Command line: " << from_report("command line", "(no report has it)") << "\n"
             << "        Events: " << mine.size() << " (" << counts << "), " << LocalTime(mine.front().created_unix_us)
             << " to " << LocalTime(mine.back().created_unix_us) << "\n";
+  bool any_report = false;
   for (size_t i = 0; i < mine.size(); ++i) {
     const auto& e = mine[i];
     std::cout << "\n  SEQ " << e.seq << "  " << KindName(e.kind) << "  " << LocalTime(e.created_unix_us) << "  "
-              << trace + e.path << "\n";
+              << TerminalLine(trace + e.path) << "\n";
     for (const Report& r : reports[i]) {
+      any_report = true;
+      std::cout << "        Report: " << TerminalLine(r.file) << "\n";
       for (const char* key : {"signal", "code", "fault address", "thread", "how", "oom"}) {
         if (!r.facts.count(key)) continue;
         std::string label = key;
         label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
-        std::cout << std::string(label.size() < 14 ? 14 - label.size() : 0, ' ') << label << ": " << r.facts.at(key)
-                  << "\n";
+        std::cout << std::string(label.size() < 14 ? 14 - label.size() : 0, ' ') << label << ": "
+                  << TerminalLine(r.facts.at(key)) << "\n";
       }
       if (!r.frames.empty()) {
         std::cout << "    Top frames:\n";
-        for (const auto& f : r.frames) std::cout << "      " << f << "\n";
+        for (const auto& f : r.frames) std::cout << "      " << TerminalLine(f) << "\n";
       }
     }
   }
+  if (any_report) std::cout << "\n  Reports are " << kReportsAre << ".\n";
   return kExitOk;
 }
 

@@ -20,6 +20,7 @@
 #include "dir_files.h"
 #include "format.h"
 #include "parse.h"
+#include "text_budget.h"
 
 namespace po = boost::program_options;
 
@@ -29,10 +30,10 @@ namespace {
 constexpr size_t kMaxFileBytes = 64u << 20;  // a trace file is at most a ring, or a report
 
 struct Shown {
-  std::string name;
-  std::string text;   // what a reader sees
+  std::string text;   // what a reader sees (the file's own bytes: escaped when written)
   std::string error;  // why it could not be read or decoded ("" when shown)
   std::string how;    // "text", "cann-bin" (as asys writes it), "stack-dump"
+  bool cut = false;   // the text bound was reached inside this file
 };
 
 int32_t LocalUtcOffsetNow() {
@@ -47,28 +48,47 @@ bool EndsWith(const std::string& s, const char* tail) {
   return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
 }
 
-Shown Show(const std::string& dir, const std::string& name) {
+// Keeps of `text` what fits in the budget; when it does not all fit, or `cut` says the file
+// has more, only its whole lines, and the budget is reached.
+void Charge(TextBudget& budget, std::string* text, bool* cut) {
+  if (*cut || text->size() > budget.left()) {
+    const size_t keep = std::min(text->size(), budget.left());
+    const size_t line_end = keep == 0 ? std::string::npos : text->rfind('\n', keep - 1);
+    text->resize(line_end == std::string::npos ? 0 : line_end + 1);
+    *cut = budget.reached = true;
+  }
+  budget.used += text->size();
+}
+
+// One file of the directory, decoded, within what is left of the budget.
+Shown Show(const std::string& dir, const std::string& name, TextBudget& budget) {
   Shown s;
-  s.name = name;
   std::string bytes;
-  if (!ReadWhole(dir + "/" + name, kMaxFileBytes, &bytes, &s.error)) return s;
-  const std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  ++budget.files_read;
   if (!EndsWith(name, ".bin")) {
     s.how = "text";
-    s.text = std::move(bytes);
-  } else if (name.rfind("stackcore_tracer_", 0) == 0) {
+    if (ReadUpTo(dir + "/" + name, kMaxFileBytes, budget.left(), &s.text, &s.cut, &s.error)) {
+      Charge(budget, &s.text, &s.cut);
+    }
+    return s;
+  }
+  if (!ReadWhole(dir + "/" + name, kMaxFileBytes, &bytes, &s.error)) return s;
+  const std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (name.rfind("stackcore_tracer_", 0) == 0) {
     s.how = "stack-dump";
     if (!atraced::proto::DecodeStackDumpFile(raw, &s.text, &s.error)) s.error = "not a stack dump: " + s.error;
   } else {
     s.how = "cann-bin";
-    const auto decoded = atraced::proto::CannBinToText(raw, LocalUtcOffsetNow());
+    auto decoded = atraced::proto::CannBinToText(raw, LocalUtcOffsetNow(), budget.left());
     if (decoded.ok) {
-      s.text = decoded.text;
-      if (!decoded.warning.empty()) s.text += "(asys would warn: " + decoded.warning + ")\n";
+      s.text = std::move(decoded.text);
+      s.cut = decoded.stopped;
+      if (!decoded.warning.empty() && !s.cut) s.text += "(asys would warn: " + decoded.warning + ")\n";
     } else {
       s.error = "cannot decode as asys would: " + decoded.error;
     }
   }
+  if (s.error.empty()) Charge(budget, &s.text, &s.cut);
   return s;
 }
 
@@ -98,11 +118,14 @@ int RunShow(const Globals& g, const Args& args) {
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "one JSON object: the directory and each file's text")(
       "target", po::value<std::string>(), "SEQ (from 'atracectl list') or the path of an event directory");
+  AddTextBudgetOption(options);
   po::positional_options_description positional;
   positional.add("target", 1);
-  auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] show SEQ|DIR [--json]", options, positional,
+  auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] show SEQ|DIR [--json] [--max-text-mib N]", options, positional,
                          &exit_code);
   if (!vm) return exit_code;
+  TextBudget budget;
+  if (!ReadTextBudget(*vm, &budget, &exit_code)) return exit_code;
   if (!vm->count("target")) return UsageError("show: give a SEQ from 'atracectl list' or an event directory");
   const std::string target = (*vm)["target"].as<std::string>();
   std::string dir = target;
@@ -113,49 +136,65 @@ int RunShow(const Globals& g, const Args& args) {
     if (int rc = ResolveSeq(g, std::stoull(target), &dir); rc != kExitOk) return rc;
   }
   if (::stat(dir.c_str(), &st) != 0) {
-    std::cerr << "atracectl: show: " << dir << ": " << std::strerror(errno) << "\n";
+    std::cerr << "atracectl: show: " << TerminalLine(dir) << ": " << std::strerror(errno) << "\n";
     return kExitFailed;
   }
   if (!S_ISDIR(st.st_mode)) {
-    std::cerr << "atracectl: show: " << dir << " is not a directory (give an event directory or its SEQ)\n";
+    std::cerr << "atracectl: show: " << TerminalLine(dir) << " is not a directory (give an event directory or its SEQ)\n";
     return kExitUsage;
   }
   int list_err = 0;
   const std::vector<std::string> names = SortedNames(dir, &list_err);
   if (list_err != 0) {
-    std::cerr << "atracectl: show: " << dir << ": " << std::strerror(list_err) << "\n";
+    std::cerr << "atracectl: show: " << TerminalLine(dir) << ": " << std::strerror(list_err) << "\n";
     return kExitFailed;
   }
-  std::vector<Shown> shown;
-  for (const auto& n : names) shown.push_back(Show(dir, n));
+  // Each file is read, written and let go before the next: what is held is one file's text,
+  // and the sum over the files is bounded by the budget.
+  const bool json = (*vm)["json"].as<bool>();
   bool failed = false;
-  if ((*vm)["json"].as<bool>()) {
-    std::cout << "{\"dir\":" << JsonString(dir) << ",\"files\":[";
-    for (size_t i = 0; i < shown.size(); ++i) {
-      const Shown& s = shown[i];
-      std::cout << (i ? "," : "") << "{\"name\":" << JsonString(s.name) << ",\"decoded_as\":" << JsonString(s.how);
+  size_t index = 0;
+  if (json) std::cout << "{\"dir\":" << JsonString(dir) << ",\"files\":[";
+  for (; index < names.size() && !budget.reached; ++index) {
+    if (budget.left() == 0) {
+      budget.reached = true;
+      break;
+    }
+    const std::string& name = names[index];
+    const Shown s = Show(dir, name, budget);
+    failed = failed || !s.error.empty();
+    if (json) {
+      std::cout << (index ? "," : "") << "{\"name\":" << JsonString(name) << ",\"decoded_as\":" << JsonString(s.how);
       if (s.error.empty()) {
-        std::cout << ",\"text\":" << JsonString(s.text) << "}";
+        std::cout << ",\"text\":";
+        WriteJsonString(std::cout, s.text);
+        if (s.cut) std::cout << ",\"cut\":true";
+        std::cout << "}";
       } else {
         std::cout << ",\"error\":" << JsonString(s.error) << "}";
-        failed = true;
       }
+      continue;
     }
-    std::cout << "]}\n";
-  } else {
-    for (const Shown& s : shown) {
-      std::cout << "==> " << dir << "/" << s.name << " <==\n";
-      if (!s.error.empty()) {
-        std::cout << "(" << s.error << ")\n";
-        failed = true;
-      } else {
-        std::cout << s.text;
-        if (!s.text.empty() && s.text.back() != '\n') std::cout << "\n";
-      }
+    std::cout << "==> " << TerminalLine(dir + "/" + name) << " <==\n";
+    if (!s.error.empty()) {
+      std::cout << "(" << TerminalLine(s.error) << ")\n";
+    } else {
+      WriteTerminalText(std::cout, s.text);
+      if (!s.text.empty() && s.text.back() != '\n') std::cout << "\n";
     }
   }
-  if (failed) std::cerr << "atracectl: show: some files of " << dir << " could not be shown (said where)\n";
-  return failed ? kExitFailed : kExitOk;
+  const std::string stopped =
+      budget.reached ? budget.Message(names.size(), "show fewer files (atracectl export selects them)") : "";
+  if (json) {
+    std::cout << "]";
+    if (!stopped.empty()) std::cout << ",\"stopped\":" << JsonString(stopped);
+    std::cout << "}\n";
+  } else if (!stopped.empty()) {
+    std::cout << "(" << stopped << ")\n";
+  }
+  if (!stopped.empty()) std::cerr << "atracectl: show: " << stopped << "\n";
+  if (failed) std::cerr << "atracectl: show: some files of " << TerminalLine(dir) << " could not be shown (said where)\n";
+  return failed || !stopped.empty() ? kExitFailed : kExitOk;
 }
 
 }  // namespace atracectl

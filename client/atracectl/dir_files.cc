@@ -29,6 +29,11 @@ std::vector<std::string> SortedNames(const std::string& dir, int* err) {
 }
 
 bool ReadWhole(const std::string& path, size_t limit, std::string* out, std::string* error) {
+  bool cut = false;
+  return ReadUpTo(path, limit, limit, out, &cut, error);
+}
+
+bool ReadUpTo(const std::string& path, size_t limit, size_t want, std::string* out, bool* cut, std::string* error) {
   atraced::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   struct stat st {};
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return (*error = std::strerror(errno), false);
@@ -36,7 +41,8 @@ bool ReadWhole(const std::string& path, size_t limit, std::string* out, std::str
   if (static_cast<uint64_t>(st.st_size) > limit) {
     return (*error = "larger than " + std::to_string(limit >> 20) + " MiB", false);
   }
-  out->resize(static_cast<size_t>(st.st_size));
+  *cut = static_cast<size_t>(st.st_size) > want;
+  out->resize(std::min(static_cast<size_t>(st.st_size), want));
   size_t got = 0;
   while (got < out->size()) {
     const ssize_t n = ::read(fd.get(), out->data() + got, out->size() - got);

@@ -15,4 +15,8 @@ std::vector<std::string> SortedNames(const std::string& dir, int* err = nullptr)
 // The whole of a regular file of at most `limit` bytes; false with `error` otherwise.
 bool ReadWhole(const std::string& path, size_t limit, std::string* out, std::string* error);
 
+// The first `want` bytes (or all, when it is shorter) of a regular file of at most `limit`
+// bytes; `cut` says whether more was left unread.
+bool ReadUpTo(const std::string& path, size_t limit, size_t want, std::string* out, bool* cut, std::string* error);
+
 }  // namespace atracectl

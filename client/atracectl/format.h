@@ -1,15 +1,14 @@
-// Output helpers for atracectl: JSON written by hand (no JSON library dependency), and the
-// human-readable units. Kept apart from the commands so the formats are in one place.
+// Output helpers for atracectl: the names of kinds and classes, and the human-readable units.
+// JSON is written by hand (no JSON library dependency); its strings come from escape.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace atracectl {
+#include "escape.h"  // JsonString: every command writes JSON
 
-// A JSON string literal, quotes included: escapes '"', '\\' and control characters.
-std::string JsonString(std::string_view s);
+namespace atracectl {
 
 // "schedule", "stackcore", "exit" (or "unknown").
 std::string_view KindName(int kind);

@@ -94,19 +94,7 @@ constexpr const char* kTail = R"html(</script>
 
 }  // namespace
 
-std::string TimelineHtml(const std::string& trace_json) {
-  // Inside a <script> element only "</" can end it early: JSON allows "<\/" for it.
-  std::string safe;
-  safe.reserve(trace_json.size());
-  for (size_t i = 0; i < trace_json.size(); ++i) {
-    if (trace_json[i] == '<' && i + 1 < trace_json.size() && trace_json[i + 1] == '/') {
-      safe += "<\\/";
-      ++i;
-    } else {
-      safe += trace_json[i];
-    }
-  }
-  return std::string(kHead) + safe + kTail;
-}
+std::string_view TimelineHtmlHead() { return kHead; }
+std::string_view TimelineHtmlTail() { return kTail; }
 
 }  // namespace atracectl

@@ -5,11 +5,14 @@
 // Plain SVG and a page of script, no library.
 #pragma once
 
-#include <string>
+#include <string_view>
 
 namespace atracectl {
 
-// The page for `trace_json` (ChromeTraceJson's output).
-std::string TimelineHtml(const std::string& trace_json);
+// The page is TimelineHtmlHead(), then the Trace Event document (WriteChromeTrace's output)
+// made safe as script data by AppendForScriptData (escape.h), then TimelineHtmlTail(): the
+// data sits in a <script type="application/json"> block that the drawing script parses.
+std::string_view TimelineHtmlHead();
+std::string_view TimelineHtmlTail();
 
 }  // namespace atracectl

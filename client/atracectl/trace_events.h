@@ -10,28 +10,33 @@
 //   - a crash, death or stack-dump report is one instant event at its directory's time,
 //     named by its kind, with the report's first lines in args.
 // One event per line, sorted by time, so the output streams and diffs well.
+// Every string from a file goes through escape.h's JsonString.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "atraced/atrace_client.hpp"
+#include "text_budget.h"
 
 namespace atracectl {
 
-struct TraceRecord {
-  int64_t ts_us = 0;
-  std::string text;
-};
+// Calls `record(ts_us, text)` for each line "YYYY-MM-DD hh:mm:ss.mmm.uuu text" (CANN's .txt,
+// and asys's text of a .bin) in local time, until it returns false; other lines (a trailer)
+// are skipped. False when `record` stopped it.
+bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t ts_us, std::string_view text)>& record);
 
-// Lines "YYYY-MM-DD hh:mm:ss.mmm.uuu text" (CANN's .txt, and asys's text of a .bin) in local
-// time; other lines (a trailer) are skipped.
-std::vector<TraceRecord> ParseRecordLines(const std::string& text);
-
-// The whole Trace Event Format document for `entries`, whose directories are under
-// `trace_dir`. Files that cannot be read or decoded are listed in `problems`.
-std::string ChromeTraceJson(const std::vector<atrace::ListEntry>& entries, const std::string& trace_dir,
-                            std::vector<std::string>* problems);
+// Writes the whole Trace Event Format document for `entries`, whose directories are under
+// `trace_dir`, through `put`, in pieces of about a line. Events are sorted by time, so they are
+// held until the end: what is held is bounded by `budget` (their text and their bookkeeping,
+// summed over every file); files past it are left out, and `budget.reached` says so. Files
+// that cannot be read or decoded are listed in `problems`; `files_total` is set to the number
+// of files in the directories.
+void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::string& trace_dir, TextBudget& budget,
+                      std::vector<std::string>* problems, size_t* files_total,
+                      const std::function<void(std::string_view)>& put);
 
 }  // namespace atracectl

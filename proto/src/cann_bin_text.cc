@@ -1,5 +1,6 @@
 #include "atraced/proto/cann_bin_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -15,7 +16,7 @@ constexpr double kNsPerSec = 1e9;
 constexpr double kKhzPerGhz = 1e6;
 // A hostile struct segment can name many fields of length 0, each printed on every record
 // while reading nothing: the text, not the input, is what must be bounded.
-constexpr size_t kMaxText = 64u << 20;
+constexpr size_t kMaxText = kCannBinMaxText;
 
 // Field types and show modes (CANN's TRACE_STRUCT_*).
 constexpr uint8_t kTypeChar = 0;
@@ -197,8 +198,11 @@ bool LineTime(double seconds, std::string* out) {
 
 }  // namespace
 
-CannBinText CannBinToText(std::span<const uint8_t> bytes, int32_t reader_utc_offset_s) {
+CannBinText CannBinToText(std::span<const uint8_t> bytes, int32_t reader_utc_offset_s, size_t max_text) {
   CannBinText r;
+  // The reader's bound, when below the file's: reaching it stops the text at a whole line.
+  const bool reader_bound = max_text < kMaxText;
+  const size_t limit = std::min(max_text, kMaxText);
   auto fail = [&r](std::string why) {
     r.error = std::move(why);
     return r;
@@ -296,16 +300,22 @@ CannBinText CannBinToText(std::span<const uint8_t> bytes, int32_t reader_utc_off
       std::string error;
       if (!FieldText(in, f, size, &line, &used, &error)) return fail(error);
       used_total += used;
-      if (line.size() >= kMaxText) return fail("the text would pass 64 MiB");
+      if (line.size() >= limit) break;
     }
-    if (msg_txt_size > used_total) in.Skip(msg_txt_size - used_total);
-    line.resize(line.size() - 2);  // asys removes the last ", " (or ": " without fields)
-    if (text.size() + line.size() >= kMaxText) return fail("the text would pass 64 MiB");
-    text += line + "\n";
+    if (line.size() < limit) {
+      if (msg_txt_size > used_total) in.Skip(msg_txt_size - used_total);
+      line.resize(line.size() - 2);  // asys removes the last ", " (or ": " without fields)
+    }
+    if (line.size() >= limit || text.size() + line.size() + 1 > limit) {  // the text, newline included, fits
+      if (!reader_bound) return fail("the text would pass 64 MiB");
+      r.stopped = true;
+      break;
+    }
+    text += line;
+    text += '\n';
   }
-  for (char c : text) {
-    if (c != '\0') r.text += c;
-  }
+  text.erase(std::remove(text.begin(), text.end(), '\0'), text.end());
+  r.text = std::move(text);
   r.ok = true;
   return r;
 }

@@ -47,7 +47,7 @@ TEST_CASE("atracectl info: a crash's signal, code, fault address and top frames,
   INFO(info.out);
   REQUIRE(info.code == 0);
   CHECK(Has(info.out, "           PID: " + std::to_string(child.pid) + "\n"));
-  CHECK(Has(info.out, "  Command line: " + std::string(ASCEND_TRACE_CRASH_CHILD) + " segv 3\n"));
+  CHECK(Has(info.out, "  Command line: " + std::string(ASCEND_TRACE_CRASH_CHILD) + " segv 3  (as a report says)\n"));
   CHECK(Has(info.out, "        Events: 1 (stackcore 1), "));
   CHECK(Has(info.out, "        Signal: 11 (SIGSEGV)\n"));
   CHECK(Has(info.out, "          Code: 1 (SEGV_MAPERR)\n"));

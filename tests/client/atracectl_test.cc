@@ -813,6 +813,11 @@ TEST_CASE("atracectl export --format html: one page with no network, which draws
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "runtime"},
               "2026-12-03 08:00:00.000.001 launch task 7\n2026-12-03 08:00:00.500.000 CqReport </script><b>x</b>\n")
               .exit_code == 0);
+  // One record that, escaped as "</" only, put the tokenizer in "script data double escaped"
+  // and swallowed the drawing script: nothing was drawn, everyone's records included.
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "hostile"},
+              "2026-12-03 08:00:00.700.000 <!--<script> & \xe2\x80\xa8 >\n")
+              .exit_code == 0);
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "ts_0", "--device", "3"},
               "2026-12-03 08:00:01.000.000 aicore error\n")
               .exit_code == 0);
@@ -828,8 +833,20 @@ TEST_CASE("atracectl export --format html: one page with no network, which draws
     INFO(outside);
     CHECK_FALSE(Has(html, outside));
   }
-  // A record's text cannot end the data early: "</" is written as JSON's "<\/".
-  CHECK(Has(html, "CqReport <\\/script><b>x<\\/b>"));
+  // A record's text cannot change the data block's parse: the data holds no '<' (nor '>',
+  // '&', U+2028, U+2029), each written as JSON's \uXXXX.
+  const std::string open_data = "<script type=\"application/json\" id=\"data\">";
+  const size_t data_at = html.find(open_data);
+  REQUIRE(data_at != std::string::npos);
+  const size_t data_end = html.find("</script>", data_at);
+  REQUIRE(data_end != std::string::npos);
+  const std::string data = html.substr(data_at + open_data.size(), data_end - data_at - open_data.size());
+  for (const char* inert : {"<", ">", "&", "\xe2\x80\xa8"}) {
+    INFO(inert);
+    CHECK_FALSE(Has(data, inert));
+  }
+  CHECK(Has(data, "CqReport \\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e"));
+  CHECK(Has(data, "\\u003c!--\\u003cscript\\u003e \\u0026 \\u2028 \\u003e"));
   if (::access("/usr/bin/chromium", X_OK) != 0) {
     WARN("no /usr/bin/chromium: the page was checked, not rendered");
     return;
@@ -847,11 +864,11 @@ TEST_CASE("atracectl export --format html: one page with no network, which draws
   auto dom = chromium({"--dump-dom", "file://" + page});
   INFO(dom.err.substr(0, 2000));
   REQUIRE(dom.exit_code == 0);
-  CHECK(Has(dom.out, "data-marks=\"3\""));
+  CHECK(Has(dom.out, "data-marks=\"4\""));
   size_t circles = 0;
   for (size_t at = dom.out.find("<circle"); at != std::string::npos; at = dom.out.find("<circle", at + 1)) ++circles;
-  CHECK(circles == 3);
-  CHECK(Has(dom.out, "3 records on 2 tracks"));
+  CHECK(circles == 4);
+  CHECK(Has(dom.out, "4 records on 3 tracks"));
   auto shot = chromium({"--window-size=1200,400", "--screenshot=" + (tmp / "timeline.png"), "file://" + page});
   CHECK(shot.exit_code == 0);
   CHECK(ReadFile(tmp / "timeline.png").rfind("\x89PNG", 0) == 0);

@@ -19,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto as_bin = atraced::proto::CannBinToText(bytes, 0);
   if (as_bin.ok && !as_bin.error.empty()) std::abort();
   if (atraced::proto::CannBinToText(bytes, 0).text != as_bin.text) std::abort();
+  // A viewer's bound stops the text at a whole line: what it gives is where the full text starts.
+  const auto bounded = atraced::proto::CannBinToText(bytes, 0, 256);
+  if (bounded.ok && (bounded.text.size() > 256 || (!bounded.text.empty() && bounded.text.back() != '\n'))) std::abort();
+  if (as_bin.ok && (!bounded.ok || as_bin.text.compare(0, bounded.text.size(), bounded.text) != 0)) std::abort();
   const auto snap = atraced::proto::ReadRingSnapshot(bytes);
   uint64_t last = 0;
   for (const auto& r : snap.records) {

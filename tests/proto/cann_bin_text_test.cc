@@ -149,3 +149,26 @@ TEST_CASE("cann .bin: malformed files are refused with the reason, never read pa
     CHECK((r.ok || !r.error.empty()));
   }
 }
+
+TEST_CASE("cann .bin: a reader's bound stops the text at a whole line, at most that long", "[cannbin]") {
+  InUtc();
+  const auto bin = ReadBytes("cann_golden.bin");
+  const auto full = CannBinToText(bin, 0);
+  REQUIRE(full.ok);
+  const size_t first_line = full.text.find('\n') + 1;
+  // (The bound counts the text before asys drops its NUL bytes, so it may stop sooner.)
+  for (size_t bound : {size_t{1}, first_line - 1, first_line, first_line + 1, full.text.size() / 2, full.text.size() - 1}) {
+    INFO(bound);
+    const auto r = CannBinToText(bin, 0, bound);
+    REQUIRE(r.ok);
+    CHECK(r.stopped);
+    CHECK(r.text.size() <= bound);
+    CHECK(full.text.compare(0, r.text.size(), r.text) == 0);
+    if (!r.text.empty()) CHECK(r.text.back() == '\n');
+  }
+  CHECK(CannBinToText(bin, 0, 1).text.empty());
+  CHECK_FALSE(CannBinToText(bin, 0, full.text.size() / 2).text.empty());
+  const auto whole = CannBinToText(bin, 0, full.text.size() * 2);
+  CHECK_FALSE(whole.stopped);
+  CHECK(whole.text == full.text);
+}

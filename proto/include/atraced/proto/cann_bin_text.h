@@ -25,8 +25,12 @@
 
 namespace atraced::proto {
 
+// asys's text of one file is refused past this size.
+inline constexpr size_t kCannBinMaxText = 64u << 20;
+
 struct CannBinText {
   bool ok = false;
+  bool stopped = false; // ok, but the text reached the reader's max_text: whole lines, the rest not read
   std::string text;     // when ok: what asys writes
   std::string error;    // when not ok: why
   std::string warning;  // asys's warning for a file whose data segment is short, or ""
@@ -34,6 +38,11 @@ struct CannBinText {
 
 // `reader_utc_offset_s`: the UTC offset of the reader's local time now (asys: time.localtime
 // against time.gmtime); times are printed in the reader's local time (localtime_r).
-CannBinText CannBinToText(std::span<const uint8_t> bytes, int32_t reader_utc_offset_s);
+// `max_text`: a reader's bound on the text, for a viewer that sums what it holds over many
+// files (a small .bin may decode to ~1000 times its size). Below kCannBinMaxText, the text
+// stops before the line that would pass it (`stopped`: the text is at most max_text bytes, of
+// whole lines); at it, such a file is refused.
+CannBinText CannBinToText(std::span<const uint8_t> bytes, int32_t reader_utc_offset_s,
+                          size_t max_text = kCannBinMaxText);
 
 }  // namespace atraced::proto
