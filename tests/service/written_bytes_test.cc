@@ -19,7 +19,7 @@ uint64_t BytesWritten(ServiceFixture& f, TraceService::ClientId id) {
 
 }  // namespace
 
-TEST_CASE("a passed file stays counted after FILE_CLOSE, until its directory is aged", "[service][bytes]") {
+TEST_CASE("a passed file stays counted after FILE_CLOSE, and after its directory is aged until its holder closes it", "[service][bytes]") {
   ServiceOptions o;
   o.max_bytes_per_client = 256 * 1024;
   ServiceFixture f(o);
