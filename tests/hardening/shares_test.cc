@@ -95,7 +95,7 @@ TEST_CASE("attack: one user's rings take neither another user's room nor the dae
   });
   const std::string got = attacker.Line();
   INFO(got);
-  CHECK(got.rfind("16 " + std::to_string(ATR_EBUSY) + " rings: uid 65534 holds 16 of its share of rings (16 of 64", 0) == 0);
+  CHECK(got.rfind("16 " + std::to_string(ATR_EBUSY) + " ring obj17: rings: uid 65534 holds 16 of its share of rings (16 of 64", 0) == 0);
   // Root registers its own while the attacker holds its share.
   auto root = RawClient::Connect(d.socket());
   REQUIRE(root);
