@@ -356,6 +356,10 @@ int DaemonMain(int argc, const char* const* argv) {
     }
     // A client that disconnects mid-reply must not kill the daemon.
     ::signal(SIGPIPE, SIG_IGN);
+    // A held passed file is asked whether anyone writes it by taking a read lease and letting
+    // it go at once (posix_file_system.cc); an open for writing in between breaks the lease,
+    // and the kernel tells the lease's owner with SIGIO, whose default would end the daemon.
+    ::signal(SIGIO, SIG_IGN);
     // Ring saves use buffers of a few hundred KiB, several times a second under load: keep
     // them on the heap and keep the heap, instead of a fresh mmap (and its page faults) and a
     // trim for each one. Bounded: at most 8 MiB of freed heap is kept.
