@@ -1,29 +1,24 @@
 #include "file_accounting.h"
 
 #include <algorithm>
-#include <iterator>
 
 namespace atraced {
 
-void FileAccounting::Grew(const Writer& w, uint64_t seq, DiskUsage now, DiskUsage& accounted) {
+void FileAccounting::Grew(const Writer& w, uint64_t seq, DiskUsage now, DiskUsage& accounted, bool held) {
   const DiskUsage grown = accounted.GrowthTo(now);
   if (grown == DiskUsage{}) return;
   ChargeWriter(w, grown.allocated);
-  store_.AddHeldBytes(seq, w.uid, grown);
+  if (held) {
+    store_.AddHeldBytes(seq, w.uid, grown);
+  } else {
+    store_.AddBytes(seq, grown);
+  }
   accounted = {std::max(now.allocated, accounted.allocated), std::max(now.apparent, accounted.apparent)};
 }
 
 void FileAccounting::Account(const Client& c, OpenFile& f) {
-  if (f.passed) {
-    (void)f.file->Refresh();  // a failed fstat keeps the last figures
-    return Grew({c.peer.pid, c.start_ticks, c.peer.uid}, f.seq, f.file->usage(), f.accounted);
-  }
-  const DiskUsage now = f.file->usage();
-  const DiskUsage grown = f.accounted.GrowthTo(now);
-  if (grown == DiskUsage{}) return;
-  ChargeWriter({c.peer.pid, c.start_ticks, c.peer.uid}, grown.allocated);
-  store_.AddBytes(f.seq, grown);
-  f.accounted = {std::max(now.allocated, f.accounted.allocated), std::max(now.apparent, f.accounted.apparent)};
+  if (f.passed) (void)f.file->Refresh();  // a failed fstat keeps the last figures
+  Grew({c.peer.pid, c.start_ticks, c.peer.uid}, f.seq, f.file->usage(), f.accounted, f.passed);
 }
 
 void FileAccounting::ChargeWriter(const Writer& w, uint64_t allocated) {
@@ -39,23 +34,19 @@ void FileAccounting::AccountPassedFiles(ClientTable& clients) {
 }
 
 void FileAccounting::RemeasureWatched() {
+  // Round robin: each call takes a slice from the front; what is still written goes to the back.
   const size_t slice = std::min(kRemeasurePerCall, watched_.size());  // each at most once per call
-  if (next_ >= watched_.size()) next_ = 0;
-  auto it = std::next(watched_.begin(), static_cast<std::ptrdiff_t>(next_));
   for (size_t n = 0; n < slice; ++n) {
-    if (it == watched_.end()) {
-      it = watched_.begin();
-      next_ = 0;
-    }
+    Watched w = std::move(watched_.front());
+    watched_.pop_front();
     // Measured before asked: what was written up to the last close is counted, then released.
-    if (auto now = it->watch->Usage(); now.ok()) Grew(it->writer, it->seq, *now, it->accounted);
-    if (it->watch->OpenForWriting()) {
-      ++it;
-      ++next_;
-      continue;
+    if (auto now = w.watch->Usage(); now.ok()) Grew(w.writer, w.seq, *now, w.accounted, true);
+    if (w.watch->OpenForWriting()) {
+      watched_.push_back(std::move(w));
+    } else {
+      // Released; the watch closes with `w`, which frees an unlinked file's blocks.
+      store_.ReleaseHeld(w.seq, w.writer.uid, w.accounted.allocated);
     }
-    store_.ReleaseHeld(it->seq, it->writer.uid, it->accounted.allocated);
-    it = watched_.erase(it);  // closes the watch: an unlinked file's blocks are freed now
   }
 }
 

@@ -12,7 +12,7 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
+#include <deque>
 #include <memory>
 
 #include "atraced/store/trace_store.h"
@@ -58,13 +58,13 @@ class FileAccounting {
     DiskUsage accounted;  // as OpenFile::accounted
   };
   void ChargeWriter(const Writer& w, uint64_t allocated);
-  // Adds what `now` holds beyond `accounted` as held bytes of `w` in `seq`.
-  void Grew(const Writer& w, uint64_t seq, DiskUsage now, DiskUsage& accounted);
+  // Adds what `now` holds beyond `accounted` to `seq`, charged to `w`: as held bytes of its
+  // uid when the file's descriptor was passed.
+  void Grew(const Writer& w, uint64_t seq, DiskUsage now, DiskUsage& accounted, bool held);
 
   TraceStore& store_;
   ProcessRecords& records_;
-  std::list<Watched> watched_;  // passed files the daemon closed, oldest first
-  size_t next_ = 0;             // where the next slice starts, as an index into watched_
+  std::deque<Watched> watched_;  // passed files the daemon closed, next to measure first
 };
 
 }  // namespace atraced

@@ -24,6 +24,16 @@ using namespace posix;  // the walks this file system is made of (posix_walk.h)
 
 namespace {
 
+// Both figures of an open file, from fstat.
+Result<DiskUsage> StatUsage(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    return Errno(err, "stat " + path);
+  }
+  return UsageOf(st);
+}
+
 // The blocks a dense file of `bytes` takes: what st_blocks will say once it is written.
 uint64_t BlocksFor(uint64_t bytes, uint64_t block) { return (bytes + block - 1) / block * block; }
 
@@ -53,13 +63,9 @@ class PosixWritableFile final : public WritableFile {
   }
   DiskUsage usage() const override { return usage_; }
   Result<DiskUsage> Refresh() override {
-    struct stat st {};
-    if (::fstat(fd_.get(), &st) != 0) {
-      int err = errno;
-      return Errno(err, "stat " + path_);
-    }
-    usage_ = UsageOf(st);
-    return usage_;
+    auto now = StatUsage(fd_.get(), path_);
+    if (now.ok()) usage_ = *now;
+    return now;
   }
   Result<UniqueFd> Dup() override {
     UniqueFd dup(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
@@ -85,14 +91,7 @@ class PosixWritableFile final : public WritableFile {
 class PosixFileWatch final : public FileWatch {
  public:
   PosixFileWatch(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
-  Result<DiskUsage> Usage() override {
-    struct stat st {};
-    if (::fstat(fd_.get(), &st) != 0) {
-      int err = errno;
-      return Errno(err, "stat " + path_);
-    }
-    return UsageOf(st);
-  }
+  Result<DiskUsage> Usage() override { return StatUsage(fd_.get(), path_); }
   bool OpenForWriting() override {
     if (::fcntl(fd_.get(), F_SETLEASE, F_RDLCK) == 0) {
       (void)::fcntl(fd_.get(), F_SETLEASE, F_UNLCK);
