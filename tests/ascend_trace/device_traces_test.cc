@@ -375,9 +375,12 @@ TEST_CASE("device traces: a forked child starts its own receiver and the parent'
   // The child has none of the parent's threads: its AtraceReportStart must start a receiver
   // (not answer "already started" for one that is not there), the device routes by pid, and
   // each process's messages land in its own directories. The child returns from main through
-  // the library's exit path, which joins only its own receiver.
+  // the library's exit path, which joins only its own receiver. Both with the library linked
+  // and loaded with dlopen, as Python loads it (the exit work runs in another order there).
+  const bool dlopened = GENERATE(false, true);
+  INFO((dlopened ? "loaded with dlopen" : "linked"));
   Rig rig;
-  auto app = rig.App();
+  auto app = dlopened ? rig.DlopenApp() : rig.App();
   REQUIRE(app->Call("start 0") == "start 0 0");
   const std::string pid = std::to_string(app->pid());
   REQUIRE(rig.fake->WaitForSession(app->pid()));
