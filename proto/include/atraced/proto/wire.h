@@ -321,8 +321,8 @@ ATR_STATIC_ASSERT(sizeof(struct atr_status_pool_uid) == 16, "atr_status_pool_uid
  * `events` is the daemon's own count of device-side EVENT_BEGINs naming the device; the
  * other counts are what processes' device receivers said in DEVICE_STATS (the library's
  * word, bounded: a process reports only for devices it wrote device events for, `saved` never
- * past those events, each uid's share of a figure at most 2^48). A body that ends before the block comes from a daemon
- * without it. */
+ * past those events, each uid's share of a figure at most 2^48). A body that ends before the
+ * block comes from a daemon without it. */
 #define ATR_MAX_STATUS_DEVICES 1024u
 struct atr_status_device {
   uint32_t device_id;
