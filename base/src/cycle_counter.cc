@@ -1,12 +1,9 @@
 #include "atraced/base/cycle_counter.h"
 
-#include <fcntl.h>
 #include <sys/prctl.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cstdint>
-#include <cstring>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -15,17 +12,6 @@
 namespace atraced {
 
 namespace {
-
-#if defined(__x86_64__)
-bool ClocksourceIsTsc(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[32] = {};
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  return n >= 3 && std::strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
-}
-#endif
 
 int64_t ReadNs(clockid_t id) {
   timespec ts;
@@ -56,20 +42,10 @@ ClockSample SampleClocks(bool with_counter) {
   return best;
 }
 
-bool CycleCounterUsable(const char* clocksource_path, const char** why) {
+bool CounterInstructionRuns(const char** why) {
   const char* unused;
   if (why == nullptr) why = &unused;
 #if defined(__x86_64__)
-  unsigned eax, ebx, ecx, edx;
-  if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) < 0x80000007u ||
-      !__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 8))) {
-    *why = "the CPU reports no invariant TSC";
-    return false;
-  }
-  if (!ClocksourceIsTsc(clocksource_path)) {
-    *why = "the kernel's clocksource is not tsc";
-    return false;
-  }
   int tsc_mode = 0;
   if (::prctl(PR_GET_TSC, &tsc_mode, 0, 0, 0) == 0 && tsc_mode != PR_TSC_ENABLE) {
     *why = "rdtsc is disabled for this process (PR_SET_TSC)";
@@ -77,11 +53,21 @@ bool CycleCounterUsable(const char* clocksource_path, const char** why) {
   }
   return true;
 #elif defined(__aarch64__)
-  (void)clocksource_path;
   return true;
 #else
-  (void)clocksource_path;
   *why = "no cycle counter is known on this architecture";
+  return false;
+#endif
+}
+
+bool CpuSaysCounterInvariant() {
+#if defined(__x86_64__)
+  unsigned eax, ebx, ecx, edx;
+  return static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) >= 0x80000007u &&
+         __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) && (edx & (1u << 8)) != 0;
+#elif defined(__aarch64__)
+  return true;
+#else
   return false;
 #endif
 }

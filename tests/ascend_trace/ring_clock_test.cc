@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "atraced/base/cycle_counter.h"
@@ -82,11 +83,15 @@ bool ParseLine(const std::string& line, int64_t* line_ns, int64_t* wall_ns) {
   return true;
 }
 
-// Every record of the save is where its submitter's CLOCK_REALTIME said it was. The newest
-// is 300 ms old at the save, so reading counter ticks as ns, or any rate off by more than a
-// few percent, misplaces records by far more than the bound.
+// Every record of the save is placed within 2 ms of when it was submitted: after its
+// submitter read CLOCK_REALTIME (the `wall=` in its text) and before the next record's read,
+// which came after this record's submit returned. Bounding by the next read, not by a fixed
+// span, keeps the check true however long a busy machine preempts the submitter. The newest
+// record is 300 ms old at the save, so reading counter ticks as ns, or any rate off by more
+// than a few hundred ppm, misplaces records by far more than the bound.
 void CheckPlacement(const std::string& text, size_t records) {
-  size_t lines = 0;
+  constexpr int64_t kWithinNs = 2'000'000;
+  std::vector<std::pair<int64_t, int64_t>> placed;  // (line time, wall read before the submit)
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
@@ -96,20 +101,26 @@ void CheckPlacement(const std::string& text, size_t records) {
     INFO(line);
     int64_t line_ns = 0, wall_ns = 0;
     REQUIRE(ParseLine(line, &line_ns, &wall_ns));
-    // The line keeps microseconds (and the clocks are sampled within a few); a preempted
-    // submitter stamps a little after its clock read.
-    CHECK(line_ns >= wall_ns - 5000);
-    CHECK(line_ns - wall_ns < 20'000'000);
-    ++lines;
+    placed.emplace_back(line_ns, wall_ns);
   }
-  CHECK(lines == records);
+  REQUIRE(placed.size() == records);
+  for (size_t k = 0; k < placed.size(); ++k) {
+    INFO("record " << k << " placed at " << placed[k].first << ", submitted after " << placed[k].second);
+    CHECK(placed[k].first >= placed[k].second - kWithinNs);
+    if (k + 1 < placed.size()) {
+      CHECK(placed[k + 1].second > placed[k].second);  // in the order they were submitted
+      CHECK(placed[k].first <= placed[k + 1].second + kWithinNs);
+    }
+  }
 }
 
-bool CounterHere() { return atraced::CycleCounterUsable(atraced::kClocksourcePath, nullptr); }
+// Where the daemon would grant the counter: it reads the same CPU's flags and instruction,
+// and the CPUs of one machine agree (counter_trust.h).
+bool CounterHere() { return atraced::CounterInstructionRuns(nullptr) && atraced::CpuSaysCounterInvariant(); }
 
 }  // namespace
 
-TEST_CASE("ring clock: records stamped with the cycle counter land on the wall clock") {
+TEST_CASE("ring clock: records stamped with the cycle counter land on the wall clock within 2 ms") {
   DaemonProcess d;
   REQUIRE(d.Start());
   const Run r = RunChild(d, 40, {});
@@ -120,7 +131,7 @@ TEST_CASE("ring clock: records stamped with the cycle counter land on the wall c
   CheckPlacement(ExitSave(d), 40);
 }
 
-TEST_CASE("ring clock: ATRACE_RING_CLOCK=monotonic stamps with CLOCK_MONOTONIC, placed the same") {
+TEST_CASE("ring clock: ATRACE_RING_CLOCK=monotonic stamps with CLOCK_MONOTONIC, placed within 2 ms the same") {
   DaemonProcess d;
   REQUIRE(d.Start());
   const Run r = RunChild(d, 40, {"ATRACE_RING_CLOCK=monotonic"});

@@ -17,7 +17,7 @@ bool Decide() {
       std::fprintf(stderr, "libascend_trace: ATRACE_RING_CLOCK=%s is neither monotonic nor auto; using auto\n", v);
     }
   }
-  return atraced::CycleCounterUsable(atraced::kClocksourcePath, nullptr);
+  return atraced::CounterInstructionRuns(nullptr);
 }
 
 }  // namespace

@@ -119,8 +119,12 @@ class Daemon {
     // Rings are unmapped off the loop (unmapper.h): built before the service, which may hand
     // it the last ones as it goes, and destroyed after it.
     BackgroundUnmapper ring_unmapper;
+    // Measured before the first HELLO: whether libraries may stamp with the cycle counter.
+    core::CounterClock counter_clock(&log);
+    counter_clock_ = &counter_clock;
     ServiceOptions service_options;
     service_options.ring_unmapper = &ring_unmapper;
+    service_options.counter_clock = &counter_clock;
     service_options.max_events_per_client = config_.max_events_per_client;
     service_options.max_files_per_client = config_.max_files_per_client;
     service_options.daemon_uid = ::geteuid();
@@ -298,6 +302,7 @@ class Daemon {
       // then finished deletes, a fresh free-space figure, max-age and the byte limits, which
       // so age for what the disk holds now and know which of it descriptors hold (issue 37).
       service_->Tick();
+      counter_clock_->Tick();
       service_->store().Tick();
       // A renamed or deleted trace directory is noticed here: a stat every tick costs
       // nothing, where one per request would cost every event two system calls.
@@ -335,6 +340,7 @@ class Daemon {
   std::optional<std::chrono::microseconds> watchdog_;
   bool stopping_ = false;  // I/O thread only
   std::optional<asio::steady_timer> tick_timer_;
+  core::CounterClock* counter_clock_ = nullptr;  // Run's, alive while the ticker runs
 };
 
 }  // namespace

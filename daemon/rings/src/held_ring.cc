@@ -7,14 +7,15 @@
 #include <algorithm>
 #include <utility>
 
+#include "atraced/rings/counter_clock.h"
 #include "atraced/rings/ring_format.h"
 #include "atraced/proto/ring_reader.h"
 
 namespace atraced {
 
 struct RingMapping {
-  RingMapping(proto::RingRegister r, const void* m, size_t s, Unmapper& u)
-      : reg(std::move(r)), map(m), size(s), unmapper(u) {}
+  RingMapping(proto::RingRegister r, const void* m, size_t s, Unmapper& u, core::CounterClock* c)
+      : reg(std::move(r)), map(m), size(s), unmapper(u), clock(c) {}
   RingMapping(const RingMapping&) = delete;
   RingMapping& operator=(const RingMapping&) = delete;
   ~RingMapping() { unmapper.Unmap(map, size); }
@@ -29,6 +30,7 @@ struct RingMapping {
   const void* const map;
   const size_t size;
   Unmapper& unmapper;
+  core::CounterClock* const clock;  // null: no snapshot history (tests)
 };
 
 namespace {
@@ -45,7 +47,8 @@ uint64_t MaxFormatted(const proto::RingRegister& reg, uint64_t slots) {
 
 }  // namespace
 
-Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m, Unmapper& unmapper) {
+Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m, Unmapper& unmapper,
+                              core::CounterClock* clock) {
   if (!memfd.valid()) return Status::Error(EBADF, "RING_REGISTER: no memfd attached to the frame");
   int seals = ::fcntl(memfd.get(), F_GET_SEALS);
   if (seals < 0) return Status::Error(EINVAL, "memfd: not a memfd (F_GET_SEALS refused)");
@@ -66,7 +69,7 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m, Unm
     int err = errno;
     return Status::Error(err, ErrnoMessage("memfd: mmap", err));
   }
-  auto ring = std::make_shared<RingMapping>(m, map, size, unmapper);
+  auto ring = std::make_shared<RingMapping>(m, map, size, unmapper, clock);
   // The header must agree with the registration now; the slots are checked at each save
   // (reading them here would fault in a ring's every page, and copy it for nothing).
   proto::RingSnapshot snap = proto::ReadRingHeader(map, size, ring->expectation());
@@ -113,7 +116,15 @@ std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
   if (problems) problems->insert(problems->end(), snap.problems.begin(), snap.problems.end());
   if (!snap.header_valid || snap.records.empty()) return {};
   // After the copy: every stamp in it is then older than this sample.
-  const core::RingTimeline time = core::RingTimeline::Of(snap, SampleClocks((snap.flags & ATR_RING_FLAG_COUNTER) != 0));
+  const bool counter = (snap.flags & ATR_RING_FLAG_COUNTER) != 0;
+  core::RingTimeline time;
+  if (counter && ring_->clock != nullptr) {
+    const ClockSample now = ring_->clock->SampleForSave();
+    const std::vector<core::ClockSnapshot> history = ring_->clock->Since(static_cast<int64_t>(snap.monotonic_ns));
+    time = core::RingTimeline::Of(snap, history, now);
+  } else {
+    time = core::RingTimeline::Of(snap, SampleClocks(counter));
+  }
   if (problems && !time.problem().empty()) problems->push_back(time.problem());
   const proto::RingRegister& reg = ring_->reg;
   if (!reg.structs.empty()) {

@@ -100,12 +100,13 @@ std::string FormatRingText(const proto::RingSnapshot& snap, const RingTimeline& 
   // where half of that grew the buffer (and copied it) once for a ring of long records.
   out.reserve(snap.records.size() * (28 + size_t{snap.msg_size}) + 160);
   SecondCache cache;
-  for (const proto::RingRecord& r : snap.records) {
+  for (const size_t i : time.order()) {
+    const proto::RingRecord& r = snap.records[i];
     // CANN: the text ends at min(length, msg_size - 1) and at its first NUL.
     const size_t limit = std::min<size_t>(r.data.size(), snap.msg_size - 1);
     const auto* begin = reinterpret_cast<const char*>(r.data.data());
     const size_t len = ::strnlen(begin, limit);
-    AppendLineTime(out, time.WallNs(r.timestamp_ns) + offset_ns, cache);
+    AppendLineTime(out, time.WallNs(i) + offset_ns, cache);
     out.append(begin, len);
     // CANN adds no newline to an empty text (the next line would run on); we always end
     // the line.
@@ -161,8 +162,9 @@ std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap, const Rin
   out.insert(out.end(), 4, 0);
 
   // One RbMsgHead + payload per record; "cycle" is ns since the ring's anchor.
-  for (const proto::RingRecord& r : snap.records) {
-    const int64_t cycle = time.SinceAnchorNs(r.timestamp_ns);
+  for (const size_t i : time.order()) {
+    const proto::RingRecord& r = snap.records[i];
+    const int64_t cycle = time.SinceAnchorNs(i);
     PutLe(out, static_cast<uint64_t>(cycle < 0 ? 0 : cycle), 8);
     PutLe(out, r.data.size(), 4);
     PutLe(out, 0, 1);  // busy: only complete records are here

@@ -33,7 +33,8 @@ Reply Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueF
     return refuse(ATR_EBUSY, "ring memory: " + memory_.Describe(verdict, c.peer.uid, cost));
   }
   auto ring = HeldRing::Map(std::move(memfd), m,
-                            options_.ring_unmapper ? *options_.ring_unmapper : InlineUnmapper::Instance());
+                            options_.ring_unmapper ? *options_.ring_unmapper : InlineUnmapper::Instance(),
+                            options_.counter_clock);
   if (!ring.ok()) return refuse(Neg(ring.status().err()), ring.status().message());
   c.rings.emplace(m.object_id, ClientRing{std::move(*ring), std::move(slot), std::move(memory)});
   CountHolder(c);

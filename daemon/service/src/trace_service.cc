@@ -33,12 +33,6 @@ constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEM
                                        ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS |
                                        ATR_FEATURE_CRASH_PATH;
 
-// Counter-stamped rings are granted only where this daemon can read the same counter and
-// trusts it to keep one rate (atraced/base/cycle_counter.h); decided once.
-bool DaemonReadsCounter() {
-  static const bool usable = CycleCounterUsable(kClocksourcePath, nullptr);
-  return usable;
-}
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
 constexpr size_t kMaxKeptScratch = 64 * 1024;
@@ -338,7 +332,8 @@ Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, 
   c.features = m.features & kSupportedFeatures;
   if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
   if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
-  if (!DaemonReadsCounter()) c.features &= ~ATR_FEATURE_RING_COUNTER;
+  // Counter-stamped rings only while the daemon's measurements trust the counter.
+  if (options.counter_clock == nullptr || !options.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));

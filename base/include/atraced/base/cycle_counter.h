@@ -33,15 +33,17 @@ inline uint64_t ReadCycleCounter() {
 #endif
 }
 
-// Whether the counter is one the kernel itself keeps time with, so that it ticks at one
-// rate on every core and never stops or jumps:
-//   - x86-64: the CPU says the TSC is invariant (CPUID 0x80000007, EDX bit 8), the kernel's
-//     clocksource is "tsc" (it switches away when it finds the TSCs of two cores apart),
-//     and this process may execute rdtsc (prctl PR_GET_TSC; a sandbox can make it fault);
-//   - aarch64: the generic timer's virtual count, which Linux always lets EL0 read.
-// `clocksource_path` is the sysfs file naming the current clocksource (a parameter so a
-// test can point it at a file of its own). `why`, when not null, receives the reason on false.
-bool CycleCounterUsable(const char* clocksource_path, const char** why);
+// Whether this process can read the counter at all: x86-64 unless rdtsc was made to fault
+// for it (prctl PR_SET_TSC, as some sandboxes do); aarch64's cntvct_el0, which Linux always
+// lets EL0 read. The library stamps records with the counter wherever this holds and the
+// daemon grants it. Whether the counter keeps time well enough is not this process's
+// question: the daemon measures that (daemon/rings/counter_trust.h, docs/TIMESTAMPS.md).
+// `why`, when not null, receives the reason on false.
+bool CounterInstructionRuns(const char** why);
+
+// Whether the CPU says its counter ticks at one rate in every power state (x86-64: the
+// invariant TSC, CPUID 0x80000007 EDX bit 8; aarch64: the generic timer, always).
+bool CpuSaysCounterInvariant();
 
 // CLOCK_REALTIME, CLOCK_MONOTONIC and the counter, read together: the ring's anchors (the
 // library) and the save's "now" (the daemon) are both taken with this.
@@ -55,7 +57,5 @@ struct ClockSample {
 // every record stamped against the sample, so a bracket wider than a few microseconds (or
 // one a realtime step crossed) is read again, a few times at most, and the tightest kept.
 ClockSample SampleClocks(bool with_counter);
-
-inline constexpr const char* kClocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
 }  // namespace atraced

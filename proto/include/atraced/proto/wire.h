@@ -14,8 +14,9 @@
  *        only with ATR_FEATURE_MEMFD), CRASH: a fatal signal caught in the process, answered
  *        once the daemon has written the stackcore dir; and DUMP: CANN's on-demand dump
  *        signal (35) caught in the process, answered once the schedule dir is written.
- *        Behind ATR_FEATURE_RING_COUNTER (granted only with ATR_FEATURE_MEMFD, and only by a
- *        daemon that can read the counter): RING_REGISTER's ATR_RING_COUNTER, a ring whose
+ *        Behind ATR_FEATURE_RING_COUNTER (granted only with ATR_FEATURE_MEMFD, and only
+ *        while the daemon's own measurements trust the counter, docs/TIMESTAMPS.md; a later
+ *        connection may not get it): RING_REGISTER's ATR_RING_COUNTER, a ring whose
  *        records carry cycle-counter stamps (ATR_RING_FLAG_COUNTER in ring_layout.h).
  *        Behind ATR_FEATURE_DEVICE_STATS: DEVICE_STATS, what a process's device receivers
  *        counted (received, dropped, reconnected), summed per device into STATUS's devices

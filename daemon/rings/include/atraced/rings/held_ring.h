@@ -35,6 +35,9 @@
 
 namespace atraced {
 
+namespace core {
+class CounterClock;
+}
 struct RingMapping;  // the registration and its read-only mapping, unmapped with the last holder
 
 // One ring's part of a save, decided on the loop; formatted on any one thread.
@@ -65,8 +68,10 @@ class HeldRing {
  public:
   // Checks and maps `memfd` for registration `m`; the descriptor is closed either way. The
   // mapping goes to `unmapper` when its last holder (this ring, a save in flight) lets go.
+  // `clock`, when not null, places a counter ring's records through the daemon's clock
+  // snapshots (counter_clock.h); null places them by the save's sample alone.
   static Result<HeldRing> Map(UniqueFd memfd, const proto::RingRegister& m,
-                              Unmapper& unmapper = InlineUnmapper::Instance());
+                              Unmapper& unmapper = InlineUnmapper::Instance(), core::CounterClock* clock = nullptr);
 
   // The most memory holding ring `m` can cost the daemon: every page of its mapping (a
   // hostile write_index makes a save read them all) and its decoded struct entries. Charged

@@ -17,6 +17,7 @@
 #include "atraced/base/unique_fd.h"
 #include "atraced/io/job_runner.h"
 #include "atraced/processes/crash_inspector.h"
+#include "atraced/rings/counter_clock.h"
 #include "atraced/rings/unmapper.h"
 
 namespace atraced {
@@ -81,6 +82,10 @@ struct ServiceOptions {
   // Who unmaps a ring once nobody holds it (atraced/rings/unmapper.h). nullptr: munmap on the
   // thread that let go; the daemon sets a BackgroundUnmapper, which must outlive the service.
   Unmapper* ring_unmapper = nullptr;
+  // The daemon's cycle counter: whether HELLO grants ATR_FEATURE_RING_COUNTER, and the clock
+  // snapshots its rings are placed through (atraced/rings/counter_clock.h). nullptr: never
+  // granted.
+  core::CounterClock* counter_clock = nullptr;
   // What the saves queued for the workers may reserve, in all, and the percent of it one
   // uid may hold, root and the daemon's uid included (-EAGAIN past it).
   uint64_t max_queued_bytes = 1ull << 30;
