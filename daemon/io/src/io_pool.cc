@@ -72,6 +72,9 @@ IoPool::Job IoPool::PopFair() {
 }
 
 void IoPool::Loop() {
+  // Named, so `top -H` and a debugger (and the shutdown tests, which hold a worker) tell the
+  // workers from the loop and the other threads.
+  ::pthread_setname_np(::pthread_self(), kThreadName);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || queued_ > 0; });

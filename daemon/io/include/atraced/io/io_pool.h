@@ -12,7 +12,8 @@
 //
 // Shutdown: the destructor stops taking jobs, lets the workers run what is queued until
 // `drain_deadline`, drops the rest, and joins. Their `done` are posted as usual; a loop that
-// no longer runs never calls them.
+// no longer runs never calls them. The daemon answers its saves before that (RingSaver's
+// DropQueued, AbandonRunning): a job it dropped is still popped here, and does nothing.
 #pragma once
 
 #include <chrono>
@@ -43,6 +44,8 @@ class IoPool final : public JobRunner {
   // Jobs queued or running whose `done` is not posted yet (any thread; a moment's figure).
   size_t in_flight() const;
   size_t workers() const { return threads_.size(); }
+  // Each worker's thread name (/proc/<pid>/task/<tid>/comm).
+  static constexpr const char* kThreadName = "atraced-io";
 
   // io-workers = auto: the CPUs this process may run on minus one for the loop, 2 to 16.
   // At least two even on one or two CPUs: with one, one user's long save (hundreds of MB of
