@@ -187,7 +187,8 @@ int RunStatus(const Globals& g, const Args& args) {
                 << ",\"max_bytes_per_client\":" << s.refused_client_bytes << "}}";
     }
     if (!shares.empty()) std::cout << ",\"shares\":" << JsonShares(shares);
-    std::cout << ",\"devices\":" << JsonDevices(devices) << "}\n";
+    std::cout << ",\"devices\":" << JsonDevices(devices) << ",\"incomplete_dirs\":"
+              << (s.incomplete_known ? std::to_string(s.incomplete_dirs) : std::string("null")) << "}\n";
     return kExitOk;
   }
   std::cout << "root:              " << s.root << "\n"
@@ -204,6 +205,8 @@ int RunStatus(const Globals& g, const Args& args) {
             << "bytes written:     " << s.bytes_written << " on disk, " << s.bytes_apparent << " by length\n"
             << "removal failures:  " << s.removal_failures << "\n"
             << "requests refused:  " << s.requests_refused << "\n";
+  // Saves a crash or a stop cut short (`list` marks them); unknown from an older daemon.
+  if (s.incomplete_known) std::cout << "incomplete dirs:   " << s.incomplete_dirs << "\n";
   if (s.retention_known) {
     std::cout << "max-use:           " << s.max_use << " (" << HumanBytes(s.max_use) << "), "
               << s.used_host + s.used_device + s.used_exit << " used\n"
@@ -232,21 +235,25 @@ std::string JsonEntry(const atrace::ListEntry& e, uint64_t now) {
     << ",\"uid\":" << e.uid << ",\"comm\":" << (e.comm.empty() ? std::string("null") : JsonString(e.comm))
     << ",\"bytes\":" << e.bytes << ",\"apparent_bytes\":" << e.apparent_bytes
     << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
-    << ",\"path\":" << JsonString(e.path) << "}";
+    << ",\"path\":" << JsonString(e.path)
+    << ",\"incomplete\":" << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "true" : "false") << "}";
   return o.str();
 }
 
 // SIZE is the disk used; APPARENT the files' length, which only a sparse file makes larger.
 // DEVICE is the device id of a device-side directory, "-" for the host's. COMM is the program
-// the directory was made for, "-" where the daemon did not record it (an older root).
-constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\n";
+// the directory was made for, "-" where the daemon did not record it (an older root). STATE
+// is "incomplete" for a directory holding a save that was cut short, else "-"; it comes last
+// so that the columns before it keep their places.
+constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\tSTATE\n";
 
 std::string TextEntry(const atrace::ListEntry& e, uint64_t now) {
   std::ostringstream o;
   o << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t"
     << (e.side == ATRACE_SIDE_DEVICE ? std::to_string(e.device_id) : std::string("-")) << "\t" << e.pid << "\t"
     << e.uid << "\t" << (e.comm.empty() ? std::string("-") : e.comm) << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t"
-    << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\n";
+    << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\t"
+    << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "incomplete" : "-") << "\n";
   return o.str();
 }
 

@@ -47,6 +47,10 @@ std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Sha
   e.Counter("atraced_requests_refused_total", "Requests refused, for any reason.", s.requests_refused);
   e.Counter("atraced_removal_failures_total", "Deletes of aged directories that failed (each is retried).",
             s.removal_failures);
+  if (s.incomplete_known) {
+    e.Gauge("atraced_incomplete_dirs", "Event directories holding a save that was cut short (a crash or a stop).",
+            s.incomplete_dirs);
+  }
   if (s.retention_known) {
     e.Family("atraced_used_bytes", "gauge", "Bytes (allocated) held by the counted event directories, by class.",
              ByClass(s.used_host, s.used_device, s.used_exit));

@@ -102,6 +102,7 @@ const char* atrace_client_strerror(int error) {
     case -EMSGSIZE: return "message too long";
     case -EPROTONOSUPPORT: return "protocol version not supported by the daemon";
     case -ENOMEM: return "out of memory";
+    case -ESHUTDOWN: return "the daemon stopped before the save was written";
     default: return error < 0 ? "unknown error" : "invalid error code (not a negative errno)";
   }
 }

@@ -32,6 +32,8 @@ int Query(atrace_client& c, uint16_t opcode, const Request& request, Body* out) 
   return proto::Decode(replies.front().body, out) ? -EPROTO : 0;
 }
 
+static_assert(ATRACE_LIST_INCOMPLETE == ATR_LIST_INCOMPLETE, "LIST flags pass through as the daemon sent them");
+
 // The whole struct from a STATUS reply; the entry points copy as much as their caller has.
 void FillStatus(const proto::StatusReply& s, atrace_status* out) {
   out->record_num = s.record_num;
@@ -70,6 +72,8 @@ void FillStatus(const proto::StatusReply& s, atrace_status* out) {
   out->exit_record_num = r.exit_record_num;
   out->reserved = 0;
   out->max_age_s = r.max_age_s;
+  out->incomplete_known = s.incomplete_sent ? 1 : 0;
+  out->incomplete_dirs = s.incomplete_dirs;
 }
 
 std::string PoolName(uint8_t pool) {
@@ -157,7 +161,7 @@ int atrace_client_list(atrace_client* client, atrace_list_fn fn, void* user) {
       for (const auto& e : page.entries) {
         atrace_list_entry entry{e.seq,   e.kind,          e.side,         e.device_id,      e.pid,
                                 e.uid,   e.bytes,         e.created_unix_us, e.path.c_str(), e.apparent_bytes,
-                                e.comm.c_str()};
+                                e.comm.c_str(), e.flags};
         int stop = fn(&entry, user);
         if (stop != 0) return stop;
         request.after_seq = e.seq;

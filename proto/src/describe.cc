@@ -51,6 +51,7 @@ std::string_view StatusName(int32_t status) {
     case ATR_EMSGSIZE: return "EMSGSIZE";
     case ATR_EPROTONOSUPPORT: return "EPROTONOSUPPORT";
     case ATR_ENOTSUP: return "ENOTSUP";
+    case ATR_ESHUTDOWN: return "ESHUTDOWN";
     default: return "UNKNOWN";
   }
 }

@@ -170,6 +170,8 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
     PutU32(out, 0);
     for (uint64_t v : {d.events, d.received, d.saved, d.dropped_invalid, d.dropped_daemon, d.reconnects}) PutU64(out, v);
   }
+  if (!m.incomplete_sent) return;
+  PutU64(out, m.incomplete_dirs);
 }
 
 namespace {
@@ -253,7 +255,12 @@ DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
         m->shares = {};
       } else {
         m->devices.present = ReadDevices(in, &m->devices);
-        if (!m->devices.present) m->devices = {};
+        if (!m->devices.present) {
+          m->devices = {};
+        } else {
+          m->incomplete_sent = in.ReadU64(&m->incomplete_dirs);
+          if (!m->incomplete_sent) m->incomplete_dirs = 0;
+        }
       }
     }
   }
@@ -283,6 +290,9 @@ void Encode(const ListReply& m, std::vector<uint8_t>& out) {
   // Then each entry's program, "" where unknown (later still 1.1).
   if (!m.comm_sent) return;
   for (const ListEntry& e : m.entries) PutString16(out, e.comm);
+  // Then each entry's flags (later still 1.1).
+  if (!m.flags_sent) return;
+  for (const ListEntry& e : m.entries) PutU32(out, e.flags);
 }
 
 namespace {
@@ -344,6 +354,11 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   }
   if (!m->comm_sent) {
     for (ListEntry& e : m->entries) e.comm.clear();
+  }
+  // The flags, all or none, after the programs: a body without them comes from an older daemon.
+  m->flags_sent = m->comm_sent && in.remaining() / 4 >= count;
+  for (ListEntry& e : m->entries) {
+    if (!m->flags_sent || !in.ReadU32(&e.flags)) e.flags = 0;
   }
   return std::nullopt;
 }

@@ -93,7 +93,7 @@ TEST_CASE("stack dump: 35 queued with 0xAABB0003 leaves the .bin asys waits for,
   DaemonProcess d;
   REQUIRE(d.Start());
   // How an operator makes asys and the daemon meet: the process's ASCEND_WORK_PATH names the
-  // daemon's root (docs/CLIENT.md).
+  // daemon's root (docs/ASCEND_TRACE.md).
   Child child(d, "dump-on-input", 5, {"ASCEND_WORK_PATH=" + d.root()});
   const std::string root = AsysTraceRoot(child.pid);
   CHECK(root == d.trace_dir());

@@ -278,7 +278,7 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
 
   auto list = Ctl(d, {"list"});
   REQUIRE(list.exit_code == 0);
-  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\n"));
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\tSTATE\n"));
   CHECK(Has(list.out, "\tdevice\tschedule\t"));
   CHECK(Has(list.out, "\texit\texit\t-\t"));
   auto lj = Ctl(d, {"list", "--json"});
@@ -286,7 +286,7 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
   std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
                    "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
-                   "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\"\\}");
+                   "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\",\"incomplete\":false\\}");
   auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
   CHECK(std::distance(begin, std::sregex_iterator()) == 3);
   CHECK(Has(lj.out, "\"class\":\"device\",\"kind\":\"schedule\",\"device_id\":1,"));
@@ -391,7 +391,7 @@ TEST_CASE("atracectl status shows each device's traces: events, received, droppe
   DaemonProcess d;
   REQUIRE(d.Start());
   auto none = Ctl(d, {"status", "--json"});
-  CHECK(Has(none.out, "\"devices\":[]}"));
+  CHECK(Has(none.out, "\"devices\":[],\"incomplete_dirs\":0}"));
   CHECK_FALSE(Has(Ctl(d, {"status", "--prometheus"}).out, "atraced_device_"));
   auto c = RawClient::Connect(d.socket());
   REQUIRE(c);
@@ -663,7 +663,7 @@ TEST_CASE("atracectl list --follow prints each new directory as it is made, filt
   REQUIRE(first.size() == 1);
   CHECK(Has(first[0], "\"seq\":1,"));
   REQUIRE(exits.Lines(1, std::chrono::seconds(10)) == std::vector<std::string>{
-                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH"});
+                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\tSTATE"});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its watch is set up
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "one"}, "x").exit_code == 0);

@@ -13,6 +13,7 @@
 #include "support/daemon_helpers.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
+#include "ctl_output.h"
 
 using namespace atraced;
 using namespace atraced::testing;
@@ -34,19 +35,8 @@ proto::ListEntry OnlyEntry(RawClient& c) {
   return list.entries[0];
 }
 
-// `atracectl --socket S du --json`'s output (the binary the user runs, not our decoder).
-std::string DuJson(const DaemonProcess& d) {
-  const std::string cmd = std::string(ATRACECTL_BINARY) + " --socket '" + d.socket() + "' du --json";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[512];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = ::pclose(p);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  return out;
-}
+// `atracectl du --json`'s output (the binary the user runs, not our decoder).
+std::string DuJson(const DaemonProcess& d) { return CtlOutput(d, "du --json"); }
 
 // The number after `"key":` at or after `from` in a flat JSON text (no <regex> in tests).
 uint64_t JsonAfter(const std::string& json, const std::string& key, size_t from = 0) {

@@ -298,6 +298,34 @@ TEST_CASE("STATUS reply: the devices block round-trips, a reader before it sees 
   CHECK(r.shares.present);
 }
 
+TEST_CASE("STATUS reply: the incomplete count follows the devices block and a body without it leaves it unknown",
+          "[codec][reply][status]") {
+  StatusReply s = SampleStatus();
+  s.retention.present = true;
+  s.shares.present = true;
+  s.devices.present = true;
+  s.devices.devices.push_back({0, 3, 10, 9, 1, 1, 0});
+  s.incomplete_sent = true;
+  s.incomplete_dirs = 7;
+  const auto body = EncodeToVector(s);
+  const StatusReply out = RequireDecoded<StatusReply>(body);
+  CHECK(out.incomplete_sent);
+  CHECK(out.incomplete_dirs == 7);
+  CHECK(out.devices.devices.size() == 1);
+  CHECK(EncodeToVector(out) == body);
+  // An older daemon's body ends at the devices block; one cut inside the count is not half read.
+  const auto older = RequireDecoded<StatusReply>(std::span(body).first(body.size() - 8));
+  CHECK_FALSE(older.incomplete_sent);
+  CHECK(older.incomplete_dirs == 0);
+  CHECK(older.devices.present);
+  CHECK(EncodeToVector(older) == std::vector<uint8_t>(body.begin(), body.end() - 8));
+  CHECK_FALSE(RequireDecoded<StatusReply>(std::span(body).first(body.size() - 1)).incomplete_sent);
+  // A later daemon's bytes after it are ignored.
+  auto later = body;
+  later.push_back(9);
+  CHECK(RequireDecoded<StatusReply>(later).incomplete_dirs == 7);
+}
+
 ListEntry SampleEntry(uint64_t seq, std::string path) {
   ListEntry e;
   e.seq = seq;
@@ -320,8 +348,8 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   in.entries[0].comm = "python3";  // the second's program is unknown: ""
   const auto full = EncodeToVector(in);
   const size_t entry_size = 40 + 2 + in.entries[0].path.size();
-  // The apparent sizes follow every entry, then the programs.
-  REQUIRE(full.size() == 8 + 2 * entry_size + 2 * 8 + (2 + 7) + 2);
+  // The apparent sizes follow every entry, then the programs, then the flags.
+  REQUIRE(full.size() == 8 + 2 * entry_size + 2 * 8 + (2 + 7) + 2 + 2 * 4);
   const ListReply with_apparent = RequireDecoded<ListReply>(full);
   CHECK(with_apparent.entries[0].apparent_bytes == (1ull << 40) + 1);
   CHECK(with_apparent.entries[1].apparent_bytes == (1ull << 40) + 2);
@@ -330,13 +358,13 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   CHECK(with_apparent.entries[1].comm.empty());
   CHECK(with_apparent.comm_sent);
   // Without the programs (an older daemon, or cut short): every one unknown, sizes kept.
-  const std::vector<uint8_t> no_comm(full.begin(), full.end() - 11);
+  const std::vector<uint8_t> no_comm(full.begin(), full.end() - 8 - 11);
   const ListReply sized = RequireDecoded<ListReply>(no_comm);
   CHECK_FALSE(sized.comm_sent);
   CHECK(sized.entries[0].comm.empty());
   CHECK(sized.entries[1].apparent_bytes == (1ull << 40) + 2);
   CHECK(EncodeToVector(sized) == no_comm);
-  CHECK(RequireDecoded<ListReply>(std::span(full).first(full.size() - 1)).entries[0].comm.empty());
+  CHECK(RequireDecoded<ListReply>(std::span(full).first(full.size() - 8 - 1)).entries[0].comm.empty());
   // A program that is not a name is not believed: none are.
   ListReply hostile = in;
   hostile.entries[1].comm = "../x";
@@ -344,7 +372,7 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   CHECK_FALSE(doubted.comm_sent);
   CHECK(doubted.entries[0].comm.empty());
   // Without the sizes either: all fall back to `bytes`.
-  const std::vector<uint8_t> body(full.begin(), full.end() - 16 - 11);
+  const std::vector<uint8_t> body(full.begin(), full.end() - 8 - 16 - 11);
   CHECK(RequireDecoded<ListReply>(std::span(no_comm).first(no_comm.size() - 1)).entries[0].apparent_bytes == 1 << 20);
   // ...and re-encoding such a body gives it back, without sizes the daemon never sent.
   const ListReply older = RequireDecoded<ListReply>(body);
@@ -404,6 +432,37 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   }
 }
 
+TEST_CASE("LIST reply: each entry's flags follow the programs and an older body has none", "[codec][reply][list]") {
+  ListReply in;
+  in.entries.push_back(SampleEntry(1, "trace_1_2_20240131235959123456/1_event_2_x"));
+  in.entries.push_back(SampleEntry(2, "trace_1_2_20240131235959123456/2_event_2_y"));
+  in.entries[0].comm = "python3";
+  in.entries[1].flags = ATR_LIST_INCOMPLETE | 0x80000000u;  // a bit this reader does not know is kept
+  const auto full = EncodeToVector(in);
+  REQUIRE(std::vector<uint8_t>(full.end() - 8, full.end()) == Bytes({0, 0, 0, 0, 1, 0, 0, 0x80}));
+  const ListReply out = RequireDecoded<ListReply>(full);
+  CHECK(out.flags_sent);
+  CHECK(out.entries[0].flags == 0);
+  CHECK(out.entries[1].flags == (ATR_LIST_INCOMPLETE | 0x80000000u));
+  CHECK(EncodeToVector(out) == full);
+  // A body that ends at the programs (an older daemon), or cut inside the flags: none are read.
+  for (size_t cut : {size_t{8}, size_t{1}}) {
+    INFO("cut " << cut);
+    const std::vector<uint8_t> body(full.begin(), full.end() - cut);
+    const ListReply older = RequireDecoded<ListReply>(body);
+    CHECK_FALSE(older.flags_sent);
+    CHECK(older.entries[1].flags == 0);
+    CHECK(older.entries[0].comm == "python3");
+    if (cut == 8) CHECK(EncodeToVector(older) == body);
+  }
+  // Without believed programs the flags are not read either (they would not be in their place).
+  ListReply hostile = in;
+  hostile.entries[0].comm = "../x";
+  const ListReply doubted = RequireDecoded<ListReply>(EncodeToVector(hostile));
+  CHECK_FALSE(doubted.flags_sent);
+  CHECK(doubted.entries[1].flags == 0);
+}
+
 TEST_CASE("VACUUM reply: layout, round trip, rejections", "[codec][reply][vacuum]") {
   const VacuumReply in{{"a/b", "c"}, 7};
   const auto body = EncodeToVector(in);
@@ -455,6 +514,7 @@ TEST_CASE("names of opcodes and statuses", "[codec]") {
   CHECK(OpcodeName(ATR_OP_STACK_DUMP) == "STACK_DUMP");
   CHECK(OpcodeName(999) == "UNKNOWN");
   CHECK(StatusName(ATR_EBADMSG) == "EBADMSG");
+  CHECK(StatusName(ATR_ESHUTDOWN) == "ESHUTDOWN");
   CHECK(StatusName(-74) == "EBADMSG");
   CHECK(StatusName(0) == "OK");
   CHECK(StatusName(-4) == "UNKNOWN");

@@ -111,3 +111,84 @@ TEST_CASE("a directory's program rides in a 'c' record after its '+'", "[order_l
     CHECK(again.live[0].comm == "python3.11");
   }
 }
+
+TEST_CASE("a save's 'p' without its 'd' leaves the directory incomplete, and the rewrite keeps it", "[order_log]") {
+  std::string text(kOrderLogHeader);
+  OrderEntry saving = Entry(1);
+  saving.incomplete = true;  // written with its '+', as BeginEvent does for a save
+  AppendCreated(saving, text);
+  OrderEntry cut = Entry(2, AgeClass::kHost, "schedule_event_2_20260101000000000002");
+  cut.incomplete = true;
+  AppendCreated(cut, text);
+  AppendCreated(Entry(3, AgeClass::kHost, "schedule_event_2_20260101000000000003"), text);  // no save: complete
+  AppendSaved(1, text);
+  CHECK(text.find(kEvent + "\np 1\n+ 2 ") != std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  CHECK(r.records == 6);
+  REQUIRE(r.live.size() == 3);
+  CHECK_FALSE(r.live[0].incomplete);
+  CHECK(r.live[1].incomplete);
+  CHECK_FALSE(r.live[2].incomplete);
+  // The start-up rewrite writes the live entries back: the cut-short save stays incomplete.
+  std::string rewritten(kOrderLogHeader);
+  for (const OrderEntry& e : r.live) AppendCreated(e, rewritten);
+  auto again = ReplayOrderLog(rewritten);
+  CHECK(again.rejected == 0);
+  REQUIRE(again.live.size() == 3);
+  CHECK(again.live == r.live);
+  // A later save into the same directory, begun and completed: 'p' again, then 'd'.
+  AppendSaving(3, text);
+  CHECK(ReplayOrderLog(text).live[2].incomplete);
+  AppendSaved(3, text);
+  CHECK_FALSE(ReplayOrderLog(text).live[2].incomplete);
+}
+
+TEST_CASE("a log from before saves were logged loads with every directory complete", "[order_log]") {
+  // Written by an older daemon: '+', 'c' and '-' only.
+  const std::string text = std::string(kOrderLogHeader) + "+ 1 h 0 1000 5 " + kProc + "/" + kEvent + "\nc 1 prog\n" +
+                           "+ 2 e 0 1000 6 " + kProc + "/exit_event_2_20260101000000000002\n- 1\n";
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  REQUIRE(r.live.size() == 1);
+  CHECK_FALSE(r.live[0].incomplete);
+  REQUIRE(r.removing.size() == 1);
+  CHECK_FALSE(r.removing[0].incomplete);
+}
+
+TEST_CASE("save records that are torn, repeated or name no pending save are refused", "[order_log][security]") {
+  std::string base(kOrderLogHeader);
+  OrderEntry saving = Entry(1);
+  saving.incomplete = true;
+  AppendCreated(saving, base);
+  AppendCreated(Entry(2, AgeClass::kHost, "schedule_event_2_20260101000000000002"), base);
+  AppendCreated(Entry(3, AgeClass::kHost, "schedule_event_2_20260101000000000003"), base);
+  AppendRemoved(3, base);
+  auto [line, reason] = GENERATE(table<std::string, std::string>({
+      {"p 1", "already pending"},               // a duplicate 'p'
+      {"d 2", "with no save pending"},          // 'd' without 'p'
+      {"d 9", "unknown sequence"},              // 'd' for a sequence never created
+      {"p 9", "unknown sequence"},
+      {"d 3", "unknown sequence"},              // 'd' for a directory being removed
+      {"d", "bad saved record"},
+      {"p 1 2", "bad save record"},
+      {"d -1", "bad saved record"},
+      {"d 18446744073709551616", "bad saved record"},
+  }));
+  CAPTURE(line);
+  auto r = ReplayOrderLog(base + line + "\n");
+  CHECK(r.rejected == 1);
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].find(reason) != std::string::npos);
+  REQUIRE(r.live.size() == 2);
+  CHECK(r.live[0].incomplete);  // the refused record changed nothing
+  CHECK_FALSE(r.live[1].incomplete);
+  // The same completion torn (no newline: the write never finished): ignored, the save stays incomplete.
+  auto torn = ReplayOrderLog(base + "d 1");
+  CHECK(torn.rejected == 0);
+  CHECK(torn.live[0].incomplete);
+  // A second 'd' after a good one is refused and changes nothing.
+  auto twice = ReplayOrderLog(base + "d 1\nd 1\n");
+  CHECK(twice.rejected == 1);
+  CHECK_FALSE(twice.live[0].incomplete);
+}

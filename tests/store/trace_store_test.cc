@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 
 #include "atraced/store/posix_file_system.h"
 #include "atraced/store/trace_store.h"
@@ -906,4 +907,48 @@ TEST_CASE("VacuumBy: each verb as the limit it mirrors, never a pinned dir", "[s
     CHECK(f.store_->count(AgeClass::kHost) == 3);
     CHECK(f.OnDisk(h1));
   }
+}
+
+TEST_CASE("a save cut short or failed is listed incomplete across restarts and a completed one is not",
+          "[store][recovery]") {
+  StoreFixture f;
+  auto begin_save = [&](int32_t pid) {
+    f.clock_.Advance(1ms);
+    EventSpec spec{{pid, pid, kProcTime}, EventKind::kSchedule, pid, "", Side::kHost, 0, 1000, "", /*save=*/true};
+    auto r = f.store_->BeginEvent(spec);
+    REQUIRE(r.ok());
+    REQUIRE(f.store_->OpenFile(r->seq, TraceFileName::Object({"schedule", "ring", false})).ok());
+    return r->rel_path;
+  };
+  auto incomplete_paths = [&] {
+    std::set<std::string> paths;
+    for (const EventInfo& e : f.store_->List(0, 100)) {
+      if (e.incomplete) paths.insert(e.rel_path);
+    }
+    return paths;
+  };
+  f.Begin(EventKind::kSchedule, Side::kHost, 100);  // written by its client: no save record
+  begin_save(101);
+  const uint64_t completed_seq = f.store_->List(0, 100).back().seq;
+  f.store_->EndSave(completed_seq, true);
+  f.store_->EndEvent(completed_seq);
+  const std::string failed = begin_save(102);
+  const uint64_t failed_seq = f.store_->List(0, 100).back().seq;
+  const std::string cut_short = begin_save(103);  // the daemon dies while it is written
+  // Being written is not incomplete; a save whose write failed is, at once.
+  CHECK(incomplete_paths().empty());
+  f.store_->EndSave(failed_seq, false);
+  f.store_->EndEvent(failed_seq);
+  CHECK(incomplete_paths() == std::set<std::string>{failed});
+  CHECK(f.store_->IncompleteDirs() == 1);
+
+  f.Restart(10);
+  CHECK(incomplete_paths() == std::set<std::string>{failed, cut_short});
+  CHECK(f.store_->IncompleteDirs() == 2);
+  CHECK(f.store_->count(AgeClass::kHost) == 4);
+  CHECK(f.log_.Has(LogLevel::kWarning, "2 event dir(s) hold a save that was cut short"));
+  // The start-up rewrite kept the marks: a second restart finds the same.
+  f.Restart(10);
+  CHECK(incomplete_paths() == std::set<std::string>{failed, cut_short});
+  CHECK(f.store_->count(AgeClass::kHost) == 4);
 }

@@ -2,7 +2,7 @@
  * top of atraced. Every function is declared weak, as in CANN, so that a caller can test
  * `if (AtraceCreate != NULL)` when the library may be absent. Link with
  * `pkg-config --libs ascend_trace` or the CMake target AscendTrace::ascend_trace: both keep
- * the library on the link line even with -Wl,--as-needed (docs/CLIENT.md says why). */
+ * the library on the link line even with -Wl,--as-needed (docs/ASCEND_TRACE.md says why). */
 #ifndef ATRACE_PUB_H
 #define ATRACE_PUB_H
 

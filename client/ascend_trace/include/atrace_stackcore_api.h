@@ -9,7 +9,7 @@
  * returns TRACE_SUCCESS, and writes it again where it is missing. TRACE_INVALID_PARAM for a
  * null or mis-sized path or one not ending in .bin; TRACE_FAILURE, with one line on stderr
  * saying why, for a file that is not an atraced stack dump or a .txt that cannot be written.
- * The .bin's layout is docs/CLIENT.md's. */
+ * The .bin's layout is docs/ASCEND_TRACE.md's. */
 #ifndef ATRACE_STACKCORE_API_H
 #define ATRACE_STACKCORE_API_H
 

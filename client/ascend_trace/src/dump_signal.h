@@ -14,7 +14,7 @@
 //
 // Queued with CANN's stack-dump values (sigqueue, 0xAABB0003 or 0xAABB0002: asys collect
 // -r=stacktrace), the handler sends STACK_DUMP instead, where the daemon granted it: the
-// daemon writes the stackcore dir with the stacks asys waits for (docs/CLIENT.md).
+// daemon writes the stackcore dir with the stacks asys waits for (docs/ASCEND_TRACE.md).
 //
 // Without a daemon, or while the channel is in use (a crash report, another dump, or
 // DaemonLink reconnecting on the very thread the signal interrupted), the dump is skipped.

@@ -124,6 +124,10 @@ typedef struct atrace_status {
   uint32_t exit_record_num;
   uint32_t reserved;
   uint64_t max_age_s;         /* 0: off */
+  /* Appended after max_age_s (atrace_client_status_ex only). */
+  uint32_t incomplete_known;  /* 1 if the daemon sent incomplete_dirs */
+  uint32_t reserved2;
+  uint64_t incomplete_dirs;   /* directories holding a save that was cut short (ATRACE_LIST_INCOMPLETE) */
 } atrace_status;
 
 typedef struct atrace_list_entry {
@@ -140,7 +144,11 @@ typedef struct atrace_list_entry {
   uint64_t apparent_bytes; /* the files' lengths, holes included */
   const char *comm; /* the program that made it ("" unknown: an older daemon or root);
                        valid during the callback only */
+  uint32_t flags;   /* ATRACE_LIST_*; 0 from an older daemon */
 } atrace_list_entry;
+/* A save into the directory was cut short (the daemon killed or stopped, or a write failed
+ * while it wrote a ring save or a report): its files may be empty or short. */
+#define ATRACE_LIST_INCOMPLETE 0x1u
 
 /* journalctl's vacuum verbs for atrace_client_vacuum_by: a directory goes if any verb given
  * says so (PROTOCOL.md, VACUUM_BY). */

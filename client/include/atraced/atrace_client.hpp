@@ -70,6 +70,7 @@ struct ListEntry {
   std::string path;  // relative to <root>/atrace
   uint64_t apparent_bytes = 0;
   std::string comm;  // the program that made it; "" unknown
+  uint32_t flags = 0;  // ATRACE_LIST_*
 };
 
 class File {
@@ -192,7 +193,7 @@ class Client {
         [](const atrace_list_entry* e, void* user) {
           auto* v = static_cast<std::vector<ListEntry>*>(user);
           v->push_back(ListEntry{e->seq, e->kind, e->side, e->device_id, e->pid, e->uid, e->bytes,
-                                 e->created_unix_us, e->path, e->apparent_bytes, e->comm});
+                                 e->created_unix_us, e->path, e->apparent_bytes, e->comm, e->flags});
           return 0;
         },
         out));

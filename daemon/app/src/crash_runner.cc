@@ -7,7 +7,8 @@ namespace atraced {
 
 ThreadCrashRunner::ThreadCrashRunner(asio::io_context& io)
     // No drain at shutdown: a queued inspection would cost its budget for a daemon going away.
-    : pool_(1, [&io](std::function<void()> done) { asio::post(io, std::move(done)); }, std::chrono::milliseconds(0)) {}
+    : pool_(1, [&io](std::function<void()> done) { asio::post(io, std::move(done)); }, std::chrono::milliseconds(0),
+            "atraced-crash") {}
 
 void ThreadCrashRunner::Run(uint32_t uid, std::function<CrashFacts()> inspect, std::function<void(CrashFacts)> done) {
   auto facts = std::make_shared<CrashFacts>();

@@ -38,7 +38,13 @@
 namespace atraced {
 namespace {
 
+// On SIGTERM: requests under way and saves on the I/O workers get kShutdownGrace to land.
+// Then the saves no worker has started are answered -ESHUTDOWN; the ones being written get
+// kSaveGrace more to finish (then they too are answered -ESHUTDOWN); then the replies get
+// kReplyFlush to go out. All of it well inside systemd's TimeoutStopSec (15 s).
 constexpr auto kShutdownGrace = std::chrono::seconds(3);
+constexpr auto kSaveGrace = std::chrono::seconds(5);
+constexpr auto kReplyFlush = std::chrono::seconds(1);
 constexpr auto kStatusInterval = std::chrono::seconds(2);
 
 // STATUS= must stay one line.
@@ -229,7 +235,8 @@ class Daemon {
         stopping_ = true;
         Notify("STOPPING=1\nSTATUS=Stopping");
         listener.Stop();
-        StopWhenDrained(io, listener, ticker, std::chrono::steady_clock::now() + kShutdownGrace);
+        StopWhenDrained(io, listener, ticker,
+                        Stopping{std::chrono::steady_clock::now() + kShutdownGrace, false, false, std::nullopt});
       });
     };
     wait_signal();
@@ -315,20 +322,51 @@ class Daemon {
     });
   }
 
-  void StopWhenDrained(asio::io_context& io, Listener& listener, asio::steady_timer& timer,
-                       std::chrono::steady_clock::time_point deadline) {
-    // Saves in flight (a death's report has no session) are let land too.
-    const size_t saves = service_->saves_in_flight();
-    if ((listener.sessions() == 0 && saves == 0) || std::chrono::steady_clock::now() >= deadline) {
-      if (listener.sessions() != 0) log_.Warning("stopping with ", listener.sessions(), " session(s) still busy");
-      if (saves != 0) log_.Warning("stopping with ", saves, " save(s) not written yet");
+  // Where a stop is: the grace period's end, and whether the saves past it were answered.
+  struct Stopping {
+    std::chrono::steady_clock::time_point grace_end;
+    bool dropped = false;    // the saves not started were answered -ESHUTDOWN
+    bool abandoned = false;  // the saves still being written were too
+    std::optional<std::chrono::steady_clock::time_point> flush_end;
+  };
+
+  // Polls until every session closed and every save was answered, answering what is left
+  // -ESHUTDOWN at the deadlines above, so that no client that asked for a save gets a closed
+  // connection for its reply.
+  void StopWhenDrained(asio::io_context& io, Listener& listener, asio::steady_timer& timer, Stopping stop) {
+    const auto now = std::chrono::steady_clock::now();
+    size_t saves = service_->saves_in_flight();
+    bool done = listener.sessions() == 0 && saves == 0;
+    if (!done && now >= stop.grace_end) {
+      if (!stop.dropped) {
+        stop.dropped = true;
+        if (size_t n = service_->DropQueuedSaves(); n != 0) {
+          log_.Warning("stopping: ", n, " save(s) not started in the grace period answered -ESHUTDOWN");
+        }
+      }
+      saves = service_->saves_in_flight();
+      if (saves != 0 && now >= stop.grace_end + kSaveGrace && !stop.abandoned) {
+        stop.abandoned = true;
+        const size_t n = service_->DropQueuedSaves() + service_->AbandonRunningSaves();  // a death's save may be new
+        log_.Warning("stopping: ", n, " save(s) still being written answered -ESHUTDOWN; their directories are left incomplete");
+        saves = service_->saves_in_flight();
+      }
+      // The saves answered, their replies get a moment to go out; then whatever is left closes.
+      if ((saves == 0 || stop.abandoned) && !stop.flush_end) stop.flush_end = now + kReplyFlush;
+      if (stop.flush_end && now >= *stop.flush_end) {
+        if (listener.sessions() != 0) log_.Warning("stopping with ", listener.sessions(), " session(s) still busy");
+        if (saves != 0) log_.Warning("stopping with ", saves, " save(s) not answered");
+        done = true;
+      }
+    }
+    if (done) {
       if (tick_timer_) tick_timer_->cancel();
       io.stop();
       return;
     }
     timer.expires_after(std::chrono::milliseconds(10));
-    timer.async_wait([this, &io, &listener, &timer, deadline](const boost::system::error_code& ec) {
-      if (!ec) StopWhenDrained(io, listener, timer, deadline);
+    timer.async_wait([this, &io, &listener, &timer, stop](const boost::system::error_code& ec) {
+      if (!ec) StopWhenDrained(io, listener, timer, stop);
     });
   }
 

@@ -9,7 +9,7 @@
 
 namespace atraced {
 
-IoPool::IoPool(size_t workers, Post post_to_loop, std::chrono::milliseconds drain_deadline)
+IoPool::IoPool(size_t workers, Post post_to_loop, std::chrono::milliseconds drain_deadline, const char* thread_name)
     : post_(std::move(post_to_loop)), drain_deadline_(drain_deadline) {
   threads_.reserve(std::max<size_t>(workers, 1));
   // Workers take no signal: SIGTERM and SIGHUP belong to the event loop's thread, and a
@@ -18,7 +18,7 @@ IoPool::IoPool(size_t workers, Post post_to_loop, std::chrono::milliseconds drai
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) threads_.emplace_back([this] { Loop(); });
+  for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) threads_.emplace_back([this, thread_name] { Loop(thread_name); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
@@ -71,7 +71,8 @@ IoPool::Job IoPool::PopFair() {
   return job;
 }
 
-void IoPool::Loop() {
+void IoPool::Loop(const char* thread_name) {
+  ::pthread_setname_np(::pthread_self(), thread_name);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || queued_ > 0; });

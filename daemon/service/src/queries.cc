@@ -79,6 +79,8 @@ Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& 
   for (const auto& [id, d] : counters_.devices) {
     r.devices.devices.push_back({id, d.events, d.received, d.saved, d.dropped_invalid, d.dropped_daemon, d.reconnects});
   }
+  r.incomplete_sent = true;
+  r.incomplete_dirs = store_.IncompleteDirs();
   proto::Encode(r, body);
   return std::nullopt;
 }
@@ -101,6 +103,7 @@ Reply Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& bo
     le.created_unix_us = static_cast<uint64_t>(std::max<int64_t>(0, e.created_us));
     le.path = e.rel_path;
     le.comm = e.comm;
+    le.flags = e.incomplete ? ATR_LIST_INCOMPLETE : 0;
     r.entries.push_back(std::move(le));
   }
   proto::Encode(r, body);

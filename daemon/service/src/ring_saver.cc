@@ -1,5 +1,6 @@
 #include "ring_saver.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,8 +23,15 @@ struct RingSaver::Job {
     std::string ring_name;  // for the log
   };
 
-  // Worker side: copies and formats each ring, writes each file, closes them.
+  // Who has the job: the worker and the loop each claim it with one compare-and-swap, so a
+  // save dropped at shutdown is never also written, and one being written is not dropped.
+  enum class State : uint8_t { kQueued, kRunning, kRan, kDropped };
+
+  // Worker side: copies and formats each ring, writes each file, closes them; nothing if the
+  // loop dropped the job first.
   void Run() {
+    State expected = State::kQueued;
+    if (!state.compare_exchange_strong(expected, State::kRunning)) return;
     for (Part& p : parts) {
       if (!p.file) continue;
       if (p.ring) p.bytes = p.ring->Format(&p.problems);
@@ -38,6 +46,15 @@ struct RingSaver::Job {
       p.file.reset();
       std::string().swap(p.bytes);
     }
+    state.store(State::kRan);
+  }
+
+  // Every part opened and written in full.
+  bool Whole() const {
+    for (const Part& p : parts) {
+      if (!p.status.ok()) return false;
+    }
+    return true;
   }
 
   std::vector<Part> parts;
@@ -47,6 +64,8 @@ struct RingSaver::Job {
   uint64_t start_ticks = 0;
   UidCharge queued;  // loop side: released by Complete
   SaveDone done;
+  std::atomic<State> state{State::kQueued};
+  bool answered = false;  // loop side: `done` was called (a completion after it does nothing)
 };
 
 void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
@@ -89,7 +108,8 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(Refusal{Neg(st.err()), st.message(), false, true});
-  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program}, c.utc_offset_s);
+  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true},
+                                 c.utc_offset_s);
   if (!begun.ok()) return done(Refusal{Neg(begun.status().err()), begun.status().message()});
   job->seq = begun->seq;
   if (made_dir != nullptr) *made_dir = store_.fs().trace_dir() + "/" + begun->rel_path;
@@ -107,7 +127,7 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
       p.status = out.status();
     }
   }
-  ++in_flight_;
+  jobs_.emplace(job.get(), job);
   if (!runner) {
     job->Run();
     return Complete(*job);
@@ -115,8 +135,44 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   runner->Submit(c.peer.uid, [job] { job->Run(); }, [this, job] { Complete(*job); });
 }
 
+size_t RingSaver::DropQueued() {
+  std::vector<Job*> dropped;
+  for (auto& [raw, job] : jobs_) {
+    Job::State expected = Job::State::kQueued;
+    if (job->state.compare_exchange_strong(expected, Job::State::kDropped)) dropped.push_back(raw);
+  }
+  for (Job* job : dropped) Answer(*job, /*parts_idle=*/true);
+  return dropped.size();
+}
+
+size_t RingSaver::AbandonRunning() {
+  std::vector<Job*> running;
+  for (auto& [raw, job] : jobs_) {
+    if (job->state.load() == Job::State::kRunning) running.push_back(raw);
+  }
+  for (Job* job : running) Answer(*job, /*parts_idle=*/false);
+  return running.size();
+}
+
+void RingSaver::Answer(Job& job, bool parts_idle) {
+  const std::shared_ptr<Job> keep = jobs_.at(&job);  // the worker's copy may be all that is left
+  jobs_.erase(&job);
+  job.answered = true;
+  job.queued = UidCharge();
+  store_.Unreserve(job.reserved);
+  admission_.ReturnBytes(job.pid, job.start_ticks, job.reserved);
+  if (parts_idle) {
+    for (Job::Part& p : job.parts) p.file.reset();  // the files stay, empty: the directory is incomplete
+  }
+  store_.EndSave(job.seq, false);
+  store_.EndEvent(job.seq);
+  SaveDone done = std::move(job.done);
+  done(Refusal{ATR_ESHUTDOWN, "save: the daemon is stopping; the save was not written in full"});
+}
+
 void RingSaver::Complete(Job& job) {
-  --in_flight_;
+  if (job.answered) return;  // answered -ESHUTDOWN at shutdown
+  jobs_.erase(&job);
   job.queued = UidCharge();
   store_.Unreserve(job.reserved);  // before the bytes written are added: counted once
   Reply result;
@@ -134,6 +190,7 @@ void RingSaver::Complete(Job& job) {
     if (p.ring) ++counters_.rings_saved;
   }
   admission_.ReturnBytes(job.pid, job.start_ticks, job.reserved - written);
+  store_.EndSave(job.seq, job.Whole());
   store_.EndEvent(job.seq);
   SaveDone done = std::move(job.done);
   done(std::move(result));

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "admission.h"
@@ -53,7 +54,14 @@ class RingSaver {
             std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr);
 
   // Saves whose completion has not run yet.
-  size_t in_flight() const { return in_flight_; }
+  size_t in_flight() const { return jobs_.size(); }
+
+  // Shutdown (docs/IO_WORKERS.md). Answers every save no worker has started with
+  // -ESHUTDOWN, now; a worker that reaches one later skips it. Returns how many.
+  size_t DropQueued();
+  // Shutdown, past the last deadline: answers the saves still being written with
+  // -ESHUTDOWN, now; what their worker finishes later is not counted. Returns how many.
+  size_t AbandonRunning();
 
   // The rings RING_SAVE_ALL and DUMP save: every live one (destroyed exitSave ones wait for exit).
   static std::vector<const HeldRing*> Unreleased(const Client& c);
@@ -70,6 +78,10 @@ class RingSaver {
  private:
   struct Job;
   void Complete(Job& job);
+  // The loop's end of a save its worker did not finish: the reservations go back, the
+  // directory stays incomplete, and `done` gets -ESHUTDOWN. `parts_idle`: no worker will
+  // touch the job's files (their problems may be read and empty files removed).
+  void Answer(Job& job, bool parts_idle);
 
   TraceStore& store_;
   Admission& admission_;
@@ -77,7 +89,7 @@ class RingSaver {
   ServiceCounters& counters_;
   UidShare& queued_;
   const ServiceOptions& options_;
-  size_t in_flight_ = 0;
+  std::unordered_map<Job*, std::shared_ptr<Job>> jobs_;  // submitted, not yet answered
 };
 
 }  // namespace atraced

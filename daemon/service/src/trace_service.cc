@@ -379,6 +379,8 @@ uint64_t TraceService::features(ClientId id) const {
 }
 size_t TraceService::rings() const { return rooms_->rings.total(); }
 size_t TraceService::saves_in_flight() const { return rooms_->saver.in_flight(); }
+size_t TraceService::DropQueuedSaves() { return rooms_->saver.DropQueued(); }
+size_t TraceService::AbandonRunningSaves() { return rooms_->saver.AbandonRunning(); }
 const ServiceCounters& TraceService::counters() const { return rooms_->counters; }
 TraceStore& TraceService::store() { return rooms_->store; }
 

@@ -71,6 +71,13 @@ bool ParseCreated(const std::vector<std::string_view>& f, OrderEntry* e, std::st
   return true;
 }
 
+void AppendSeqRecord(char type, uint64_t seq, std::string& out) {
+  out += type;
+  out += ' ';
+  out += std::to_string(seq);
+  out += '\n';
+}
+
 }  // namespace
 
 void AppendCreated(const OrderEntry& e, std::string& out) {
@@ -89,19 +96,20 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
   out += '/';
   out += e.event_dir;
   out += '\n';
-  if (e.comm.empty()) return;
-  out += "c ";
-  out += std::to_string(e.seq);
-  out += ' ';
-  out += e.comm;
-  out += '\n';
+  if (!e.comm.empty()) {
+    out += "c ";
+    out += std::to_string(e.seq);
+    out += ' ';
+    out += e.comm;
+    out += '\n';
+  }
+  if (e.incomplete) AppendSaving(e.seq, out);
 }
 
-void AppendRemoved(uint64_t seq, std::string& out) {
-  out += "- ";
-  out += std::to_string(seq);
-  out += '\n';
-}
+void AppendSaving(uint64_t seq, std::string& out) { AppendSeqRecord('p', seq, out); }
+void AppendSaved(uint64_t seq, std::string& out) { AppendSeqRecord('d', seq, out); }
+
+void AppendRemoved(uint64_t seq, std::string& out) { AppendSeqRecord('-', seq, out); }
 
 OrderLogReplay ReplayOrderLog(std::string_view text) {
   OrderLogReplay r;
@@ -160,6 +168,26 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
         continue;
       }
       entries[it->second].comm = std::string(fields[2]);
+      ++r.records;
+    } else if (fields[0] == "p" || fields[0] == "d") {
+      const bool saving = fields[0] == "p";
+      uint64_t seq = 0;
+      if (fields.size() != 2 || !ParseNumber(fields[1], &seq)) {
+        problem(line_no, saving ? "bad save record" : "bad saved record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0) {
+        problem(line_no, "save record of unknown sequence " + std::to_string(seq));
+        continue;
+      }
+      OrderEntry& e = entries[it->second];
+      if (e.incomplete == saving) {
+        problem(line_no, saving ? "save of sequence " + std::to_string(seq) + " already pending" :
+                                  "completion of sequence " + std::to_string(seq) + " with no save pending");
+        continue;
+      }
+      e.incomplete = saving;
       ++r.records;
     } else if (fields[0] == "-") {
       uint64_t seq = 0;

@@ -35,6 +35,7 @@ void TraceStore::Adopt(OrderEntry meta) {
   // The byte budget needs every directory's size: measured after start (SizeRecovered), then
   // kept up to date as it is written.
   e.sized = false;
+  e.torn = meta.incomplete;  // no later save makes what a cut-short one left complete
   const uint64_t seq = meta.seq;
   const AgeClass c = meta.cls;
   unsized_.push_back(seq);
@@ -155,6 +156,7 @@ Status TraceStore::Recover() {
   }
   next_seq_ = seq + 1;
   const size_t unmanaged = present.size() - live.size() - finishing.size();
+  const uint64_t incomplete = IncompleteDirs();
 
   SweepAside(&sweeps);
 
@@ -167,7 +169,12 @@ Status TraceStore::Recover() {
   log_.Info("recovered ", count(AgeClass::kHost), " host, ", count(AgeClass::kDevice), " device and ",
             count(AgeClass::kExit), " exit event dirs under ", fs_.trace_dir(), " (", unmanaged,
             " not managed by atraced, ", finishing.size() + sweeps.size(), " interrupted removals resumed, ", dropped,
-            " logged dirs gone); record num ", record_num_, ", exit record num ", exit_record_num_, "; ", UseLine());
+            " logged dirs gone, ", incomplete,
+            " incomplete saves); record num ", record_num_, ", exit record num ", exit_record_num_, "; ", UseLine());
+  if (incomplete != 0) {
+    log_.Warning("recovery: ", incomplete, " event dir(s) hold a save that was cut short (a crash or a stop while it ",
+                 "was written): their files may be empty or short; `atracectl list` marks them incomplete");
+  }
   for (AgeClass c : kAllAgeClasses) Enforce(c, false, nullptr);
   AgeByTime();
   AgeForBytes(0, 0);

@@ -46,7 +46,15 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
   if (auto found = by_path_.find(rel); found != by_path_.end()) {
     // Same path again (CANN: all objects of one report share a directory): same directory,
     // counted once, keeping its place in the aging order.
-    ++FindEntry(found->second)->pins;
+    Entry* same = FindEntry(found->second);
+    if (spec.save && !same->meta.incomplete) {
+      std::string record;
+      AppendSaving(found->second, record);
+      if (Status st = AppendLog(record); !st.ok()) return Status::Error(st.err(), "order log: " + st.message());
+      same->meta.incomplete = true;
+    }
+    if (spec.save) ++same->saves;
+    ++same->pins;
     return BeginResult{found->second, rel, false};
   }
   if (removing_paths_.count(rel)) return Status::Error(EBUSY, Abs(rel) + " is being removed by aging");
@@ -55,7 +63,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
   const AgeClass c = ClassOf(spec.kind, spec.side);
   const uint64_t seq = next_seq_++;
   const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event), spec.comm};
+  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event), spec.comm, spec.save};
   // The new directory and the removals it causes go to the log in one write, before mkdir.
   // The record is built in a buffer kept between events (its capacity stays).
   auto victims = PlanVictims(c, 1);
@@ -91,6 +99,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
   class_of_[seq] = c;
   Entry e{std::move(meta), rel, spec.kind, spec.pid, 1, DiskUsage{}};
   e.has_files = false;
+  e.saves = spec.save ? 1 : 0;
   classes_[static_cast<size_t>(c)].emplace(seq, std::move(e));
   ++counters_.events_created;
   log_.Debug("created event dir ", fs_.trace_dir(), "/", rel, " (class=", AgeClassName(c), ", seq=", seq, ", uid=", spec.uid, ")");
@@ -109,6 +118,29 @@ void TraceStore::EndEvent(uint64_t seq) {
   // refused (a bad name, a full disk) or never opened leaves none, and no count changes.
   if (!e->has_files && Discard(seq, *e)) return;
   Enforce(e->meta.cls, false, nullptr);
+}
+
+void TraceStore::EndSave(uint64_t seq, bool complete) {
+  Entry* e = FindEntry(seq);
+  if (e == nullptr || e->saves == 0) return;
+  if (!complete) e->torn = true;
+  if (--e->saves != 0 || e->torn || !e->meta.incomplete) return;
+  std::string record;
+  AppendSaved(seq, record);
+  if (Status st = AppendLog(record); !st.ok()) {
+    log_.Warning("order log: cannot record that the save into ", Abs(e->rel_path), " completed: ", st.message(),
+                 "; the next start lists it as incomplete");
+    return;
+  }
+  e->meta.incomplete = false;
+}
+
+uint64_t TraceStore::IncompleteDirs() const {
+  uint64_t n = 0;
+  for (const ClassMap& map : classes_) {
+    for (const auto& [seq, e] : map) n += e.meta.incomplete && e.saves == 0;
+  }
+  return n;
 }
 
 bool TraceStore::Discard(uint64_t seq, Entry& e) {
@@ -234,7 +266,8 @@ EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
   EnsureSized(e);
   const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
   return EventInfo{seq,        e.rel_path,        e.kind,            side,              e.meta.device_id, e.pid,
-                   e.meta.uid, e.meta.created_us, e.bytes.allocated, e.bytes.apparent, e.pins, e.meta.comm};
+                   e.meta.uid, e.meta.created_us, e.bytes.allocated, e.bytes.apparent, e.pins, e.meta.comm,
+                   e.meta.incomplete && e.saves == 0};
 }
 
 std::optional<EventInfo> TraceStore::Find(uint64_t seq) {

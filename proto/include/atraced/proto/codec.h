@@ -231,6 +231,10 @@ struct StatusReply {
     bool present = false;
     std::vector<Device> devices;  // in device order
   } devices;
+  // After the devices block: directories holding a save that was cut short (LIST's
+  // ATR_LIST_INCOMPLETE). `incomplete_sent` is false from an older daemon.
+  bool incomplete_sent = false;
+  uint64_t incomplete_dirs = 0;
 };
 
 struct ListEntry {
@@ -244,12 +248,14 @@ struct ListEntry {
   std::string path;             // relative to <root>/atrace
   uint64_t apparent_bytes = 0;  // after all entries; from an older daemon, `bytes`
   std::string comm;             // after the apparent sizes: the program that made it; "" unknown
+  uint32_t flags = 0;           // after the programs: ATR_LIST_* bits; unknown bits are kept
 };
 
 struct ListReply {
   std::vector<ListEntry> entries;
   bool apparent_sent = true;  // false: the body had no apparent sizes (an older daemon); not encoded
   bool comm_sent = true;      // false: the body had no programs (an older daemon); not encoded
+  bool flags_sent = true;     // false: the body had no flags (an older daemon); not encoded
 };
 
 struct VacuumReply {

@@ -11,7 +11,7 @@
 //   8       4     text length N, little-endian, at most kMaxStackDumpText
 //   12      4     reserved, 0
 //   16      N     the stack report: the stackcore .txt, UTF-8, with CANN's [process],
-//                 [stack] and [maps] sections (docs/CLIENT.md)
+//                 [stack] and [maps] sections (docs/ASCEND_TRACE.md)
 //
 // Nothing follows the text. A file that is anything else is refused with the reason.
 #pragma once

@@ -144,7 +144,8 @@ enum atr_status {
   ATR_EBADMSG = -74,         /* payload does not decode for its opcode */
   ATR_EMSGSIZE = -90,        /* append larger than ATR_MAX_APPEND */
   ATR_EPROTONOSUPPORT = -93, /* major version mismatch */
-  ATR_ENOTSUP = -95          /* feature not granted in HELLO */
+  ATR_ENOTSUP = -95,         /* feature not granted in HELLO */
+  ATR_ESHUTDOWN = -108       /* the daemon stopped before the save was written; nothing of it counts as saved */
 };
 
 /* Every frame starts with this header (16 bytes). `length` counts the payload after it. */
@@ -337,11 +338,17 @@ struct atr_status_device {
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_status_device) == 56, "atr_status_device is 56 bytes");
 
+/* STATUS reply, after the devices block (1.1, later): u64 incomplete_dirs, the directories
+ * LIST marks ATR_LIST_INCOMPLETE. A body that ends before it comes from a daemon without it. */
+
 /* LIST request (16 bytes): entries with seq > after_seq, at most max_entries (<= 1024).
  * Reply body: u32 count, u32 reserved, then count entries, each an atr_list_entry followed by
  * u16 length + path relative to the trace directory (<root>/atrace), then (1.1) count u64s:
  * each entry's apparent bytes, in entry order. Entries carry no size, so they cannot grow;
- * the new figures go after all of them. A body without them comes from an older daemon. */
+ * the new figures go after all of them. A body without them comes from an older daemon.
+ * Then (1.1, later) count strings: each entry's program, "" unknown; then count u32s: each
+ * entry's flags (ATR_LIST_*; a reader ignores bits it does not know). */
+#define ATR_LIST_INCOMPLETE (1u << 0) /* a save into it was cut short: files may be empty or short */
 struct atr_list_request {
   uint64_t after_seq;
   uint32_t max_entries;

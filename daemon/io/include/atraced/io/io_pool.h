@@ -12,7 +12,8 @@
 //
 // Shutdown: the destructor stops taking jobs, lets the workers run what is queued until
 // `drain_deadline`, drops the rest, and joins. Their `done` are posted as usual; a loop that
-// no longer runs never calls them.
+// no longer runs never calls them. The daemon answers its saves before that (RingSaver's
+// DropQueued, AbandonRunning): a job it dropped is still popped here, and does nothing.
 #pragma once
 
 #include <chrono>
@@ -33,7 +34,10 @@ namespace atraced {
 class IoPool final : public JobRunner {
  public:
   using Post = std::function<void(std::function<void()>)>;
-  IoPool(size_t workers, Post post_to_loop, std::chrono::milliseconds drain_deadline = std::chrono::seconds(5));
+  // `thread_name` (at most 15 bytes) names each worker (/proc/<pid>/task/<tid>/comm), so
+  // `top -H` and a debugger (and the shutdown tests, which hold a worker) tell them apart.
+  IoPool(size_t workers, Post post_to_loop, std::chrono::milliseconds drain_deadline = std::chrono::seconds(5),
+         const char* thread_name = kThreadName);
   ~IoPool() override;
   IoPool(const IoPool&) = delete;
   IoPool& operator=(const IoPool&) = delete;
@@ -43,6 +47,8 @@ class IoPool final : public JobRunner {
   // Jobs queued or running whose `done` is not posted yet (any thread; a moment's figure).
   size_t in_flight() const;
   size_t workers() const { return threads_.size(); }
+  // The save workers' thread name (the default).
+  static constexpr const char* kThreadName = "atraced-io";
 
   // io-workers = auto: the CPUs this process may run on minus one for the loop, 2 to 16.
   // At least two even on one or two CPUs: with one, one user's long save (hundreds of MB of
@@ -55,7 +61,7 @@ class IoPool final : public JobRunner {
     std::function<void()> work;
     std::function<void()> done;
   };
-  void Loop();
+  void Loop(const char* thread_name);
   // Takes the next job, round robin over uids with work. Call with mu_ held and work queued.
   Job PopFair();
 

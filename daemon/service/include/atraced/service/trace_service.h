@@ -98,6 +98,10 @@ class TraceService {
   size_t rings() const;
   // Saves queued or running on the I/O runner whose completion has not run (shutdown waits).
   size_t saves_in_flight() const;
+  // Shutdown (docs/IO_WORKERS.md): the saves no I/O worker has started, then (past the last
+  // deadline) the ones still being written, are answered -ESHUTDOWN now. Return how many.
+  size_t DropQueuedSaves();
+  size_t AbandonRunningSaves();
   const ServiceCounters& counters() const;
   TraceStore& store();
   // One line for sd_notify STATUS=: counts per class and clients.

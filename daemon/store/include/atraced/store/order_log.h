@@ -7,6 +7,8 @@
 //   # atraced order log 1
 //   + <seq> <h|d|e> <device_id> <uid> <created_us> <process dir>/<event dir>
 //   c <seq> <program>
+//   p <seq>
+//   d <seq>
 //   - <seq>
 //
 // 'c' (after its '+', in the same write) names the program of the process the directory was
@@ -14,6 +16,14 @@
 // list`'s COMM; nothing is added inside CANN's event directories. A log without it (written
 // before) leaves the program unknown; an older daemon skips the record as unknown, keeping
 // the directory.
+//
+// 'p' (with its '+', in the same write; or alone when a save goes into a directory that
+// exists) says a save is being written into the directory, 'd' that the save completed:
+// every file written in full. A 'p' without its 'd' is a save that a crash, a kill -9 or a
+// stop cut short, or whose writes failed: its directory may hold empty or short files, and
+// recovery marks it incomplete (OrderEntry::incomplete), which the start-up rewrite keeps
+// (as a 'p'). A log without them (written before, or an event written by its client through
+// FILE_APPEND) is complete; an older daemon skips both records as unknown.
 //
 // '+' is written *before* the directory is made, so a crash leaves either a record whose
 // directory never appeared (dropped at recovery) or a directory that is in the log; a
@@ -52,11 +62,15 @@ struct OrderEntry {
   std::string process_dir;   // trace_{pgid}_{pid}_{time}
   std::string event_dir;     // {event}_event_{pid}_{time}
   std::string comm;          // the program it was made for; "" unknown ('c' record)
+  bool incomplete = false;   // a save into it began ('p') and its completion ('d') is not logged
   bool operator==(const OrderEntry&) const = default;
 };
 
-// Appends one record (with its newline; a '+' and its 'c' when comm is set) to `out`.
+// Appends one record (with its newline; a '+', its 'c' when comm is set and its 'p' when
+// incomplete) to `out`.
 void AppendCreated(const OrderEntry& entry, std::string& out);
+void AppendSaving(uint64_t seq, std::string& out);  // 'p'
+void AppendSaved(uint64_t seq, std::string& out);   // 'd'
 void AppendRemoved(uint64_t seq, std::string& out);
 
 struct OrderLogReplay {

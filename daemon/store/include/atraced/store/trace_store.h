@@ -63,6 +63,9 @@ struct EventSpec {
   uint32_t device_id = 0;
   uint32_t uid = 0;  // of the client, for listing
   std::string comm;  // the program it is made for (the order log keeps it, for listing); "" unknown
+  // A save the daemon writes into the directory in one go (a ring save, a report): logged
+  // as begun ('p', order_log.h) until EndSave logs it complete.
+  bool save = false;
 };
 
 struct BeginResult {
@@ -84,6 +87,9 @@ struct EventInfo {
   uint64_t apparent_bytes = 0;  // the files' lengths, holes included
   uint32_t pins = 0;
   std::string comm;  // "" unknown (a directory from before the order log kept it)
+  // A save into it was cut short (a crash, a kill, a stop) or failed to write: its files
+  // may be empty or short. False while a save is still being written into it.
+  bool incomplete = false;
 };
 
 struct StoreCounters {
@@ -145,6 +151,12 @@ class TraceStore {
   Result<BeginResult> BeginEvent(const EventSpec& spec, std::optional<int32_t> utc_offset_s = std::nullopt);
   // Releases one pin; an unpinned class over its limit is aged at once.
   void EndEvent(uint64_t seq);
+  // The save begun with EventSpec::save ends (before its EndEvent): once the last save into
+  // the directory ended and every one was `complete`, its completion goes to the order log
+  // ('d'); else the directory stays incomplete, across restarts too.
+  void EndSave(uint64_t seq, bool complete);
+  // Directories marked incomplete (EventInfo::incomplete), for STATUS.
+  uint64_t IncompleteDirs() const;
 
   // Before the daemon writes `incoming` bytes into event `seq` (0: before a new event is
   // made): ages what the byte limits ask for, never a pinned directory or `seq`; if that is
@@ -259,6 +271,10 @@ class TraceStore {
     // false from BeginEvent until a file is opened in it: an event that ends so was refused
     // or abandoned, and leaves no directory (EndEvent).
     bool has_files = true;
+    uint32_t saves = 0;  // saves (EventSpec::save) begun and not ended
+    // A save into it was cut short (recovered with 'p' and no 'd') or ended incomplete: no
+    // later save marks it complete.
+    bool torn = false;
   };
   using ClassMap = std::map<uint64_t, Entry>;  // by creation sequence: oldest first
   struct Victim {
