@@ -5,14 +5,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 
 #include "support/daemon_helpers.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
+#include "support/subprocess.h"
 
 using namespace atraced;
 using namespace atraced::testing;
@@ -36,16 +35,10 @@ proto::ListEntry OnlyEntry(RawClient& c) {
 
 // `atracectl --socket S du --json`'s output (the binary the user runs, not our decoder).
 std::string DuJson(const DaemonProcess& d) {
-  const std::string cmd = std::string(ATRACECTL_BINARY) + " --socket '" + d.socket() + "' du --json";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[512];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = ::pclose(p);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  return out;
+  const RunResult du = Run({ATRACECTL_BINARY, "--socket", d.socket(), "du", "--json"});
+  INFO(du.err);
+  CHECK(du.exit_code == 0);
+  return du.out;
 }
 
 // The number after `"key":` at or after `from` in a flat JSON text (no <regex> in tests).
