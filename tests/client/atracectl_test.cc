@@ -24,13 +24,11 @@
 #include <set>
 #include <sstream>
 
-#include "client_test_util.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
+#include "support/subprocess.h"
 
 using namespace atraced::testing;
-using atrace_test::Run;
-using atrace_test::RunResult;
 
 namespace {
 
@@ -38,7 +36,7 @@ RunResult Ctl(const std::vector<std::string>& args, const std::string& input = "
               const std::map<std::string, std::string>& env = {}) {
   std::vector<std::string> argv{ATRACECTL_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return Run(argv, input, env);
+  return Run(argv, {.env = env, .input = input});
 }
 
 RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, const std::string& input = "") {
@@ -361,7 +359,7 @@ TEST_CASE("atracectl status --prometheus passes the exposition format check and 
   CHECK(Has(text.out, "# TYPE atraced_dirs_aged_total counter\n"));
   CHECK(ExpositionProblem(text.out) == "");
   if (::access("/usr/bin/promtool", X_OK) == 0) {
-    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, text.out);
+    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, {.input = text.out});
     INFO(check.out << check.err);
     CHECK(check.exit_code == 0);
   } else {
@@ -417,7 +415,7 @@ TEST_CASE("atracectl status shows each device's traces: events, received, droppe
   CHECK(Has(text.out, "atraced_device_reconnects_total{device=\"3\"} 5\n"));
   CHECK(ExpositionProblem(text.out) == "");
   if (::access("/usr/bin/promtool", X_OK) == 0) {
-    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, text.out);
+    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, {.input = text.out});
     INFO(check.out << check.err);
     CHECK(check.exit_code == 0);
   }

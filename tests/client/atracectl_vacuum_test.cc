@@ -12,18 +12,16 @@
 #include <regex>
 #include <thread>
 
-#include "client_test_util.h"
 #include "support/daemon_process.h"
+#include "support/subprocess.h"
 
 using namespace atraced::testing;
-using atrace_test::Run;
-using atrace_test::RunResult;
 
 namespace {
 
 RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, const std::string& input = "") {
   args.insert(args.begin(), {ATRACECTL_BINARY, "--socket", d.socket()});
-  return Run(args, input);
+  return Run(args, {.input = input});
 }
 
 bool Has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }

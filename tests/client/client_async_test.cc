@@ -14,7 +14,7 @@
 #include "support/daemon_process.h"
 
 using namespace atraced::testing;
-using atrace_test::FakeDaemon;
+using atrace_test::ScriptedDaemon;
 using atrace_test::OpenClient;
 
 namespace {
@@ -75,7 +75,7 @@ TEST_CASE("async: a refused event is counted and flush returns its error once", 
 
 TEST_CASE("async: with a daemon that never answers, submits stop at the bound and time out", "[client][async]") {
   std::atomic<int> frames{0};
-  FakeDaemon fake([&](int fd) {
+  ScriptedDaemon fake([&](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     atrace_test::Frame f;
     while (atrace_test::ReadFrame(fd, &f, 3000)) ++frames;  // reads, never replies

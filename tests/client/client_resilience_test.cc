@@ -22,7 +22,7 @@
 
 using namespace atraced::testing;
 using namespace std::chrono_literals;
-using atrace_test::FakeDaemon;
+using atrace_test::ScriptedDaemon;
 using atrace_test::OpenClient;
 
 namespace {
@@ -238,8 +238,8 @@ TEST_CASE("fork: the child emits on its own connection into its own trace dir", 
 }
 
 TEST_CASE("no SIGPIPE when the daemon hangs up in the middle of a write", "[client][resilience]") {
-  // The fake daemon answers HELLO, reads a little of the next request and hangs up.
-  FakeDaemon fake([](int fd) {
+  // The scripted daemon answers HELLO, reads a little of the next request and hangs up.
+  ScriptedDaemon fake([](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     char buf[1024];
     (void)::recv(fd, buf, sizeof buf, 0);
@@ -261,11 +261,11 @@ TEST_CASE("no SIGPIPE when the daemon hangs up in the middle of a write", "[clie
 }
 
 TEST_CASE("a synchronous emit sends all five requests before reading any reply", "[client][pipelining]") {
-  // The fake daemon holds its replies back until it has received all five requests; a
+  // The scripted daemon holds its replies back until it has received all five requests; a
   // client waiting for each reply would never send the second and would time out.
   std::atomic<int> received{0};
   std::vector<uint16_t> opcodes;
-  FakeDaemon fake([&](int fd) {
+  ScriptedDaemon fake([&](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     std::vector<atrace_test::Frame> frames;
     for (int i = 0; i < 5; ++i) {
@@ -297,7 +297,7 @@ TEST_CASE("a synchronous emit sends all five requests before reading any reply",
 }
 
 TEST_CASE("a reply that does not match its request drops the connection with -EPROTO", "[client][resilience]") {
-  FakeDaemon fake([](int fd) {
+  ScriptedDaemon fake([](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     atrace_test::Frame f;
     if (!atrace_test::ReadFrame(fd, &f)) return;

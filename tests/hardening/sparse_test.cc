@@ -5,10 +5,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 
 #include "support/daemon_helpers.h"
 #include "support/daemon_process.h"
@@ -36,7 +34,7 @@ proto::ListEntry OnlyEntry(RawClient& c) {
 }
 
 // `atracectl du --json`'s output (the binary the user runs, not our decoder).
-std::string DuJson(const DaemonProcess& d) { return CtlOutput(d, "du --json"); }
+std::string DuJson(const DaemonProcess& d) { return CtlOutput(d, {"du", "--json"}); }
 
 // The number after `"key":` at or after `from` in a flat JSON text (no <regex> in tests).
 uint64_t JsonAfter(const std::string& json, const std::string& key, size_t from = 0) {

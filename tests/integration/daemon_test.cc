@@ -2,7 +2,6 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,31 +12,11 @@
 #include "support/daemon_process.h"
 #include "support/daemon_helpers.h"
 #include "support/raw_client.h"
+#include "support/subprocess.h"
 
 using namespace atraced;
 using namespace atraced::testing;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Runs `body` in a child process (its own pid, so its own trace_ dir) and returns its exit code.
-template <class F>
-int InChild(F body) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int rc = 1;
-    try {
-      rc = body();
-    } catch (...) {
-    }
-    ::_exit(rc);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
-}
-
-}  // namespace
 
 TEST_CASE("an emitted event lands in the CANN layout with CANN's modes", "[integration]") {
   DaemonProcess d;
