@@ -77,7 +77,7 @@ TEST_CASE("SIGTERM with ring saves queued: every client gets its reply before it
   auto probe = Connected(d);
   uint32_t dirs = 0;
   for (int i = 0; i < 200 && dirs < kClients; ++i) {
-    dirs = Status(probe).host_dirs;
+    dirs = QueryStatus(probe).host_dirs;
     if (dirs < kClients) std::this_thread::sleep_for(50ms);
   }
   REQUIRE(dirs == kClients);
