@@ -83,9 +83,9 @@ void RecordingDaemon::ServeConnection(int fd) {
         proto::Encode(r, reply);
       } else if (h.opcode == ATR_OP_RING_REGISTER) {
         auto reg = std::make_unique<Registered>();
-        if (proto::Decode(payload, &reg->msg)) {
+        if (!proto::Decode(payload, &reg->msg).ok()) {
           reply.clear();
-          proto::EncodeReplyError(ATR_EBADMSG, "bad RING_REGISTER", reply);
+          proto::EncodeReplyError(atraced::Status::Error(EBADMSG, "bad RING_REGISTER"), reply);
         }
         reg->fds_attached = fds.size();
         if (!fds.empty()) reg->memfd.reset(fds.front());
@@ -94,10 +94,10 @@ void RecordingDaemon::ServeConnection(int fd) {
         rings_.push_back(std::move(reg));
       } else if (h.opcode == ATR_OP_RING_REPORT) {
         proto::RingReport r;
-        if (!proto::Decode(payload, &r)) reports_.push_back(r);
+        if (proto::Decode(payload, &r).ok()) reports_.push_back(r);
       } else if (h.opcode == ATR_OP_RING_RELEASE) {
         proto::IdRequest r;
-        if (!proto::Decode(payload, &r)) released_.push_back(r.id);
+        if (proto::Decode(payload, &r).ok()) released_.push_back(r.id);
       }
       std::vector<uint8_t> frame;
       proto::AppendFrame(frame, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);

@@ -101,12 +101,12 @@ TEST_CASE("atrace/ renamed while running is noticed and re-created", "[hardening
   CHECK(ReadFile(after) == "y");  // the path in the reply exists
   CHECK(Exists(d.trace_dir() + "/.atraced_order"));
   CHECK(CountEventDirs(old_dir, "schedule") == 1);  // the moved tree is left alone
-  CHECK(Status(c).host_dirs == 1);                  // and no longer counted
+  CHECK(QueryStatus(c).host_dirs == 1);                  // and no longer counted
   // A restart finds the new tree consistent.
   REQUIRE(d.Stop() == 0);
   REQUIRE(d.Start());
   auto again = Connected(d);
-  CHECK(Status(again).host_dirs == 1);
+  CHECK(QueryStatus(again).host_dirs == 1);
 }
 
 TEST_CASE("a planted hard link is refused, not written through", "[hardening][security]") {
@@ -118,7 +118,7 @@ TEST_CASE("a planted hard link is refused, not written through", "[hardening][se
   proto::EventBegin b = BeginRequest(1);
   auto begun = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
   proto::PathReply dir;
-  REQUIRE_FALSE(proto::Decode(begun->body, &dir));
+  REQUIRE(proto::Decode(begun->body, &dir).ok());
   if (::link((outside / "target").c_str(), (dir.path + "/schedule_tracer_victim.txt").c_str()) != 0) {
     WARN("skipped: cannot hard-link across these directories");
     return;
@@ -182,7 +182,7 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
     auto c = Connected(d);
     auto r = c.Call(ATR_OP_LIST, Payload(proto::ListRequest{0, 100}));
     proto::ListReply list;
-    REQUIRE_FALSE(proto::Decode(r->body, &list));
+    REQUIRE(proto::Decode(r->body, &list).ok());
     bool saw_nobody = false;
     for (auto& e : list.entries) saw_nobody = saw_nobody || e.uid == nobody;
     CHECK(saw_nobody);
@@ -248,7 +248,7 @@ TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process'
   }, nobody);
   REQUIRE(rc == 0);
 
-  proto::StatusReply s = Status(*root);
+  proto::StatusReply s = QueryStatus(*root);
   REQUIRE(s.devices.devices.size() == 1);  // nothing listed for device 7 or the refused id
   const auto& three = s.devices.devices[0];
   CHECK(three.device_id == 3);
@@ -262,7 +262,7 @@ TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process'
   r = root->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 0, 5, 0));
   REQUIRE(r);
   REQUIRE(r->status == 0);
-  s = Status(*root);
+  s = QueryStatus(*root);
   REQUIRE(s.devices.devices.size() == 1);
   CHECK(s.devices.devices[0].dropped_invalid == 9 + kMaxPerUid);
 }

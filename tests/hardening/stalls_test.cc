@@ -115,7 +115,7 @@ TEST_CASE("a request trickled one byte every 2 s is dropped at the idle timeout"
   CHECK(drop_s < 3 + 3);
   CHECK(d.WaitForLog("a request was not completed within 3 s"));
   auto again = Connected(d);
-  CHECK(Status(again).clients == 1);
+  CHECK(QueryStatus(again).clients == 1);
 }
 
 TEST_CASE("10,000 pipelined requests in one write get 10,000 replies in order", "[hardening][stall]") {

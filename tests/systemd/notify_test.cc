@@ -55,7 +55,7 @@ uint32_t RecordNumOverSocket(const std::string& socket) {
   REQUIRE(r);
   REQUIRE(r->status == 0);
   proto::StatusReply s;
-  REQUIRE_FALSE(proto::Decode(r->body, &s));
+  REQUIRE(proto::Decode(r->body, &s).ok());
   return s.record_num;
 }
 
