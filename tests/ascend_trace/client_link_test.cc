@@ -151,7 +151,7 @@ TEST_CASE("link: a restarted daemon gets every ring again, with what was submitt
   REQUIRE(AtraceSubmit(h, "during", 6) == TRACE_SUCCESS);
   const auto t0 = std::chrono::steady_clock::now();
   CHECK(AtraceEventReportSync(ev) == TRACE_FAILURE);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1000));
 
   RecordingDaemon second(path);
   REQUIRE(AtraceSubmit(h, "after", 5) == TRACE_SUCCESS);
@@ -195,7 +195,8 @@ TEST_CASE("link: a daemon that accepts but never answers costs a bounded time, o
   CHECK(h > 0);  // the object works without the daemon
   CHECK(t1 - t0 < std::chrono::milliseconds(2500));
   CHECK(AtraceSave(TRACER_TYPE_SCHEDULE, true) == TRACE_FAILURE);
-  CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(200));  // backing off
+  // Backing off: no new attempt (one costs the reply timeout) within the 1 s back-off.
+  CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(800));
   CHECK(AtraceSubmit(h, "x", 1) == TRACE_SUCCESS);
   AtraceDestroy(h);
   ::unlink(path.c_str());

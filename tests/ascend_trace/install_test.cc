@@ -30,6 +30,14 @@ long long MicrosOfDay(const std::string& line) {
   return ((h * 60LL + m) * 60 + sec) * 1000000 + ms * 1000LL + us;
 }
 
+// pkg-config for the ascend_trace.pc installed under `prefix`. A relocatable .pc finds the
+// prefix from its own place; the Debian build's names /usr, so it is told where it went.
+std::string PkgConfig(const std::string& prefix) {
+  std::string pc = "PKG_CONFIG_PATH=" + prefix + "/" + ASCEND_TRACE_LIBDIR + "/pkgconfig pkg-config ";
+  if (ASCEND_TRACE_PC_NAMES_PREFIX) pc += "--define-variable=prefix=" + prefix + " ";
+  return pc;
+}
+
 }  // namespace
 
 TEST_CASE("install: a C99 program against the installed headers, linked with --as-needed") {
@@ -56,7 +64,7 @@ TEST_CASE("install: a C99 program against the installed headers, linked with --a
   const std::string run_env = "LD_LIBRARY_PATH=" + libdir + " ATRACED_SOCKET=" + d.path() + " ";
   const std::string cc = std::string(ASCEND_TRACE_C_COMPILER) + " -std=c99 -pedantic -Wall -Wextra -Werror " +
                          ASCEND_TRACE_CONSUMER_FLAGS + " ";
-  const std::string pc = "PKG_CONFIG_PATH=" + libdir + "/pkgconfig pkg-config ";
+  const std::string pc = PkgConfig(prefix);
 
   SECTION("pkg-config") {
     auto build = Sh(cc + "$(" + pc + "--cflags ascend_trace) " + ASCEND_TRACE_EXAMPLE + " -o " + (tmp / "app") +
@@ -133,7 +141,7 @@ TEST_CASE("install: the C program against the real daemon writes CANN's layout, 
   REQUIRE(Sh(std::string(ASCEND_TRACE_CMAKE) + " --install " + ASCEND_TRACE_BUILD_DIR + " --prefix " + prefix +
              " --component ascend_trace").exit_code == 0);
   const std::string libdir = prefix + "/" + ASCEND_TRACE_LIBDIR;
-  const std::string pc = "PKG_CONFIG_PATH=" + libdir + "/pkgconfig pkg-config ";
+  const std::string pc = PkgConfig(prefix);
   auto build = Sh(std::string(ASCEND_TRACE_C_COMPILER) + " -std=c99 " + ASCEND_TRACE_CONSUMER_FLAGS + " $(" + pc +
                   "--cflags ascend_trace) " + ASCEND_TRACE_EXAMPLE + " -o " + (tmp / "app") + " $(" + pc +
                   "--libs ascend_trace)");

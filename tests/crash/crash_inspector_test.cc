@@ -207,7 +207,7 @@ TEST_CASE("crash inspector: a helper that hangs is killed at the deadline", "[cr
   const auto facts = inspector.Inspect({::getpid(), ::gettid(), ::getuid(), ::getgid()}, std::chrono::milliseconds(200));
   const auto took = std::chrono::steady_clock::now() - start;
   CHECK(facts.backtrace.find("took longer than 200 ms") != std::string::npos);
-  CHECK(took < std::chrono::milliseconds(1500));
+  CHECK(took < std::chrono::seconds(10));  // not the helper's 30 s
 }
 
 TEST_CASE("crash inspector: a helper that dies is reported, not fatal", "[crash][inspector]") {
@@ -437,7 +437,7 @@ TEST_CASE("crash inspector: a debug file with a compressed 256 MiB section is re
   const long peak = HelperPeakKib(facts.backtrace);
   CHECK(peak > 0);
   CHECK(peak < 128 * 1024);  // inflating it alone would take 256 MiB
-  CHECK(took < std::chrono::seconds(3));
+  CHECK(took < std::chrono::seconds(8));  // under the 10 s deadline, with a loaded machine's margin
 }
 
 TEST_CASE("crash inspector: a thread of a process in a pid namespace is found by its own tid", "[crash][inspector][pidns]") {

@@ -158,7 +158,7 @@ TEST_CASE("1000 idle connections and garbage senders: a good client is served an
   std::string err;
   CHECK_FALSE(good.Emit(ATR_EVENT_SCHEDULE, "good", "served", &err).empty());
   CHECK(err.empty());
-  CHECK(std::chrono::steady_clock::now() - start < 5s);  // a liveness bound, not a speed target
+  CHECK(std::chrono::steady_clock::now() - start < 15s);  // a liveness bound, not a speed target
   for (auto& t : garbage) t.join();
   // The idle ones are dropped after the timeout.
   size_t hung_up = 0;
@@ -170,7 +170,7 @@ TEST_CASE("1000 idle connections and garbage senders: a good client is served an
   Measure("idle.fds_before", fds_before);
   idle.clear();
   good = Connected(d);  // the old good connection also went idle meanwhile
-  const size_t fds_after = SettledFds(d);
+  const size_t fds_after = FdsDownTo(d, fds_before + 2);
   Measure("idle.fds_after_minus_live_connection", fds_after - 2);
   // The baseline, the one live connection, and the cached descriptor of the good client's
   // process dir (at most PosixFileSystem::kDirCacheSize such are ever kept).
@@ -199,8 +199,9 @@ TEST_CASE("a tiny descriptor limit: connections over the budget are shed, -EMFIL
   first.Emit(ATR_EVENT_SCHEDULE, "x", "y", &err);
   CHECK(err.find("EMFILE") != std::string::npos);
   Measure("tiny_limit.connections_shed", shed);
-  hogs.clear();  // free the descriptors
-  std::this_thread::sleep_for(300ms);
+  const size_t fds_with_hogs = d.OpenFds();
+  hogs.clear();  // free the descriptors, once the daemon has seen them close
+  FdsDownTo(d, fds_with_hogs - (60 - shed));
   err.clear();
   CHECK_FALSE(first.Emit(ATR_EVENT_SCHEDULE, "x", "y", &err).empty());
   CHECK(err.empty());

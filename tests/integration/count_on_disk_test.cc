@@ -113,7 +113,7 @@ TEST_CASE("a new directory counts the blocks its files take from the first byte,
   RawClient c = Connected(d);
   // The recovered directory is measured from the disk: the same figure.
   proto::StatusReply s;
-  for (int i = 0; i < 100 && (s = QueryStatus(c)).retention.used_host == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 1000 && (s = QueryStatus(c)).retention.used_host == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(s.retention.used_host == before);
 }
 

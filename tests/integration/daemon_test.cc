@@ -471,7 +471,7 @@ TEST_CASE("SIGHUP re-reads the configuration and ages at once", "[integration]")
     WriteFile(conf / "a.conf", text);
     d.Signal(SIGHUP);
     REQUIRE(d.WaitForLog(logged));
-    for (int i = 0; i < 100 && QueryStatus(c).*dirs != left; ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 2000 && QueryStatus(c).*dirs != left; ++i) std::this_thread::sleep_for(10ms);  // up to 20 s
     CHECK(QueryStatus(c).*dirs == left);
     CHECK(SettledEventDirs(d.trace_dir(), kind, left) == left);
   };
