@@ -2,7 +2,11 @@
 # Checks the daemon's rooms (daemon/CMakeLists.txt, docs/ARCHITECTURE.md):
 #   1. a room includes headers only of itself and of the rooms below it;
 #   2. the include graph of daemon/ has no cycle (tsort finds loops);
-#   3. no source file in daemon/ is over 600 lines, and the dispatcher is under 400.
+#   3. no source file in daemon/ is over 600 lines, and the dispatcher is under 400;
+#   4. the tests of a room sit in tests/<room>/: every test source there reaches a header of
+#      its room (directly or through a fixture header of tests/) and none of a room above it.
+#      The suites outside the rooms' directories (proto, client, ascend_trace, integration,
+#      hardening) see only the rooms tests/CMakeLists.txt links them to.
 # Usage: scripts/check_rooms.sh [source dir]   (the `layout.rooms` test runs it)
 set -euo pipefail
 src="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
@@ -73,5 +77,41 @@ while read -r lines file; do
   fi
 done < <(find . -name '*.h' -o -name '*.cc' | sed 's|^\./||' | xargs wc -l)
 
+# The rooms a test source of tests/ reaches: its own "atraced/<room>/" includes and those of
+# the test headers it includes ("dir/name.h" from tests/, or a name beside it), recursively.
+declare -A seen
+rooms_of() {  # $1 file, relative to tests/
+  [[ -n "${seen[$1]:-}" ]] && return 0
+  seen[$1]=1
+  local name
+  while IFS= read -r name; do
+    if [[ "$name" == atraced/* ]]; then
+      name="${name#atraced/}"
+      echo "${name%%/*}"
+    elif [[ -f "$(dirname "$1")/$name" ]]; then
+      rooms_of "$(dirname "$1")/$name"
+    elif [[ -f "$name" ]]; then
+      rooms_of "$name"
+    fi
+  done < <(sed -nE 's|^#include "([^"]+)".*|\1|p' "$1")
+}
+cd "$src/tests"
+for room in "${!allowed[@]}"; do
+  [[ -d "$room" ]] || continue
+  while IFS= read -r file; do
+    reached=""
+    for target in $(rooms_of "$file" | sort -u); do
+      [[ "$rooms" == *" $target "* ]] && reached+="${reached:+ }$target"  # not base, proto
+    done
+    [[ " $reached " == *" $room "* ]] ||
+      { echo "tests/$file: reaches no header of room $room (only of: ${reached:-none}); it belongs in the tests of the room it tests" >&2; failed=1; }
+    for target in $reached; do
+      [[ "$target" == "$room" || " ${allowed[$room]} " == *" $target "* ]] && continue
+      echo "tests/$file: a test of room $room reaches room $target, which is not below it" >&2
+      failed=1
+    done
+  done < <(find "$room" -name '*.cc' | sort)
+done
+
 if ((failed)); then exit 1; fi
-echo "rooms: every include points down, no cycle, every file within its size"
+echo "rooms: every include points down, no cycle, every file within its size, every test in its room"

@@ -3,6 +3,10 @@
 #   scripts/dev.sh run    install what is missing, build, run atraced in the foreground
 #   scripts/dev.sh test   install what is missing, build, run the whole suite and build,
 #                         lint, install and purge the Debian packages (what CI runs)
+#   scripts/dev.sh test --busy
+#                         the first stage's suite (ASan + UBSan) while stress-ng keeps every
+#                         CPU busy, three times in a row (ATRACED_BUSY_RUNS): the suite must
+#                         not depend on how fast the machine is
 #   scripts/dev.sh deps   only install the packages
 # Build trees go to build/<flavour>; nothing is downloaded except Debian packages.
 set -euo pipefail
@@ -25,6 +29,7 @@ test_packages=(
   build-essential debhelper lintian pandoc man-db
   prometheus
   chromium  # the html export test renders the page headless (it skips where this is missing)
+  stress-ng  # test --busy
 )
 
 # install_deps PACKAGE...: installs those that are missing.
@@ -114,6 +119,40 @@ stage_done() {
   echo "== stage done in $(( $(date +%s) - $1 )) s"
 }
 
+# CI's first stage: the ASan + UBSan tree with the fuzzers, warnings as errors, and the whole
+# suite in it.
+build_asan() {
+  CC=clang CXX=clang++ build build/asan -DATRACED_SANITIZE=ON -DATRACED_FUZZ=ON -DATRACED_WERROR=ON \
+    "${sanitizer_flags[@]}"
+}
+test_asan() {
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_tests build/asan
+}
+
+# The ASan + UBSan suite, ATRACED_BUSY_RUNS times (3), each while stress-ng spins one worker
+# per CPU at the tests' own priority. Timing is the point: a test that asserts "within N ms"
+# or sleeps to order two events fails here first. Stops at the first failing run.
+busy_runs() {
+  local runs="${ATRACED_BUSY_RUNS:-3}" run t load
+  build_asan
+  for ((run = 1; run <= runs; run++)); do
+    # The bound only matters if this shell dies without its trap.
+    stress-ng --cpu "$jobs" --timeout 3h --quiet &
+    stress_pid=$!
+    trap 'kill "$stress_pid" 2>/dev/null || true' EXIT
+    t=$(date +%s)
+    echo "== busy run $run of $runs: the ASan + UBSan suite with stress-ng --cpu $jobs"
+    test_asan
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    kill "$stress_pid"
+    wait "$stress_pid" 2>/dev/null || true
+    trap - EXIT
+    echo "== busy run $run passed in $(( $(date +%s) - t )) s (load average $load)"
+  done
+  echo "== $runs busy runs in a row passed"
+}
+
 case "${1:-}" in
   deps)
     install_deps "${build_packages[@]}" "${test_packages[@]}"
@@ -127,13 +166,18 @@ case "${1:-}" in
     ;;
   test)
     install_deps "${build_packages[@]}" "${test_packages[@]}"
+    if [[ "${2:-}" == --busy ]]; then
+      busy_runs
+      exit 0
+    elif (($# > 1)); then
+      echo "usage: scripts/dev.sh test [--busy]" >&2
+      exit 2
+    fi
     start=$(date +%s)
     echo "== sanitizer build (ASan + UBSan, clang) with the fuzzers, warnings as errors"
     t=$(date +%s)
-    CC=clang CXX=clang++ build build/asan -DATRACED_SANITIZE=ON -DATRACED_FUZZ=ON -DATRACED_WERROR=ON \
-      "${sanitizer_flags[@]}"
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      run_tests build/asan
+    build_asan
+    test_asan
     stage_done "$t"
     echo "== fuzzing"
     t=$(date +%s)
@@ -166,7 +210,7 @@ case "${1:-}" in
     echo "== all stages passed in $(( $(date +%s) - start )) s"
     ;;
   *)
-    echo "usage: scripts/dev.sh run|test|deps" >&2
+    echo "usage: scripts/dev.sh run|test [--busy]|deps" >&2
     exit 2
     ;;
 esac

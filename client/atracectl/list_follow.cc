@@ -44,11 +44,13 @@ int Follow(atrace::Client& client, const std::function<atrace::Client()>& reconn
   std::set<std::string> watched;
   WatchProcessDirs(fd.get(), trace_dir, &watched);
   std::vector<char> buf(64 * 1024);
-  for (;;) {
+  // The first pass lists without waiting: a directory made after the caller's LIST and before
+  // the watches were added raised no event.
+  for (bool first = true;; first = false) {
     pollfd p{fd.get(), POLLIN, 0};
-    const int ready = ::poll(&p, 1, 1000);
+    const int ready = first ? 0 : ::poll(&p, 1, 1000);
     if (ready < 0 && errno != EINTR) return kExitFailed;
-    bool woke = ready > 0;
+    bool woke = first || ready > 0;
     while (::read(fd.get(), buf.data(), buf.size()) > 0) woke = true;  // drain; LIST says what is new
     WatchProcessDirs(fd.get(), trace_dir, &watched);
     if (!woke) continue;

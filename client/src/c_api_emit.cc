@@ -40,7 +40,7 @@ int EmitViaFd(atrace_client& c, const atrace_event_spec& event, const atrace_fil
   int refused = FirstError(c, first);
   if (refused == 0) {
     proto::PathReply p;
-    if (!proto::Decode(first[1].body, &p)) *path = p.path;
+    if (proto::Decode(first[1].body, &p).ok()) *path = p.path;
     rc = WriteAll(first[2].fd.get(), data, len);
     first[2].fd.reset();
   }
@@ -81,7 +81,7 @@ int atrace_emit(atrace_client* client, const atrace_event_spec* event, const atr
       if (rc == 0) {
         rc = FirstError(c, replies);
         proto::PathReply p;
-        if (replies.size() > 1 && replies[1].status == 0 && !proto::Decode(replies[1].body, &p)) created = p.path;
+        if (replies.size() > 1 && replies[1].status == 0 && proto::Decode(replies[1].body, &p).ok()) created = p.path;
       }
     }
     CopyPath(created, path, path_size);

@@ -59,7 +59,7 @@ int atrace_event_begin(atrace_client* client, const atrace_event_spec* spec, atr
     rc = Call(c, &r);
     if (rc != 0) return rc;
     proto::PathReply p;
-    if (proto::Decode(r.body, &p)) return -EPROTO;
+    if (!proto::Decode(r.body, &p).ok()) return -EPROTO;
     *out = new atrace_event{client, c.generation, b.event_id, std::move(p.path), {}};
     return 0;
   });
@@ -79,7 +79,7 @@ int atrace_event_end(atrace_event* event, uint64_t* bytes) {
     int rc = Call(c, &r);
     if (rc != 0) return rc;
     proto::SizeReply s;
-    if (proto::Decode(r.body, &s)) return -EPROTO;
+    if (!proto::Decode(r.body, &s).ok()) return -EPROTO;
     if (bytes != nullptr) *bytes = s.size;
     return 0;
   });
@@ -114,7 +114,7 @@ int atrace_file_open(atrace_event* event, const atrace_file_spec* spec, atrace_f
     rc = Call(c, &r);
     if (rc != 0) return rc;
     proto::PathReply p;
-    if (proto::Decode(r.body, &p)) return -EPROTO;
+    if (!proto::Decode(r.body, &p).ok()) return -EPROTO;
     auto* f = new atrace_file{&c, event, c.generation, o.file_id, std::move(p.path), Fd()};
     event->files.push_back(f);
     *out = f;
@@ -180,7 +180,7 @@ int atrace_file_close(atrace_file* file, uint64_t* size) {
     int rc = Call(c, &r);
     if (rc != 0) return rc;
     proto::SizeReply s;
-    if (proto::Decode(r.body, &s)) return -EPROTO;
+    if (!proto::Decode(r.body, &s).ok()) return -EPROTO;
     if (size != nullptr) *size = s.size;
     return 0;
   });

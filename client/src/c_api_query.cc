@@ -29,7 +29,7 @@ int Query(atrace_client& c, uint16_t opcode, const Request& request, Body* out) 
   if (rc != 0) return rc;
   rc = FirstError(c, replies);
   if (rc != 0) return rc;
-  return proto::Decode(replies.front().body, out) ? -EPROTO : 0;
+  return proto::Decode(replies.front().body, out).ok() ? 0 : -EPROTO;
 }
 
 static_assert(ATRACE_LIST_INCOMPLETE == ATR_LIST_INCOMPLETE, "LIST flags pass through as the daemon sent them");

@@ -37,7 +37,7 @@ int Connection::Open(const std::string& path, uint64_t features, const Deadline&
     *message = r.message;
     return r.status;
   }
-  if (proto::Decode(r.body, &c->hello_) || c->hello_.major != ATR_VERSION_MAJOR) return -EPROTO;
+  if (!proto::Decode(r.body, &c->hello_).ok() || c->hello_.major != ATR_VERSION_MAJOR) return -EPROTO;
   *out = std::move(c);
   return 0;
 }
@@ -104,7 +104,7 @@ int Connection::DecodeFrames() {
       return -EPROTO;
     }
     proto::ReplyHead head;
-    if (proto::DecodeReply(payload, &head) || head.status > 0) return -EPROTO;
+    if (!proto::DecodeReply(payload, &head).ok() || head.status > 0) return -EPROTO;
     expected_.pop_front();
     Reply reply;
     reply.opcode = h.opcode;

@@ -9,49 +9,49 @@
 
 namespace atraced::proto::internal {
 
-DecodeError Error(int32_t status, std::string_view field, std::string_view what) {
+Status Error(int err, std::string_view field, std::string_view what) {
   std::string message;
   message.reserve(field.size() + 2 + what.size());
   message.append(field).append(": ").append(what);
-  return DecodeError{status, std::move(message)};
+  return Status::Error(err, std::move(message));
 }
 
-DecodeResult CheckExactSize(std::string_view message, size_t size, size_t want) {
-  if (size == want) return std::nullopt;
-  return Error(ATR_EBADMSG, message,
+Status CheckExactSize(std::string_view message, size_t size, size_t want) {
+  if (size == want) return Status::Ok();
+  return Error(EBADMSG, message,
                "payload is " + std::to_string(size) + " bytes, expected " + std::to_string(want));
 }
 
-DecodeResult CheckMinSize(std::string_view message, size_t size, size_t want) {
-  if (size >= want) return std::nullopt;
-  return Error(ATR_EBADMSG, message,
+Status CheckMinSize(std::string_view message, size_t size, size_t want) {
+  if (size >= want) return Status::Ok();
+  return Error(EBADMSG, message,
                "payload is " + std::to_string(size) + " bytes, expected at least " +
                    std::to_string(want));
 }
 
-DecodeResult CheckReserved(std::string_view field, uint64_t value) {
-  if (value == 0) return std::nullopt;
-  return Error(ATR_EINVAL, field, "reserved, must be 0 (is " + std::to_string(value) + ")");
+Status CheckReserved(std::string_view field, uint64_t value) {
+  if (value == 0) return Status::Ok();
+  return Error(EINVAL, field, "reserved, must be 0 (is " + std::to_string(value) + ")");
 }
 
-DecodeResult CheckNonZero(std::string_view field, uint64_t value) {
-  if (value != 0) return std::nullopt;
-  return Error(ATR_EINVAL, field, "must not be 0");
+Status CheckNonZero(std::string_view field, uint64_t value) {
+  if (value != 0) return Status::Ok();
+  return Error(EINVAL, field, "must not be 0");
 }
 
-DecodeResult CheckRange(std::string_view field, int64_t value, int64_t lo, int64_t hi) {
-  if (value >= lo && value <= hi) return std::nullopt;
-  return Error(ATR_EINVAL, field,
+Status CheckRange(std::string_view field, int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return Error(EINVAL, field,
                std::to_string(value) + " out of range " + std::to_string(lo) + ".." +
                    std::to_string(hi));
 }
 
-DecodeResult ReadTime(ByteReader& in, std::string* time) {
+Status ReadTime(ByteReader& in, std::string* time) {
   std::span<const uint8_t> raw;
-  if (!in.ReadBytes(ATR_TIME_LEN, &raw)) return Error(ATR_EBADMSG, "time", "truncated");
+  if (!in.ReadBytes(ATR_TIME_LEN, &raw)) return Error(EBADMSG, "time", "truncated");
   if (std::all_of(raw.begin(), raw.end(), [](uint8_t c) { return c == 0; })) {
     time->clear();
-    return std::nullopt;
+    return Status::Ok();
   }
   for (size_t i = 0; i < raw.size(); ++i) {
     if (raw[i] < '0' || raw[i] > '9') {
@@ -59,42 +59,42 @@ DecodeResult ReadTime(ByteReader& in, std::string* time) {
       std::snprintf(what, sizeof(what),
                     "byte %zu is 0x%02x; expected 20 ASCII digits or 20 NUL bytes", i,
                     static_cast<unsigned>(raw[i]));
-      return Error(ATR_EINVAL, "time", what);
+      return Error(EINVAL, "time", what);
     }
   }
   time->assign(raw.begin(), raw.end());
-  return std::nullopt;
+  return Status::Ok();
 }
 
-DecodeResult CheckName(std::string_view field, std::string_view name, size_t max_len) {
+Status CheckName(std::string_view field, std::string_view name, size_t max_len) {
   if (name.size() > max_len) {
-    return Error(ATR_ENAMETOOLONG, field,
+    return Error(ENAMETOOLONG, field,
                  std::to_string(name.size()) + " bytes, limit " + std::to_string(max_len));
   }
   std::string why;
-  if (!IsSafeName(name, &why)) return Error(ATR_EINVAL, field, why);
-  return std::nullopt;
+  if (!IsSafeName(name, &why)) return Error(EINVAL, field, why);
+  return Status::Ok();
 }
 
-DecodeResult ReadString16(ByteReader& in, std::string_view field, std::string* s) {
+Status ReadString16(ByteReader& in, std::string_view field, std::string* s) {
   uint16_t len = 0;
-  if (!in.ReadU16(&len)) return Error(ATR_EBADMSG, field, "length truncated");
+  if (!in.ReadU16(&len)) return Error(EBADMSG, field, "length truncated");
   std::span<const uint8_t> raw;
   if (!in.ReadBytes(len, &raw)) {
-    return Error(ATR_EBADMSG, field,
+    return Error(EBADMSG, field,
                  "length " + std::to_string(len) + " exceeds the " +
                      std::to_string(in.remaining()) + " bytes left");
   }
   s->assign(raw.begin(), raw.end());
-  return std::nullopt;
+  return Status::Ok();
 }
 
-DecodeResult CheckPath(std::string_view field, std::string_view path, bool absolute) {
-  if (path.empty()) return Error(ATR_EINVAL, field, "empty");
-  if (path.find('\0') != std::string_view::npos) return Error(ATR_EINVAL, field, "contains NUL");
-  if (absolute && path.front() != '/') return Error(ATR_EINVAL, field, "not absolute");
-  if (!absolute && path.front() == '/') return Error(ATR_EINVAL, field, "not relative");
-  return std::nullopt;
+Status CheckPath(std::string_view field, std::string_view path, bool absolute) {
+  if (path.empty()) return Error(EINVAL, field, "empty");
+  if (path.find('\0') != std::string_view::npos) return Error(EINVAL, field, "contains NUL");
+  if (absolute && path.front() != '/') return Error(EINVAL, field, "not absolute");
+  if (!absolute && path.front() == '/') return Error(EINVAL, field, "not relative");
+  return Status::Ok();
 }
 
 void PutString16(std::vector<uint8_t>& out, std::string_view s) {

@@ -56,7 +56,7 @@ void Encode(const Hello& m, std::vector<uint8_t>& out) {
   PutU64(out, m.features);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, Hello* m) {
+Status Decode(std::span<const uint8_t> payload, Hello* m) {
   PROTO_TRY(CheckExactSize("HELLO", payload.size(), sizeof(atr_hello)));
   ByteReader in(payload);
   uint32_t reserved = 0;
@@ -64,7 +64,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, Hello* m) {
                in.ReadU64(&m->features),
            "HELLO");
   PROTO_TRY(CheckReserved("reserved", reserved));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- EVENT_BEGIN ----
@@ -79,7 +79,7 @@ void Encode(const EventBegin& m, std::vector<uint8_t>& out) {
   PutTime(out, m.time);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, EventBegin* m) {
+Status Decode(std::span<const uint8_t> payload, EventBegin* m) {
   PROTO_TRY(CheckExactSize("EVENT_BEGIN", payload.size(), sizeof(atr_event_begin)));
   ByteReader in(payload);
   uint16_t reserved = 0;
@@ -95,12 +95,12 @@ DecodeResult Decode(std::span<const uint8_t> payload, EventBegin* m) {
   if (m->side == ATR_SIDE_DEVICE) {
     PROTO_TRY(CheckRange("device_id", m->device_id, 0, ATR_MAX_DEVICE_ID));
   } else {
-    if (m->device_id != 0) return Error(ATR_EINVAL, "device_id", "must be 0 for a host event");
+    if (m->device_id != 0) return Error(EINVAL, "device_id", "must be 0 for a host event");
     // A host event's directory time is the daemon's clock; only a device keeps its own.
-    if (!m->time.empty()) return Error(ATR_EINVAL, "time", "must be all NUL for a host event");
+    if (!m->time.empty()) return Error(EINVAL, "time", "must be all NUL for a host event");
   }
-  if (m->host_pid < 0) return Error(ATR_EINVAL, "host_pid", "negative");
-  return std::nullopt;
+  if (m->host_pid < 0) return Error(EINVAL, "host_pid", "negative");
+  return Status::Ok();
 }
 
 // ---- FILE_OPEN ----
@@ -119,7 +119,7 @@ void Encode(const FileOpen& m, std::vector<uint8_t>& out) {
   PutBytes(out, name);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, FileOpen* m) {
+Status Decode(std::span<const uint8_t> payload, FileOpen* m) {
   PROTO_TRY(CheckMinSize("FILE_OPEN", payload.size(), sizeof(atr_file_open)));
   ByteReader in(payload);
   uint16_t name_len = 0;
@@ -131,7 +131,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, FileOpen* m) {
   // The name is the only variable part, so its length must account for every byte left:
   // anything else means the sender's framing and ours disagree.
   if (name_len != in.remaining()) {
-    return Error(ATR_EBADMSG, "name_len",
+    return Error(EBADMSG, "name_len",
                  std::to_string(name_len) + " but " + std::to_string(in.remaining()) +
                      " bytes follow the header");
   }
@@ -143,21 +143,21 @@ DecodeResult Decode(std::span<const uint8_t> payload, FileOpen* m) {
   PROTO_TRY(CheckRange("form", m->form, ATR_FILE_OBJECT, ATR_FILE_STACKCORE));
   PROTO_TRY(CheckRange("suffix", m->suffix, ATR_SUFFIX_TXT, ATR_SUFFIX_BIN));
   if (m->form != ATR_FILE_OBJECT && m->suffix != ATR_SUFFIX_TXT) {
-    return Error(ATR_EINVAL, "suffix", "must be 0 unless form is OBJECT");
+    return Error(EINVAL, "suffix", "must be 0 unless form is OBJECT");
   }
   if (m->form == ATR_FILE_TS) {
     PROTO_TRY(CheckRange("device_id", m->device_id, 0, ATR_MAX_DEVICE_ID));
   } else if (m->device_id != 0) {
-    return Error(ATR_EINVAL, "device_id", "must be 0 unless form is TS");
+    return Error(EINVAL, "device_id", "must be 0 unless form is TS");
   }
   if (m->form == ATR_FILE_STACKCORE) {
-    if (m->signo < 0) return Error(ATR_EINVAL, "signo", "negative");
-    if (m->tid < 0) return Error(ATR_EINVAL, "tid", "negative");
+    if (m->signo < 0) return Error(EINVAL, "signo", "negative");
+    if (m->tid < 0) return Error(EINVAL, "tid", "negative");
   } else {
-    if (m->signo != 0) return Error(ATR_EINVAL, "signo", "must be 0 unless form is STACKCORE");
-    if (m->tid != 0) return Error(ATR_EINVAL, "tid", "must be 0 unless form is STACKCORE");
+    if (m->signo != 0) return Error(EINVAL, "signo", "must be 0 unless form is STACKCORE");
+    if (m->tid != 0) return Error(EINVAL, "tid", "must be 0 unless form is STACKCORE");
     if (!m->time.empty()) {
-      return Error(ATR_EINVAL, "time", "must be all NUL unless form is STACKCORE");
+      return Error(EINVAL, "time", "must be all NUL unless form is STACKCORE");
     }
   }
   switch (m->form) {
@@ -166,11 +166,11 @@ DecodeResult Decode(std::span<const uint8_t> payload, FileOpen* m) {
     case ATR_FILE_STACKCORE:
       // Empty means "the peer's own program": the daemon takes it from the kernel, which is
       // what an application reporting its own crash wants and cannot get wrong.
-      if (m->name.empty()) return std::nullopt;
+      if (m->name.empty()) return Status::Ok();
       return CheckName("program name", m->name, ATR_MAX_PROGRAM_NAME);
     default:  // ATR_FILE_TS: the file is named by device_id alone.
-      if (!m->name.empty()) return Error(ATR_EINVAL, "name_len", "must be 0 for form TS");
-      return std::nullopt;
+      if (!m->name.empty()) return Error(EINVAL, "name_len", "must be 0 for form TS");
+      return Status::Ok();
   }
 }
 
@@ -182,7 +182,7 @@ void Encode(const FileAppend& m, std::vector<uint8_t>& out) {
   PutBytes(out, m.data);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, FileAppend* m) {
+Status Decode(std::span<const uint8_t> payload, FileAppend* m) {
   PROTO_TRY(CheckMinSize("FILE_APPEND", payload.size(), sizeof(atr_file_append)));
   ByteReader in(payload);
   uint32_t reserved = 0;
@@ -193,11 +193,11 @@ DecodeResult Decode(std::span<const uint8_t> payload, FileAppend* m) {
   // Unreachable through a FrameDecoder with the default limit; a caller with a larger
   // limit, or one decoding a payload from elsewhere, still gets the rule enforced.
   if (m->data.size() > ATR_MAX_APPEND) {
-    return Error(ATR_EMSGSIZE, "data",
+    return Error(EMSGSIZE, "data",
                  std::to_string(m->data.size()) + " bytes, limit " +
                      std::to_string(ATR_MAX_APPEND));
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- FILE_GET_FD, FILE_CLOSE, EVENT_END ----
@@ -207,21 +207,21 @@ void Encode(const IdRequest& m, std::vector<uint8_t>& out) {
   PutU32(out, 0);  // reserved
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, IdRequest* m) {
+Status Decode(std::span<const uint8_t> payload, IdRequest* m) {
   PROTO_TRY(CheckExactSize("id request", payload.size(), sizeof(atr_id_request)));
   ByteReader in(payload);
   uint32_t reserved = 0;
   PROTO_READ(in.ReadU32(&m->id) && in.ReadU32(&reserved), "id request");
   PROTO_TRY(CheckNonZero("id", m->id));
   PROTO_TRY(CheckReserved("reserved", reserved));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- STATUS ----
 
 void Encode(const StatusRequest&, std::vector<uint8_t>&) {}
 
-DecodeResult Decode(std::span<const uint8_t> payload, StatusRequest*) {
+Status Decode(std::span<const uint8_t> payload, StatusRequest*) {
   return CheckExactSize("STATUS", payload.size(), 0);
 }
 
@@ -233,7 +233,7 @@ void Encode(const ListRequest& m, std::vector<uint8_t>& out) {
   PutU32(out, 0);  // reserved
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, ListRequest* m) {
+Status Decode(std::span<const uint8_t> payload, ListRequest* m) {
   PROTO_TRY(CheckExactSize("LIST", payload.size(), sizeof(atr_list_request)));
   ByteReader in(payload);
   uint32_t reserved = 0;
@@ -241,7 +241,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, ListRequest* m) {
            "LIST");
   PROTO_TRY(CheckRange("max_entries", m->max_entries, 1, kMaxListEntries));
   PROTO_TRY(CheckReserved("reserved", reserved));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- VACUUM ----
@@ -251,7 +251,7 @@ void Encode(const VacuumRequest& m, std::vector<uint8_t>& out) {
   PutZeros(out, 7);  // reserved
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, VacuumRequest* m) {
+Status Decode(std::span<const uint8_t> payload, VacuumRequest* m) {
   PROTO_TRY(CheckExactSize("VACUUM", payload.size(), sizeof(atr_vacuum_request)));
   ByteReader in(payload);
   uint8_t dry_run = 0;
@@ -259,7 +259,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, VacuumRequest* m) {
   PROTO_TRY(CheckRange("dry_run", dry_run, 0, 1));
   for (uint8_t b : in.rest()) PROTO_TRY(CheckReserved("reserved", b));
   m->dry_run = dry_run != 0;
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void Encode(const VacuumBy& m, std::vector<uint8_t>& out) {
@@ -272,7 +272,7 @@ void Encode(const VacuumBy& m, std::vector<uint8_t>& out) {
   PutU64(out, 0);  // reserved
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, VacuumBy* m) {
+Status Decode(std::span<const uint8_t> payload, VacuumBy* m) {
   PROTO_TRY(CheckExactSize("VACUUM_BY", payload.size(), sizeof(atr_vacuum_by_request)));
   ByteReader in(payload);
   uint8_t dry_run = 0, reserved0 = 0;
@@ -283,22 +283,22 @@ DecodeResult Decode(std::span<const uint8_t> payload, VacuumBy* m) {
   PROTO_TRY(CheckRange("dry_run", dry_run, 0, 1));
   PROTO_TRY(CheckReserved("reserved0", reserved0));
   PROTO_TRY(CheckReserved("reserved", reserved));
-  if (m->verbs == 0) return Error(ATR_EINVAL, "verbs", "none given: name at least one of older-than, max-use, keep");
-  if ((m->verbs & ~ATR_VACUUM_KNOWN_VERBS) != 0) return Error(ATR_EINVAL, "verbs", "unknown bits " + std::to_string(m->verbs));
+  if (m->verbs == 0) return Error(EINVAL, "verbs", "none given: name at least one of older-than, max-use, keep");
+  if ((m->verbs & ~ATR_VACUUM_KNOWN_VERBS) != 0) return Error(EINVAL, "verbs", "unknown bits " + std::to_string(m->verbs));
   // A value without its verb is a client's mistake, not a default: refused.
-  auto value = [m](uint16_t verb, std::string_view field, uint64_t v, uint64_t least) -> DecodeResult {
+  auto value = [m](uint16_t verb, std::string_view field, uint64_t v, uint64_t least) -> Status {
     if (m->verbs & verb) {
-      if (v < least) return Error(ATR_EINVAL, field, "must be at least " + std::to_string(least));
+      if (v < least) return Error(EINVAL, field, "must be at least " + std::to_string(least));
     } else if (v != 0) {
-      return Error(ATR_EINVAL, field, "set without its verb");
+      return Error(EINVAL, field, "set without its verb");
     }
-    return std::nullopt;
+    return Status::Ok();
   };
   PROTO_TRY(value(ATR_VACUUM_KEEP, "keep", m->keep, 1));
   PROTO_TRY(value(ATR_VACUUM_OLDER_THAN, "older_than_us", m->older_than_us, 1));
   PROTO_TRY(value(ATR_VACUUM_MAX_USE, "max_use", m->max_use, 0));
   m->dry_run = dry_run != 0;
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace atraced::proto

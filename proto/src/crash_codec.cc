@@ -21,7 +21,7 @@ void Encode(const Crash& m, std::vector<uint8_t>& out) {
   PutU64(out, m.fault_addr);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, Crash* m) {
+Status Decode(std::span<const uint8_t> payload, Crash* m) {
   PROTO_TRY(CheckExactSize("CRASH", payload.size(), sizeof(atr_crash)));
   ByteReader in(payload);
   uint32_t reserved = 0;
@@ -31,7 +31,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, Crash* m) {
   PROTO_TRY(CheckRange("signo", m->signo, 1, ATR_MAX_SIGNO));
   PROTO_TRY(CheckRange("tid", m->tid, 1, INT32_MAX));
   PROTO_TRY(CheckReserved("reserved", reserved));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void Encode(const Dump& m, std::vector<uint8_t>& out) {
@@ -39,13 +39,13 @@ void Encode(const Dump& m, std::vector<uint8_t>& out) {
   PutI32(out, m.tid);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, Dump* m) {
+Status Decode(std::span<const uint8_t> payload, Dump* m) {
   PROTO_TRY(CheckExactSize("DUMP", payload.size(), sizeof(atr_dump)));
   ByteReader in(payload);
   PROTO_READ(in.ReadI32(&m->signo) && in.ReadI32(&m->tid), "DUMP");
   PROTO_TRY(CheckRange("signo", m->signo, 1, ATR_MAX_SIGNO));
   PROTO_TRY(CheckRange("tid", m->tid, 1, INT32_MAX));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void Encode(const StackDump& m, std::vector<uint8_t>& out) {
@@ -55,7 +55,7 @@ void Encode(const StackDump& m, std::vector<uint8_t>& out) {
   PutU32(out, 0);  // reserved
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, StackDump* m) {
+Status Decode(std::span<const uint8_t> payload, StackDump* m) {
   PROTO_TRY(CheckExactSize("STACK_DUMP", payload.size(), sizeof(atr_stack_dump)));
   ByteReader in(payload);
   uint32_t reserved = 0;
@@ -64,10 +64,10 @@ DecodeResult Decode(std::span<const uint8_t> payload, StackDump* m) {
   PROTO_TRY(CheckRange("signo", m->signo, 1, ATR_MAX_SIGNO));
   PROTO_TRY(CheckRange("tid", m->tid, 1, INT32_MAX));
   if ((m->flags & ~ATR_STACK_DUMP_KNOWN_FLAGS) != 0) {
-    return Error(ATR_EINVAL, "flags", "unknown bits " + std::to_string(m->flags));
+    return Error(EINVAL, "flags", "unknown bits " + std::to_string(m->flags));
   }
   PROTO_TRY(CheckReserved("reserved", reserved));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace atraced::proto

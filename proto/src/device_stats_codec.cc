@@ -16,7 +16,7 @@ void Encode(const DeviceStats& m, std::vector<uint8_t>& out) {
   for (uint64_t v : {m.received, m.saved, m.dropped_invalid, m.dropped_daemon, m.reconnects}) PutU64(out, v);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, DeviceStats* m) {
+Status Decode(std::span<const uint8_t> payload, DeviceStats* m) {
   PROTO_TRY(CheckExactSize("DEVICE_STATS", payload.size(), sizeof(atr_device_stats)));
   ByteReader in(payload);
   uint32_t reserved = 0;
@@ -25,7 +25,7 @@ DecodeResult Decode(std::span<const uint8_t> payload, DeviceStats* m) {
              "DEVICE_STATS");
   PROTO_TRY(CheckRange("device_id", m->device_id, 0, ATR_MAX_DEVICE_ID));
   PROTO_TRY(CheckReserved("reserved", reserved));
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace atraced::proto

@@ -4,6 +4,7 @@
 // (wire.h, STATUS). Reserved fields are still refused, because the server sends only what
 // the negotiated (smaller) minor version defines.
 #include <cassert>
+#include <cerrno>
 #include <string>
 
 #include "atraced/proto/byte_io.h"
@@ -11,6 +12,15 @@
 #include "checks.h"
 
 namespace atraced::proto {
+
+// atraced holds errors as this system's errno values; the wire's are Linux's asm-generic
+// ones (wire.h). WireStatus negates one into the other, so they must be the same numbers.
+static_assert(EPERM == -ATR_EPERM && ENOENT == -ATR_ENOENT && ESRCH == -ATR_ESRCH && EIO == -ATR_EIO &&
+              EBADF == -ATR_EBADF && EAGAIN == -ATR_EAGAIN && EACCES == -ATR_EACCES && EBUSY == -ATR_EBUSY &&
+              EEXIST == -ATR_EEXIST && EINVAL == -ATR_EINVAL && EMFILE == -ATR_EMFILE && ENOSPC == -ATR_ENOSPC &&
+              ENAMETOOLONG == -ATR_ENAMETOOLONG && ENOSYS == -ATR_ENOSYS && EPROTO == -ATR_EPROTO &&
+              EBADMSG == -ATR_EBADMSG && ESHUTDOWN == -ATR_ESHUTDOWN && EMSGSIZE == -ATR_EMSGSIZE && EPROTONOSUPPORT == -ATR_EPROTONOSUPPORT &&
+              ENOTSUP == -ATR_ENOTSUP);
 
 using internal::CheckMinSize;
 using internal::CheckName;
@@ -28,8 +38,11 @@ void EncodeReplyOk(std::vector<uint8_t>& out) {
   PutU32(out, 0);  // reserved
 }
 
-void EncodeReplyError(int32_t status, std::string_view message, std::vector<uint8_t>& out) {
-  assert(status < 0);
+int32_t WireStatus(const Status& s) { return s.ok() ? ATR_OK : -static_cast<int32_t>(s.err()); }
+
+void EncodeReplyError(const Status& error, std::vector<uint8_t>& out) {
+  assert(!error.ok());
+  std::string_view message = error.message();
   if (message.size() > ATR_MAX_MESSAGE) {
     // Back off so the cut does not split a UTF-8 sequence: the byte after the cut must not
     // be a continuation byte (10xxxxxx).
@@ -37,12 +50,12 @@ void EncodeReplyError(int32_t status, std::string_view message, std::vector<uint
     while (cut > 0 && (static_cast<uint8_t>(message[cut]) & 0xC0) == 0x80) --cut;
     message = message.substr(0, cut);
   }
-  PutI32(out, status);
+  PutI32(out, WireStatus(error));
   PutU32(out, 0);  // reserved
   PutString16(out, message);
 }
 
-DecodeResult DecodeReply(std::span<const uint8_t> payload, ReplyHead* m) {
+Status DecodeReply(std::span<const uint8_t> payload, ReplyHead* m) {
   PROTO_TRY(CheckMinSize("reply", payload.size(), sizeof(atr_reply_head)));
   ByteReader in(payload);
   uint32_t reserved = 0;
@@ -50,18 +63,18 @@ DecodeResult DecodeReply(std::span<const uint8_t> payload, ReplyHead* m) {
   PROTO_TRY(CheckReserved("reply reserved", reserved));
   m->message.clear();
   if (m->status > 0) {
-    return Error(ATR_EINVAL, "status", std::to_string(m->status) + " is positive");
+    return Error(EINVAL, "status", std::to_string(m->status) + " is positive");
   }
   if (m->status < 0) {
     PROTO_TRY(ReadString16(in, "message", &m->message));
     if (m->message.size() > ATR_MAX_MESSAGE) {
-      return Error(ATR_EBADMSG, "message",
+      return Error(EBADMSG, "message",
                    std::to_string(m->message.size()) + " bytes, limit " +
                        std::to_string(ATR_MAX_MESSAGE));
     }
   }
   m->body = in.rest();
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- HELLO ----
@@ -79,7 +92,7 @@ void Encode(const HelloReply& m, std::vector<uint8_t>& out) {
   }
 }
 
-DecodeResult Decode(std::span<const uint8_t> body, HelloReply* m) {
+Status Decode(std::span<const uint8_t> body, HelloReply* m) {
   PROTO_TRY(CheckMinSize("HELLO reply", body.size(), sizeof(atr_hello_reply)));
   ByteReader in(body);
   PROTO_READ(in.ReadU16(&m->major) && in.ReadU16(&m->minor) && in.ReadU32(&m->max_payload) &&
@@ -94,14 +107,14 @@ DecodeResult Decode(std::span<const uint8_t> body, HelloReply* m) {
     PROTO_READ(in.ReadU32(&m->daemon_pid) && in.ReadU32(&reserved), "HELLO reply");
     PROTO_TRY(CheckReserved("HELLO reply reserved", reserved));
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- EVENT_BEGIN, FILE_OPEN ----
 
 void Encode(const PathReply& m, std::vector<uint8_t>& out) { PutString16(out, m.path); }
 
-DecodeResult Decode(std::span<const uint8_t> body, PathReply* m) {
+Status Decode(std::span<const uint8_t> body, PathReply* m) {
   ByteReader in(body);
   PROTO_TRY(ReadString16(in, "path", &m->path));
   return CheckPath("path", m->path, /*absolute=*/true);
@@ -111,11 +124,11 @@ DecodeResult Decode(std::span<const uint8_t> body, PathReply* m) {
 
 void Encode(const SizeReply& m, std::vector<uint8_t>& out) { PutU64(out, m.size); }
 
-DecodeResult Decode(std::span<const uint8_t> body, SizeReply* m) {
+Status Decode(std::span<const uint8_t> body, SizeReply* m) {
   PROTO_TRY(CheckMinSize("size reply", body.size(), sizeof(uint64_t)));
   ByteReader in(body);
   PROTO_READ(in.ReadU64(&m->size), "size reply");
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- STATUS ----
@@ -221,7 +234,7 @@ bool ReadDevices(ByteReader& in, StatusReply::Devices* devices) {
 
 }  // namespace
 
-DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m) {
+Status Decode(std::span<const uint8_t> body, StatusReply* m) {
   PROTO_TRY(CheckMinSize("STATUS reply", body.size(), sizeof(atr_status_reply)));
   ByteReader in(body);
   uint32_t reserved = 0;
@@ -297,12 +310,12 @@ void Encode(const ListReply& m, std::vector<uint8_t>& out) {
 
 namespace {
 
-DecodeResult DecodeListEntry(ByteReader& in, const std::string& field, ListEntry* e) {
+Status DecodeListEntry(ByteReader& in, const std::string& field, ListEntry* e) {
   uint16_t reserved = 0;
   if (!(in.ReadU64(&e->seq) && in.ReadU8(&e->kind) && in.ReadU8(&e->side) &&
         in.ReadU16(&reserved) && in.ReadU32(&e->device_id) && in.ReadI32(&e->pid) &&
         in.ReadU32(&e->uid) && in.ReadU64(&e->bytes) && in.ReadU64(&e->created_unix_us))) {
-    return Error(ATR_EBADMSG, field, "truncated");
+    return Error(EBADMSG, field, "truncated");
   }
   PROTO_TRY(CheckRange(field + ".kind", e->kind, ATR_EVENT_SCHEDULE, ATR_EVENT_EXIT));
   PROTO_TRY(CheckRange(field + ".side", e->side, ATR_SIDE_HOST, ATR_SIDE_DEVICE));
@@ -312,17 +325,17 @@ DecodeResult DecodeListEntry(ByteReader& in, const std::string& field, ListEntry
 }
 
 // u32 count + u32 reserved, shared by LIST and VACUUM replies.
-DecodeResult ReadCount(ByteReader& in, std::string_view message, uint32_t* count) {
+Status ReadCount(ByteReader& in, std::string_view message, uint32_t* count) {
   uint32_t reserved = 0;
   if (!(in.ReadU32(count) && in.ReadU32(&reserved))) {
-    return Error(ATR_EBADMSG, message, "truncated");
+    return Error(EBADMSG, message, "truncated");
   }
   return CheckReserved("reserved", reserved);
 }
 
 }  // namespace
 
-DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
+Status Decode(std::span<const uint8_t> body, ListReply* m) {
   ByteReader in(body);
   uint32_t count = 0;
   PROTO_TRY(ReadCount(in, "LIST reply", &count));
@@ -330,7 +343,7 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   // Refuse a count the body cannot hold before allocating entries for it.
   constexpr size_t kMinEntry = sizeof(atr_list_entry) + 2;
   if (count > in.remaining() / kMinEntry) {
-    return Error(ATR_EBADMSG, "count",
+    return Error(EBADMSG, "count",
                  std::to_string(count) + " entries cannot fit in " +
                      std::to_string(in.remaining()) + " bytes");
   }
@@ -350,7 +363,7 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   m->comm_sent = apparent && count > 0;
   for (size_t i = 0; i < m->entries.size() && m->comm_sent; ++i) {
     std::string& comm = m->entries[i].comm;
-    m->comm_sent = !ReadString16(in, "comm", &comm) && (comm.empty() || !CheckName("comm", comm, ATR_MAX_PROGRAM_NAME));
+    m->comm_sent = ReadString16(in, "comm", &comm).ok() && (comm.empty() || CheckName("comm", comm, ATR_MAX_PROGRAM_NAME).ok());
   }
   if (!m->comm_sent) {
     for (ListEntry& e : m->entries) e.comm.clear();
@@ -360,7 +373,7 @@ DecodeResult Decode(std::span<const uint8_t> body, ListReply* m) {
   for (ListEntry& e : m->entries) {
     if (!m->flags_sent || !in.ReadU32(&e.flags)) e.flags = 0;
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- VACUUM ----
@@ -374,12 +387,12 @@ void Encode(const VacuumReply& m, std::vector<uint8_t>& out) {
 namespace {
 
 // `count` relative paths (u16 length + bytes each), for VACUUM and VACUUM_BY replies.
-DecodeResult ReadPaths(ByteReader& in, uint32_t count, std::vector<std::string>* paths) {
+Status ReadPaths(ByteReader& in, uint32_t count, std::vector<std::string>* paths) {
   PROTO_TRY(CheckRange("count", count, 0, ATR_MAX_VACUUM_PATHS));
   // Each path takes at least its 2-byte length; refusing a count the body cannot hold
   // keeps a hostile count from reserving gigabytes.
   if (count > in.remaining() / 2) {
-    return Error(ATR_EBADMSG, "count",
+    return Error(EBADMSG, "count",
                  std::to_string(count) + " paths cannot fit in " +
                      std::to_string(in.remaining()) + " bytes");
   }
@@ -390,15 +403,15 @@ DecodeResult ReadPaths(ByteReader& in, uint32_t count, std::vector<std::string>*
     PROTO_TRY(ReadString16(in, field, &(*paths)[i]));
     PROTO_TRY(CheckPath(field, (*paths)[i], /*absolute=*/false));
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace
 
-DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m) {
+Status Decode(std::span<const uint8_t> body, VacuumReply* m) {
   ByteReader in(body);
   uint32_t count = 0;
-  if (!(in.ReadU32(&count) && in.ReadU32(&m->omitted))) return Error(ATR_EBADMSG, "VACUUM reply", "truncated");
+  if (!(in.ReadU32(&count) && in.ReadU32(&m->omitted))) return Error(EBADMSG, "VACUUM reply", "truncated");
   return ReadPaths(in, count, &m->paths);
 }
 
@@ -411,11 +424,11 @@ void Encode(const VacuumByReply& m, std::vector<uint8_t>& out) {
   for (const std::string& p : m.paths) PutString16(out, p);
 }
 
-DecodeResult Decode(std::span<const uint8_t> body, VacuumByReply* m) {
+Status Decode(std::span<const uint8_t> body, VacuumByReply* m) {
   ByteReader in(body);
   uint32_t count = 0;
   if (!(in.ReadU32(&count) && in.ReadU32(&m->omitted) && in.ReadU64(&m->bytes))) {
-    return Error(ATR_EBADMSG, "VACUUM_BY reply", "truncated");
+    return Error(EBADMSG, "VACUUM_BY reply", "truncated");
   }
   return ReadPaths(in, count, &m->paths);
 }
@@ -424,10 +437,10 @@ DecodeResult Decode(std::span<const uint8_t> body, VacuumByReply* m) {
 
 void Encode(const CrashReply& m, std::vector<uint8_t>& out) { PutString16(out, m.report); }
 
-DecodeResult Decode(std::span<const uint8_t> body, CrashReply* m) {
+Status Decode(std::span<const uint8_t> body, CrashReply* m) {
   ByteReader in(body);
   PROTO_TRY(ReadString16(in, "report", &m->report));
-  return m->report.empty() ? std::nullopt : CheckPath("report", m->report, /*absolute=*/true);
+  return m->report.empty() ? Status::Ok() : CheckPath("report", m->report, /*absolute=*/true);
 }
 
 }  // namespace atraced::proto

@@ -24,48 +24,48 @@ namespace {
 bool IsFieldType(uint8_t t) { return t <= 8 || (t >= 100 && t <= 108); }  // CANN's TRACE_STRUCT_*_TYPE_*
 
 // Struct and field names end up NUL-padded in a 32-byte .bin field, never in a path.
-DecodeResult ReadLabel(ByteReader& in, uint8_t len, const std::string& field, std::string* out) {
+Status ReadLabel(ByteReader& in, uint8_t len, const std::string& field, std::string* out) {
   std::span<const uint8_t> raw;
   PROTO_READ(in.ReadBytes(len, &raw), "RING_REGISTER");
   out->assign(raw.begin(), raw.end());
   if (len > ATR_MAX_STRUCT_NAME) {
-    return Error(ATR_ENAMETOOLONG, field, std::to_string(len) + " bytes, limit " + std::to_string(ATR_MAX_STRUCT_NAME));
+    return Error(ENAMETOOLONG, field, std::to_string(len) + " bytes, limit " + std::to_string(ATR_MAX_STRUCT_NAME));
   }
-  if (out->find('\0') != std::string::npos) return Error(ATR_EINVAL, field, "contains NUL");
-  return std::nullopt;
+  if (out->find('\0') != std::string::npos) return Error(EINVAL, field, "contains NUL");
+  return Status::Ok();
 }
 
-DecodeResult DecodeStruct(ByteReader& in, int previous_type, RingStructEntry* e) {
+Status DecodeStruct(ByteReader& in, int previous_type, RingStructEntry* e) {
   uint8_t name_len = 0;
   uint16_t field_count = 0;
   if (in.remaining() < sizeof(atr_struct_entry_head)) {
-    return Error(ATR_EBADMSG, "struct entry", "truncated");
+    return Error(EBADMSG, "struct entry", "truncated");
   }
   PROTO_READ(in.ReadU8(&e->buffer_type) && in.ReadU8(&name_len) && in.ReadU16(&field_count), "struct entry");
   const std::string where = "struct " + std::to_string(e->buffer_type);
   PROTO_TRY(CheckRange(where + " buffer_type", e->buffer_type, 0, ATR_MAX_STRUCT_ENTRIES - 1));
   if (static_cast<int>(e->buffer_type) <= previous_type) {
-    return Error(ATR_EINVAL, where + " buffer_type", "not in ascending order");
+    return Error(EINVAL, where + " buffer_type", "not in ascending order");
   }
   PROTO_TRY(CheckRange(where + " field_count", field_count, 1, ATR_MAX_STRUCT_FIELDS));
-  if (in.remaining() < name_len) return Error(ATR_EBADMSG, where + " name", "truncated");
+  if (in.remaining() < name_len) return Error(EBADMSG, where + " name", "truncated");
   PROTO_TRY(ReadLabel(in, name_len, where + " name", &e->name));
   e->fields.resize(field_count);
   for (uint16_t i = 0; i < field_count; ++i) {
     RingStructField& f = e->fields[i];
     const std::string fwhere = where + " field " + std::to_string(i);
     uint8_t flen = 0, reserved = 0;
-    if (in.remaining() < sizeof(atr_struct_field_head)) return Error(ATR_EBADMSG, fwhere, "truncated");
+    if (in.remaining() < sizeof(atr_struct_field_head)) return Error(EBADMSG, fwhere, "truncated");
     PROTO_READ(in.ReadU8(&f.type) && in.ReadU8(&f.mode) && in.ReadU16(&f.length) && in.ReadU8(&flen) &&
                    in.ReadU8(&reserved),
                "struct field");
-    if (!IsFieldType(f.type)) return Error(ATR_EINVAL, fwhere + " type", std::to_string(f.type) + " unknown");
+    if (!IsFieldType(f.type)) return Error(EINVAL, fwhere + " type", std::to_string(f.type) + " unknown");
     PROTO_TRY(CheckRange(fwhere + " mode", f.mode, 0, 3));
     PROTO_TRY(CheckReserved(fwhere + " reserved", reserved));
-    if (in.remaining() < flen) return Error(ATR_EBADMSG, fwhere + " name", "truncated");
+    if (in.remaining() < flen) return Error(EBADMSG, fwhere + " name", "truncated");
     PROTO_TRY(ReadLabel(in, flen, fwhere + " name", &f.name));
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -99,7 +99,7 @@ void Encode(const RingRegister& m, std::vector<uint8_t>& out) {
   }
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, RingRegister* m) {
+Status Decode(std::span<const uint8_t> payload, RingRegister* m) {
   PROTO_TRY(CheckMinSize("RING_REGISTER", payload.size(), sizeof(atr_ring_register)));
   ByteReader in(payload);
   uint8_t name_len = 0, struct_count = 0;
@@ -110,21 +110,21 @@ DecodeResult Decode(std::span<const uint8_t> payload, RingRegister* m) {
   PROTO_TRY(CheckNonZero("object_id", m->object_id));
   PROTO_TRY(CheckRange("tracer_type", m->tracer_type, 0, 0));
   if ((m->flags & ~ATR_RING_KNOWN_REGISTER_FLAGS) != 0) {
-    return Error(ATR_EINVAL, "flags", "unknown bits " + std::to_string(m->flags));
+    return Error(EINVAL, "flags", "unknown bits " + std::to_string(m->flags));
   }
   if (m->msg_num == 0 || (m->msg_num & (m->msg_num - 1)) != 0 || m->msg_num > ATR_RING_MAX_MSG_NUM) {
-    return Error(ATR_EINVAL, "msg_num", std::to_string(m->msg_num) + " is not a power of two in 1..1024");
+    return Error(EINVAL, "msg_num", std::to_string(m->msg_num) + " is not a power of two in 1..1024");
   }
   PROTO_TRY(CheckRange("msg_size", m->msg_size, ATR_RING_MIN_MSG_SIZE, ATR_RING_MAX_MSG_SIZE));
   if (static_cast<uint64_t>(m->msg_size + ATR_RING_CANN_SLOT_HEAD) * m->msg_num > ATR_RING_MAX_SPACE) {
-    return Error(ATR_EINVAL, "msg_num", "(msg_size + 16) * msg_num exceeds 131072");
+    return Error(EINVAL, "msg_num", "(msg_size + 16) * msg_num exceeds 131072");
   }
   PROTO_TRY(CheckRange("ring_bytes", m->ring_bytes, static_cast<int64_t>(ATR_RING_BYTES(m->msg_num, m->msg_size)),
                        ATR_RING_MAX_BYTES));
   PROTO_TRY(CheckRange("utc_offset_s", m->utc_offset_s, -ATR_MAX_UTC_OFFSET, ATR_MAX_UTC_OFFSET));
   PROTO_TRY(CheckRange("struct_count", struct_count, 0, ATR_MAX_STRUCT_ENTRIES));
   std::span<const uint8_t> raw;
-  if (!in.ReadBytes(name_len, &raw)) return Error(ATR_EBADMSG, "name_len", "runs past the payload");
+  if (!in.ReadBytes(name_len, &raw)) return Error(EBADMSG, "name_len", "runs past the payload");
   m->name.assign(raw.begin(), raw.end());
   PROTO_TRY(CheckName("object name", m->name, ATR_MAX_OBJECT_NAME));
   m->structs.resize(struct_count);
@@ -134,9 +134,9 @@ DecodeResult Decode(std::span<const uint8_t> payload, RingRegister* m) {
     previous = e.buffer_type;
   }
   if (in.remaining() != 0) {
-    return Error(ATR_EBADMSG, "RING_REGISTER", std::to_string(in.remaining()) + " bytes after the last struct");
+    return Error(EBADMSG, "RING_REGISTER", std::to_string(in.remaining()) + " bytes after the last struct");
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- RING_REPORT ----
@@ -148,7 +148,7 @@ void Encode(const RingReport& m, std::vector<uint8_t>& out) {
   for (uint32_t id : m.object_ids) PutU32(out, id);
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, RingReport* m) {
+Status Decode(std::span<const uint8_t> payload, RingReport* m) {
   PROTO_TRY(CheckMinSize("RING_REPORT", payload.size(), sizeof(atr_ring_report)));
   ByteReader in(payload);
   uint8_t wait = 0, r0 = 0, r1 = 0, r2 = 0;
@@ -166,11 +166,11 @@ DecodeResult Decode(std::span<const uint8_t> payload, RingReport* m) {
     PROTO_TRY(CheckNonZero("object_id", m->object_ids[i]));
     for (uint32_t j = 0; j < i; ++j) {
       if (m->object_ids[j] == m->object_ids[i]) {
-        return Error(ATR_EINVAL, "object_id", std::to_string(m->object_ids[i]) + " listed twice");
+        return Error(EINVAL, "object_id", std::to_string(m->object_ids[i]) + " listed twice");
       }
     }
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- RING_SAVE_ALL ----
@@ -181,7 +181,7 @@ void Encode(const RingSaveAll& m, std::vector<uint8_t>& out) {
   PutZeros(out, 6);  // reserved
 }
 
-DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m) {
+Status Decode(std::span<const uint8_t> payload, RingSaveAll* m) {
   PROTO_TRY(CheckExactSize("RING_SAVE_ALL", payload.size(), sizeof(atr_ring_save_all)));
   ByteReader in(payload);
   uint8_t wait = 0;
@@ -190,14 +190,14 @@ DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m) {
   PROTO_TRY(CheckRange("tracer_type", m->tracer_type, 0, 0));
   for (uint8_t b : in.rest()) PROTO_TRY(CheckReserved("reserved", b));
   m->wait = wait != 0;
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // ---- GOODBYE ----
 
 void Encode(const Goodbye&, std::vector<uint8_t>&) {}
 
-DecodeResult Decode(std::span<const uint8_t> payload, Goodbye*) {
+Status Decode(std::span<const uint8_t> payload, Goodbye*) {
   return CheckExactSize("GOODBYE", payload.size(), 0);
 }
 

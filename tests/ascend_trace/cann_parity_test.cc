@@ -1,39 +1,31 @@
 // The drop-in where CANN's components rely on CANN's exact behaviour, against the real
 // daemon and library (issue 25): HCCL's same-named exitSave communicators at exit, and the
 // directory names in the process's own time zone.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 
 #include <ctime>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "support/daemon_process.h"
+#include "support/subprocess.h"
 
 using atraced::testing::DaemonProcess;
 using atraced::testing::ListNames;
 using atraced::testing::ReadFile;
+using atraced::testing::Run;
+using atraced::testing::RunResult;
 
 namespace {
 
-// Runs `program` with `env` against `d`; returns its exit code.
-int RunChild(const DaemonProcess& d, const char* program, std::vector<std::string> env) {
-  env.push_back("ATRACED_SOCKET=" + d.socket());
-  std::vector<const char*> envp;
-  for (const auto& e : env) envp.push_back(e.c_str());
-  envp.push_back(nullptr);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const char* argv[] = {program, nullptr};
-    ::execve(program, const_cast<char**>(argv), const_cast<char**>(envp.data()));
-    ::_exit(127);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+// Runs `program` against `d` with `env` and nothing else in its environment; returns its
+// exit code.
+int RunChild(const DaemonProcess& d, const char* program, std::map<std::string, std::string> env) {
+  env["ATRACED_SOCKET"] = d.socket();
+  const RunResult r = Run({program}, {.env = env, .inherit_env = false});
+  INFO(r.err);
+  return r.exit_code;
 }
 
 // <trace>/<process dir>/<exit dir> paths.
@@ -78,7 +70,7 @@ TEST_CASE("cann parity: a process 8 hours east of the daemon names its directori
   DaemonProcess d;  // in this test's own zone
   REQUIRE(d.Start());
   // A POSIX zone string (UTC+8, no DST), so that no tzdata is needed.
-  REQUIRE(RunChild(d, ASCEND_TRACE_HCCL_CHILD, {"TZ=CST-8"}) == 0);
+  REQUIRE(RunChild(d, ASCEND_TRACE_HCCL_CHILD, {{"TZ", "CST-8"}}) == 0);
   const auto dirs = ExitDirs(d);
   REQUIRE(dirs.size() == 1);
   const std::string event = dirs[0].substr(dirs[0].rfind('/') + 1);

@@ -1,4 +1,4 @@
-// The library's side of protocol 1.1 against a fake daemon: registration carries one sealed
+// The library's side of protocol 1.1 against a recording daemon: registration carries one sealed
 // memfd of the right size, reports and saves carry the right ids and wait flags, a destroyed
 // object is released, and a restarted daemon gets every ring again, with the records
 // submitted while it was away.
@@ -19,10 +19,10 @@
 #include "atrace_api.h"
 #include "atrace_pub.h"
 #include "atraced/proto/ring_reader.h"
-#include "fake_daemon.h"
+#include "recording_daemon.h"
 #include "test_env.h"
 
-using ascend_trace_test::FakeDaemon;
+using ascend_trace_test::RecordingDaemon;
 using ascend_trace_test::SocketEnv;
 
 namespace {
@@ -33,8 +33,8 @@ std::string TempSocket(const char* tag) {
   return std::string(dir) + "/" + tag + ".sock";
 }
 
-// The wire id the fake daemon saw for the object registered with `name` (last one).
-uint32_t IdOf(FakeDaemon& d, const std::string& name) {
+// The wire id the recording daemon saw for the object registered with `name` (last one).
+uint32_t IdOf(RecordingDaemon& d, const std::string& name) {
   for (uint32_t id = 1; id < 100000; ++id) {
     if (const auto* r = d.Find(id); r != nullptr && r->msg.name == name) return id;
   }
@@ -51,7 +51,7 @@ std::vector<std::string> Texts(const std::vector<uint8_t>& copy) {
 }  // namespace
 
 TEST_CASE("link: a create registers one sealed memfd that the daemon can read") {
-  FakeDaemon d(TempSocket("register"));
+  RecordingDaemon d(TempSocket("register"));
   SocketEnv env(d.path());
   TraceAttr attr{};
   attr.exitSave = true;
@@ -81,7 +81,7 @@ TEST_CASE("link: a create registers one sealed memfd that the daemon can read") 
 }
 
 TEST_CASE("link: reports and saves carry the bound ids and the wait flag") {
-  FakeDaemon d(TempSocket("report"));
+  RecordingDaemon d(TempSocket("report"));
   SocketEnv env(d.path());
   const TraHandle a = AtraceCreate(TRACER_TYPE_SCHEDULE, "rep_a");
   const TraHandle b = AtraceCreate(TRACER_TYPE_SCHEDULE, "rep_b");
@@ -107,7 +107,7 @@ TEST_CASE("link: reports and saves carry the bound ids and the wait flag") {
 }
 
 TEST_CASE("link: struct entries travel with the registration") {
-  FakeDaemon d(TempSocket("structs"));
+  RecordingDaemon d(TempSocket("structs"));
   SocketEnv env(d.path());
   TRACE_STRUCT_DEFINE_ENTRY(en);
   TRACE_STRUCT_DEFINE_ENTRY_NAME(en, "task");
@@ -139,7 +139,7 @@ TEST_CASE("link: a restarted daemon gets every ring again, with what was submitt
   TraHandle h, gone;
   TraEventHandle ev;
   {
-    FakeDaemon first(path);
+    RecordingDaemon first(path);
     h = AtraceCreate(TRACER_TYPE_SCHEDULE, "survivor");
     gone = AtraceCreateWithAttr(TRACER_TYPE_SCHEDULE, "exit_kept", &attr);
     ev = AtraceEventCreate("restart_event");
@@ -151,9 +151,9 @@ TEST_CASE("link: a restarted daemon gets every ring again, with what was submitt
   REQUIRE(AtraceSubmit(h, "during", 6) == TRACE_SUCCESS);
   const auto t0 = std::chrono::steady_clock::now();
   CHECK(AtraceEventReportSync(ev) == TRACE_FAILURE);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1000));
 
-  FakeDaemon second(path);
+  RecordingDaemon second(path);
   REQUIRE(AtraceSubmit(h, "after", 5) == TRACE_SUCCESS);
   CHECK(AtraceEventReportSync(ev) == TRACE_SUCCESS);
   const uint32_t id = IdOf(second, "survivor");
@@ -170,7 +170,7 @@ TEST_CASE("link: a restarted daemon gets every ring again, with what was submitt
 }
 
 TEST_CASE("link: a 1.0 daemon (no memfd feature) cannot take rings and saves fail") {
-  FakeDaemon d(TempSocket("old"), /*grant_memfd=*/false);
+  RecordingDaemon d(TempSocket("old"), /*grant_memfd=*/false);
   SocketEnv env(d.path());
   const TraHandle h = AtraceCreate(TRACER_TYPE_SCHEDULE, "old_daemon");
   REQUIRE(h > 0);
@@ -195,7 +195,8 @@ TEST_CASE("link: a daemon that accepts but never answers costs a bounded time, o
   CHECK(h > 0);  // the object works without the daemon
   CHECK(t1 - t0 < std::chrono::milliseconds(2500));
   CHECK(AtraceSave(TRACER_TYPE_SCHEDULE, true) == TRACE_FAILURE);
-  CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(200));  // backing off
+  // Backing off: no new attempt (one costs the reply timeout) within the 1 s back-off.
+  CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(800));
   CHECK(AtraceSubmit(h, "x", 1) == TRACE_SUCCESS);
   AtraceDestroy(h);
   ::unlink(path.c_str());

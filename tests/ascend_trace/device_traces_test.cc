@@ -141,7 +141,7 @@ struct Rig {
     auto c = RawClient::Connect(daemon.socket());
     REQUIRE(c);
     REQUIRE(c->Hello());
-    return atraced::testing::Status(*c);
+    return atraced::testing::QueryStatus(*c);
   }
   const atraced::proto::StatusReply::Device* DeviceCounts(uint32_t id) {
     status = Status();

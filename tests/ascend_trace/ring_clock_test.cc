@@ -1,13 +1,10 @@
 // Which clock a ring stamps with, and that a save places its records on the wall clock
 // either way (docs/TIMESTAMPS.md): a real process (clock_child.c) against the real daemon.
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,43 +12,22 @@
 #include "atraced/base/cycle_counter.h"
 #include "atraced/proto/ring_layout.h"
 #include "support/daemon_process.h"
+#include "support/subprocess.h"
 #include "support/temp_dir.h"
 
 using atraced::testing::DaemonProcess;
 using atraced::testing::ListNames;
 using atraced::testing::ReadFile;
+using atraced::testing::Run;
+using atraced::testing::RunResult;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string stderr_text;
-};
-
-// Runs clock_child with `records` records against `d`, in UTC, with `env` added.
-Run RunChild(const DaemonProcess& d, int records, const std::vector<std::string>& env) {
-  const std::string err_path = d.tmp().path() + "/clock_child.err";
-  std::vector<std::string> env_strings{"ATRACED_SOCKET=" + d.socket(), "TZ=UTC"};
-  env_strings.insert(env_strings.end(), env.begin(), env.end());
-  std::vector<const char*> envp;
-  for (const auto& e : env_strings) envp.push_back(e.c_str());
-  envp.push_back(nullptr);
-  const std::string count = std::to_string(records);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || ::dup2(fd, 2) < 0) ::_exit(125);
-    const char* argv[] = {ASCEND_TRACE_CLOCK_CHILD, count.c_str(), nullptr};
-    ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
-    ::_exit(127);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  Run r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.stderr_text = ReadFile(err_path);
-  return r;
+// Runs clock_child with `records` records against `d`, in UTC, with `env` added, and
+// nothing else in its environment.
+RunResult RunChild(const DaemonProcess& d, int records, std::map<std::string, std::string> env) {
+  env.insert({{"ATRACED_SOCKET", d.socket()}, {"TZ", "UTC"}});
+  return Run({ASCEND_TRACE_CLOCK_CHILD, std::to_string(records)}, {.env = env, .inherit_env = false});
 }
 
 // The exit save of clock_obj.
@@ -123,8 +99,8 @@ bool CounterHere() { return atraced::CounterInstructionRuns(nullptr) && atraced:
 TEST_CASE("ring clock: records stamped with the cycle counter land on the wall clock within 2 ms") {
   DaemonProcess d;
   REQUIRE(d.Start());
-  const Run r = RunChild(d, 40, {});
-  INFO(r.stderr_text);
+  const RunResult r = RunChild(d, 40, {});
+  INFO(r.err);
   const int want_flags = static_cast<int>(CounterHere() ? ATR_RING_FLAG_COUNTER : 0);
   REQUIRE(r.exit_code == 20 + want_flags);
   if (!CounterHere()) WARN("the cycle counter is not usable on this machine: the monotonic path was tested");
@@ -134,8 +110,8 @@ TEST_CASE("ring clock: records stamped with the cycle counter land on the wall c
 TEST_CASE("ring clock: ATRACE_RING_CLOCK=monotonic stamps with CLOCK_MONOTONIC, placed within 2 ms the same") {
   DaemonProcess d;
   REQUIRE(d.Start());
-  const Run r = RunChild(d, 40, {"ATRACE_RING_CLOCK=monotonic"});
-  INFO(r.stderr_text);
+  const RunResult r = RunChild(d, 40, {{"ATRACE_RING_CLOCK", "monotonic"}});
+  INFO(r.err);
   REQUIRE(r.exit_code == 20);  // no ATR_RING_FLAG_COUNTER
   CheckPlacement(ExitSave(d), 40);
 }
@@ -143,8 +119,8 @@ TEST_CASE("ring clock: ATRACE_RING_CLOCK=monotonic stamps with CLOCK_MONOTONIC, 
 TEST_CASE("ring clock: an ATRACE_RING_CLOCK value that means nothing is named on stderr") {
   DaemonProcess d;
   REQUIRE(d.Start());
-  const Run r = RunChild(d, 3, {"ATRACE_RING_CLOCK=tsc"});
-  CHECK(r.stderr_text.find("ATRACE_RING_CLOCK=tsc is neither monotonic nor auto") != std::string::npos);
+  const RunResult r = RunChild(d, 3, {{"ATRACE_RING_CLOCK", "tsc"}});
+  CHECK(r.err.find("ATRACE_RING_CLOCK=tsc is neither monotonic nor auto") != std::string::npos);
   CHECK(r.exit_code == 20 + static_cast<int>(CounterHere() ? ATR_RING_FLAG_COUNTER : 0));
   CheckPlacement(ExitSave(d), 3);
 }

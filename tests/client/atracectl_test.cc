@@ -19,18 +19,15 @@
 
 #include <chrono>
 #include <map>
-#include <thread>
 #include <regex>
 #include <set>
 #include <sstream>
 
-#include "client_test_util.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
+#include "support/subprocess.h"
 
 using namespace atraced::testing;
-using atrace_test::Run;
-using atrace_test::RunResult;
 
 namespace {
 
@@ -38,7 +35,7 @@ RunResult Ctl(const std::vector<std::string>& args, const std::string& input = "
               const std::map<std::string, std::string>& env = {}) {
   std::vector<std::string> argv{ATRACECTL_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return Run(argv, input, env);
+  return Run(argv, {.env = env, .input = input});
 }
 
 RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, const std::string& input = "") {
@@ -361,7 +358,7 @@ TEST_CASE("atracectl status --prometheus passes the exposition format check and 
   CHECK(Has(text.out, "# TYPE atraced_dirs_aged_total counter\n"));
   CHECK(ExpositionProblem(text.out) == "");
   if (::access("/usr/bin/promtool", X_OK) == 0) {
-    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, text.out);
+    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, {.input = text.out});
     INFO(check.out << check.err);
     CHECK(check.exit_code == 0);
   } else {
@@ -417,7 +414,7 @@ TEST_CASE("atracectl status shows each device's traces: events, received, droppe
   CHECK(Has(text.out, "atraced_device_reconnects_total{device=\"3\"} 5\n"));
   CHECK(ExpositionProblem(text.out) == "");
   if (::access("/usr/bin/promtool", X_OK) == 0) {
-    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, text.out);
+    auto check = Run({"/usr/bin/promtool", "check", "metrics"}, {.input = text.out});
     INFO(check.out << check.err);
     CHECK(check.exit_code == 0);
   }
@@ -664,7 +661,6 @@ TEST_CASE("atracectl list --follow prints each new directory as it is made, filt
   CHECK(Has(first[0], "\"seq\":1,"));
   REQUIRE(exits.Lines(1, std::chrono::seconds(10)) == std::vector<std::string>{
                                                          "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\tSTATE"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its watch is set up
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "one"}, "x").exit_code == 0);
   REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "two"}, "x").exit_code == 0);

@@ -10,20 +10,18 @@
 #include <chrono>
 #include <optional>
 #include <regex>
-#include <thread>
+#include <sstream>
 
-#include "client_test_util.h"
 #include "support/daemon_process.h"
+#include "support/subprocess.h"
 
 using namespace atraced::testing;
-using atrace_test::Run;
-using atrace_test::RunResult;
 
 namespace {
 
 RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, const std::string& input = "") {
   args.insert(args.begin(), {ATRACECTL_BINARY, "--socket", d.socket()});
-  return Run(args, input);
+  return Run(args, {.input = input});
 }
 
 bool Has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
@@ -70,6 +68,27 @@ bool OnDisk(const DaemonProcess& d, const std::string& dir) {
   return ::stat((d.trace_dir() + "/" + dir).c_str(), &st) == 0;
 }
 
+// Moves every creation time in a stopped daemon's order log `by` into the past; returns how
+// many records it changed.
+int BackdateOrderLog(const std::string& path, std::chrono::microseconds by) {
+  std::istringstream in(ReadFile(path));
+  std::string out;
+  int changed = 0;
+  for (std::string line; std::getline(in, line);) {
+    // "+ <seq> <class> <device> <uid> <created_us> <dir>"
+    std::istringstream fields(line);
+    std::string plus, seq, cls, device, uid, dir;
+    int64_t created_us = 0;
+    if (line.rfind("+ ", 0) == 0 && fields >> plus >> seq >> cls >> device >> uid >> created_us >> dir) {
+      line = "+ " + seq + " " + cls + " " + device + " " + uid + " " + std::to_string(created_us - by.count()) + " " + dir;
+      ++changed;
+    }
+    out += line + "\n";
+  }
+  WriteFile(path, out);
+  return changed;
+}
+
 }  // namespace
 
 TEST_CASE("atracectl vacuum --keep N keeps the N newest host and device dirs each, never an exit dir",
@@ -105,25 +124,36 @@ TEST_CASE("atracectl vacuum --keep N keeps the N newest host and device dirs eac
 
 TEST_CASE("atracectl vacuum --older-than removes every class older than the span, exit dirs included",
           "[atracectl][vacuum]") {
-  DaemonProcess d;
+  // The old dirs are made two hours old in the daemon's own record of them, between two runs
+  // on one root, so what is old and what is fresh does not depend on how fast commands run.
+  TempDir tmp;
+  const std::string root = tmp / "root";
+  std::string old_exit, old_host, old_device;
+  {
+    DaemonProcess first({{}, {}, true, 10, std::nullopt, root});
+    REQUIRE(first.Start());
+    old_exit = Emit(first, "exit", "e");
+    old_host = Emit(first, "schedule", "h");
+    old_device = Emit(first, "schedule", "dv", 2);
+    REQUIRE(first.Stop() == 0);
+  }
+  REQUIRE(BackdateOrderLog(root + "/atrace/.atraced_order", std::chrono::hours(2)) == 3);
+  DaemonProcess d({{}, {}, true, 10, std::nullopt, root});
   REQUIRE(d.Start());
   const uint64_t B = BlockSize(d.trace_dir());
-  const std::string old_exit = Emit(d, "exit", "e"), old_host = Emit(d, "schedule", "h"),
-                    old_device = Emit(d, "schedule", "dv", 2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const std::string fresh = Emit(d, "schedule", "fresh");
 
-  auto dry = Ctl(d, {"vacuum", "--older-than", "1s", "--dry-run"});
+  auto dry = Ctl(d, {"vacuum", "--older-than", "1h", "--dry-run"});
   INFO(dry.err);
   REQUIRE(dry.exit_code == 0);
   CHECK(dry.out == Report(true, {old_exit, old_host, old_device}, B));
   CHECK(Listed(d).size() == 4);
 
-  auto none = Ctl(d, {"vacuum", "--older-than", "1h 30min"});
+  auto none = Ctl(d, {"vacuum", "--older-than", "2h 30min"});
   REQUIRE(none.exit_code == 0);
   CHECK(none.out == "removed 0 directories (0 B)\n");
 
-  auto vac = Ctl(d, {"vacuum", "--older-than", "1s", "--json"});
+  auto vac = Ctl(d, {"vacuum", "--older-than", "1h", "--json"});
   REQUIRE(vac.exit_code == 0);
   CHECK(vac.out == "{\"dry_run\":false,\"removed\":[\"" + old_exit + "\",\"" + old_host + "\",\"" + old_device +
                        "\"],\"omitted\":0,\"bytes\":" + std::to_string(3 * B) + "}\n");

@@ -4,12 +4,10 @@
 
 #include <sstream>
 
-#include "client_test_util.h"
 #include "support/daemon_process.h"
+#include "support/subprocess.h"
 
 using namespace atraced::testing;
-using atrace_test::Run;
-using atrace_test::RunResult;
 
 namespace {
 
@@ -26,7 +24,7 @@ std::string Trim(std::string s) {
 }
 
 RunResult Shell(const std::string& script, const std::map<std::string, std::string>& env = {}) {
-  return Run({"/bin/sh", "-c", script}, "", env);
+  return Run({"/bin/sh", "-c", script}, {.env = env});
 }
 
 }  // namespace
@@ -87,7 +85,7 @@ TEST_CASE("install, then consume with pkg-config and with find_package", "[clien
                        env);
     INFO(build.err);
     REQUIRE(build.exit_code == 0);
-    auto run = Run({exe, d.socket(), "via_pkgconfig"}, "", env);
+    auto run = Run({exe, d.socket(), "via_pkgconfig"}, {.env = env});
     INFO(run.err);
     REQUIRE(run.exit_code == 0);
     CHECK(ReadFile(Trim(run.out)) == "from the consumer\n");
@@ -102,7 +100,7 @@ TEST_CASE("install, then consume with pkg-config and with find_package", "[clien
     auto build = Run({ATRACE_CMAKE_COMMAND, "--build", build_dir});
     INFO(build.out << build.err);
     REQUIRE(build.exit_code == 0);
-    auto run = Run({build_dir + "/consumer", d.socket(), "via_find_package"}, "", env);
+    auto run = Run({build_dir + "/consumer", d.socket(), "via_find_package"}, {.env = env});
     INFO(run.err);
     REQUIRE(run.exit_code == 0);
     CHECK(ReadFile(Trim(run.out)) == "from the consumer\n");

@@ -14,7 +14,7 @@
 #include "support/daemon_process.h"
 
 using namespace atraced::testing;
-using atrace_test::FakeDaemon;
+using atrace_test::ScriptedDaemon;
 using atrace_test::OpenClient;
 
 namespace {
@@ -75,10 +75,10 @@ TEST_CASE("async: a refused event is counted and flush returns its error once", 
 
 TEST_CASE("async: with a daemon that never answers, submits stop at the bound and time out", "[client][async]") {
   std::atomic<int> frames{0};
-  FakeDaemon fake([&](int fd) {
+  ScriptedDaemon fake([&](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     atrace_test::Frame f;
-    while (atrace_test::ReadFrame(fd, &f, 3000)) ++frames;  // reads, never replies
+    while (atrace_test::ReadFrame(fd, &f, 20000)) ++frames;  // reads, never replies
   });
   atrace_client* c = OpenClient(fake.socket(), 300, 2);
   CHECK(atrace_emit_async(c, &kExit, &kObject, "1", 1) == 0);
@@ -86,7 +86,7 @@ TEST_CASE("async: with a daemon that never answers, submits stop at the bound an
   auto t0 = std::chrono::steady_clock::now();
   CHECK(atrace_emit_async(c, &kExit, &kObject, "3", 1) == -ETIMEDOUT);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  CHECK(ms < 1500);
+  CHECK(ms < 5000);  // the 300 ms bound and a loaded machine's margin, not the fake's 20 s
   atrace_client_stats s{};
   atrace_client_get_stats(c, &s);
   CHECK(s.async_failed == 2);  // the two in flight are lost with the connection

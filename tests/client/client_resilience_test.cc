@@ -22,7 +22,7 @@
 
 using namespace atraced::testing;
 using namespace std::chrono_literals;
-using atrace_test::FakeDaemon;
+using atrace_test::ScriptedDaemon;
 using atrace_test::OpenClient;
 
 namespace {
@@ -65,7 +65,8 @@ TEST_CASE("daemon absent: a clear error, at once, and no handle", "[client][resi
   TempDir tmp;
   atrace_client* c = reinterpret_cast<atrace_client*>(1);
   auto t0 = std::chrono::steady_clock::now();
-  CHECK(OpenWith(tmp / "missing.sock", 500, 500, &c) == -ENOENT);
+  // Timeouts of 5 s, failures at once: told apart however slow the machine is.
+  CHECK(OpenWith(tmp / "missing.sock", 5000, 5000, &c) == -ENOENT);
   CHECK(c == nullptr);
 
   // A socket file nobody listens on (a daemon that died): refused.
@@ -76,8 +77,8 @@ TEST_CASE("daemon absent: a clear error, at once, and no handle", "[client][resi
   std::memcpy(addr.sun_path, dead.c_str(), dead.size() + 1);
   REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   ::close(fd);
-  CHECK(OpenWith(dead, 500, 500, &c) == -ECONNREFUSED);
-  CHECK(ElapsedMs(t0) < 400);
+  CHECK(OpenWith(dead, 5000, 5000, &c) == -ECONNREFUSED);
+  CHECK(ElapsedMs(t0) < 2500);
 
   CHECK(OpenWith(std::string(200, 'x'), 500, 500, &c) == -ENAMETOOLONG);
 }
@@ -130,13 +131,13 @@ TEST_CASE("a stopped daemon: calls return -ETIMEDOUT within the bound, then reco
   CHECK(Emit(c, "while stopped") == -ETIMEDOUT);
   long ms = ElapsedMs(t0);
   CHECK(ms >= 250);
-  CHECK(ms < 1500);
+  CHECK(ms < 5000);  // the 300 ms bound and a loaded machine's margin
 
   // A new handle: connect succeeds (the kernel's backlog), HELLO times out.
   atrace_client* c2 = nullptr;
   t0 = std::chrono::steady_clock::now();
   CHECK(OpenWith(d.socket(), 300, 300, &c2) == -ETIMEDOUT);
-  CHECK(ElapsedMs(t0) < 1500);
+  CHECK(ElapsedMs(t0) < 5000);
   CHECK(c2 == nullptr);
 
   d.Signal(SIGCONT);
@@ -238,8 +239,8 @@ TEST_CASE("fork: the child emits on its own connection into its own trace dir", 
 }
 
 TEST_CASE("no SIGPIPE when the daemon hangs up in the middle of a write", "[client][resilience]") {
-  // The fake daemon answers HELLO, reads a little of the next request and hangs up.
-  FakeDaemon fake([](int fd) {
+  // The scripted daemon answers HELLO, reads a little of the next request and hangs up.
+  ScriptedDaemon fake([](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     char buf[1024];
     (void)::recv(fd, buf, sizeof buf, 0);
@@ -261,11 +262,11 @@ TEST_CASE("no SIGPIPE when the daemon hangs up in the middle of a write", "[clie
 }
 
 TEST_CASE("a synchronous emit sends all five requests before reading any reply", "[client][pipelining]") {
-  // The fake daemon holds its replies back until it has received all five requests; a
+  // The scripted daemon holds its replies back until it has received all five requests; a
   // client waiting for each reply would never send the second and would time out.
   std::atomic<int> received{0};
   std::vector<uint16_t> opcodes;
-  FakeDaemon fake([&](int fd) {
+  ScriptedDaemon fake([&](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     std::vector<atrace_test::Frame> frames;
     for (int i = 0; i < 5; ++i) {
@@ -297,7 +298,7 @@ TEST_CASE("a synchronous emit sends all five requests before reading any reply",
 }
 
 TEST_CASE("a reply that does not match its request drops the connection with -EPROTO", "[client][resilience]") {
-  FakeDaemon fake([](int fd) {
+  ScriptedDaemon fake([](int fd) {
     if (!atrace_test::ServeHello(fd)) return;
     atrace_test::Frame f;
     if (!atrace_test::ReadFrame(fd, &f)) return;

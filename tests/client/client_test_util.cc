@@ -1,12 +1,9 @@
 #include "client_test_util.h"
 
 #include <catch2/catch.hpp>
-#include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -14,48 +11,7 @@
 #include "atraced/proto/codec.h"
 #include "atraced/proto/wire.h"
 
-extern char** environ;
-
 namespace atrace_test {
-
-using atraced::testing::ReadFile;
-using atraced::testing::TempDir;
-using atraced::testing::WriteFile;
-
-RunResult Run(const std::vector<std::string>& argv, const std::string& input,
-              const std::map<std::string, std::string>& env) {
-  // Files rather than pipes: no deadlock whatever the program writes, and simple.
-  TempDir tmp;
-  WriteFile(tmp / "in", input);
-  std::vector<std::string> envs;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    if (env.count(kv.substr(0, kv.find('='))) == 0) envs.push_back(kv);
-  }
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  std::string in = tmp / "in", out = tmp / "out", err = tmp / "err";
-  posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&actions);
-  RunResult r;
-  if (rc != 0) return r;
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out);
-  r.err = ReadFile(err);
-  return r;
-}
 
 atrace_client* OpenClient(const std::string& socket, int io_timeout_ms, unsigned max_in_flight) {
   atrace_client_options o;
@@ -71,7 +27,7 @@ atrace_client* OpenClient(const std::string& socket, int io_timeout_ms, unsigned
   return c;
 }
 
-FakeDaemon::FakeDaemon(std::function<void(int fd)> handler) : socket_(tmp_ / "fake.sock") {
+ScriptedDaemon::ScriptedDaemon(std::function<void(int fd)> handler) : socket_(tmp_ / "scripted.sock") {
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -88,7 +44,7 @@ FakeDaemon::FakeDaemon(std::function<void(int fd)> handler) : socket_(tmp_ / "fa
   });
 }
 
-FakeDaemon::~FakeDaemon() {
+ScriptedDaemon::~ScriptedDaemon() {
   ::shutdown(listen_fd_, SHUT_RDWR);  // wakes a poll still waiting for a connection
   thread_.join();
   ::close(listen_fd_);

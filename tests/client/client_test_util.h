@@ -1,10 +1,9 @@
-// Helpers for the client library and atracectl tests: run a program and capture its
-// output, a scripted fake daemon for behaviour the real one cannot be made to show
-// (holding replies back, hanging up mid-write), and a handle opener.
+// Helpers for the client library tests: a daemon scripted byte by byte, for behaviour the
+// real one cannot be made to show (holding replies back, hanging up mid-write), and a handle
+// opener.
 #pragma once
 
 #include <functional>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,25 +13,16 @@
 
 namespace atrace_test {
 
-struct RunResult {
-  int exit_code = -1;  // 128 + signal if killed
-  std::string out;
-  std::string err;
-};
-
-// Runs argv[0] with args, stdin from `input`, extra environment `env`; waits for it.
-RunResult Run(const std::vector<std::string>& argv, const std::string& input = "",
-              const std::map<std::string, std::string>& env = {});
-
 // Opens a handle on `socket` with the given timeouts; REQUIREs success.
 atrace_client* OpenClient(const std::string& socket, int io_timeout_ms = 2000, unsigned max_in_flight = 0);
 
 // A Unix socket in a temp dir served by `handler(fd)` on one accepted connection, in a
-// thread. The handler owns nothing: the fd is closed after it returns.
-class FakeDaemon {
+// thread: the handler plays the daemon, byte by byte. It owns nothing: the fd is closed after
+// it returns.
+class ScriptedDaemon {
  public:
-  explicit FakeDaemon(std::function<void(int fd)> handler);
-  ~FakeDaemon();
+  explicit ScriptedDaemon(std::function<void(int fd)> handler);
+  ~ScriptedDaemon();
   const std::string& socket() const { return socket_; }
 
  private:
@@ -42,7 +32,7 @@ class FakeDaemon {
   std::thread thread_;
 };
 
-// For FakeDaemon handlers: read exactly one frame (header + payload); false on EOF/timeout.
+// For ScriptedDaemon handlers: read exactly one frame (header + payload); false on EOF/timeout.
 struct Frame {
   uint16_t opcode = 0;
   uint32_t request_id = 0;

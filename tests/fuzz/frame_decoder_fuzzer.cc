@@ -31,7 +31,7 @@ using namespace atraced::proto;
 template <typename Message>
 void CheckRequest(std::span<const uint8_t> payload) {
   Message m;
-  if (Decode(payload, &m)) return;
+  if (!Decode(payload, &m).ok()) return;
   std::vector<uint8_t> again;
   Encode(m, again);
   if (again.size() != payload.size() || !std::equal(again.begin(), again.end(), payload.begin())) {
@@ -42,7 +42,7 @@ void CheckRequest(std::span<const uint8_t> payload) {
 template <typename Message>
 void CheckReplyBody(std::span<const uint8_t> body) {
   Message m;
-  if (Decode(body, &m)) return;
+  if (!Decode(body, &m).ok()) return;
   // Replies ignore trailing bytes, so the re-encoding must be a prefix of the body.
   std::vector<uint8_t> again;
   Encode(m, again);
@@ -77,12 +77,12 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   }
 
   ReplyHead head;
-  if (!DecodeReply(payload, &head)) {
+  if (DecodeReply(payload, &head).ok()) {
     std::vector<uint8_t> again;
     if (head.status == 0) {
       EncodeReplyOk(again);
     } else {
-      EncodeReplyError(head.status, head.message, again);
+      EncodeReplyError(atraced::Status::Error(-head.status, head.message), again);
     }
     if (again.size() > payload.size() || !std::equal(again.begin(), again.end(), payload.begin())) {
       std::abort();

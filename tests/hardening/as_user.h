@@ -20,18 +20,12 @@
 
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
+#include "support/subprocess.h"
 
 namespace atraced::testing {
 
 constexpr uid_t kAttacker = 65534;
 constexpr uid_t kVictim = 65533;
-
-// Becomes uid/gid `id` for good, and dumpable again as a freshly exec'd program is (the
-// credential change made this process non-dumpable).
-inline bool BecomeUser(uid_t id) {
-  return ::setgroups(0, nullptr) == 0 && ::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0 &&
-         ::prctl(PR_SET_DUMPABLE, 1) == 0;
-}
 
 // Writes a result line to `fd` (a pipe to the test): "<status> <message>".
 inline void Report(int fd, int32_t status, const std::string& message) {

@@ -7,7 +7,6 @@
 
 #include <grp.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,32 +14,11 @@
 #include "support/daemon_process.h"
 #include "support/daemon_helpers.h"
 #include "support/raw_client.h"
+#include "support/subprocess.h"
 
 using namespace atraced;
 using namespace atraced::testing;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Runs `body` in a child that dropped to uid/gid `id` (root only). Returns its exit code.
-template <class F>
-int AsUser(uid_t id, F body) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(id) != 0 || ::setuid(id) != 0) ::_exit(90);
-    int rc = 91;
-    try {
-      rc = body();
-    } catch (...) {
-    }
-    ::_exit(rc);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
-}
-
-}  // namespace
 
 TEST_CASE("a process dir swapped for a symlink is not followed", "[hardening][security]") {
   DaemonProcess d;
@@ -123,12 +101,12 @@ TEST_CASE("atrace/ renamed while running is noticed and re-created", "[hardening
   CHECK(ReadFile(after) == "y");  // the path in the reply exists
   CHECK(Exists(d.trace_dir() + "/.atraced_order"));
   CHECK(CountEventDirs(old_dir, "schedule") == 1);  // the moved tree is left alone
-  CHECK(Status(c).host_dirs == 1);                  // and no longer counted
+  CHECK(QueryStatus(c).host_dirs == 1);                  // and no longer counted
   // A restart finds the new tree consistent.
   REQUIRE(d.Stop() == 0);
   REQUIRE(d.Start());
   auto again = Connected(d);
-  CHECK(Status(again).host_dirs == 1);
+  CHECK(QueryStatus(again).host_dirs == 1);
 }
 
 TEST_CASE("a planted hard link is refused, not written through", "[hardening][security]") {
@@ -140,7 +118,7 @@ TEST_CASE("a planted hard link is refused, not written through", "[hardening][se
   proto::EventBegin b = BeginRequest(1);
   auto begun = c.Call(ATR_OP_EVENT_BEGIN, Payload(b));
   proto::PathReply dir;
-  REQUIRE_FALSE(proto::Decode(begun->body, &dir));
+  REQUIRE(proto::Decode(begun->body, &dir).ok());
   if (::link((outside / "target").c_str(), (dir.path + "/schedule_tracer_victim.txt").c_str()) != 0) {
     WARN("skipped: cannot hard-link across these directories");
     return;
@@ -170,7 +148,7 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
   ::chmod(d.tmp().path().c_str(), 0755);
 
   SECTION("a forwarder claim is refused and logged") {
-    int rc = AsUser(nobody, [&] {
+    int rc = InChild([&] {
       auto c = RawClient::Connect(d.socket());
       if (!c || !c->Hello()) return 2;
       proto::EventBegin b = BeginRequest(1);
@@ -178,7 +156,7 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
       b.host_pid = static_cast<int32_t>(::getppid());
       auto r = c->Call(ATR_OP_EVENT_BEGIN, Payload(b));
       return r && r->status == ATR_EPERM ? 0 : 3;
-    });
+    }, nobody);
     CHECK(rc == 0);
     CHECK(d.WaitForLog("forwarder claim refused"));
     CHECK(d.LogHas("uid 65534"));
@@ -190,7 +168,7 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
       std::string err;
       parent_dir = Parent(Parent(c.Emit(ATR_EVENT_SCHEDULE, "mine", "x", &err)));
     }
-    int rc = AsUser(nobody, [&] {
+    int rc = InChild([&] {
       auto c = RawClient::Connect(d.socket());
       if (!c || !c->Hello()) return 2;
       std::string err;
@@ -199,18 +177,18 @@ TEST_CASE("an unprivileged client cannot claim other processes or reach other di
       if (Parent(Parent(path)) == parent_dir) return 4;
       std::string bad = c->Emit(ATR_EVENT_SCHEDULE, "../../etc/x", "z", &err);
       return bad.empty() && err.find("object name") != std::string::npos ? 0 : 5;
-    });
+    }, nobody);
     CHECK(rc == 0);
     auto c = Connected(d);
     auto r = c.Call(ATR_OP_LIST, Payload(proto::ListRequest{0, 100}));
     proto::ListReply list;
-    REQUIRE_FALSE(proto::Decode(r->body, &list));
+    REQUIRE(proto::Decode(r->body, &list).ok());
     bool saw_nobody = false;
     for (auto& e : list.entries) saw_nobody = saw_nobody || e.uid == nobody;
     CHECK(saw_nobody);
   }
   SECTION("a user outside the socket's group cannot connect") {
-    int rc = AsUser(65533, [&] { return RawClient::Connect(d.socket()) ? 1 : 0; });
+    int rc = InChild([&] { return RawClient::Connect(d.socket()) ? 1 : 0; }, 65533);
     CHECK(rc == 0);
   }
 }
@@ -246,7 +224,7 @@ TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process'
   REQUIRE(r->status == 0);
 
   constexpr uint64_t kMaxPerUid = uint64_t{1} << 48;  // device_reports.h
-  const int rc = AsUser(nobody, [&] {
+  const int rc = InChild([&] {
     auto c = RawClient::Connect(d.socket());
     uint64_t got = 0;
     if (!c || !c->Hello(ATR_FEATURE_DEVICE_STATS, &got) || !(got & ATR_FEATURE_DEVICE_STATS)) return 2;
@@ -267,10 +245,10 @@ TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process'
     auto out_of_range = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(ATR_MAX_DEVICE_ID + 1, 1, 1, 1));
     if (!out_of_range || out_of_range->status != ATR_EINVAL) return 8;
     return 0;
-  });
+  }, nobody);
   REQUIRE(rc == 0);
 
-  proto::StatusReply s = Status(*root);
+  proto::StatusReply s = QueryStatus(*root);
   REQUIRE(s.devices.devices.size() == 1);  // nothing listed for device 7 or the refused id
   const auto& three = s.devices.devices[0];
   CHECK(three.device_id == 3);
@@ -284,7 +262,7 @@ TEST_CASE("an unprivileged user's DEVICE_STATS can neither hide another process'
   r = root->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 0, 5, 0));
   REQUIRE(r);
   REQUIRE(r->status == 0);
-  s = Status(*root);
+  s = QueryStatus(*root);
   REQUIRE(s.devices.devices.size() == 1);
   CHECK(s.devices.devices[0].dropped_invalid == 9 + kMaxPerUid);
 }

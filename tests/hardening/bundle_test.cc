@@ -20,6 +20,7 @@
 
 #include "as_user.h"
 #include "support/daemon_helpers.h"
+#include "support/subprocess.h"
 
 using namespace atraced;
 using namespace atraced::testing;
@@ -88,15 +89,11 @@ bool Eventually(const std::function<bool()>& done, std::chrono::seconds timeout 
 
 bool Has(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
 
-// What `/bin/tar ARGS` prints (stdout), and its exit code.
-std::pair<std::string, int> Tar(const std::string& args) {
-  FILE* p = ::popen(("/bin/tar " + args + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = ::pclose(p);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+// What `/bin/tar ARGS` prints (stdout and stderr), and its exit code.
+std::pair<std::string, int> Tar(std::vector<std::string> args) {
+  args.insert(args.begin(), "/bin/tar");
+  const RunResult tar = Run(args, {.stderr_to_stdout = true});
+  return {tar.out, tar.exit_code};
 }
 
 // A `tar` that stops where the real one would start: it makes <gate>/started, waits for
@@ -225,7 +222,7 @@ TEST_CASE("a symlink planted at the bundle's name while atracectl works is not w
   CHECK(rc == 0);
   CHECK(ReadFile(held.p.secret) == kSecret);
   REQUIRE(held.output_was_made);
-  auto [listing, listed] = Tar("-tzf " + held.made);  // the bundle is in the file atracectl made
+  auto [listing, listed] = Tar({"-tzf", held.made});  // the bundle is in the file atracectl made
   INFO(listing);
   CHECK(listed == 0);
   CHECK(Has(listing, "status.json\n"));
@@ -282,7 +279,7 @@ TEST_CASE("a user's 1 TiB hole is bundled as the block it takes, quickly", "[har
   REQUIRE(::stat(out.c_str(), &st) == 0);
   Measure("bundle.sparse_tib_bytes", st.st_size);
   CHECK(st.st_size < 1024 * 1024);
-  auto [listing, listed] = Tar("--numeric-owner -tvzf " + out);
+  auto [listing, listed] = Tar({"--numeric-owner", "-tvzf", out});
   INFO(listing);
   CHECK(listed == 0);
   CHECK(Has(listing, " " + std::to_string(kTiB + 1) + " "));  // its length, holes restored on extraction
@@ -315,7 +312,7 @@ TEST_CASE("a bundle over --max-size stops with an error that names the bound", "
   RunningCtl enough({"--socket", d.socket(), "export", "--format", "tar", "--max-size", "1M", "--output", tmp / "b"});
   CHECK(enough.Finish(120s) == 0);
   INFO(enough.err());
-  CHECK(Tar("-tzf " + tmp / "b").first.find("dense") != std::string::npos);
+  CHECK(Tar({"-tzf", tmp / "b"}).first.find("dense") != std::string::npos);
   // A size it cannot read, or a bound on a format it does not bound, is a usage error.
   RunningCtl bad({"--socket", d.socket(), "export", "--format", "tar", "--max-size", "lots", "--output", tmp / "c"});
   CHECK(bad.Finish(60s) == 2);

@@ -83,7 +83,7 @@ StatusWatch WatchStatus(RawClient& c, std::chrono::milliseconds span) {
   const auto until = std::chrono::steady_clock::now() + span;
   while (std::chrono::steady_clock::now() < until) {
     const auto t = std::chrono::steady_clock::now();
-    const proto::StatusReply s = Status(c);
+    const proto::StatusReply s = QueryStatus(c);
     w.ms.push_back(MsSince(t));
     if (QueuedSaveBytes(s) > 0) ++w.answered_while_queued;
   }
@@ -168,7 +168,7 @@ TEST_CASE("fairness: while one user saves rings as fast as it can, another user'
   const auto until = std::chrono::steady_clock::now() + 5s;
   for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
     auto t = std::chrono::steady_clock::now();
-    const proto::StatusReply s = Status(*victim);
+    const proto::StatusReply s = QueryStatus(*victim);
     status_ms.push_back(MsSince(t));
     const bool queued = QueuedSaveBytes(s) > 0;
     t = std::chrono::steady_clock::now();
@@ -286,10 +286,10 @@ TEST_CASE("fairness: another user's save is written beside one user's long save,
   REQUIRE(attacker.Line(30s) == "0 saving\n");
   // Root asks once the attacker's save is reserved, i.e. queued or being written.
   const auto until = std::chrono::steady_clock::now() + 20s;
-  while (QueuedSaveBytes(Status(*watcher)) == 0 && std::chrono::steady_clock::now() < until) {
+  while (QueuedSaveBytes(QueryStatus(*watcher)) == 0 && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(100us);
   }
-  REQUIRE(QueuedSaveBytes(Status(*watcher)) > 0);
+  REQUIRE(QueuedSaveBytes(QueryStatus(*watcher)) > 0);
   proto::RingReport report;
   report.wait = true;
   report.object_ids = {1};

@@ -81,7 +81,7 @@ TEST_CASE("daemon killed mid-burst: every dir a client was told complete is inta
   Measure("kill9.completed_dirs", completed.size());
   Measure("kill9.intact_after_restart", intact);
   auto c = Connected(restarted);
-  const uint32_t listed = Status(c).host_dirs;
+  const uint32_t listed = QueryStatus(c).host_dirs;
   CHECK(SettledEventDirs(d.trace_dir(), "schedule", listed) == listed);
   REQUIRE(restarted.Stop() == 0);
   // And with a smaller limit the restart ages down to it at once.
@@ -126,7 +126,7 @@ TEST_CASE("client killed with kill -9 mid-write: the session is cleaned up and t
   REQUIRE(d.WaitForLog("disconnected with 1 open event(s)"));
   CHECK(ReadFile(path) == "first half\n");  // the half frame was never applied
   auto c = Connected(d);
-  CHECK(Status(c).clients == 1);
+  CHECK(QueryStatus(c).clients == 1);
 }
 
 TEST_CASE("1000 idle connections and garbage senders: a good client is served and nothing leaks", "[hardening][load]") {
@@ -158,7 +158,7 @@ TEST_CASE("1000 idle connections and garbage senders: a good client is served an
   std::string err;
   CHECK_FALSE(good.Emit(ATR_EVENT_SCHEDULE, "good", "served", &err).empty());
   CHECK(err.empty());
-  CHECK(std::chrono::steady_clock::now() - start < 5s);  // a liveness bound, not a speed target
+  CHECK(std::chrono::steady_clock::now() - start < 15s);  // a liveness bound, not a speed target
   for (auto& t : garbage) t.join();
   // The idle ones are dropped after the timeout.
   size_t hung_up = 0;
@@ -170,7 +170,7 @@ TEST_CASE("1000 idle connections and garbage senders: a good client is served an
   Measure("idle.fds_before", fds_before);
   idle.clear();
   good = Connected(d);  // the old good connection also went idle meanwhile
-  const size_t fds_after = SettledFds(d);
+  const size_t fds_after = FdsDownTo(d, fds_before + 2);
   Measure("idle.fds_after_minus_live_connection", fds_after - 2);
   // The baseline, the one live connection, and the cached descriptor of the good client's
   // process dir (at most PosixFileSystem::kDirCacheSize such are ever kept).
@@ -199,8 +199,9 @@ TEST_CASE("a tiny descriptor limit: connections over the budget are shed, -EMFIL
   first.Emit(ATR_EVENT_SCHEDULE, "x", "y", &err);
   CHECK(err.find("EMFILE") != std::string::npos);
   Measure("tiny_limit.connections_shed", shed);
-  hogs.clear();  // free the descriptors
-  std::this_thread::sleep_for(300ms);
+  const size_t fds_with_hogs = d.OpenFds();
+  hogs.clear();  // free the descriptors, once the daemon has seen them close
+  FdsDownTo(d, fds_with_hogs - (60 - shed));
   err.clear();
   CHECK_FALSE(first.Emit(ATR_EVENT_SCHEDULE, "x", "y", &err).empty());
   CHECK(err.empty());
@@ -227,7 +228,7 @@ TEST_CASE("a full disk gives -ENOSPC replies and the daemon stays consistent", "
   std::string path;
   for (int i = 0; i < 10 && err.empty(); ++i) path = c.Emit(ATR_EVENT_SCHEDULE, "big" + std::to_string(i), big, &err);
   CHECK(err.find("ENOSPC") != std::string::npos);
-  auto s = Status(c);  // still answering
+  auto s = QueryStatus(c);  // still answering
   CHECK(SettledEventDirs(d.trace_dir(), "schedule", s.host_dirs) == s.host_dirs);
   CHECK(NoStagingLeft(d.trace_dir()));
   // Free the space the way an operator would, and writing works again.
@@ -262,5 +263,5 @@ TEST_CASE("per-client bounds hold in the binary", "[hardening]") {
   c.SendRaw(header);
   CHECK(c.SeesHangUp());
   auto again = Connected(d);
-  CHECK(Status(again).clients == 1);
+  CHECK(QueryStatus(again).clients == 1);
 }

@@ -61,14 +61,14 @@ TEST_CASE("attack: one user's silent CRASH connections neither fill max-clients 
   CHECK(d.WaitForLog("uid-connection-share 25%"));
   // Root is served while the attacker holds its share.
   auto root = Connected(d);
-  CHECK(Status(root).clients >= 17);
+  CHECK(QueryStatus(root).clients >= 17);
   // Silent and holding no ring, the attacker's connections end at the idle timeout.
   attacker.Release();
   const std::string dropped = attacker.Line();
   INFO(dropped);
   CHECK(dropped == "16 dropped\n");
   auto later = Connected(d);
-  CHECK(Status(later).clients <= 2);
+  CHECK(QueryStatus(later).clients <= 2);
 }
 
 TEST_CASE("attack: one user's rings take neither another user's room nor the daemon's memory",
@@ -170,7 +170,7 @@ TEST_CASE("attack: bytes written through a passed descriptor after FILE_CLOSE ar
   uint64_t counted = 0;
   for (int i = 0; i < 50 && counted < (32u << 20); ++i) {  // re-measured on the 2 s tick
     std::this_thread::sleep_for(100ms);
-    counted = Status(root).bytes_written;
+    counted = QueryStatus(root).bytes_written;
   }
   CHECK(counted >= (32u << 20));
 }

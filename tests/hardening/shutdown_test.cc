@@ -71,7 +71,7 @@ void WaitForDirs(const DaemonProcess& d, uint32_t n) {
   auto probe = Connected(d);
   uint32_t dirs = 0;
   for (int i = 0; i < 400 && dirs < n; ++i) {
-    dirs = Status(probe).host_dirs;
+    dirs = QueryStatus(probe).host_dirs;
     if (dirs < n) std::this_thread::sleep_for(50ms);
   }
   REQUIRE(dirs == n);
@@ -178,5 +178,5 @@ TEST_CASE("SIGTERM with more saves queued than the workers finish: the queued on
   REQUIRE(list.entries.size() == kClients);
   CHECK(list.entries[0].flags == 0);  // client 0's, made first
   for (size_t i = 1; i < list.entries.size(); ++i) CHECK(list.entries[i].flags == ATR_LIST_INCOMPLETE);
-  CHECK(Status(c).incomplete_dirs == kClients - 1);
+  CHECK(QueryStatus(c).incomplete_dirs == kClients - 1);
 }

@@ -5,10 +5,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 
 #include "support/daemon_helpers.h"
 #include "support/daemon_process.h"
@@ -30,13 +28,13 @@ proto::ListEntry OnlyEntry(RawClient& c) {
   REQUIRE(r);
   REQUIRE(r->status == 0);
   proto::ListReply list;
-  REQUIRE_FALSE(proto::Decode(r->body, &list));
+  REQUIRE(proto::Decode(r->body, &list).ok());
   REQUIRE(list.entries.size() == 1);
   return list.entries[0];
 }
 
 // `atracectl du --json`'s output (the binary the user runs, not our decoder).
-std::string DuJson(const DaemonProcess& d) { return CtlOutput(d, "du --json"); }
+std::string DuJson(const DaemonProcess& d) { return CtlOutput(d, {"du", "--json"}); }
 
 // The number after `"key":` at or after `from` in a flat JSON text (no <regex> in tests).
 uint64_t JsonAfter(const std::string& json, const std::string& key, size_t from = 0) {
@@ -79,7 +77,7 @@ TEST_CASE("a 1 TiB hole made through a passed descriptor counts its blocks and n
     Measure("sparse.allocated_bytes", allocated);
 
     // Reported while the file is still open: STATUS, LIST and atracectl du.
-    const proto::StatusReply s = Status(c);
+    const proto::StatusReply s = QueryStatus(c);
     CHECK(s.bytes_written == allocated);
     CHECK(s.bytes_apparent == kApparent);
     const proto::ListEntry e = OnlyEntry(c);
@@ -94,7 +92,7 @@ TEST_CASE("a 1 TiB hole made through a passed descriptor counts its blocks and n
     fd.reset();
     REQUIRE(c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}))->status == 0);
     REQUIRE(c.Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{1}))->status == 0);
-    CHECK(Status(c).bytes_written == allocated);
+    CHECK(QueryStatus(c).bytes_written == allocated);
   }
   REQUIRE(d.Stop() == 0);
   REQUIRE(d.Start());

@@ -6,16 +6,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "as_user.h"
 #include "atraced/base/unique_fd.h"
+#include "support/subprocess.h"
 #include "support/temp_dir.h"
 
 using namespace atraced;
@@ -39,27 +37,13 @@ TEST_CASE("a socket another user serves, which this user may not use, is not tak
   const std::string root = tmp / "user_root";
   REQUIRE(::mkdir(root.c_str(), 0755) == 0);
   REQUIRE(::chown(root.c_str(), kAttacker, kAttacker) == 0);
-  const std::string log = tmp / "daemon.log";
 
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);  // opened as root
-    if (fd < 0 || ::dup2(fd, 2) < 0) ::_exit(91);
-    if (!BecomeUser(kAttacker)) ::_exit(90);
-    ::execl(ATRACED_BINARY, "atraced", "--root", root.c_str(), "--socket", sock.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  std::stringstream text;
-  text << std::ifstream(log).rdbuf();
-  INFO(text.str());
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 1);
-  CHECK(text.str().find("cannot tell whether " + sock + " is served") != std::string::npos);
-  CHECK(text.str().find("Permission denied") != std::string::npos);
-  CHECK(text.str().find("replacing stale socket") == std::string::npos);
+  const RunResult daemon = Run({ATRACED_BINARY, "--root", root, "--socket", sock}, {.uid = kAttacker});
+  INFO(daemon.err);
+  CHECK(daemon.exit_code == 1);
+  CHECK(daemon.err.find("cannot tell whether " + sock + " is served") != std::string::npos);
+  CHECK(daemon.err.find("Permission denied") != std::string::npos);
+  CHECK(daemon.err.find("replacing stale socket") == std::string::npos);
   struct stat st {};
   CHECK(::lstat(sock.c_str(), &st) == 0);  // left where it was
   CHECK(S_ISSOCK(st.st_mode));

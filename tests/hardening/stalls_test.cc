@@ -63,7 +63,7 @@ TEST_CASE("4000 pipelined FILE_GET_FD never read: dropped at the idle timeout, d
   ::shutdown(c.fd(), SHUT_RDWR);  // unblocks the sender if the daemon never read it all
   sender.join();
   CHECK(dropped);
-  CHECK(drop_s < 3 + 3);  // the idle timeout plus the loop's slack
+  CHECK(drop_s < 3 + 9);  // the idle timeout plus the loop's and a loaded machine's slack
   CHECK(d.WaitForLog("did not read its replies within 3 s"));
   // Bounded while it stalled: one turn's descriptors (16) over the connection and its file.
   CHECK(peak <= with_file + 16 + 1);
@@ -112,10 +112,10 @@ TEST_CASE("a request trickled one byte every 2 s is dropped at the idle timeout"
   Measure("trickle.drop_ms", static_cast<long>(drop_s * 1000));
   CHECK(dropped);
   CHECK(sent < frame.size());  // never completed
-  CHECK(drop_s < 3 + 3);
+  CHECK(drop_s < 3 + 9);  // the idle timeout and a loaded machine's slack; the frame takes 30 s
   CHECK(d.WaitForLog("a request was not completed within 3 s"));
   auto again = Connected(d);
-  CHECK(Status(again).clients == 1);
+  CHECK(QueryStatus(again).clients == 1);
 }
 
 TEST_CASE("10,000 pipelined requests in one write get 10,000 replies in order", "[hardening][stall]") {
@@ -177,7 +177,7 @@ TEST_CASE("descriptors sent to the daemon are never kept or used", "[hardening][
     CHECK(d.WaitForLog("protocol violation: more than one descriptor with one frame"));
   }
   for (int fd : fds) ::close(fd);
-  const size_t after = SettledFds(d);
+  const size_t after = FdsDownTo(d, before);
   Measure("passed_in.daemon_fds_before", before);
   Measure("passed_in.daemon_fds_after", after);
   CHECK(after == before);

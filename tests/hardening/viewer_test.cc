@@ -4,9 +4,7 @@
 // binaries: the attacker writes through the daemon as uid 65534, atracectl runs as root.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -19,6 +17,7 @@
 #include "as_user.h"
 #include "support/daemon_helpers.h"
 #include "support/raw_client.h"
+#include "support/subprocess.h"
 #include "support/temp_dir.h"
 
 using namespace atraced;
@@ -50,25 +49,13 @@ CtlRun Ctl(const std::vector<std::string>& args, const std::map<std::string, std
            size_t keep = 64u << 20) {
   TempDir tmp;
   const std::string out_path = tmp / "out", err_path = tmp / "err";
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(120);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    const std::string rss_path = tmp / "rss";
-    std::vector<char*> argv{const_cast<char*>(PEAK_RSS_BINARY), const_cast<char*>(rss_path.c_str()),
-                            const_cast<char*>(ATRACECTL_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  std::vector<std::string> argv{PEAK_RSS_BINARY, tmp / "rss", ATRACECTL_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const RunResult run = Run(argv, {.env = env, .stdout_file = out_path, .stderr_file = err_path});
+  INFO(run.err);
+  REQUIRE(run.exit_code >= 0);
   CtlRun r;
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.exit_code = run.exit_code;
   const std::string rss = Slurp(tmp / "rss", 64);
   REQUIRE(!rss.empty());
   r.max_rss_kib = std::stol(rss);

@@ -77,7 +77,7 @@ TEST_CASE("right when an event returns, the directories on disk are the ones the
     REQUIRE(!client.Emit(c.kind, "obj", content, &error, c.side, c.side == ATR_SIDE_DEVICE ? 3 : 0).empty());
     REQUIRE(error.empty());
     const OnDisk seen = Look(d.trace_dir(), kind);  // before anything else can catch up
-    const proto::StatusReply s = Status(client);
+    const proto::StatusReply s = QueryStatus(client);
     const uint32_t counted = kind == EventKind::kExit ? s.exit_dirs : c.side == ATR_SIDE_DEVICE ? s.device_dirs : s.host_dirs;
     INFO("event " << i);
     CHECK(seen.dirs == counted);
@@ -101,7 +101,7 @@ TEST_CASE("a new directory counts the blocks its files take from the first byte,
     RawClient c = Connected(d);
     std::string error;
     REQUIRE(!c.Emit(ATR_EVENT_SCHEDULE, "small", "6 byte", &error).empty());
-    const proto::StatusReply s = Status(c);
+    const proto::StatusReply s = QueryStatus(c);
     CHECK(s.bytes_apparent == 6);
     CHECK(s.bytes_written == Look(d.trace_dir(), EventKind::kSchedule).allocated);
     return s.retention.used_host;
@@ -113,7 +113,7 @@ TEST_CASE("a new directory counts the blocks its files take from the first byte,
   RawClient c = Connected(d);
   // The recovered directory is measured from the disk: the same figure.
   proto::StatusReply s;
-  for (int i = 0; i < 100 && (s = Status(c)).retention.used_host == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 1000 && (s = QueryStatus(c)).retention.used_host == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(s.retention.used_host == before);
 }
 
@@ -134,11 +134,11 @@ TEST_CASE("an event whose every file is refused leaves no directory, no count an
   REQUIRE(ended);
   CHECK(ended->status == 0);
   CHECK(Look(d.trace_dir(), EventKind::kSchedule).dirs == 0);
-  CHECK(Status(c).host_dirs == 0);
+  CHECK(QueryStatus(c).host_dirs == 0);
   // A good event after it is counted as the first.
   std::string error;
   REQUIRE(!c.Emit(ATR_EVENT_SCHEDULE, "good", "x\n", &error).empty());
-  CHECK(Status(c).host_dirs == 1);
+  CHECK(QueryStatus(c).host_dirs == 1);
   CHECK(Look(d.trace_dir(), EventKind::kSchedule).dirs == 1);
   REQUIRE(d.Stop() == 0);
   REQUIRE(d.Start());

@@ -19,7 +19,7 @@ TEST_CASE("devices: device events are counted per device, and DEVICE_STATS adds 
   REQUIRE(c->Hello(ATR_FEATURE_FD_PASSING | ATR_FEATURE_DEVICE_STATS, &granted));
   REQUIRE((granted & ATR_FEATURE_DEVICE_STATS) != 0);
 
-  proto::StatusReply s = Status(*c);
+  proto::StatusReply s = QueryStatus(*c);
   REQUIRE(s.devices.present);
   CHECK(s.devices.devices.empty());  // nothing counted, nothing listed
 
@@ -35,7 +35,7 @@ TEST_CASE("devices: device events are counted per device, and DEVICE_STATS adds 
   REQUIRE(r);
   CHECK(r->status == 0);
 
-  s = Status(*c);
+  s = QueryStatus(*c);
   REQUIRE(s.devices.devices.size() == 2);
   const auto& two = s.devices.devices[0];
   const auto& seven = s.devices.devices[1];
@@ -78,14 +78,14 @@ TEST_CASE("devices: DEVICE_STATS without the feature, or out of range, is refuse
   r = c->Call(ATR_OP_DEVICE_STATS, reserved);
   REQUIRE(r);
   CHECK(r->status == ATR_EINVAL);
-  CHECK(Status(*c).devices.devices.empty());
+  CHECK(QueryStatus(*c).devices.devices.empty());
 
   // A process reports only for a device it wrote device events for.
   r = c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 5, 0, 0));
   REQUIRE(r);
   CHECK(r->status == ATR_EPERM);
   CHECK_THAT(r->message, Catch::Contains("no device event for device 3"));
-  CHECK(Status(*c).devices.devices.empty());
+  CHECK(QueryStatus(*c).devices.devices.empty());
 
   // A lying process can neither wrap the totals nor saturate them: its uid's share of a
   // figure stops at 2^48.
@@ -93,7 +93,7 @@ TEST_CASE("devices: DEVICE_STATS without the feature, or out of range, is refuse
   REQUIRE_FALSE(c->Emit(ATR_EVENT_SCHEDULE, "obj", "x", &err, ATR_SIDE_DEVICE, 3).empty());
   REQUIRE(c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, UINT64_MAX, 0, 0))->status == 0);
   REQUIRE(c->Call(ATR_OP_DEVICE_STATS, DeviceStatsPayload(3, 5, 0, 0))->status == 0);
-  auto s = Status(*c);
+  auto s = QueryStatus(*c);
   REQUIRE(s.devices.devices.size() == 1);
   CHECK(s.devices.devices[0].received == uint64_t{1} << 48);
   CHECK(s.devices.devices[0].saved == 1);

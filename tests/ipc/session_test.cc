@@ -130,7 +130,7 @@ TEST_CASE("a whole event pipelined in one write gets its replies in order", "[se
     CHECK(r->header.opcode == ops[i]);
     if (r->header.opcode == ATR_OP_FILE_OPEN) {
       proto::PathReply p;
-      REQUIRE_FALSE(proto::Decode(r->body, &p));
+      REQUIRE(proto::Decode(r->body, &p).ok());
       path = p.path;
     }
   }

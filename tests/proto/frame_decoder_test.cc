@@ -358,7 +358,7 @@ TEST_CASE("AppendFrame of a FILE_APPEND in place: the same bytes as the encoded 
     std::span<const uint8_t> p;
     REQUIRE(d.Next(&h, &p) == FrameDecoder::Result::kFrame);
     FileAppend back;
-    REQUIRE_FALSE(Decode(p, &back));
+    REQUIRE(Decode(p, &back).ok());
     CHECK(back.file_id == m.file_id);
     CHECK(std::equal(back.data.begin(), back.data.end(), m.data.begin(), m.data.end()));
   }

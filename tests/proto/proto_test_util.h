@@ -64,24 +64,25 @@ inline std::string HexDump(std::span<const uint8_t> bytes) {
   return out;
 }
 
-// Decodes `payload` as Message and requires the given status with `needle` in the message.
+// Decodes `payload` as Message and requires the error whose reply carries `status` (an
+// atr_status, as the client sees it) with `needle` in the message.
 template <typename Message>
 void RequireRejected(std::span<const uint8_t> payload, int32_t status, std::string_view needle) {
   Message m;
-  DecodeResult r = Decode(payload, &m);
+  Status r = Decode(payload, &m);
   INFO("expected status " << status << " with \"" << needle << "\"");
-  REQUIRE(r.has_value());
-  INFO("got " << r->status << " \"" << r->message << "\"");
-  CHECK(r->status == status);
-  CHECK(r->message.find(needle) != std::string::npos);
+  REQUIRE_FALSE(r.ok());
+  INFO("got " << WireStatus(r) << " \"" << r.message() << "\"");
+  CHECK(WireStatus(r) == status);
+  CHECK(r.message().find(needle) != std::string::npos);
 }
 
 template <typename Message>
 Message RequireDecoded(std::span<const uint8_t> payload) {
   Message m;
-  DecodeResult r = Decode(payload, &m);
-  if (r) FAIL_CHECK("decode failed: " << r->status << " " << r->message);
-  REQUIRE_FALSE(r.has_value());
+  Status r = Decode(payload, &m);
+  if (!r.ok()) FAIL_CHECK("decode failed: " << r.err() << " " << r.message());
+  REQUIRE(r.ok());
   return m;
 }
 

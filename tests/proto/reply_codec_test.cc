@@ -19,20 +19,20 @@ using testing::RequireRejected;
 
 ReplyHead RequireHead(std::span<const uint8_t> payload) {
   ReplyHead head;
-  DecodeResult r = DecodeReply(payload, &head);
-  if (r) FAIL_CHECK("DecodeReply failed: " << r->message);
-  REQUIRE_FALSE(r.has_value());
+  Status r = DecodeReply(payload, &head);
+  if (!r.ok()) FAIL_CHECK("DecodeReply failed: " << r.message());
+  REQUIRE(r.ok());
   return head;
 }
 
 void RequireHeadRejected(std::span<const uint8_t> payload, int32_t status,
                          const std::string& needle) {
   ReplyHead head;
-  DecodeResult r = DecodeReply(payload, &head);
-  REQUIRE(r.has_value());
-  INFO(r->message);
-  CHECK(r->status == status);
-  CHECK(r->message.find(needle) != std::string::npos);
+  Status r = DecodeReply(payload, &head);
+  REQUIRE_FALSE(r.ok());
+  INFO(r.message());
+  CHECK(WireStatus(r) == status);
+  CHECK(r.message().find(needle) != std::string::npos);
 }
 
 TEST_CASE("reply head: OK with a body", "[codec][reply]") {
@@ -50,7 +50,7 @@ TEST_CASE("reply head: OK with a body", "[codec][reply]") {
 
 TEST_CASE("reply head: error with a message", "[codec][reply]") {
   std::vector<uint8_t> payload;
-  EncodeReplyError(ATR_EINVAL, "kind: 9 out of range", payload);
+  EncodeReplyError(Status::Error(EINVAL, "kind: 9 out of range"), payload);
   REQUIRE(payload.size() == 8 + 2 + 20);
   CHECK(std::vector<uint8_t>(payload.begin(), payload.begin() + 10) ==
         Bytes({0xEA, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 20, 0}));  // -22
@@ -63,17 +63,17 @@ TEST_CASE("reply head: error with a message", "[codec][reply]") {
 TEST_CASE("reply head: long messages are cut on a UTF-8 boundary", "[codec][reply]") {
   std::vector<uint8_t> payload;
   SECTION("ASCII") {
-    EncodeReplyError(ATR_EIO, std::string(1000, 'm'), payload);
+    EncodeReplyError(Status::Error(EIO, std::string(1000, 'm')), payload);
     CHECK(RequireHead(payload).message == std::string(ATR_MAX_MESSAGE, 'm'));
   }
   SECTION("a two-byte sequence straddling the limit") {
     std::string text(ATR_MAX_MESSAGE - 1, 'm');
     text += "\xc3\xa9tail";  // é at bytes 254..255
-    EncodeReplyError(ATR_EIO, text, payload);
+    EncodeReplyError(Status::Error(EIO, text), payload);
     CHECK(RequireHead(payload).message == std::string(ATR_MAX_MESSAGE - 1, 'm'));
   }
   SECTION("exactly the limit is kept") {
-    EncodeReplyError(ATR_EIO, std::string(ATR_MAX_MESSAGE, 'm'), payload);
+    EncodeReplyError(Status::Error(EIO, std::string(ATR_MAX_MESSAGE, 'm')), payload);
     CHECK(RequireHead(payload).message.size() == ATR_MAX_MESSAGE);
   }
 }

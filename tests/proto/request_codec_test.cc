@@ -522,15 +522,15 @@ TEST_CASE("every truncation of a valid request is rejected", "[codec]") {
   for (size_t n = 0; n < event.size(); ++n) {
     EventBegin m;
     INFO("EVENT_BEGIN truncated to " << n);
-    REQUIRE(Decode(std::span(event).first(n), &m).value_or(DecodeError{}).status ==
-            ATR_EBADMSG);
+    REQUIRE(Decode(std::span(event).first(n), &m).err() ==
+            EBADMSG);
   }
   const auto file = EncodeToVector(StackcoreFile());
   for (size_t n = 0; n < file.size(); ++n) {
     FileOpen m;
     INFO("FILE_OPEN truncated to " << n);
-    REQUIRE(Decode(std::span(file).first(n), &m).value_or(DecodeError{}).status ==
-            ATR_EBADMSG);
+    REQUIRE(Decode(std::span(file).first(n), &m).err() ==
+            EBADMSG);
   }
 }
 

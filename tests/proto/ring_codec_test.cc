@@ -88,8 +88,8 @@ TEST_CASE("RING_REGISTER: rejections", "[codec][ring]") {
     for (size_t n = 0; n < p.size(); ++n) {
       RingRegister out;
       const auto r = Decode(std::span<const uint8_t>(p.data(), n), &out);
-      REQUIRE(r.has_value());
-      CHECK(r->status == ATR_EBADMSG);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.err() == EBADMSG);
     }
   }
   SECTION("reserved field byte") {
@@ -196,11 +196,11 @@ TEST_CASE("HELLO reply: daemon_pid exactly when the memfd feature is granted", "
   truncated.resize(24);  // granted, but the pid is missing
   HelloReply out;
   const auto r = Decode(truncated, &out);
-  REQUIRE(r.has_value());
-  CHECK(r->status == ATR_EBADMSG);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.err() == EBADMSG);
   auto reserved = body;
   reserved[31] = 1;
-  REQUIRE(Decode(reserved, &out).has_value());
+  REQUIRE_FALSE(Decode(reserved, &out).ok());
 }
 
 }  // namespace

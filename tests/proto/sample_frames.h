@@ -117,7 +117,7 @@ inline std::vector<uint8_t> SampleReplies() {
   Encode(PathReply{"/var/log/atrace/trace_7_7_20240131235959123456/1_event_7_20240131235959123456"},
          payload);
   reply(ATR_OP_EVENT_BEGIN, 2);
-  EncodeReplyError(ATR_EINVAL, "object name: character 0x2f '/' not allowed", payload);
+  EncodeReplyError(Status::Error(EINVAL, "object name: character 0x2f '/' not allowed"), payload);
   reply(ATR_OP_FILE_OPEN, 3);
   EncodeReplyOk(payload);
   Encode(SizeReply{13}, payload);

@@ -176,7 +176,7 @@ TEST_CASE("CRASH with ATR_FEATURE_CRASH_PATH: the reply names the report written
   REQUIRE(replies.size() == 1);
   REQUIRE(replies[0].status == 0);
   proto::CrashReply reply;
-  REQUIRE_FALSE(proto::Decode(replies[0].body, &reply));
+  REQUIRE(proto::Decode(replies[0].body, &reply).ok());
   auto dirs = KindDirs(f, "stackcore");
   REQUIRE(dirs.size() == 1);
   const std::string report = dirs[0] + "/stackcore_tracer_11_101_";

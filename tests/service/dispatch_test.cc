@@ -17,7 +17,7 @@ TEST_CASE("HELLO comes first, once, with a known major version", "[service]") {
   auto ok = f.Call(id, ATR_OP_HELLO, Payload(h));
   REQUIRE(ok.status == 0);
   proto::HelloReply hr;
-  REQUIRE_FALSE(proto::Decode(ok.body, &hr));
+  REQUIRE(proto::Decode(ok.body, &hr).ok());
   CHECK(hr.features == (ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD));  // only what the daemon has
   CHECK(hr.minor == ATR_VERSION_MINOR_MEMFD);
   CHECK(hr.daemon_pid == static_cast<uint32_t>(::getpid()));  // for PR_SET_PTRACER

@@ -14,19 +14,19 @@ TEST_CASE("a full event: open, append, close, end", "[service]") {
   auto opened = f.Call(id, ATR_OP_FILE_OPEN, Payload(o));
   REQUIRE(opened.status == 0);
   proto::PathReply p;
-  REQUIRE_FALSE(proto::Decode(opened.body, &p));
+  REQUIRE(proto::Decode(opened.body, &p).ok());
   CHECK(p.path == dir + "/schedule_tracer_RUNTIME.txt");
   std::string data = "abc\n";
   auto appended = f.Call(id, ATR_OP_FILE_APPEND, Payload(proto::FileAppend{8, {reinterpret_cast<const uint8_t*>(data.data()), data.size()}}));
   REQUIRE(appended.status == 0);
   proto::SizeReply size;
-  REQUIRE_FALSE(proto::Decode(appended.body, &size));
+  REQUIRE(proto::Decode(appended.body, &size).ok());
   CHECK(size.size == 4);
   CHECK(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{8})).status == 0);
   CHECK(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{8})).status == ATR_ENOENT);
   auto ended = f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{7}));
   REQUIRE(ended.status == 0);
-  REQUIRE_FALSE(proto::Decode(ended.body, &size));
+  REQUIRE(proto::Decode(ended.body, &size).ok());
   CHECK(size.size == Blocks(dir, 4));  // the event's files on disk: a whole block for 4 bytes
   CHECK(ReadFile(p.path) == data);
   CHECK(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{7})).status == ATR_ENOENT);
@@ -177,7 +177,7 @@ TEST_CASE("FILE_GET_FD passes a descriptor with its reply frame", "[service]") {
   batch.fds.clear();
   auto closed = f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1}));
   proto::SizeReply size;
-  REQUIRE_FALSE(proto::Decode(closed.body, &size));
+  REQUIRE(proto::Decode(closed.body, &size).ok());
   CHECK(size.size == 6);  // bytes written through the descriptor are accounted at close
   CHECK(ReadFile(dir + "/schedule_tracer_fd.bin").empty());
   CHECK(ReadFile(dir + "/schedule_tracer_fd.txt") == "via-fd");
@@ -203,25 +203,25 @@ TEST_CASE("a passed file counts by its allocated blocks and reports its length b
 
   // STATUS and LIST measure the open passed file now, not at its close.
   proto::StatusReply s;
-  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_STATUS, {}).body, &s));
+  REQUIRE(proto::Decode(f.Call(id, ATR_OP_STATUS, {}).body, &s).ok());
   CHECK(s.bytes_written == 8192);
   CHECK(s.bytes_apparent == kTiB + 1);
   proto::ListReply list;
-  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_LIST, Payload(proto::ListRequest{0, 10})).body, &list));
+  REQUIRE(proto::Decode(f.Call(id, ATR_OP_LIST, Payload(proto::ListRequest{0, 10})).body, &list).ok());
   REQUIRE(list.entries.size() == 1);
   CHECK(list.entries[0].bytes == 8192);
   CHECK(list.entries[0].apparent_bytes == kTiB + 1);
 
   // An append to a passed file is measured from the file too, not added as written.
   proto::SizeReply size;
-  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_FILE_APPEND, append).body, &size));
+  REQUIRE(proto::Decode(f.Call(id, ATR_OP_FILE_APPEND, append).body, &size).ok());
   CHECK(size.size == kTiB + 1);
   f.fault_->FakeUsage(rel, {4096, 10});  // shrunk by its holder: the counters keep the peak
-  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1})).body, &size));
+  REQUIRE(proto::Decode(f.Call(id, ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{1})).body, &size).ok());
   CHECK(size.size == 10);  // the close replies the file's length
-  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{1})).body, &size));
+  REQUIRE(proto::Decode(f.Call(id, ATR_OP_EVENT_END, Payload(proto::IdRequest{1})).body, &size).ok());
   CHECK(size.size == 8192);
-  REQUIRE_FALSE(proto::Decode(f.Call(id, ATR_OP_STATUS, {}).body, &s));
+  REQUIRE(proto::Decode(f.Call(id, ATR_OP_STATUS, {}).body, &s).ok());
   CHECK(s.bytes_written == 8192);
   CHECK(s.bytes_apparent == kTiB + 1);
 }
@@ -252,7 +252,7 @@ TEST_CASE("disk faults on mkdir and write give error replies and leave the store
     auto ok = f.Call(id, ATR_OP_FILE_APPEND, append);
     REQUIRE(ok.status == 0);
     proto::SizeReply size;
-    REQUIRE_FALSE(proto::Decode(ok.body, &size));
+    REQUIRE(proto::Decode(ok.body, &size).ok());
     CHECK(size.size == 3);  // the failed append was not counted
     CHECK(f.store_->counters().bytes_written == Blocks(f.tmp.path(), 3));
     CHECK(f.store_->counters().bytes_apparent == 3);

@@ -73,7 +73,7 @@ class ServiceFixture {
     std::span<const uint8_t> payload;
     while (d.Next(&h, &payload) == proto::FrameDecoder::Result::kFrame) {
       proto::ReplyHead head;
-      REQUIRE_FALSE(proto::DecodeReply(payload, &head));
+      REQUIRE(proto::DecodeReply(payload, &head).ok());
       out.push_back({h, head.status, head.message, {head.body.begin(), head.body.end()}});
     }
     return out;
@@ -112,7 +112,7 @@ class ServiceFixture {
     if (message) *message = r.message;
     if (r.status != 0) return "";
     proto::PathReply p;
-    REQUIRE_FALSE(proto::Decode(r.body, &p));
+    REQUIRE(proto::Decode(r.body, &p).ok());
     return p.path;
   }
 

@@ -2,13 +2,14 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+
+#include "support/subprocess.h"
 
 namespace atraced::testing {
 namespace {
@@ -81,25 +82,10 @@ std::vector<std::string> Addr2LineAsAsys(const AsysFrame& frame) {
   const uint64_t address = IsExecImage(frame.module) ? frame.pc : frame.pc - frame.base;
   char hex[32];
   std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(address));
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return {};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    const char* argv[] = {"addr2line", hex, "-e", frame.module.c_str(), "-f", "-C", "-s", "-i", nullptr};
-    ::execvp(argv[0], const_cast<char**>(argv));
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+  const RunResult r = Run({"addr2line", hex, "-e", frame.module, "-f", "-C", "-s", "-i"});
+  if (r.exit_code != 0) return {};
   std::vector<std::string> lines;
-  std::istringstream in(text);
+  std::istringstream in(r.out);
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   return lines;
 }

@@ -21,12 +21,12 @@ inline RawClient Connected(const DaemonProcess& d) {
 }
 
 // The daemon's STATUS reply.
-inline proto::StatusReply Status(RawClient& c) {
+inline proto::StatusReply QueryStatus(RawClient& c) {
   auto r = c.Call(ATR_OP_STATUS, {});
   REQUIRE(r);
   REQUIRE(r->status == 0);
   proto::StatusReply s;
-  REQUIRE_FALSE(proto::Decode(r->body, &s));
+  REQUIRE(proto::Decode(r->body, &s).ok());
   return s;
 }
 

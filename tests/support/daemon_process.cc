@@ -115,13 +115,24 @@ size_t DaemonProcess::OpenFds() const { return pid_ > 0 ? ListNames("/proc/" + s
 
 size_t SettledFds(const DaemonProcess& d) {
   size_t last = d.OpenFds();
-  for (int i = 0; i < 100; ++i) {
+  int same = 0;
+  for (int i = 0; i < 200 && same < 10; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    size_t now = d.OpenFds();
-    if (now == last) return now;
+    const size_t now = d.OpenFds();
+    same = now == last ? same + 1 : 0;
     last = now;
   }
   return last;
+}
+
+size_t FdsDownTo(const DaemonProcess& d, size_t target, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  size_t now = d.OpenFds();
+  while (now > target && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    now = d.OpenFds();
+  }
+  return now;
 }
 
 size_t CountEventDirs(const std::string& trace_dir, const std::string& kind) {

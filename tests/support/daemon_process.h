@@ -68,8 +68,14 @@ class DaemonProcess {
 };
 
 // The daemon's descriptor count once it stops changing (connections that just hung up,
-// such as the readiness probe of DaemonProcess::Start, have been reaped).
+// such as the readiness probe of DaemonProcess::Start, have been reaped): unchanged for half
+// a second, so a loaded machine's slow loop is not taken for a settled one.
 size_t SettledFds(const DaemonProcess& d);
+// Waits (up to `timeout`) until the daemon holds at most `target` descriptors: connections
+// closed by the test are closed by the daemon when its loop gets to them. Returns the last
+// count seen.
+size_t FdsDownTo(const DaemonProcess& d, size_t target,
+                 std::chrono::milliseconds timeout = std::chrono::milliseconds(20000));
 // Counts event dirs of `kind` ("schedule", ...) under a trace dir, across process dirs.
 size_t CountEventDirs(const std::string& trace_dir, const std::string& kind);
 // Aged directories are deleted in the background, after the reply: waits (up to `timeout`)

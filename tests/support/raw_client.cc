@@ -63,7 +63,7 @@ std::optional<RawReply> RawClient::Read(std::chrono::milliseconds timeout) {
     if (r == proto::FrameDecoder::Result::kError) return std::nullopt;
     if (r == proto::FrameDecoder::Result::kFrame) {
       proto::ReplyHead head;
-      if (proto::DecodeReply(payload, &head)) return std::nullopt;
+      if (!proto::DecodeReply(payload, &head).ok()) return std::nullopt;
       RawReply out{h, head.status, head.message, std::vector<uint8_t>(head.body.begin(), head.body.end())};
       return out;
     }
@@ -93,7 +93,7 @@ bool RawClient::Hello(uint64_t features, uint64_t* granted) {
   if (!r || r->status != 0) return false;
   if (granted != nullptr) {
     proto::HelloReply reply;
-    if (proto::Decode(r->body, &reply)) return false;
+    if (!proto::Decode(r->body, &reply).ok()) return false;
     *granted = reply.features;
   }
   return true;
@@ -146,7 +146,7 @@ std::string RawClient::Emit(uint8_t kind, const std::string& object, const std::
     }
     if (r->header.opcode == ATR_OP_FILE_OPEN) {
       proto::PathReply p;
-      if (!proto::Decode(r->body, &p)) path = p.path;
+      if (proto::Decode(r->body, &p).ok()) path = p.path;
     }
   }
   return path;

@@ -125,7 +125,7 @@ int DaemonLink::Hello(int sock, proto::FrameDecoder& decoder, uint32_t request_i
   int rc = SendAll(sock, frame, -1, deadline);
   if (rc == 0) rc = ReadReply(sock, decoder, ATR_OP_HELLO, request_id, deadline, &body);
   if (rc != 0) return rc < 0 ? rc : -EPROTO;
-  if (proto::Decode(body, reply) || reply->major != ATR_VERSION_MAJOR) return -EPROTO;
+  if (!proto::Decode(body, reply).ok() || reply->major != ATR_VERSION_MAJOR) return -EPROTO;
   return 0;
 }
 
@@ -319,7 +319,7 @@ int DaemonLink::ReadReply(int sock, proto::FrameDecoder& decoder, uint16_t opcod
     if (r == proto::FrameDecoder::Result::kFrame) {
       if (h.flags != ATR_FLAG_REPLY || h.opcode != opcode || h.request_id != request_id) return -EPROTO;
       proto::ReplyHead head;
-      if (proto::DecodeReply(payload, &head)) return -EPROTO;
+      if (!proto::DecodeReply(payload, &head).ok()) return -EPROTO;
       if (body != nullptr) body->assign(head.body.begin(), head.body.end());
       return head.status;
     }

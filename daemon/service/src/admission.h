@@ -13,7 +13,7 @@
 #include "atraced/store/names.h"
 #include "client.h"
 #include "process_records.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 
@@ -25,15 +25,15 @@ class Admission {
       : records_(records), clock_(clock), log_(log), counters_(counters), options_(options) {}
 
   // The rate limit of the client's process for one more event of `kind`.
-  Reply AdmitEvent(const Client& c, EventKind kind);
+  Status AdmitEvent(const Client& c, EventKind kind);
   // max-bytes-per-client: may the client's process write `incoming` more bytes?
-  Reply AdmitBytes(const Client& c, uint64_t incoming);
+  Status AdmitBytes(const Client& c, uint64_t incoming);
   // Counts bytes the daemon wrote for the client's process (ring saves, reports) against it.
   void CountBytes(const Client& c, uint64_t written);
   // Takes back bytes counted for a save that wrote less than it reserved.
   void ReturnBytes(int32_t pid, uint64_t start_ticks, uint64_t unused);
   // Charges one descriptor to the client's uid, or the refusal to reply with.
-  Reply ChargeFd(const Client& c, FdCharge* charge);
+  Status ChargeFd(const Client& c, FdCharge* charge);
   // Refusals come in floods from one uid: whether to log this one (one line per interval per
   // uid, whatever refused it), and how many were not logged since. The listener's sheds ask
   // the same throttle (TraceService::ShouldLogRefusal).

@@ -25,39 +25,39 @@ bool Crashes::TakeUnwind(uint32_t uid) {
   return true;
 }
 
-Reply Crashes::Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder) {
+Status Crashes::Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder) {
   ask->opcode = opcode;
   const char* what = ask->stack_dump() ? "STACK_DUMP" : "CRASH";
-  if (auto e = ask->stack_dump() ? proto::Decode(payload, &ask->dump) : proto::Decode(payload, &ask->crash)) {
-    return Refusal{e->status, e->message};
+  if (Status st = ask->stack_dump() ? proto::Decode(payload, &ask->dump) : proto::Decode(payload, &ask->crash); !st.ok()) {
+    return st;
   }
   *holder = clients_.RingHolderOf(c);
   // A stack dump of a process with no object yet has stacks to write, no ring: the asking
   // connection, of the same process, stands in for the holder.
   if (!*holder && ask->stack_dump()) *holder = &c;
   if (!*holder) {
-    return Refusal{ATR_ENOENT, "CRASH: no connection of pid " + std::to_string(c.peer.pid) +
-                                   " holds a ring (register one first): there is nothing to save"};
+    return Status::Error(ENOENT, "CRASH: no connection of pid " + std::to_string(c.peer.pid) +
+                                   " holds a ring (register one first): there is nothing to save");
   }
   ProcessRecord* process = records_.Find(c.peer.pid, c.start_ticks);
   if ((*holder)->crash_recorded || (process != nullptr && process->crash_recorded)) {
-    return Refusal{ATR_EEXIST, std::string(what) + ": the crash of pid " + std::to_string(c.peer.pid) +
-                                   " is already recorded"};
+    return Status::Error(EEXIST, std::string(what) + ": the crash of pid " + std::to_string(c.peer.pid) +
+                                   " is already recorded");
   }
   if (ask->stack_dump() && (*holder)->crash_pending) {
-    return Refusal{ATR_EBUSY, "STACK_DUMP: pid " + std::to_string(c.peer.pid) + " is being looked at already"};
+    return Status::Error(EBUSY, "STACK_DUMP: pid " + std::to_string(c.peer.pid) + " is being looked at already");
   }
   // The process must still be the one that connected, as it connected (process_identity.h):
   // else the look from outside would be at someone else. Nothing is written of it.
   for (const Client* asker : {static_cast<const Client*>(&c), static_cast<const Client*>(*holder)}) {
     if (auto why = WhyNotInspectable(processes_, asker->identity(), asker->pidfd)) {
-      return Refusal{ATR_EPERM, std::string(what) + ": not inspected: " + *why};
+      return Status::Error(EPERM, std::string(what) + ": not inspected: " + *why);
     }
   }
   if (ask->stack_dump()) return admission_.AdmitEvent(**holder, EventKind::kStackcore);  // it may ask again
   (*holder)->crash_recorded = c.crash_recorded = true;
   if (process != nullptr) process->crash_recorded = true;
-  return std::nullopt;
+  return Status::Ok();
 }
 
 CrashTarget Crashes::TargetOf(const Client& c, const Ask& ask) const {
@@ -73,10 +73,10 @@ CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
   return facts;
 }
 
-Reply Crashes::OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later) {
+Status Crashes::OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later) {
   Ask ask;
   Client* holder = nullptr;
-  if (Reply refused = Check(c, opcode, payload, &ask, &holder)) return refused;
+  if (Status refused = Check(c, opcode, payload, &ask, &holder); !refused.ok()) return refused;
   // The process waits in its handler while this runs: a bounded look from outside, here on
   // the event loop (no runner: tests and fuzzers).
   CrashFacts facts;
@@ -92,14 +92,14 @@ Reply Crashes::OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> paylo
   }
   // Inline (tests and fuzzers): the reply carries no path.
   WriteReport(c.peer.pid, *holder, ask, facts, looked,
-              [reply = later.Take()](Reply r, const std::string&) { reply(std::move(r)); });
-  return std::nullopt;
+              [reply = later.Take()](Status r, const std::string&) { reply(std::move(r)); });
+  return Status::Ok();
 }
 
-Reply Crashes::StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload) {
+Status Crashes::StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload) {
   Ask ask;
   Client* holder = nullptr;
-  if (Reply refused = Check(c, h.opcode, payload, &ask, &holder)) return refused;
+  if (Status refused = Check(c, h.opcode, payload, &ask, &holder); !refused.ok()) return refused;
   const ClientId found = clients_.IdOf(holder);
   const ClientId holder_id = found != 0 ? found : id;
   holder->crash_pending = true;
@@ -124,7 +124,7 @@ Reply Crashes::StartLook(ClientId id, Client& c, const proto::FrameHeader& h, st
         if (inspector && !unwind) facts = NoUnwindFacts(std::move(facts), uid);
         Finish(token, std::move(facts));
       });
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void Crashes::Finish(uint64_t token, CrashFacts facts) {
@@ -144,10 +144,10 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
   // The reply, once the stackcore dir is written, if the CRASH connection is still there;
   // with ATR_FEATURE_CRASH_PATH it names the report, so the handler can tell the user.
   ReportDone reply = [this, channel = crash.channel, opcode = crash.ask.opcode, request_id = crash.request_id](
-                         Reply r, const std::string& report) {
+                         Status r, const std::string& report) {
     Client* to = clients_.Find(channel);
     std::vector<uint8_t> body;
-    if (!r && opcode == ATR_OP_CRASH && to != nullptr && (to->features & ATR_FEATURE_CRASH_PATH)) {
+    if (r.ok() && opcode == ATR_OP_CRASH && to != nullptr && (to->features & ATR_FEATURE_CRASH_PATH)) {
       proto::Encode(proto::CrashReply{report}, body);
     }
     SendLateReply(to, opcode, request_id, r, counters_, body);
@@ -156,8 +156,8 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
     WriteReport(crash.pid, *holder, crash.ask, facts, crash.looked, std::move(reply));
     holder->crash_pending = false;
   } else {
-    reply(Refusal{ATR_ENOENT, std::string(crash.ask.stack_dump() ? "STACK_DUMP" : "CRASH") + ": the rings of pid " +
-                                  std::to_string(crash.pid) + " are gone"},
+    reply(Status::Error(ENOENT, std::string(crash.ask.stack_dump() ? "STACK_DUMP" : "CRASH") + ": the rings of pid " +
+                                  std::to_string(crash.pid) + " are gone"),
           "");
   }
   if (waiting != parked_.end()) {
@@ -210,9 +210,9 @@ void Crashes::WriteReport(int32_t pid, const Client& holder, const Ask& ask, con
   auto dir = std::make_shared<std::string>();  // set by Save once the directory is made
   saver_.Save(
       holder, EventKind::kStackcore, chosen, std::move(reports),
-      [this, what = std::move(what), done = std::move(done), dir, report_name](Reply r) {
-        const std::string report = r || dir->empty() || report_name.empty() ? "" : *dir + "/" + report_name;
-        log_.Notice("pid ", what, r ? " failed: " + r->message : " written" + (report.empty() ? "" : " to " + report));
+      [this, what = std::move(what), done = std::move(done), dir, report_name](Status r) {
+        const std::string report = !r.ok() || dir->empty() || report_name.empty() ? "" : *dir + "/" + report_name;
+        log_.Notice("pid ", what, !r.ok() ? " failed: " + r.message() : " written" + (report.empty() ? "" : " to " + report));
         done(std::move(r), report);
       },
       dir.get());

@@ -26,7 +26,7 @@
 #include "client_table.h"
 #include "later_reply.h"
 #include "process_records.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 #include "ring_saver.h"
 
 namespace atraced {
@@ -42,10 +42,10 @@ class Crashes {
 
   // CRASH or STACK_DUMP (`opcode`) inspected here, on the event loop (no runner: tests and
   // fuzzers). The reply comes through `later` once the stackcore dir is written.
-  Reply OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later);
+  Status OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later);
   // CRASH or STACK_DUMP with a runner: checks it as OnLook does and starts the inspection;
   // no refusal means the reply is deferred (it goes through the connection's reply sink).
-  Reply StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload);
+  Status StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload);
   // The rings' holder of a CRASH being inspected closed its connection: its rings stay until
   // the report is written.
   void Park(ClientId id, Client client);
@@ -71,12 +71,12 @@ class Crashes {
   };
 
   // What OnLook and StartLook check before looking: the rings' holder, or a refusal.
-  Reply Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder);
+  Status Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder);
   CrashTarget TargetOf(const Client& c, const Ask& ask) const;
   void Finish(uint64_t token, CrashFacts facts);
   // The stackcore dir of a crash or a stack dump: the report (from `facts`) and the rings.
   // `done` gets the reply and the report's absolute path ("" when none was written).
-  using ReportDone = std::function<void(Reply, const std::string& report)>;
+  using ReportDone = std::function<void(Status, const std::string& report)>;
   void WriteReport(int32_t pid, const Client& holder, const Ask& ask, const CrashFacts& facts,
                    std::chrono::system_clock::time_point looked, ReportDone done);
   CrashFacts NoUnwindFacts(CrashFacts facts, uint32_t uid) const;

@@ -77,8 +77,8 @@ void Departures::Record(const Departure& d, const ProcessEnd& end) {
   std::string what = std::to_string(c.peer.pid) + " (" + c.program + ") ended without GOODBYE: " + death.how +
                      (death.oom.empty() ? "" : "; " + death.oom) + "; stackcore dir with " +
                      std::to_string(chosen.size()) + " ring(s)";
-  saver_.Save(c, EventKind::kStackcore, chosen, {std::move(report)}, [this, what = std::move(what)](Reply r) {
-    log_.Notice("pid ", what, r ? " failed: " + r->message : std::string(" written"));
+  saver_.Save(c, EventKind::kStackcore, chosen, {std::move(report)}, [this, what = std::move(what)](Status r) {
+    log_.Notice("pid ", what, !r.ok() ? " failed: " + r.message() : std::string(" written"));
   });
 }
 

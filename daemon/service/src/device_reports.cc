@@ -12,9 +12,9 @@ void DeviceReports::CountEvent(const Client& c, uint32_t device_id) {
   if (ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks)) ++rec->devices[device_id].events;
 }
 
-Reply DeviceReports::OnDeviceStats(const Client& c, std::span<const uint8_t> payload) {
+Status DeviceReports::OnDeviceStats(const Client& c, std::span<const uint8_t> payload) {
   proto::DeviceStats m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   ProcessRecord::DeviceReport* sent = nullptr;
   if (ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks)) {
     auto it = rec->devices.find(m.device_id);
@@ -23,9 +23,8 @@ Reply DeviceReports::OnDeviceStats(const Client& c, std::span<const uint8_t> pay
   if (sent == nullptr) {
     // Not a warning: a receiver whose device has sent nothing good yet asks this too (and
     // keeps its counts for the next report).
-    return Refusal{ATR_EPERM,
-                   "device_id: this process has written no device event for device " + std::to_string(m.device_id) +
-                       "; a process reports only for the devices it receives from"};
+    return Status::Error(EPERM, "device_id: this process has written no device event for device " + std::to_string(m.device_id) +
+                       "; a process reports only for the devices it receives from");
   }
   const uint64_t saved = std::min(m.saved, sent->events - sent->saved);  // never past what the daemon took
   sent->saved += saved;
@@ -43,7 +42,7 @@ Reply DeviceReports::OnDeviceStats(const Client& c, std::span<const uint8_t> pay
   add(uid_sum.dropped_invalid, total.dropped_invalid, m.dropped_invalid);
   add(uid_sum.dropped_daemon, total.dropped_daemon, m.dropped_daemon);
   add(uid_sum.reconnects, total.reconnects, m.reconnects);
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace atraced

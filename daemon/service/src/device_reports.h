@@ -17,7 +17,7 @@
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "process_records.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 
@@ -32,7 +32,7 @@ class DeviceReports {
   // A device-side event the client's process began for `device_id`: what it may report for.
   void CountEvent(const Client& c, uint32_t device_id);
   // DEVICE_STATS from the client's process.
-  Reply OnDeviceStats(const Client& c, std::span<const uint8_t> payload);
+  Status OnDeviceStats(const Client& c, std::span<const uint8_t> payload);
 
  private:
   ProcessRecords& records_;

@@ -6,36 +6,34 @@
 
 namespace atraced {
 
-Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::EventBegin m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  if (c.events.count(m.event_id)) return Refusal{ATR_EEXIST, "event_id: " + std::to_string(m.event_id) + " is already open"};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  if (c.events.count(m.event_id)) return Status::Error(EEXIST, "event_id: " + std::to_string(m.event_id) + " is already open");
   if (c.events.size() >= options_.max_events_per_client) {
-    return Refusal{ATR_EBUSY, "events: this connection already has " + std::to_string(c.events.size()) +
-                                  " open events, the limit"};
+    return Status::Error(EBUSY, "events: this connection already has " + std::to_string(c.events.size()) +
+                                  " open events, the limit");
   }
   const Side side = m.side == ATR_SIDE_DEVICE ? Side::kDevice : Side::kHost;
-  if (side == Side::kHost && m.device_id != 0) return Refusal{ATR_EINVAL, "device_id: must be 0 for a host event"};
-  if (side == Side::kHost && !m.time.empty()) return Refusal{ATR_EINVAL, "time: only device events carry their own time"};
+  if (side == Side::kHost && m.device_id != 0) return Status::Error(EINVAL, "device_id: must be 0 for a host event");
+  if (side == Side::kHost && !m.time.empty()) return Status::Error(EINVAL, "time: only device events carry their own time");
   std::string why;
-  if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Refusal{ATR_EINVAL, "time: " + why};
+  if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Status::Error(EINVAL, "time: " + why);
 
   int32_t pid = c.peer.pid;
   const ProcessDirName* process = c.process_name ? &*c.process_name : nullptr;
   const std::string* program = &c.program;  // the process the event is for: COMM in a listing
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
     if (!c.may_forward) {
-      return Refusal{ATR_EPERM,
-                     "host_pid: forwarder claim refused: this process may not write for host pid " +
+      return Status::Error(EPERM, "host_pid: forwarder claim refused: this process may not write for host pid " +
                          std::to_string(m.host_pid) +
-                         "; only root, the daemon's uid or the forwarder group may write for another process",
-                     /*warn=*/true};
+                         "; only root, the daemon's uid or the forwarder group may write for another process", Status::LogAs::kWarning);
     }
-    if (side != Side::kDevice) return Refusal{ATR_EINVAL, "host_pid: only device events may be written for another process"};
-    if (m.host_pid < 0) return Refusal{ATR_EINVAL, "host_pid: must be positive"};
+    if (side != Side::kDevice) return Status::Error(EINVAL, "host_pid: only device events may be written for another process");
+    if (m.host_pid < 0) return Status::Error(EINVAL, "host_pid: must be positive");
     auto facts = processes_.Lookup(m.host_pid);
     ProcessRecord* known = records_.FindConnected(m.host_pid);
-    if (!facts && known == nullptr) return Refusal{ATR_ESRCH, "host_pid: no process " + std::to_string(m.host_pid)};
+    if (!facts && known == nullptr) return Status::Error(ESRCH, "host_pid: no process " + std::to_string(m.host_pid));
     ProcessRecord* rec = facts ? records_.RecordFor(m.host_pid, facts) : known;
     process = &rec->name;
     program = &rec->program;
@@ -43,15 +41,15 @@ Reply EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std:
     ++counters_.forwarder_claims;
     log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
   }
-  if (!process) return Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir};
+  if (!process) return Status::Error(EINVAL, "process: malformed process directory " + c.process_dir);
   EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid, *program};
-  if (auto refused = admission_.AdmitEvent(c, spec.kind)) return refused;
+  if (Status refused = admission_.AdmitEvent(c, spec.kind); !refused.ok()) return refused;
   auto r = store_.BeginEvent(spec, c.utc_offset_s);
-  if (!r.ok()) return Refusal{Neg(r.status().err()), r.status().message(), false, r.status().err() == ENOSPC};
+  if (!r.ok()) return Status(r.status()).LoggedAs(r.status().err() == ENOSPC ? Status::LogAs::kSummarized : Status::LogAs::kNotice);
   c.events.emplace(m.event_id, r->seq);
   if (side == Side::kDevice) devices_.CountEvent(c, m.device_id);
   EncodePath({store_.fs().trace_dir(), "/", r->rel_path}, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void EventFiles::EncodePath(std::initializer_list<std::string_view> parts, std::vector<uint8_t>& body) {
@@ -63,14 +61,14 @@ void EventFiles::EncodePath(std::initializer_list<std::string_view> parts, std::
   proto::Encode(path_reply_, body);
 }
 
-Reply EventFiles::OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status EventFiles::OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::FileOpen m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   auto ev = c.events.find(m.event_id);
-  if (ev == c.events.end()) return Refusal{ATR_ENOENT, "event_id: " + std::to_string(m.event_id) + " is not open"};
-  if (c.files.count(m.file_id)) return Refusal{ATR_EEXIST, "file_id: " + std::to_string(m.file_id) + " is already open"};
+  if (ev == c.events.end()) return Status::Error(ENOENT, "event_id: " + std::to_string(m.event_id) + " is not open");
+  if (c.files.count(m.file_id)) return Status::Error(EEXIST, "file_id: " + std::to_string(m.file_id) + " is already open");
   if (c.files.size() >= options_.max_files_per_client) {
-    return Refusal{ATR_EBUSY, "files: this connection already has " + std::to_string(c.files.size()) + " open files, the limit"};
+    return Status::Error(EBUSY, "files: this connection already has " + std::to_string(c.files.size()) + " open files, the limit");
   }
   // The decoder has already checked the names against the one name rule (base/name_rule.h).
   std::optional<TraceFileName> name;
@@ -88,75 +86,75 @@ Reply EventFiles::OnFileOpen(Client& c, std::span<const uint8_t> payload, std::v
         auto facts = processes_.Lookup(c.peer.pid);
         program = facts ? facts->program : "unknown";
       }
-      if (m.signo <= 0 || m.tid <= 0) return Refusal{ATR_EINVAL, "signo/tid: must be positive"};
-      if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Refusal{ATR_EINVAL, "time: " + why};
+      if (m.signo <= 0 || m.tid <= 0) return Status::Error(EINVAL, "signo/tid: must be positive");
+      if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Status::Error(EINVAL, "time: " + why);
       std::string time = m.time.empty() ? FormatTraceTime(clock_.Now()) : m.time;
       name = TraceFileName::Stackcore({m.signo, m.tid, program, time});
       break;
     }
     default:
-      return Refusal{ATR_EINVAL, "form: unknown file form " + std::to_string(m.form)};
+      return Status::Error(EINVAL, "form: unknown file form " + std::to_string(m.form));
   }
   FdCharge charge;
-  if (auto refused = admission_.ChargeFd(c, &charge)) return refused;
+  if (Status refused = admission_.ChargeFd(c, &charge); !refused.ok()) return refused;
   auto file = store_.OpenFile(ev->second, *name);
-  if (!file.ok()) return Refusal{Neg(file.status().err()), file.status().message()};
+  if (!file.ok()) return file.status();
   const std::string* dir = store_.PathOf(ev->second);
   const DiskUsage usage = (*file)->usage();
   c.files.emplace(m.file_id, OpenFile{ev->second, m.event_id, std::move(*file), std::move(charge), usage, false});
   EncodePath({store_.fs().trace_dir(), "/", dir ? std::string_view(*dir) : std::string_view(), "/", name->str()}, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply EventFiles::OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status EventFiles::OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::FileAppend m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   auto f = c.files.find(m.file_id);
-  if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.file_id) + " is not open"};
+  if (f == c.files.end()) return Status::Error(ENOENT, "file_id: " + std::to_string(m.file_id) + " is not open");
   OpenFile& of = f->second;
-  if (auto refused = admission_.AdmitBytes(c, m.data.size())) return refused;
+  if (Status refused = admission_.AdmitBytes(c, m.data.size()); !refused.ok()) return refused;
   if (Status st = store_.MakeRoom(of.seq, m.data.size()); !st.ok()) {
-    return Refusal{Neg(st.err()), st.message(), false, true};
+    return std::move(st).LoggedAs(Status::LogAs::kSummarized);
   }
-  if (Status st = of.file->Append(m.data); !st.ok()) return Refusal{Neg(st.err()), st.message()};
+  if (Status st = of.file->Append(m.data); !st.ok()) return st;
   accounting_.Account(c, of);
   proto::Encode(proto::SizeReply{of.file->size()}, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply EventFiles::OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed,
+Status EventFiles::OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed,
                                               FdCharge* charge) {
   proto::IdRequest m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  if (!(c.features & ATR_FEATURE_FD_PASSING)) return Refusal{ATR_ENOTSUP, "FILE_GET_FD: fd passing was not negotiated in HELLO"};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  if (!(c.features & ATR_FEATURE_FD_PASSING)) return Status::Error(ENOTSUP, "FILE_GET_FD: fd passing was not negotiated in HELLO");
   auto f = c.files.find(m.id);
-  if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
+  if (f == c.files.end()) return Status::Error(ENOENT, "file_id: " + std::to_string(m.id) + " is not open");
   // What the holder writes is only seen afterwards: a process at its byte bound gets no more.
-  if (auto refused = admission_.AdmitBytes(c, 1)) return refused;
-  if (auto refused = admission_.ChargeFd(c, charge)) return refused;
+  if (Status refused = admission_.AdmitBytes(c, 1); !refused.ok()) return refused;
+  if (Status refused = admission_.ChargeFd(c, charge); !refused.ok()) return refused;
   auto dup = f->second.file->Dup();
-  if (!dup.ok()) return Refusal{Neg(dup.status().err()), dup.status().message()};
+  if (!dup.ok()) return dup.status();
   f->second.passed = true;
   *passed = std::move(*dup);
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply EventFiles::OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status EventFiles::OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::IdRequest m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   auto f = c.files.find(m.id);
-  if (f == c.files.end()) return Refusal{ATR_ENOENT, "file_id: " + std::to_string(m.id) + " is not open"};
+  if (f == c.files.end()) return Status::Error(ENOENT, "file_id: " + std::to_string(m.id) + " is not open");
   const uint64_t size = accounting_.CloseFile(c, f->second);
   c.files.erase(f);
   proto::Encode(proto::SizeReply{size}, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply EventFiles::OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status EventFiles::OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::IdRequest m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   auto ev = c.events.find(m.id);
-  if (ev == c.events.end()) return Refusal{ATR_ENOENT, "event_id: " + std::to_string(m.id) + " is not open"};
+  if (ev == c.events.end()) return Status::Error(ENOENT, "event_id: " + std::to_string(m.id) + " is not open");
   const uint64_t seq = ev->second;
   for (auto f = c.files.begin(); f != c.files.end();) {  // files still open in the event end with it
     if (f->second.event_id == m.id) {
@@ -170,7 +168,7 @@ Reply EventFiles::OnEventEnd(Client& c, std::span<const uint8_t> payload, std::v
   c.events.erase(ev);
   store_.EndEvent(seq);
   proto::Encode(proto::SizeReply{bytes}, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void EventFiles::EndAll(Client& c) {

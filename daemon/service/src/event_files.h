@@ -19,7 +19,7 @@
 #include "device_reports.h"
 #include "file_accounting.h"
 #include "process_records.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 
@@ -31,12 +31,12 @@ class EventFiles {
       : store_(store), processes_(processes), records_(records), admission_(admission), accounting_(accounting),
         devices_(devices), clock_(clock), log_(log), counters_(counters), options_(options) {}
 
-  Reply OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed, FdCharge* charge);
-  Reply OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnFileAppend(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnFileGetFd(Client& c, std::span<const uint8_t> payload, UniqueFd* passed, FdCharge* charge);
+  Status OnFileClose(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnEventEnd(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   // The connection is gone: closes its files and ends its events, keeping what was written.
   void EndAll(Client& c);
 

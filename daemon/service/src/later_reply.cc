@@ -5,13 +5,13 @@
 
 namespace atraced {
 
-void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply& reply, ServiceCounters& counters,
+void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Status& reply, ServiceCounters& counters,
                    std::span<const uint8_t> ok_body) {
-  if (reply) ++counters.requests_refused;
+  if (!reply.ok()) ++counters.requests_refused;
   if (to == nullptr || !to->reply_sink) return;
   std::vector<uint8_t> body;
-  if (reply) {
-    proto::EncodeReplyError(reply->status, reply->message, body);
+  if (!reply.ok()) {
+    proto::EncodeReplyError(reply, body);
   } else {
     proto::EncodeReplyOk(body);
     body.insert(body.end(), ok_body.begin(), ok_body.end());
@@ -25,7 +25,7 @@ LaterReply::LaterReply(ClientTable& clients, ClientId id, uint16_t opcode, uint3
                        ServiceCounters& counters)
     : clients_(clients), counters_(counters), id_(id), opcode_(opcode), request_id_(request_id) {}
 
-std::function<void(Reply)> LaterReply::Take() {
+std::function<void(Status)> LaterReply::Take() {
   // Made only when a handler hands its reply on: most requests never do, and this runs for
   // every request.
   state_ = std::make_shared<State>();
@@ -35,7 +35,7 @@ std::function<void(Reply)> LaterReply::Take() {
   state_->opcode = opcode_;
   state_->request_id = request_id_;
   state_->taken = true;
-  return [state = state_](Reply reply) {
+  return [state = state_](Status reply) {
     if (!state->settled) {
       state->answered = true;
       state->early = std::move(reply);
@@ -45,10 +45,10 @@ std::function<void(Reply)> LaterReply::Take() {
   };
 }
 
-std::optional<Reply> LaterReply::Settle(Reply from_handler) {
+std::optional<Status> LaterReply::Settle(Status from_handler) {
   if (!state_) return from_handler;  // never handed on
   state_->settled = true;
-  if (from_handler) return from_handler;  // refused before
+  if (!from_handler.ok()) return from_handler;  // refused before
   if (state_->answered) return std::move(state_->early);
   return std::nullopt;
 }

@@ -12,14 +12,14 @@
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 
 // Encodes `reply` to the request (`opcode`, `request_id`) and sends it through the client's
 // reply sink, if the client is still connected and has one. `ok_body` follows the reply head
 // of a success.
-void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Reply& reply, ServiceCounters& counters,
+void SendLateReply(Client* to, uint16_t opcode, uint32_t request_id, const Status& reply, ServiceCounters& counters,
                    std::span<const uint8_t> ok_body = {});
 
 // One request's reply, which its handler may hand to work that finishes later. The handler
@@ -30,9 +30,9 @@ class LaterReply {
  public:
   LaterReply(ClientTable& clients, ClientId id, uint16_t opcode, uint32_t request_id, ServiceCounters& counters);
 
-  std::function<void(Reply)> Take();
+  std::function<void(Status)> Take();
   // The reply to send now, or nullopt when it comes later (the request is deferred).
-  std::optional<Reply> Settle(Reply from_handler);
+  std::optional<Status> Settle(Status from_handler);
 
  private:
   struct State {
@@ -44,7 +44,7 @@ class LaterReply {
     bool taken = false;
     bool settled = false;
     bool answered = false;  // the callback ran before Settle
-    Reply early;
+    Status early;
   };
   ClientTable& clients_;
   ServiceCounters& counters_;

@@ -24,9 +24,9 @@ proto::StatusReply::Pool PoolOf(uint8_t kind, const UidShare& share) {
 
 }  // namespace
 
-Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::StatusRequest m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   accounting_.AccountPassedFiles(clients_);
   const StoreCounters& sc = store_.counters();
   proto::StatusReply r;
@@ -82,12 +82,12 @@ Reply Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& 
   r.incomplete_sent = true;
   r.incomplete_dirs = store_.IncompleteDirs();
   proto::Encode(r, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::ListRequest m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   accounting_.AccountPassedFiles(clients_);
   proto::ListReply r;
   for (const EventInfo& e : store_.List(m.after_seq, m.max_entries)) {
@@ -107,7 +107,7 @@ Reply Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& bo
     r.entries.push_back(std::move(le));
   }
   proto::Encode(r, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
 namespace {
@@ -126,27 +126,25 @@ void ListRemoved(std::vector<std::string>& removed, VacuumReplyT* r) {
 
 }  // namespace
 
-Reply Queries::OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status Queries::OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::VacuumRequest m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   AgingReport report = store_.Vacuum(m.dry_run);
   proto::VacuumReply r;
   ListRemoved(report.removed, &r);
   proto::Encode(r, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::VacuumBy m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   // The configured limits (VACUUM) bind everyone alike; these verbs remove other users'
   // evidence beyond them, so only root and the daemon's own user may. What would go is no
   // more than LIST shows: a dry run is anyone's.
   if (!m.dry_run && peer.uid != 0 && peer.uid != options_.daemon_uid) {
-    return Refusal{ATR_EPERM,
-                   "vacuum: only root or the daemon's user may remove beyond the configured limits "
-                   "(a dry run is allowed)",
-                   /*warn=*/true};
+    return Status::Error(EPERM, "vacuum: only root or the daemon's user may remove beyond the configured limits "
+                   "(a dry run is allowed)", Status::LogAs::kWarning);
   }
   VacuumSpec spec;
   spec.dry_run = m.dry_run;
@@ -155,7 +153,7 @@ Reply Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> 
   if (m.verbs & ATR_VACUUM_MAX_USE) spec.max_use = m.max_use;
   if (m.verbs & ATR_VACUUM_KEEP) spec.keep = m.keep;
   auto report = store_.VacuumBy(spec);
-  if (!report.ok()) return Refusal{Neg(report.status().err()), "vacuum: " + report.status().message()};
+  if (!report.ok()) return Status::Error(report.status().err(), "vacuum: " + report.status().message());
   if (!m.dry_run) {
     log_.Notice("vacuum by pid ", peer.pid, " uid ", peer.uid, ": removed ", report->removed.size(), " event dir(s), ",
                 report->bytes, " bytes");
@@ -164,7 +162,7 @@ Reply Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> 
   r.bytes = report->bytes;
   ListRemoved(report->removed, &r);
   proto::Encode(r, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace atraced

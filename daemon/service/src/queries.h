@@ -11,7 +11,7 @@
 #include "atraced/store/trace_store.h"
 #include "client_table.h"
 #include "file_accounting.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 
@@ -33,10 +33,10 @@ class Queries {
         queued_saves_(queued_saves),
         log_(log) {}
 
-  Reply OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Reply OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  Status OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
 
  private:
   TraceStore& store_;

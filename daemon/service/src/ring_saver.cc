@@ -87,19 +87,19 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
     part.ring = std::move(plan);
     part.ring_name = ring->name();
   }
-  if (job->parts.empty()) return done(std::nullopt);
+  if (job->parts.empty()) return done(Status::Ok());
   std::optional<ProcessDirName> process = ParseProcessDirName(c.process_dir);
-  if (!process) return done(Refusal{ATR_EINVAL, "process: malformed process directory " + c.process_dir});
+  if (!process) return done(Status::Error(EINVAL, "process: malformed process directory " + c.process_dir));
   // The most the files can take is reserved against every bound before anything is made;
   // the completion gives back what was not written.
-  if (auto refused = admission_.AdmitBytes(c, bound)) return done(refused);
+  if (Status refused = admission_.AdmitBytes(c, bound); !refused.ok()) return done(std::move(refused));
   JobRunner* runner = options_.io_runner;
   if (runner && kind == EventKind::kSchedule) {
     // A schedule save can be asked again; its uid waits for its own saves to land.
     UidShare::Verdict verdict;
     job->queued = UidCharge::Take(&queued_, c.peer.uid, bound, &verdict);
     if (verdict != UidShare::Verdict::kOk) {
-      return done(Refusal{ATR_EAGAIN, "save: " + queued_.Describe(verdict, c.peer.uid, bound)});
+      return done(Status::Error(EAGAIN, "save: " + queued_.Describe(verdict, c.peer.uid, bound)));
     }
   } else if (runner) {
     // Last words (an exit, a crash, a death) are never asked twice: charged, not refused.
@@ -107,10 +107,10 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
     job->queued = UidCharge::Force(&queued_, c.peer.uid, bound);
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
-  if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(Refusal{Neg(st.err()), st.message(), false, true});
+  if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(std::move(st).LoggedAs(Status::LogAs::kSummarized));
   auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true},
                                  c.utc_offset_s);
-  if (!begun.ok()) return done(Refusal{Neg(begun.status().err()), begun.status().message()});
+  if (!begun.ok()) return done(begun.status());
   job->seq = begun->seq;
   if (made_dir != nullptr) *made_dir = store_.fs().trace_dir() + "/" + begun->rel_path;
   job->reserved = bound;
@@ -167,7 +167,7 @@ void RingSaver::Answer(Job& job, bool parts_idle) {
   store_.EndSave(job.seq, false);
   store_.EndEvent(job.seq);
   SaveDone done = std::move(job.done);
-  done(Refusal{ATR_ESHUTDOWN, "save: the daemon is stopping; the save was not written in full"});
+  done(Status::Error(ESHUTDOWN, "save: the daemon is stopping; the save was not written in full"));
 }
 
 void RingSaver::Complete(Job& job) {
@@ -175,13 +175,13 @@ void RingSaver::Complete(Job& job) {
   jobs_.erase(&job);
   job.queued = UidCharge();
   store_.Unreserve(job.reserved);  // before the bytes written are added: counted once
-  Reply result;
+  Status result;
   uint64_t written = 0;
   for (Job::Part& p : job.parts) {
     for (const auto& problem : p.problems) log_.Warning("ring ", p.ring_name, " of pid ", job.pid, ": ", problem);
     if (p.empty) (void)store_.RemoveFile(job.seq, p.name);  // CANN writes no file without a record
     if (!p.status.ok()) {
-      if (!result) result = Refusal{Neg(p.status.err()), p.status.message()};  // the first failure
+      if (result.ok()) result = p.status;  // the first failure
       continue;
     }
     if (p.written == 0) continue;

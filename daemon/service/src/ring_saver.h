@@ -26,12 +26,12 @@
 #include "atraced/service/service_types.h"
 #include "atraced/store/trace_store.h"
 #include "client.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 
 // What the caller of a save does with its reply, on the loop.
-using SaveDone = std::function<void(Reply)>;
+using SaveDone = std::function<void(Status)>;
 
 class RingSaver {
  public:

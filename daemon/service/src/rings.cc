@@ -8,39 +8,39 @@
 
 namespace atraced {
 
-Reply Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd) {
+Status Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd) {
   proto::RingRegister m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   // Logged by the dispatcher, through the refusal throttle; the message names the ring.
-  auto refuse = [this, &m](int32_t status, const std::string& why) {
+  auto refuse = [this, &m](int err, const std::string& why) {
     ++counters_.rings_refused;
-    return Refusal{status, "ring " + m.name + ": " + why, status == ATR_EBUSY};
+    return Status::Error(err, "ring " + m.name + ": " + why, err == EBUSY ? Status::LogAs::kWarning : Status::LogAs::kNotice);
   };
   if ((m.flags & ATR_RING_COUNTER) && !(c.features & ATR_FEATURE_RING_COUNTER)) {
-    return refuse(ATR_ENOTSUP, "flags: ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER, not granted in HELLO");
+    return refuse(ENOTSUP, "flags: ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER, not granted in HELLO");
   }
-  if (c.rings.count(m.object_id)) return refuse(ATR_EEXIST, "object_id: " + std::to_string(m.object_id) + " is already registered");
+  if (c.rings.count(m.object_id)) return refuse(EEXIST, "object_id: " + std::to_string(m.object_id) + " is already registered");
   if (c.rings.size() >= options_.max_rings_per_client) {
-    return refuse(ATR_EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");
+    return refuse(EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");
   }
   // Charged before anything is mapped: one user's rings cannot take another's room.
   UidShare::Verdict verdict;
   UidCharge slot = UidCharge::Take(&slots_, c.peer.uid, 1, &verdict);
-  if (verdict != UidShare::Verdict::kOk) return refuse(ATR_EBUSY, "rings: " + slots_.Describe(verdict, c.peer.uid, 1));
+  if (verdict != UidShare::Verdict::kOk) return refuse(EBUSY, "rings: " + slots_.Describe(verdict, c.peer.uid, 1));
   const uint64_t cost = HeldRing::MemoryCost(m);
   UidCharge memory = UidCharge::Take(&memory_, c.peer.uid, cost, &verdict);
   if (verdict != UidShare::Verdict::kOk) {
-    return refuse(ATR_EBUSY, "ring memory: " + memory_.Describe(verdict, c.peer.uid, cost));
+    return refuse(EBUSY, "ring memory: " + memory_.Describe(verdict, c.peer.uid, cost));
   }
   auto ring = HeldRing::Map(std::move(memfd), m,
                             options_.ring_unmapper ? *options_.ring_unmapper : InlineUnmapper::Instance(),
                             options_.counter_clock);
-  if (!ring.ok()) return refuse(Neg(ring.status().err()), ring.status().message());
+  if (!ring.ok()) return refuse(ring.status().err(), ring.status().message());
   c.rings.emplace(m.object_id, ClientRing{std::move(*ring), std::move(slot), std::move(memory)});
   CountHolder(c);
   // The process's local time, for the names of its directories (ProcessRecord::name_settled).
   if (!c.utc_offset_s) c.utc_offset_s = m.utc_offset_s;
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void Rings::CountHolder(Client& c) {
@@ -62,79 +62,79 @@ void Rings::DropRing(Client& c, std::map<uint32_t, ClientRing>::iterator it) {
   CountHolder(c);
 }
 
-Reply Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
+Status Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
   proto::IdRequest m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   auto it = c.rings.find(m.id);
   if (it == c.rings.end() || c.released.count(m.id)) {
-    return Refusal{ATR_ENOENT, "object_id: " + std::to_string(m.id) + " is not registered"};
+    return Status::Error(ENOENT, "object_id: " + std::to_string(m.id) + " is not registered");
   }
   if (it->second.ring.exit_save()) {
     c.released.emplace(m.id, ++c.releases);  // CANN saves destroyed exitSave objects at exit too
   } else {
     DropRing(c, it);
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply Rings::OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+Status Rings::OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::RingReport m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   std::vector<const HeldRing*> chosen;
   for (uint32_t id : m.object_ids) {
     auto it = c.rings.find(id);
     if (it == c.rings.end() || c.released.count(id)) {
-      return Refusal{ATR_ENOENT, "object_id: " + std::to_string(id) + " is not registered"};
+      return Status::Error(ENOENT, "object_id: " + std::to_string(id) + " is not registered");
     }
     chosen.push_back(&it->second.ring);
   }
   // Written before the reply either way: `wait` only tells the client whether to wait.
-  if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
+  if (Status refused = admission_.AdmitEvent(c, EventKind::kSchedule); !refused.ok()) return refused;
   saver_.Save(c, EventKind::kSchedule, chosen, {}, later.Take());
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+Status Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::RingSaveAll m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   const std::vector<const HeldRing*> chosen = RingSaver::Unreleased(c);
-  if (auto refused = admission_.AdmitEvent(c, EventKind::kSchedule)) return refused;
+  if (Status refused = admission_.AdmitEvent(c, EventKind::kSchedule); !refused.ok()) return refused;
   saver_.Save(c, EventKind::kSchedule, chosen, {}, later.Take());
-  return std::nullopt;
+  return Status::Ok();
 }
 
-Reply Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+Status Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::Goodbye m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  if (c.goodbye) return Refusal{ATR_EPROTO, "GOODBYE: already said on this connection"};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  if (c.goodbye) return Status::Error(EPROTO, "GOODBYE: already said on this connection");
   c.goodbye = true;
   // exitSave objects, live or destroyed, one per name as CANN picks (RingSaver::AtExit).
   const std::vector<const HeldRing*> chosen = RingSaver::AtExit(c);
-  Reply result = admission_.AdmitEvent(c, EventKind::kExit);
-  if (!result) saver_.Save(c, EventKind::kExit, chosen, {}, later.Take());
+  Status result = admission_.AdmitEvent(c, EventKind::kExit);
+  if (result.ok()) saver_.Save(c, EventKind::kExit, chosen, {}, later.Take());
   ReleaseAll(c);  // the process is leaving: its rings are of no further use (a save holds its own)
   return result;
 }
 
-Reply Rings::OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+Status Rings::OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
   proto::Dump m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   // Sent on the crash connection, which holds no ring: the rings are another connection's.
   Client* holder = clients_.RingHolderOf(c);
   const std::vector<const HeldRing*> chosen = holder ? RingSaver::Unreleased(*holder) : std::vector<const HeldRing*>{};
   if (chosen.empty()) {
-    return Refusal{ATR_ENOENT, "DUMP: no connection of pid " + std::to_string(c.peer.pid) +
-                                   " holds an unreleased ring: there is nothing to save"};
+    return Status::Error(ENOENT, "DUMP: no connection of pid " + std::to_string(c.peer.pid) +
+                                   " holds an unreleased ring: there is nothing to save");
   }
-  if (auto refused = admission_.AdmitEvent(*holder, EventKind::kSchedule)) return refused;
+  if (Status refused = admission_.AdmitEvent(*holder, EventKind::kSchedule); !refused.ok()) return refused;
   // Logged: a signal from outside the process asked for it, not the application.
   saver_.Save(*holder, EventKind::kSchedule, chosen, {},
-              [this, reply = later.Take(), pid = c.peer.pid, program = holder->program, m, n = chosen.size()](Reply r) {
+              [this, reply = later.Take(), pid = c.peer.pid, program = holder->program, m, n = chosen.size()](Status r) {
                 log_.Info("pid ", pid, " (", program, ") caught dump signal ", SignalName(m.signo), " in thread ", m.tid,
-                          "; schedule dir with ", n, " ring(s)", r ? " failed: " + r->message : std::string(" written"));
+                          "; schedule dir with ", n, " ring(s)", !r.ok() ? " failed: " + r.message() : std::string(" written"));
                 reply(std::move(r));
               });
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void Rings::ReleaseAll(Client& c) {

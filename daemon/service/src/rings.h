@@ -16,7 +16,7 @@
 #include "client_table.h"
 #include "later_reply.h"
 #include "process_records.h"
-#include "refusal.h"
+#include "atraced/base/status.h"
 #include "ring_saver.h"
 
 namespace atraced {
@@ -37,14 +37,14 @@ class Rings {
         slots_(slots),
         memory_(memory) {}
 
-  Reply OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd);
-  Reply OnRingRelease(Client& c, std::span<const uint8_t> payload);
+  Status OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd);
+  Status OnRingRelease(Client& c, std::span<const uint8_t> payload);
   // The saves: their reply comes through `later` once the files are written (ring_saver.h).
-  Reply OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later);
-  Reply OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later);
-  Reply OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  Status OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  Status OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  Status OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later);
   // The on-demand dump signal: RING_SAVE_ALL for the process's ring-holding connection.
-  Reply OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  Status OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later);
 
   // Unmaps every ring the client holds (it is gone for good, or said GOODBYE).
   void ReleaseAll(Client& c);

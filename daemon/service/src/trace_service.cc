@@ -22,7 +22,6 @@
 #include "process_names.h"
 #include "process_records.h"
 #include "queries.h"
-#include "refusal.h"
 #include "ring_saver.h"
 #include "rings.h"
 
@@ -66,12 +65,12 @@ struct TraceService::Rooms {
     store.ReleaseProcessDir(c.process_dir);
   }
 
-  Reply OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
+  Status OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
   // The opcode's handler; *deferred: its reply comes later (a CRASH inspected off the loop,
   // or a save on the I/O workers).
-  Reply Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+  Status Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
                  UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred);
-  Reply DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+  Status DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
                    UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred,
                    LaterReply& later);
 
@@ -211,24 +210,24 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   body.clear();
   UniqueFd passed;
   FdCharge passed_charge;
-  Reply refusal;
+  Status refusal;
   const bool ring_op = h.opcode >= ATR_OP_RING_REGISTER && h.opcode <= ATR_OP_GOODBYE;
   if (attached.valid() && h.opcode != ATR_OP_RING_REGISTER) {
     // A descriptor the protocol did not ask for: the stream is not what the peer thinks.
-    refusal = Refusal{ATR_EBADMSG, "descriptor: only RING_REGISTER carries one; closing"};
+    refusal = Status::Error(EBADMSG, "descriptor: only RING_REGISTER carries one; closing");
     out.close_after = true;
   } else if (h.flags & ATR_FLAG_REPLY) {
-    refusal = Refusal{ATR_EPROTO, "flags: a request must not carry the reply flag"};
+    refusal = Status::Error(EPROTO, "flags: a request must not carry the reply flag");
   } else if (!c.hello_done && h.opcode != ATR_OP_HELLO) {
-    refusal = Refusal{ATR_EPROTO, "opcode: send HELLO first"};
+    refusal = Status::Error(EPROTO, "opcode: send HELLO first");
   } else if ((h.opcode == ATR_OP_CRASH || h.opcode == ATR_OP_DUMP) && !(c.features & ATR_FEATURE_CRASH)) {
-    refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO"};
+    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO");
   } else if (h.opcode == ATR_OP_STACK_DUMP && !(c.features & ATR_FEATURE_STACK_DUMP)) {
-    refusal = Refusal{ATR_ENOTSUP, "STACK_DUMP: ATR_FEATURE_STACK_DUMP was not negotiated in HELLO"};
+    refusal = Status::Error(ENOTSUP, "STACK_DUMP: ATR_FEATURE_STACK_DUMP was not negotiated in HELLO");
   } else if (h.opcode == ATR_OP_DEVICE_STATS && !(c.features & ATR_FEATURE_DEVICE_STATS)) {
-    refusal = Refusal{ATR_ENOTSUP, "DEVICE_STATS: ATR_FEATURE_DEVICE_STATS was not negotiated in HELLO"};
+    refusal = Status::Error(ENOTSUP, "DEVICE_STATS: ATR_FEATURE_DEVICE_STATS was not negotiated in HELLO");
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
-    refusal = Refusal{ATR_ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO"};
+    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO");
   } else {
     bool deferred = false;
     // A directory of the process may be made from here on: its name is settled now.
@@ -236,7 +235,7 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
       SettleProcessName(c, r.records, r.clients, r.store);
     }
     refusal = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge, &deferred);
-    if (h.opcode == ATR_OP_RING_REGISTER && !refusal) {
+    if (h.opcode == ATR_OP_RING_REGISTER && refusal.ok()) {
       SettleProcessName(c, r.records, r.clients, r.store);  // with the process's UTC offset
     }
     if (deferred) {
@@ -249,20 +248,21 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   if (c.features & ATR_FEATURE_MEMFD) c.last_activity = r.clock.Now();  // for a death report
   std::vector<uint8_t>& reply = r.reply_scratch;  // reused: see reply_scratch
   reply.clear();
-  if (refusal) {
+  if (!refusal.ok()) {
     ++r.counters.requests_refused;
     // Refusals come in floods from one uid: one line per interval for each.
     uint64_t suppressed = 0;
-    if (refusal->logged_elsewhere) {
+    if (refusal.log_as() == Status::LogAs::kSummarized) {
       // Counted, and summed up in lines of their own (the store's, and Admission's).
     } else if (r.admission.ShouldLogRefusal(c.peer.uid, &suppressed)) {
-      const bool count = refusal->warn || suppressed > 0;
-      r.log.Log(refusal->warn ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode),
-                " from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(refusal->status), " ",
-                refusal->message,
+      const bool warn = refusal.log_as() == Status::LogAs::kWarning;
+      const bool count = warn || suppressed > 0;
+      r.log.Log(warn ? LogLevel::kWarning : LogLevel::kNotice, "refused ", proto::OpcodeName(h.opcode), " from pid ",
+                c.peer.pid, " uid ", c.peer.uid, ": ", proto::StatusName(proto::WireStatus(refusal)), " ",
+                refusal.message(),
                 count ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
     }
-    proto::EncodeReplyError(refusal->status, refusal->message, reply);
+    proto::EncodeReplyError(refusal, reply);
   } else {
     proto::EncodeReplyOk(reply);
     reply.insert(reply.end(), body.begin(), body.end());
@@ -273,18 +273,18 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   if (reply.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(reply);
 }
 
-Reply TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
+Status TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
                                     std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
                                     UniqueFd* passed, FdCharge* passed_charge, bool* deferred) {
   LaterReply later(clients, id, h.opcode, h.request_id, counters);
-  Reply r = DispatchOp(id, c, h, payload, std::move(attached), out, passed, passed_charge, deferred, later);
+  Status r = DispatchOp(id, c, h, payload, std::move(attached), out, passed, passed_charge, deferred, later);
   if (*deferred) return r;
-  std::optional<Reply> now = later.Settle(std::move(r));
+  std::optional<Status> now = later.Settle(std::move(r));
   *deferred = !now;
-  return now ? std::move(*now) : std::nullopt;
+  return now ? std::move(*now) : Status::Ok();
 }
 
-Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h,
+Status TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h,
                                       std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
                                       UniqueFd* passed, FdCharge* passed_charge, bool* deferred, LaterReply& later) {
   std::vector<uint8_t>& body = body_scratch;
@@ -308,25 +308,25 @@ Reply TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Frame
     case ATR_OP_CRASH:
     case ATR_OP_STACK_DUMP: {
       if (!options.crash_runner) return crashes.OnLook(c, h.opcode, payload, later);
-      Reply refused = crashes.StartLook(id, c, h, payload);
-      *deferred = !refused;
+      Status refused = crashes.StartLook(id, c, h, payload);
+      *deferred = refused.ok();
       return refused;
     }
     case ATR_OP_DUMP: return rings.OnDump(c, payload, later);
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
-    default: return Refusal{ATR_ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1"};
+    default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }
 
-Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body,
+Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body,
                                    bool* close_after) {
   proto::Hello m;
-  if (auto e = proto::Decode(payload, &m)) return Refusal{e->status, e->message};
-  if (c.hello_done) return Refusal{ATR_EPROTO, "HELLO: already done on this connection"};
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  if (c.hello_done) return Status::Error(EPROTO, "HELLO: already done on this connection");
   if (m.major != ATR_VERSION_MAJOR) {
     *close_after = true;
-    return Refusal{ATR_EPROTONOSUPPORT, "version: major " + std::to_string(m.major) + " is not supported; this daemon speaks " +
-                                            std::to_string(ATR_VERSION_MAJOR) + "." + std::to_string(ATR_VERSION_MINOR)};
+    return Status::Error(EPROTONOSUPPORT, "version: major " + std::to_string(m.major) + " is not supported; this daemon speaks " +
+                                            std::to_string(ATR_VERSION_MAJOR) + "." + std::to_string(ATR_VERSION_MINOR));
   }
   c.hello_done = true;
   c.features = m.features & kSupportedFeatures;
@@ -356,7 +356,7 @@ Reply TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload, 
   r.peer_pid = static_cast<uint32_t>(c.peer.pid);
   r.peer_uid = c.peer.uid;
   proto::Encode(r, body);
-  return std::nullopt;
+  return Status::Ok();
 }
 
 void TraceService::SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client) {

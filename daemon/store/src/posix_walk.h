@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 #include "atraced/store/file_system.h"
 
 namespace atraced::posix {

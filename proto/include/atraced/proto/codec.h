@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "atraced/base/status.h"
 #include "atraced/proto/wire.h"
 
 namespace atraced::proto {
@@ -36,12 +37,8 @@ struct FileAppend;
 // encoded message: the data (up to 1 MiB) is copied once, not first into a payload buffer.
 void AppendFrame(std::vector<uint8_t>& out, uint32_t request_id, const FileAppend& m);
 
-// Decoding outcome for request/reply payloads.
-struct DecodeError {
-  int32_t status = 0;   // an atr_status: ATR_EBADMSG, ATR_EINVAL, ATR_ENAMETOOLONG, ...
-  std::string message;  // names the field, e.g. "object name: character 0x2f '/' not allowed"
-};
-using DecodeResult = std::optional<DecodeError>;  // nullopt = success
+// Decoders return a Status: OK, or a positive errno (EBADMSG, EINVAL, ENAMETOOLONG, ...) with
+// a message naming the field, e.g. "object name: character 0x2f '/' not allowed".
 
 // Names are checked with the one rule in atraced/base/name_rule.h (IsSafeName), so a
 // decoded message's names are already valid file-name components.
@@ -298,8 +295,12 @@ void Encode(const DeviceStats& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
-// status < 0. Cuts `message` to ATR_MAX_MESSAGE bytes without splitting a UTF-8 sequence.
-void EncodeReplyError(int32_t status, std::string_view message, std::vector<uint8_t>& out);
+// A refusal: `error` (not OK) as the wire's status, WireStatus(error), and its message cut
+// to ATR_MAX_MESSAGE bytes without splitting a UTF-8 sequence.
+void EncodeReplyError(const Status& error, std::vector<uint8_t>& out);
+// The atr_status a reply carries for `s`: 0, or its errno negated. The one place the sign
+// flips: everything in atraced holds errors as positive errno values.
+int32_t WireStatus(const Status& s);
 
 void Encode(const HelloReply& m, std::vector<uint8_t>& out);
 void Encode(const PathReply& m, std::vector<uint8_t>& out);
@@ -313,23 +314,23 @@ void Encode(const CrashReply& m, std::vector<uint8_t>& out);
 // ---- Decoding: `payload` is the bytes after the frame header ----------------------------
 // On error the output struct is left in an unspecified (but valid) state.
 
-DecodeResult Decode(std::span<const uint8_t> payload, Hello* m);
-DecodeResult Decode(std::span<const uint8_t> payload, EventBegin* m);
-DecodeResult Decode(std::span<const uint8_t> payload, FileOpen* m);
-DecodeResult Decode(std::span<const uint8_t> payload, FileAppend* m);
-DecodeResult Decode(std::span<const uint8_t> payload, IdRequest* m);
-DecodeResult Decode(std::span<const uint8_t> payload, StatusRequest* m);
-DecodeResult Decode(std::span<const uint8_t> payload, ListRequest* m);
-DecodeResult Decode(std::span<const uint8_t> payload, VacuumRequest* m);
-DecodeResult Decode(std::span<const uint8_t> payload, VacuumBy* m);
-DecodeResult Decode(std::span<const uint8_t> payload, RingRegister* m);
-DecodeResult Decode(std::span<const uint8_t> payload, RingReport* m);
-DecodeResult Decode(std::span<const uint8_t> payload, RingSaveAll* m);
-DecodeResult Decode(std::span<const uint8_t> payload, Goodbye* m);
-DecodeResult Decode(std::span<const uint8_t> payload, Crash* m);
-DecodeResult Decode(std::span<const uint8_t> payload, Dump* m);
-DecodeResult Decode(std::span<const uint8_t> payload, StackDump* m);
-DecodeResult Decode(std::span<const uint8_t> payload, DeviceStats* m);
+Status Decode(std::span<const uint8_t> payload, Hello* m);
+Status Decode(std::span<const uint8_t> payload, EventBegin* m);
+Status Decode(std::span<const uint8_t> payload, FileOpen* m);
+Status Decode(std::span<const uint8_t> payload, FileAppend* m);
+Status Decode(std::span<const uint8_t> payload, IdRequest* m);
+Status Decode(std::span<const uint8_t> payload, StatusRequest* m);
+Status Decode(std::span<const uint8_t> payload, ListRequest* m);
+Status Decode(std::span<const uint8_t> payload, VacuumRequest* m);
+Status Decode(std::span<const uint8_t> payload, VacuumBy* m);
+Status Decode(std::span<const uint8_t> payload, RingRegister* m);
+Status Decode(std::span<const uint8_t> payload, RingReport* m);
+Status Decode(std::span<const uint8_t> payload, RingSaveAll* m);
+Status Decode(std::span<const uint8_t> payload, Goodbye* m);
+Status Decode(std::span<const uint8_t> payload, Crash* m);
+Status Decode(std::span<const uint8_t> payload, Dump* m);
+Status Decode(std::span<const uint8_t> payload, StackDump* m);
+Status Decode(std::span<const uint8_t> payload, DeviceStats* m);
 
 struct ReplyHead {
   int32_t status = 0;
@@ -338,17 +339,17 @@ struct ReplyHead {
   // 1.0; ignored for forward compatibility). Views into the payload.
   std::span<const uint8_t> body;
 };
-DecodeResult DecodeReply(std::span<const uint8_t> payload, ReplyHead* m);
+Status DecodeReply(std::span<const uint8_t> payload, ReplyHead* m);
 
 // Reply bodies. Trailing bytes are ignored: later minor versions may append fields.
-DecodeResult Decode(std::span<const uint8_t> body, HelloReply* m);
-DecodeResult Decode(std::span<const uint8_t> body, PathReply* m);
-DecodeResult Decode(std::span<const uint8_t> body, SizeReply* m);
-DecodeResult Decode(std::span<const uint8_t> body, StatusReply* m);
-DecodeResult Decode(std::span<const uint8_t> body, ListReply* m);
-DecodeResult Decode(std::span<const uint8_t> body, VacuumReply* m);
-DecodeResult Decode(std::span<const uint8_t> body, VacuumByReply* m);
-DecodeResult Decode(std::span<const uint8_t> body, CrashReply* m);
+Status Decode(std::span<const uint8_t> body, HelloReply* m);
+Status Decode(std::span<const uint8_t> body, PathReply* m);
+Status Decode(std::span<const uint8_t> body, SizeReply* m);
+Status Decode(std::span<const uint8_t> body, StatusReply* m);
+Status Decode(std::span<const uint8_t> body, ListReply* m);
+Status Decode(std::span<const uint8_t> body, VacuumReply* m);
+Status Decode(std::span<const uint8_t> body, VacuumByReply* m);
+Status Decode(std::span<const uint8_t> body, CrashReply* m);
 
 // ---- Names for logs ----------------------------------------------------------------------
 

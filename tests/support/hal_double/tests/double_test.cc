@@ -153,12 +153,12 @@ TEST_CASE("wait modes: NOWAIT, WAIT_TIMEOUT (which wins over NOWAIT), and a wait
   auto start = Clock::now();
   Recv(pair.host, &rc, HDC_FLAG_NOWAIT);
   CHECK(rc == DRV_ERROR_NON_BLOCK);
-  CHECK(MsSince(start) < 100);
+  CHECK(MsSince(start) < 1000);  // returned, not waited: any wait here is for data that never comes
   start = Clock::now();
   Recv(pair.host, &rc, HDC_FLAG_WAIT_TIMEOUT, 300);
   CHECK(rc == DRV_ERROR_WAIT_TIMEOUT);
   CHECK(MsSince(start) >= 290);
-  CHECK(MsSince(start) < 2000);
+  CHECK(MsSince(start) < 5000);
   start = Clock::now();
   Recv(pair.host, &rc, HDC_FLAG_WAIT_TIMEOUT | HDC_FLAG_NOWAIT, 200);
   CHECK(rc == DRV_ERROR_WAIT_TIMEOUT);

@@ -186,7 +186,8 @@ TEST_CASE("[end] with the default flush timeout: the device closes the long link
   REQUIRE(SendEnd(0) == DRV_ERROR_NONE);
   std::string payload, why;
   CHECK(link.Read(&payload, 3000, &why) == Recv::kClosed);  // no TraceEndMsg: no end chunk was pending
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  // Its next 100 ms tick, with a loaded machine's margin; still under the read's 3 s.
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2500));
   CHECK(bench.device->Command("sessions") == "ok 0");
 }
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "atraced/common/log.h"
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 #include "atraced/ipc/asio.h"
 
 namespace atraced {

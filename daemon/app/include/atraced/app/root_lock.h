@@ -10,7 +10,7 @@
 #include <string>
 
 #include "atraced/base/unique_fd.h"
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 

@@ -11,7 +11,7 @@
 // offset, and the source line where the debug info has it.
 //
 // Pure functions of what the unwinder saw, so they are tested without ptrace
-// (tests/app/stack_format_test.cc).
+// (tests/crash/stack_format_test.cc).
 #pragma once
 
 #include <cstdint>

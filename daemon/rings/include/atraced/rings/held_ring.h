@@ -29,7 +29,7 @@
 
 #include "atraced/base/unique_fd.h"
 #include "atraced/store/names.h"
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 #include "atraced/proto/codec.h"
 #include "atraced/rings/unmapper.h"
 

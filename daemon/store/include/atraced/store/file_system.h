@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "atraced/base/unique_fd.h"
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "atraced/common/log.h"
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 
 namespace atraced {
 

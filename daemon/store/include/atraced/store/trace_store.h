@@ -49,7 +49,7 @@
 #include "atraced/store/order_log.h"
 #include "atraced/store/remover.h"
 #include "atraced/store/retention.h"
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 #include "atraced/store/store_events.h"
 
 namespace atraced {

@@ -1,4 +1,4 @@
-#include "atraced/common/status.h"
+#include "atraced/base/status.h"
 
 #include <cstring>
 

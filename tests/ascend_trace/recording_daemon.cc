@@ -1,4 +1,4 @@
-#include "fake_daemon.h"
+#include "recording_daemon.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +19,7 @@ namespace ascend_trace_test {
 
 namespace proto = atraced::proto;
 
-FakeDaemon::FakeDaemon(std::string path, bool grant_memfd) : path_(std::move(path)), grant_memfd_(grant_memfd) {
+RecordingDaemon::RecordingDaemon(std::string path, bool grant_memfd) : path_(std::move(path)), grant_memfd_(grant_memfd) {
   ::unlink(path_.c_str());
   listener_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un addr{};
@@ -27,7 +27,7 @@ FakeDaemon::FakeDaemon(std::string path, bool grant_memfd) : path_(std::move(pat
   std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
   if (::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(listener_.get(), 8) != 0) {
-    throw std::runtime_error("fake daemon: cannot listen on " + path_);
+    throw std::runtime_error("recording daemon: cannot listen on " + path_);
   }
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
@@ -36,13 +36,13 @@ FakeDaemon::FakeDaemon(std::string path, bool grant_memfd) : path_(std::move(pat
   thread_ = std::thread([this] { Serve(); });
 }
 
-FakeDaemon::~FakeDaemon() {
+RecordingDaemon::~RecordingDaemon() {
   (void)!::write(wake_[1].get(), "x", 1);
   thread_.join();
   ::unlink(path_.c_str());
 }
 
-void FakeDaemon::Serve() {
+void RecordingDaemon::Serve() {
   for (;;) {
     pollfd p[2] = {{listener_.get(), POLLIN, 0}, {wake_[0].get(), POLLIN, 0}};
     if (::poll(p, 2, -1) < 0) continue;
@@ -57,7 +57,7 @@ void FakeDaemon::Serve() {
   }
 }
 
-void FakeDaemon::ServeConnection(int fd) {
+void RecordingDaemon::ServeConnection(int fd) {
   proto::FrameDecoder decoder;
   std::vector<int> fds;  // received with the bytes not yet framed
   for (;;) {
@@ -83,9 +83,9 @@ void FakeDaemon::ServeConnection(int fd) {
         proto::Encode(r, reply);
       } else if (h.opcode == ATR_OP_RING_REGISTER) {
         auto reg = std::make_unique<Registered>();
-        if (proto::Decode(payload, &reg->msg)) {
+        if (!proto::Decode(payload, &reg->msg).ok()) {
           reply.clear();
-          proto::EncodeReplyError(ATR_EBADMSG, "bad RING_REGISTER", reply);
+          proto::EncodeReplyError(atraced::Status::Error(EBADMSG, "bad RING_REGISTER"), reply);
         }
         reg->fds_attached = fds.size();
         if (!fds.empty()) reg->memfd.reset(fds.front());
@@ -94,10 +94,10 @@ void FakeDaemon::ServeConnection(int fd) {
         rings_.push_back(std::move(reg));
       } else if (h.opcode == ATR_OP_RING_REPORT) {
         proto::RingReport r;
-        if (!proto::Decode(payload, &r)) reports_.push_back(r);
+        if (proto::Decode(payload, &r).ok()) reports_.push_back(r);
       } else if (h.opcode == ATR_OP_RING_RELEASE) {
         proto::IdRequest r;
-        if (!proto::Decode(payload, &r)) released_.push_back(r.id);
+        if (proto::Decode(payload, &r).ok()) released_.push_back(r.id);
       }
       std::vector<uint8_t> frame;
       proto::AppendFrame(frame, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);
@@ -107,24 +107,24 @@ void FakeDaemon::ServeConnection(int fd) {
   }
 }
 
-std::vector<uint16_t> FakeDaemon::Opcodes() {
+std::vector<uint16_t> RecordingDaemon::Opcodes() {
   std::lock_guard lock(mu_);
   return opcodes_;
 }
-std::vector<proto::RingReport> FakeDaemon::Reports() {
+std::vector<proto::RingReport> RecordingDaemon::Reports() {
   std::lock_guard lock(mu_);
   return reports_;
 }
-std::vector<uint32_t> FakeDaemon::Released() {
+std::vector<uint32_t> RecordingDaemon::Released() {
   std::lock_guard lock(mu_);
   return released_;
 }
-int FakeDaemon::Connections() {
+int RecordingDaemon::Connections() {
   std::lock_guard lock(mu_);
   return connections_;
 }
 
-const Registered* FakeDaemon::Find(uint32_t object_id) {
+const Registered* RecordingDaemon::Find(uint32_t object_id) {
   std::lock_guard lock(mu_);
   for (auto it = rings_.rbegin(); it != rings_.rend(); ++it) {
     if ((*it)->msg.object_id == object_id) return it->get();
@@ -132,7 +132,7 @@ const Registered* FakeDaemon::Find(uint32_t object_id) {
   return nullptr;
 }
 
-std::vector<uint8_t> FakeDaemon::SnapshotRing(uint32_t object_id) {
+std::vector<uint8_t> RecordingDaemon::SnapshotRing(uint32_t object_id) {
   const Registered* r = Find(object_id);
   std::vector<uint8_t> out;
   if (r == nullptr || !r->memfd.valid()) return out;
@@ -144,7 +144,7 @@ std::vector<uint8_t> FakeDaemon::SnapshotRing(uint32_t object_id) {
   return out;
 }
 
-bool FakeDaemon::WaitFor(uint16_t opcode, size_t n) {
+bool RecordingDaemon::WaitFor(uint16_t opcode, size_t n) {
   std::unique_lock lock(mu_);
   return cv_.wait_for(lock, std::chrono::seconds(5), [&] {
     return static_cast<size_t>(std::count(opcodes_.begin(), opcodes_.end(), opcode)) >= n;

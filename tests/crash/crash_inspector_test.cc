@@ -153,8 +153,8 @@ TEST_CASE("crash inspector: threads, maps and a backtrace of a live thread", "[c
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   INFO(facts.backtrace);
-  CHECK(facts.threads.find(std::to_string(child) + " app_tests") == 0);
-  CHECK(facts.maps.find("app_tests") != std::string::npos);
+  CHECK(facts.threads.find(std::to_string(child) + " crash_tests") == 0);
+  CHECK(facts.maps.find("crash_tests") != std::string::npos);
   // pause() at the top, main at the bottom.
   CHECK(facts.backtrace.find("Thread 1 (") == 0);
   CHECK(facts.backtrace.find("\n#0 0x") != std::string::npos);
@@ -207,7 +207,7 @@ TEST_CASE("crash inspector: a helper that hangs is killed at the deadline", "[cr
   const auto facts = inspector.Inspect({::getpid(), ::gettid(), ::getuid(), ::getgid()}, std::chrono::milliseconds(200));
   const auto took = std::chrono::steady_clock::now() - start;
   CHECK(facts.backtrace.find("took longer than 200 ms") != std::string::npos);
-  CHECK(took < std::chrono::milliseconds(1500));
+  CHECK(took < std::chrono::seconds(10));  // not the helper's 30 s
 }
 
 TEST_CASE("crash inspector: a helper that dies is reported, not fatal", "[crash][inspector]") {
@@ -229,7 +229,7 @@ TEST_CASE("crash inspector: a process of uid 65534 is inspected as uid 65534, wi
   ProcCrashInspector inspector(ATRACED_BINARY);
   const auto facts = inspector.Inspect({child.pid(), child.pid(), kNobody, kNogroup}, std::chrono::seconds(10));
   INFO(facts.threads << facts.backtrace);
-  CHECK(facts.threads.find(std::to_string(child.pid()) + " app_tests") == 0);
+  CHECK(facts.threads.find(std::to_string(child.pid()) + " crash_tests") == 0);
   CHECK(facts.maps.find("libc.so") != std::string::npos);
   CHECK(facts.backtrace.find("Thread 1 (") == 0);
   CHECK(facts.backtrace.find("\n#0 0x") != std::string::npos);
@@ -248,7 +248,7 @@ TEST_CASE("crash inspector: budget 0 gives threads and maps, read as the user, a
   REQUIRE(child.pid() > 0);
   ProcCrashInspector inspector(ATRACED_BINARY);
   const auto facts = inspector.Inspect({child.pid(), child.pid(), kNobody, kNogroup}, std::chrono::milliseconds(0));
-  CHECK(facts.threads.find(std::to_string(child.pid()) + " app_tests") == 0);
+  CHECK(facts.threads.find(std::to_string(child.pid()) + " crash_tests") == 0);
   CHECK(facts.maps.find("libc.so") != std::string::npos);
   CHECK(facts.backtrace == "(none: no time to unwind)\n");
 }
@@ -284,7 +284,7 @@ TEST_CASE("crash inspector: a root process claimed as uid 65534 is refused", "[c
   const auto facts = inspector.Inspect({child.pid(), child.pid(), kNobody, kNogroup}, std::chrono::seconds(10));
   INFO(facts.backtrace);
   CHECK(facts.backtrace.find("is not plainly uid 65534 gid 65534 (uids 0 0 0 0, gids 0 0 0 0)") != std::string::npos);
-  CHECK(facts.maps.find("app_tests") == std::string::npos);
+  CHECK(facts.maps.find("crash_tests") == std::string::npos);
   CHECK(facts.backtrace.find("#0 ") == std::string::npos);
 }
 
@@ -322,7 +322,7 @@ TEST_CASE("crash inspector: a daemon that is not root inspects only its own uid'
   const auto other = inspector.Inspect({root_child.pid(), root_child.pid(), 0, 0}, std::chrono::seconds(10));
   INFO(other.backtrace);
   CHECK(other.backtrace.find("this daemon runs as uid 65534, not root") != std::string::npos);
-  CHECK(other.maps.find("app_tests") == std::string::npos);
+  CHECK(other.maps.find("crash_tests") == std::string::npos);
   const auto own = inspector.Inspect({nobody_child.pid(), nobody_child.pid(), kNobody, kNogroup}, std::chrono::seconds(10));
   INFO(own.backtrace);
   CHECK(own.backtrace.find("pause") != std::string::npos);
@@ -437,7 +437,7 @@ TEST_CASE("crash inspector: a debug file with a compressed 256 MiB section is re
   const long peak = HelperPeakKib(facts.backtrace);
   CHECK(peak > 0);
   CHECK(peak < 128 * 1024);  // inflating it alone would take 256 MiB
-  CHECK(took < std::chrono::seconds(3));
+  CHECK(took < std::chrono::seconds(8));  // under the 10 s deadline, with a loaded machine's margin
 }
 
 TEST_CASE("crash inspector: a thread of a process in a pid namespace is found by its own tid", "[crash][inspector][pidns]") {
@@ -483,7 +483,7 @@ TEST_CASE("crash inspector: a thread of a process in a pid namespace is found by
   ::kill(outer, SIGKILL);
   ::waitpid(outer, nullptr, 0);
   INFO(facts.threads << facts.backtrace);
-  CHECK(facts.threads.find(std::to_string(inner) + " app_tests (tid 1 in its pid namespace)") == 0);
+  CHECK(facts.threads.find(std::to_string(inner) + " crash_tests (tid 1 in its pid namespace)") == 0);
   CHECK(facts.backtrace.find("Thread 1 (") == 0);
   CHECK(facts.backtrace.find("\n#0 0x") != std::string::npos);
   CHECK(facts.backtrace.find("pause") != std::string::npos);

@@ -22,11 +22,11 @@ struct Registered {
   size_t fds_attached = 0;
 };
 
-class FakeDaemon {
+class RecordingDaemon {
  public:
   // Listens on `path` (removed first). grant_memfd = false plays a 1.0 daemon.
-  explicit FakeDaemon(std::string path, bool grant_memfd = true);
-  ~FakeDaemon();  // stops and closes everything
+  explicit RecordingDaemon(std::string path, bool grant_memfd = true);
+  ~RecordingDaemon();  // stops and closes everything
 
   const std::string& path() const { return path_; }
 
