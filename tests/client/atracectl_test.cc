@@ -278,14 +278,14 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
 
   auto list = Ctl(d, {"list"});
   REQUIRE(list.exit_code == 0);
-  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\n"));
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\n"));
   CHECK(Has(list.out, "\tdevice\tschedule\t"));
   CHECK(Has(list.out, "\texit\texit\t-\t"));
   auto lj = Ctl(d, {"list", "--json"});
   REQUIRE(lj.exit_code == 0);
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
   std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
-                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
+                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,\"how\":\"(report|exit)\","
                    "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\"\\}");
   auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
   CHECK(std::distance(begin, std::sregex_iterator()) == 3);
@@ -483,18 +483,33 @@ TEST_CASE("atracectl show: an unknown SEQ, a file, a .bin asys cannot read, say 
   std::string lying = ReadFile(std::string(ATRACED_SOURCE_DIR) + "/tests/proto/data/cann_golden.bin");
   lying[48 + 40 + 40 + 18 * 40 + 34] = 6;  // an int32 array of 6 bytes
   lying[48 + 40 + 40 + 18 * 40 + 35] = 0;
-  REQUIRE(::mkdir((tmp / "ev").c_str(), 0700) == 0);
-  WriteFile(tmp / "ev/schedule_tracer_bad.bin", lying);
-  WriteFile(tmp / "ev/schedule_tracer_good.txt", "fine\n");
-  auto bad = Ctl({"show", tmp / "ev"});
+  // An event directory of a bundle's copy of a root (atrace/trace_*/KIND_event_*).
+  const std::string ev = tmp / "atrace/trace_7_7_20261203080000000000/schedule_event_7_20261203080000000001";
+  REQUIRE(Run({"/bin/mkdir", "-p", ev}).exit_code == 0);
+  WriteFile(ev + "/schedule_tracer_bad.bin", lying);
+  WriteFile(ev + "/schedule_tracer_good.txt", "fine\n");
+  auto bad = Ctl({"show", ev});
   CHECK(bad.exit_code == 1);
   CHECK(Has(bad.out, "(cannot decode as asys would: a field's type and length do not fit the record)\n"));
   CHECK(Has(bad.out, "schedule_tracer_good.txt <==\nfine\n"));
-  auto bad_json = Ctl({"show", tmp / "ev", "--json"});
+  auto bad_json = Ctl({"show", ev, "--json"});
   CHECK(bad_json.exit_code == 1);
   CHECK(Has(bad_json.out, "\"error\":\"cannot decode as asys would"));
   auto usage = Ctl(d, {"show"});
   CHECK(usage.exit_code == 2);
+  // Any other directory is refused, not listed: /etc, a directory of an event directory's
+  // name elsewhere, a link of that name to /etc, the process directory above an event's.
+  REQUIRE(Run({"/bin/mkdir", "-p", tmp / "elsewhere/trace_7_7_20261203080000000000/schedule_event_7_20261203080000000001"}).exit_code == 0);
+  REQUIRE(Run({"/bin/ln", "-s", "/etc", tmp / "atrace/trace_7_7_20261203080000000000/exit_event_7_20261203080000000002"}).exit_code == 0);
+  for (const std::string& not_event : {std::string("/etc"), tmp / "elsewhere/trace_7_7_20261203080000000000/schedule_event_7_20261203080000000001",
+                                       tmp / "atrace/trace_7_7_20261203080000000000/exit_event_7_20261203080000000002",
+                                       tmp / "atrace/trace_7_7_20261203080000000000", tmp / "atrace"}) {
+    INFO(not_event);
+    auto refused = Ctl(d, {"show", not_event});
+    CHECK(refused.exit_code == 2);
+    CHECK(Has(refused.err, "is not an event directory"));
+    CHECK(refused.out.empty());
+  }
 }
 
 TEST_CASE("atracectl list filters combine: pid, uid, kind, side, device, since and until", "[atracectl][list]") {
@@ -663,7 +678,7 @@ TEST_CASE("atracectl list --follow prints each new directory as it is made, filt
   REQUIRE(first.size() == 1);
   CHECK(Has(first[0], "\"seq\":1,"));
   REQUIRE(exits.Lines(1, std::chrono::seconds(10)) == std::vector<std::string>{
-                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH"});
+                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH"});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its watch is set up
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "one"}, "x").exit_code == 0);
@@ -831,6 +846,95 @@ TEST_CASE("atracectl export: one event per record, named by its object, in a pro
   size_t at = html.find("about to be killed"), count = 0;
   for (; at != std::string::npos; at = html.find("about to be killed", at + 1)) ++count;
   CHECK(count == 1);
+}
+
+TEST_CASE("atracectl list says how each directory came to be and when, in local time", "[atracectl][list]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  WriteCrashAndDeath(d);
+  {
+    auto c = RawClient::Connect(d.socket());
+    REQUIRE(c);
+    REQUIRE(c->Hello());
+    const std::string head = "atraced: process 1 (x) ";
+    REQUIRE(WriteEvent(*c, 4, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), head + "asked for its stacks; it runs on\nsignal: SIGUSR2\n"}}) == "");
+    REQUIRE(WriteEvent(*c, 5, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x", 9), head + "ended without GOODBYE\nhow: killed by signal SIGKILL\noom: killed by the OOM killer (x)\n"}}) == "");
+    // Bad input: a report whose signal would move the terminal's cursor; one of no known form.
+    REQUIRE(WriteEvent(*c, 6, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), head + "caught a fatal signal\nsignal: SIG\x1b[2J\n"}}) == "");
+    REQUIRE(WriteEvent(*c, 7, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), "no header at all\n"}}) == "");
+  }
+  REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "o"}, "x\n").exit_code == 0);
+  auto list = Ctl({"--socket", d.socket(), "list"}, "", {{"TZ", "CST-8"}});
+  INFO(list.out << list.err);
+  REQUIRE(list.exit_code == 0);
+  CHECK(list.out.rfind("SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\n", 0) == 0);
+  const std::string comm = "\t" + OwnComm() + "\t";
+  for (const std::string& how : {comm + "report\t", comm + "crash SIGSEGV\t", comm + "killed SIGKILL\t", comm + "dump\t",
+                                 comm + "oom\t", comm + "crash SIG\\x1b[2J\t", comm + "stackcore\t", std::string("\tatracectl\texit\t")}) {
+    INFO(how);
+    CHECK(Has(list.out, how));
+  }
+  // TIME is the directory's creation in local time (CST-8: UTC+8), beside AGE.
+  auto json = Ctl(d, {"list", "--json"});
+  const long long created = JsonNumber(json.out, "created_unix_us");
+  REQUIRE(created > 0);
+  const time_t local = static_cast<time_t>(created / 1000000) + 8 * 3600;
+  struct tm tm {};
+  ::gmtime_r(&local, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "\t%Y-%m-%d %H:%M:%S\t", &tm);
+  CHECK(Has(list.out, stamp));
+  CHECK(Has(json.out, "\"how\":\"crash SIGSEGV\","));
+  CHECK(Has(json.out, "\"how\":\"crash SIG\\u001b[2J\","));
+}
+
+TEST_CASE("atracectl info: a PID, the process of a SEQ, or the latest of a COMM; bad input is refused",
+          "[atracectl][info]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  WriteCrashAndDeath(d);
+  const std::string pid = std::to_string(::getpid());
+  auto by_pid = Ctl(d, {"info", pid});
+  INFO(by_pid.err);
+  REQUIRE(by_pid.exit_code == 0);
+  CHECK(Has(by_pid.out, "           PID: " + pid + "\n"));
+  CHECK(Has(by_pid.out, "        Signal: SIGSEGV\n"));
+  auto by_seq = Ctl(d, {"info", "--seq", "2"});
+  CHECK(by_seq.exit_code == 0);
+  CHECK(by_seq.out == by_pid.out);
+  auto by_comm = Ctl(d, {"info", "--comm", OwnComm()});
+  CHECK(by_comm.exit_code == 0);
+  CHECK(by_comm.out == by_pid.out);
+  // Two processes of one COMM: the latest, and stderr says there are others.
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "a"}, "x\n").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "b"}, "x\n").exit_code == 0);
+  auto latest = Ctl(d, {"info", "--comm", "atracectl", "--json"});
+  CHECK(latest.exit_code == 0);
+  CHECK(Has(latest.err, "2 processes named atracectl have event directories; this is the latest, pid "));
+  CHECK(JsonNumber(Ctl(d, {"info", "--seq", "5", "--json"}).out, "pid") == JsonNumber(latest.out, "pid"));
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string says;
+  } cases[] = {
+      {{"info"}, 2, "give the PID of a process with event directories, --seq SEQ or --comm NAME"},
+      {{"info", pid, "--seq", "2"}, 2, "give one of PID, --seq SEQ and --comm NAME"},
+      {{"info", "--seq", "2", "--comm", "x"}, 2, "give one of PID, --seq SEQ and --comm NAME"},
+      {{"info", "--seq", "x2"}, 2, "--seq 'x2' is not a SEQ"},
+      {{"info", "--seq=-1"}, 2, "--seq '-1' is not a SEQ"},
+      {{"info", "--seq", "0"}, 2, "--seq '0' is not a SEQ"},
+      {{"info", "--comm", ""}, 2, "--comm needs a name"},
+      {{"info", "12x"}, 2, "'12x' is not a process id"},
+      {{"info", "--seq", "4242"}, 1, "no event directory has SEQ 4242"},
+      {{"info", "--comm", "no\x1b[2Jsuch"}, 1, "no event directory of a process named no\\x1b[2Jsuch"},
+  };
+  for (const auto& c : cases) {
+    auto r = Ctl(d, c.args);
+    INFO(r.err);
+    CHECK(r.exit_code == c.exit_code);
+    CHECK(Has(r.err, c.says));
+    CHECK(r.out.empty());
+  }
 }
 
 TEST_CASE("atracectl export --format tar bundles the selected directories with the host's facts", "[atracectl][export]") {
