@@ -888,7 +888,7 @@ TEST_CASE("atracectl list says how each directory came to be and when, in local 
   CHECK(Has(json.out, "\"how\":\"crash SIG\\u001b[2J\","));
 }
 
-TEST_CASE("atracectl info: a PID, the process of a SEQ, or the latest of a COMM; bad input is refused",
+TEST_CASE("atracectl info: a PID, the process of a SEQ, or the latest of a COMM, and bad input refused",
           "[atracectl][info]") {
   DaemonProcess d;
   REQUIRE(d.Start());
