@@ -1,6 +1,7 @@
-// atracectl export [list's filters] --format chrome-json [--output FILE] (issue 26): the
+// atracectl export [list's filters] --format chrome-json|html|tar [--output FILE]: the
 // selected event directories' records as one Trace Event Format document, which the Perfetto
-// UI and chrome://tracing open (trace_events.h).
+// UI and chrome://tracing open (trace_events.h), as one timeline page (timeline_html.h), or
+// as a bug-report bundle (bundle.h).
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include "list_filter.h"
 #include "output_file.h"
 #include "parse.h"
+#include "progress.h"
 #include "text_budget.h"
 #include "timeline_html.h"
 #include "trace_events.h"
@@ -24,6 +26,16 @@
 namespace po = boost::program_options;
 
 namespace atracectl {
+namespace {
+
+// The page's top group: this host's name ("" when it has none).
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+}  // namespace
 
 int RunExport(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
@@ -106,20 +118,22 @@ int RunExport(const Globals& g, const Args& args) {
     }
     pending.clear();
   };
-  const bool html = format == "html";
   auto put = [&](std::string_view piece) {
-    if (html) {
-      AppendForScriptData(piece, &pending);
-    } else {
-      pending.append(piece);
-    }
+    pending.append(piece);
     if (pending.size() >= 64 * 1024) flush();
   };
   std::vector<std::string> problems;
   size_t files_total = 0;
-  if (html) pending.append(TimelineHtmlHead());
-  WriteChromeTrace(chosen, std::string(status.root) + "/atrace", budget, &problems, &files_total, put);
-  if (html) pending.append(TimelineHtmlTail());
+  Timeline timeline;
+  Progress progress("export");
+  ReadTimeline(chosen, std::string(status.root) + "/atrace", budget, &problems, &files_total, &timeline,
+               [&progress](size_t done, size_t total) { progress.Files(done, total); });
+  progress.Done();
+  if (format == "html") {
+    WriteTimelinePage(timeline, HostName(), put);
+  } else {
+    WriteChromeTrace(timeline, put);
+  }
   flush();
   for (const auto& p : problems) std::cerr << "atracectl: export: skipped " << TerminalLine(p) << "\n";
   if (budget.reached) {
@@ -129,6 +143,10 @@ int RunExport(const Globals& g, const Args& args) {
               << "\n";
   }
   if (write_failed) return kExitFailed;
+  if (timeline.duplicates) {
+    std::cerr << "atracectl: export: " << timeline.duplicates << " record" << (timeline.duplicates == 1 ? "" : "s")
+              << " kept in more than one directory of a process, exported once\n";
+  }
   if (out) {
     out->Keep();  // a document stopped at the text bound is still whole: kept
     std::cerr << "atracectl: wrote " << chosen.size() << " event director" << (chosen.size() == 1 ? "y" : "ies")

@@ -1,4 +1,4 @@
-// atracectl info PID [--json]: what the daemon's directories say of one process, in the
+// atracectl info PID|--seq SEQ|--comm NAME [--json]: what the daemon's directories say of one process, in the
 // manner of coredumpctl info (issue 26): its events with their times, and from its reports
 // (a crash, a death without GOODBYE, a stack dump) the program, command line, signal, code,
 // fault address, how it ended, the OOM verdict and the top frames.
@@ -15,6 +15,7 @@
 #include "dir_files.h"
 #include "escape.h"
 #include "format.h"
+#include "list_columns.h"
 #include "parse.h"
 
 namespace po = boost::program_options;
@@ -75,15 +76,6 @@ Report ReadReport(const std::string& path, const std::string& name) {
   return r;
 }
 
-std::string LocalTime(uint64_t unix_us) {
-  const time_t t = static_cast<time_t>(unix_us / 1000000);
-  struct tm tm {};
-  ::localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
-
 // The stackcore report files of an event directory (the .txt; a stack dump's .bin has the
 // same text beside it).
 std::vector<Report> Reports(const std::string& dir) {
@@ -105,30 +97,80 @@ constexpr const char* kReportsAre =
     "such a file for a crash, a death or a stack dump, and a process may write one itself, so it is the "
     "file's word, not a crash atraced saw";
 
+// The process `--seq` or `--comm` names: that of directory `seq`, or the latest of `comm`
+// (standard error says when other processes ran it too). False after saying there is none.
+bool ChooseProcess(const std::vector<atrace::ListEntry>& all, uint64_t seq, const std::string& comm, long* pid) {
+  const atrace::ListEntry* chosen = nullptr;
+  std::map<int32_t, int> pids;
+  for (const auto& e : all) {
+    if (seq != 0 ? e.seq != seq : e.comm != comm) continue;
+    ++pids[e.pid];
+    if (!chosen || e.created_unix_us >= chosen->created_unix_us) chosen = &e;
+  }
+  if (!chosen) {
+    if (seq != 0) {
+      std::cerr << "atracectl: info: no event directory has SEQ " << seq
+                << " (it was aged or vacuumed, or never was; 'atracectl list' prints the ones there are)\n";
+    } else {
+      std::cerr << "atracectl: info: no event directory of a process named " << TerminalLine(comm)
+                << " ('atracectl list' shows each directory's COMM)\n";
+    }
+    return false;
+  }
+  if (pids.size() > 1) {
+    std::cerr << "atracectl: info: " << pids.size() << " processes named " << TerminalLine(comm)
+              << " have event directories; this is the latest, pid " << chosen->pid << " (give a PID for another)\n";
+  }
+  *pid = chosen->pid;
+  return true;
+}
+
 }  // namespace
 
 int RunInfo(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "one JSON object")(
-      "pid", po::value<std::string>(), "the process (also the command's one argument)");
+      "pid", po::value<std::string>(), "the process (also the command's one argument)")(
+      "seq", po::value<std::string>(), "the process that made the event directory SEQ (from 'atracectl list')")(
+      "comm", po::value<std::string>(), "the latest process of this COMM (as 'atracectl list' shows it)");
   po::positional_options_description positional;
   positional.add("pid", 1);
-  auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] info PID [--json]", options, positional, &exit_code);
+  auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] info PID|--seq SEQ|--comm NAME [--json]", options,
+                         positional, &exit_code);
   if (!vm) return exit_code;
-  if (!vm->count("pid")) return UsageError("info: give the PID of a process with event directories");
-  const std::string pid_text = (*vm)["pid"].as<std::string>();
-  char* end = nullptr;
-  const long pid = std::strtol(pid_text.c_str(), &end, 10);
-  if (pid_text.empty() || *end != '\0' || pid <= 0 || pid > 0x3fffffff) {
-    return UsageError("info: '" + pid_text + "' is not a process id");
+  const size_t given = vm->count("pid") + vm->count("seq") + vm->count("comm");
+  if (given == 0) return UsageError("info: give the PID of a process with event directories, --seq SEQ or --comm NAME");
+  if (given > 1) return UsageError("info: give one of PID, --seq SEQ and --comm NAME");
+  long pid = 0;
+  uint64_t seq = 0;
+  if (vm->count("pid")) {
+    const std::string pid_text = (*vm)["pid"].as<std::string>();
+    char* end = nullptr;
+    pid = std::strtol(pid_text.c_str(), &end, 10);
+    if (pid_text.empty() || *end != '\0' || pid <= 0 || pid > 0x3fffffff) {
+      return UsageError("info: '" + TerminalLine(pid_text) + "' is not a process id");
+    }
   }
+  if (vm->count("seq")) {
+    const std::string seq_text = (*vm)["seq"].as<std::string>();
+    char* end = nullptr;
+    seq = std::strtoull(seq_text.c_str(), &end, 10);
+    if (seq_text.empty() || seq_text[0] == '-' || *end != '\0' || seq == 0) {
+      return UsageError("info: --seq '" + TerminalLine(seq_text) + "' is not a SEQ (a number 'atracectl list' prints)");
+    }
+  }
+  const std::string comm = vm->count("comm") ? (*vm)["comm"].as<std::string>() : "";
+  if (vm->count("comm") && comm.empty()) return UsageError("info: --comm needs a name");
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
   atrace_status status{};
   if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
   std::vector<atrace::ListEntry> all, mine;
   if (auto ec = client.List(&all)) return Fail(client, "list", ec);
+  if (seq != 0 || !comm.empty()) {
+    if (!ChooseProcess(all, seq, comm, &pid)) return kExitFailed;
+  }
   for (auto& e : all) {
     if (e.pid == pid) mine.push_back(std::move(e));
   }
@@ -189,12 +231,12 @@ int RunInfo(const Globals& g, const Args& args) {
             << "           UID: " << mine.front().uid << "\n"
             << "       Program: " << from_report("program", "(no report names it)") << "\n"
             << "  Command line: " << from_report("command line", "(no report has it)") << "\n"
-            << "        Events: " << mine.size() << " (" << counts << "), " << LocalTime(mine.front().created_unix_us)
-            << " to " << LocalTime(mine.back().created_unix_us) << "\n";
+            << "        Events: " << mine.size() << " (" << counts << "), " << LocalTimeColumn(mine.front().created_unix_us)
+            << " to " << LocalTimeColumn(mine.back().created_unix_us) << "\n";
   bool any_report = false;
   for (size_t i = 0; i < mine.size(); ++i) {
     const auto& e = mine[i];
-    std::cout << "\n  SEQ " << e.seq << "  " << KindName(e.kind) << "  " << LocalTime(e.created_unix_us) << "  "
+    std::cout << "\n  SEQ " << e.seq << "  " << KindName(e.kind) << "  " << LocalTimeColumn(e.created_unix_us) << "  "
               << TerminalLine(trace + e.path) << "\n";
     for (const Report& r : reports[i]) {
       any_report = true;

@@ -6,6 +6,8 @@
 
 #include "cli.h"
 #include "format.h"
+#include "dir_origin.h"
+#include "list_columns.h"
 #include "list_filter.h"
 #include "list_follow.h"
 #include "parse.h"
@@ -228,13 +230,14 @@ int RunStatus(const Globals& g, const Args& args) {
 
 namespace {
 
-std::string JsonEntry(const atrace::ListEntry& e, uint64_t now) {
+std::string JsonEntry(const atrace::ListEntry& e, uint64_t now, const std::string& trace_dir) {
   std::ostringstream o;
   o << "{\"seq\":" << e.seq << ",\"class\":" << JsonString(ClassName(e.kind, e.side))
     << ",\"kind\":" << JsonString(KindName(e.kind)) << ",\"device_id\":" << e.device_id << ",\"pid\":" << e.pid
     << ",\"uid\":" << e.uid << ",\"comm\":" << (e.comm.empty() ? std::string("null") : JsonString(e.comm))
     << ",\"bytes\":" << e.bytes << ",\"apparent_bytes\":" << e.apparent_bytes
     << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
+    << ",\"how\":" << JsonString(OriginOf(e, trace_dir + "/" + e.path).Label())
     << ",\"path\":" << JsonString(e.path)
     << ",\"incomplete\":" << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "true" : "false") << "}";
   return o.str();
@@ -242,16 +245,17 @@ std::string JsonEntry(const atrace::ListEntry& e, uint64_t now) {
 
 // SIZE is the disk used; APPARENT the files' length, which only a sparse file makes larger.
 // DEVICE is the device id of a device-side directory, "-" for the host's. COMM is the program
-// the directory was made for, "-" where the daemon did not record it (an older root). STATE
-// is "incomplete" for a directory holding a save that was cut short, else "-"; it comes last
-// so that the columns before it keep their places.
-constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\tSTATE\n";
+// the directory was made for, "-" where the daemon did not record it (an older root). HOW and
+// TIME are list_columns.h's. STATE is "incomplete" for a directory holding a save that was cut
+// short, else "-"; it comes last so that the columns before it keep their places.
+constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\n";
 
-std::string TextEntry(const atrace::ListEntry& e, uint64_t now) {
+std::string TextEntry(const atrace::ListEntry& e, uint64_t now, const std::string& trace_dir) {
   std::ostringstream o;
   o << e.seq << "\t" << ClassName(e.kind, e.side) << "\t" << KindName(e.kind) << "\t"
     << (e.side == ATRACE_SIDE_DEVICE ? std::to_string(e.device_id) : std::string("-")) << "\t" << e.pid << "\t"
-    << e.uid << "\t" << (e.comm.empty() ? std::string("-") : e.comm) << "\t" << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t"
+    << e.uid << "\t" << (e.comm.empty() ? std::string("-") : e.comm) << "\t" << HowColumn(e, trace_dir) << "\t"
+    << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t" << LocalTimeColumn(e.created_unix_us) << "\t"
     << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\t"
     << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "incomplete" : "-") << "\n";
   return o.str();
@@ -282,27 +286,27 @@ int RunList(const Globals& g, const Args& args) {
     last_seq = std::max(last_seq, e.seq);
     if (filter.Matches(e)) entries.push_back(std::move(e));
   }
+  atrace_status status{};
+  if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
+  const std::string trace_dir = std::string(status.root) + "/atrace";
   const bool json = (*vm)["json"].as<bool>();
   const bool follow = (*vm)["follow"].as<bool>();
   if (json && !follow) {
     std::cout << "{\"entries\":[";
-    for (size_t i = 0; i < entries.size(); ++i) std::cout << (i ? "," : "") << JsonEntry(entries[i], now);
+    for (size_t i = 0; i < entries.size(); ++i) std::cout << (i ? "," : "") << JsonEntry(entries[i], now, trace_dir);
     std::cout << "]}\n";
     return kExitOk;
   }
   // Following, JSON is one object per line (what a pipe reads as it comes).
   if (!json) std::cout << kListHeader;
-  for (const auto& e : entries) std::cout << (json ? JsonEntry(e, now) + "\n" : TextEntry(e, now));
+  for (const auto& e : entries) std::cout << (json ? JsonEntry(e, now, trace_dir) + "\n" : TextEntry(e, now, trace_dir));
   if (!follow) return kExitOk;
   std::cout.flush();
-  atrace_status status{};
-  if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
-  return Follow(client, [&g] { return Connect(g); }, std::string(status.root) + "/atrace", last_seq,
-                [&](const atrace::ListEntry& e) {
-                  if (!filter.Matches(e)) return;
-                  const uint64_t at = NowUs();
-                  std::cout << (json ? JsonEntry(e, at) + "\n" : TextEntry(e, at)) << std::flush;
-                });
+  return Follow(client, [&g] { return Connect(g); }, trace_dir, last_seq, [&](const atrace::ListEntry& e) {
+    if (!filter.Matches(e)) return;
+    const uint64_t at = NowUs();
+    std::cout << (json ? JsonEntry(e, at, trace_dir) + "\n" : TextEntry(e, at, trace_dir)) << std::flush;
+  });
 }
 
 int RunDu(const Globals& g, const Args& args) {

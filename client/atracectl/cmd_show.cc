@@ -2,11 +2,14 @@
 //   .txt (records, stackcore reports)  as they are;
 //   .bin of an object                  the text CANN's asys writes for it (cann_bin_text.h);
 //   .bin of a stack dump               the report it holds (stack_dump_file.h).
-// SEQ is the number `atracectl list` prints; DIR a path to an event directory.
+// SEQ is the number `atracectl list` prints; DIR a path to an event directory (any other
+// directory is refused).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -111,6 +114,43 @@ int ResolveSeq(const Globals& g, uint64_t seq, std::string* dir) {
   return kExitFailed;
 }
 
+// `text` is "N_N_T" (an id, an id, a 20-digit time) after `prefix`.
+bool NamedAs(std::string_view text, std::string_view prefix) {
+  if (text.substr(0, prefix.size()) != prefix) return false;
+  text.remove_prefix(prefix.size());
+  auto digits = [&text](size_t min, size_t max, bool last) {
+    size_t n = 0;
+    while (n < text.size() && text[n] >= '0' && text[n] <= '9') ++n;
+    if (n < min || n > max || (last ? n != text.size() : (n == text.size() || text[n] != '_'))) return false;
+    text.remove_prefix(last ? n : n + 1);
+    return true;
+  };
+  return prefix.rfind("trace_", 0) == 0 ? digits(1, 10, false) && digits(1, 10, false) && digits(20, 20, true)
+                                        : digits(1, 10, false) && digits(20, 20, true);
+}
+
+// The real path of `dir` when it is an event directory as the daemon makes them, under a root
+// or a bundle's copy of one: .../atrace/trace_{pgid}_{pid}_{time}/{kind}_event_{pid}_{time}.
+// "" otherwise: show reads no other directory (not /etc, not a link that leads there).
+std::string EventDirPath(const std::string& dir) {
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (!real) return "";
+  const std::string path = real;
+  std::free(real);
+  std::vector<std::string_view> parts;
+  for (std::string_view rest = path; !rest.empty();) {
+    const size_t slash = rest.rfind('/');
+    parts.push_back(rest.substr(slash + 1));
+    if (parts.size() == 3 || slash == std::string_view::npos) break;
+    rest = rest.substr(0, slash);
+  }
+  if (parts.size() < 3 || parts[2] != "atrace" || !NamedAs(parts[1], "trace_")) return "";
+  for (const char* kind : {"schedule_event_", "stackcore_event_", "exit_event_"}) {
+    if (NamedAs(parts[0], kind)) return path;
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunShow(const Globals& g, const Args& args) {
@@ -141,6 +181,12 @@ int RunShow(const Globals& g, const Args& args) {
   }
   if (!S_ISDIR(st.st_mode)) {
     std::cerr << "atracectl: show: " << TerminalLine(dir) << " is not a directory (give an event directory or its SEQ)\n";
+    return kExitUsage;
+  }
+  if (EventDirPath(dir).empty()) {
+    std::cerr << "atracectl: show: " << TerminalLine(dir)
+              << " is not an event directory (<root>/atrace/trace_*/KIND_event_*, as 'atracectl list' prints them, "
+                 "or in a bundle's atrace/); give one, or its SEQ\n";
     return kExitUsage;
   }
   int list_err = 0;

@@ -9,6 +9,7 @@
 
 #include "atraced/proto/cann_bin_text.h"
 #include "dir_files.h"
+#include "dir_origin.h"
 #include "format.h"
 
 namespace atracectl {
@@ -17,20 +18,8 @@ namespace {
 constexpr size_t kMaxFileBytes = 64u << 20;
 constexpr int64_t kDeviceTrackBase = 1 << 30;  // device N is process track kDeviceTrackBase + N
 
-// An event's name and text point into the text of its file, which is kept once (Texts): a
-// copy per record would hold the budget twice.
-struct Event {
-  int64_t ts = 0;
-  int64_t pid = 0;
-  int tid = 0;
-  std::string_view name, text;
-};
-using Texts = std::deque<std::string>;  // appended to only: what events point into stays put
-
-std::string_view FirstWord(std::string_view text) {
-  const std::string_view w = text.substr(0, text.find_first_of(" \t:,=[("));
-  return w.empty() ? std::string_view("record") : w;
-}
+constexpr size_t kReportKept = 16 * 1024;  // of a report, what its event shows
+constexpr const char* kEventsTrack = "events";  // a process's crash, death, dump and exit
 
 int32_t LocalOffsetNow() {
   const time_t now = ::time(nullptr);
@@ -73,50 +62,62 @@ bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t, 
   return true;
 }
 
-void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::string& trace_dir, TextBudget& budget,
-                      std::vector<std::string>* problems, size_t* files_total,
-                      const std::function<void(std::string_view)>& put) {
-  std::deque<Event> events;  // grows without a copy of what it holds
-  Texts texts;
-  std::map<int64_t, std::string> process_names;
-  std::map<std::pair<int64_t, std::string>, int> threads;  // (process track, object) -> tid
+void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::string& trace_dir, TextBudget& budget,
+                  std::vector<std::string>* problems, size_t* files_total, Timeline* out,
+                  const std::function<void(size_t, size_t)>& progress) {
+  // An event's name and text point into the text of its file, which is kept once (texts): a
+  // copy per record would hold the budget twice.
+  auto& events = out->events;
+  auto& threads = out->threads;
   auto tid_of = [&threads](int64_t pid, const std::string& object) {
     auto [it, added] = threads.try_emplace({pid, object}, 0);
     if (added) {
       int n = 0;
-      for (const auto& [key, tid] : threads) n += key.first == pid ? 1 : 0;
+      for (auto at = threads.lower_bound({pid, std::string()}); at != threads.end() && at->first.first == pid; ++at) ++n;
       it->second = n;  // 1, 2, ... in order of appearance within the process
     }
     return it->second;
   };
   // What is held costs the text kept of each file, and each event its bookkeeping: many tiny
   // records are bounded as well as a few huge ones.
-  auto keep = [&](Event ev) {
-    if (!budget.Take(sizeof(Event))) return false;
+  auto keep = [&](TimelineEvent ev) {
+    if (!budget.Take(sizeof(TimelineEvent))) return false;
     events.push_back(ev);
     return true;
   };
   auto keep_text = [&](std::string text) -> const std::string& {
     budget.Take(text.size());  // read or decoded within what was left: it fits
-    return texts.emplace_back(std::move(text));
+    return out->texts.emplace_back(std::move(text));
   };
   const int32_t offset = LocalOffsetNow();
+  out->utc_offset_s = offset;
   std::vector<std::vector<std::string>> names;
   *files_total = 0;
   for (const auto& e : entries) {
     names.push_back(SortedNames(trace_dir + "/" + e.path));
     *files_total += names.back().size();
   }
+  size_t files_done = 0;
   for (size_t i = 0; i < entries.size() && !budget.reached; ++i) {
     const auto& e = entries[i];
     const bool device = e.side == ATRACE_SIDE_DEVICE;
     const int64_t pid = device ? kDeviceTrackBase + e.device_id : e.pid;
-    if (device) process_names[pid] = "device " + std::to_string(e.device_id);
-    if (!process_names.count(pid)) process_names[pid] = "pid " + std::to_string(e.pid);
+    TimelineProcess& process = out->processes[pid];
+    if (process.name.empty()) {
+      process.pid = device ? 0 : e.pid;
+      process.device = device;
+      process.name = device ? "device " + std::to_string(e.device_id) : !e.comm.empty() ? e.comm : "pid " + std::to_string(e.pid);
+    }
     const std::string dir = trace_dir + "/" + e.path;
+    const auto dir_index = static_cast<uint32_t>(i);
+    if (e.kind == ATRACE_EVENT_EXIT && budget.Take(sizeof(TimelineEvent))) {
+      events.push_back({static_cast<int64_t>(e.created_unix_us), pid, tid_of(pid, kEventsTrack), Mark::kExit, dir_index, "exit",
+                        keep_text("exit directory " + e.path + " (the traces kept as the process exited)")});
+    }
     for (const std::string& name : names[i]) {
       if (budget.left() == 0) budget.reached = true;
       if (budget.reached) break;
+      if (progress) progress(++files_done, *files_total);
       const std::string path = dir + "/" + name;
       std::string bytes, why;
       bool more = false;
@@ -124,25 +125,33 @@ void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::
       if (name.rfind("stackcore_tracer_", 0) == 0) {
         if (is_bin) continue;  // its .txt says it
         ++budget.files_read;
-        // A report's kind and program are in its first lines; its event keeps the first 2 KiB.
+        // A report's kind and program are in its first lines; its event keeps its first 16 KiB.
         if (!ReadUpTo(path, kMaxFileBytes, 64 * 1024, &bytes, &more, &why)) {
           problems->push_back(path + ": " + why);
           continue;
         }
         const std::string program = ProgramOf(bytes);
-        if (!program.empty() && !device) process_names[pid] = program + " (" + std::to_string(e.pid) + ")";
-        const std::string_view kind = bytes.find("asked for its stacks") != std::string::npos ? "stack dump"
-                                      : bytes.find("caught a fatal signal") != std::string::npos ? "crash"
-                                                                                                 : "death";
-        bytes.resize(std::min<size_t>({bytes.size(), 2048, budget.left()}));
+        if (!program.empty() && !device && e.comm.empty()) process.name = program;
+        const DirOrigin origin = ReportOrigin(bytes);
+        const Mark mark = origin.origin == Origin::kCrash ? Mark::kCrash
+                          : origin.IsDeath()              ? Mark::kDeath
+                          : origin.origin == Origin::kDump ? Mark::kDump
+                                                            : Mark::kRecord;
+        const std::string_view event_name = mark == Mark::kCrash   ? "crash"
+                                            : mark == Mark::kDeath ? "death"
+                                            : mark == Mark::kDump  ? "stack dump"
+                                                                   : "report";
+        bytes.resize(std::min<size_t>({bytes.size(), kReportKept, budget.left()}));
         bytes.shrink_to_fit();
-        keep({static_cast<int64_t>(e.created_unix_us), pid, tid_of(pid, "reports"), kind, keep_text(std::move(bytes))});
+        keep({static_cast<int64_t>(e.created_unix_us), pid, tid_of(pid, kEventsTrack), mark, dir_index, event_name,
+              keep_text(std::move(bytes))});
         continue;
       }
       ++budget.files_read;
-      std::string object = name;
-      const std::string prefix = "schedule_tracer_";
-      if (object.rfind(prefix, 0) == 0) object = object.substr(prefix.size());
+      // {tracer}_tracer_{object}.txt|.bin: the object names the track and its records.
+      std::string object = name.substr(0, name.rfind('.'));
+      const size_t tracer_end = object.find("_tracer_");
+      if (tracer_end != std::string::npos) object = object.substr(tracer_end + 8);
       // What is read or decoded of a file is at most what is left of the budget.
       std::string text;
       if (is_bin) {
@@ -171,14 +180,33 @@ void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::
           budget.reached = true;
         }
       }
-      object = object.substr(0, object.rfind('.'));
       const int tid = tid_of(pid, object);
+      const std::string_view event_name = threads.find({pid, object})->first.second;
       ForEachRecordLine(keep_text(std::move(text)), [&](int64_t ts, std::string_view record) {
-        return keep({ts, pid, tid, FirstWord(record), record});
+        return keep({ts, pid, tid, Mark::kRecord, dir_index, event_name, record});
       });
     }
   }
-  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.ts < b.ts; });
+  // By time, then by track and text, so that the same record kept twice sits beside itself;
+  // of each run of the same record, those of its first directory are kept.
+  auto key = [](const TimelineEvent& ev) { return std::tie(ev.ts, ev.pid, ev.tid, ev.mark, ev.text); };
+  std::sort(events.begin(), events.end(), [&key](const TimelineEvent& a, const TimelineEvent& b) {
+    return std::tuple_cat(key(a), std::tie(a.dir)) < std::tuple_cat(key(b), std::tie(b.dir));
+  });
+  size_t kept = 0;
+  for (size_t run = 0; run < events.size();) {
+    size_t end = run + 1;
+    while (end < events.size() && key(events[end]) == key(events[run])) ++end;
+    for (size_t k = run; k < end; ++k) {
+      if (events[k].dir == events[run].dir) events[kept++] = events[k];
+    }
+    run = end;
+  }
+  out->duplicates = events.size() - kept;
+  events.resize(kept);
+}
+
+void WriteChromeTrace(const Timeline& timeline, const std::function<void(std::string_view)>& put) {
   put("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   bool first = true;
   auto add = [&put, &first](const std::string& line) {
@@ -186,15 +214,15 @@ void WriteChromeTrace(const std::vector<atrace::ListEntry>& entries, const std::
     put(line);
     first = false;
   };
-  for (const auto& [pid, name] : process_names) {
+  for (const auto& [pid, process] : timeline.processes) {
     add("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-        ",\"tid\":0,\"args\":{\"name\":" + JsonString(name) + "}}");
+        ",\"tid\":0,\"args\":{\"name\":" + JsonString(process.name) + "}}");
   }
-  for (const auto& [key, tid] : threads) {
+  for (const auto& [key, tid] : timeline.threads) {
     add("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(key.first) +
         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + JsonString(key.second) + "}}");
   }
-  for (const Event& ev : events) {
+  for (const TimelineEvent& ev : timeline.events) {
     add("{\"name\":" + JsonString(ev.name) + ",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + std::to_string(ev.ts) +
         ",\"pid\":" + std::to_string(ev.pid) + ",\"tid\":" + std::to_string(ev.tid) +
         ",\"args\":{\"text\":" + JsonString(ev.text) + "}}");

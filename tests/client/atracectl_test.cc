@@ -275,14 +275,14 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
 
   auto list = Ctl(d, {"list"});
   REQUIRE(list.exit_code == 0);
-  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\tSTATE\n"));
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\n"));
   CHECK(Has(list.out, "\tdevice\tschedule\t"));
   CHECK(Has(list.out, "\texit\texit\t-\t"));
   auto lj = Ctl(d, {"list", "--json"});
   REQUIRE(lj.exit_code == 0);
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
   std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
-                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,"
+                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,\"how\":\"(report|exit)\","
                    "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\",\"incomplete\":false\\}");
   auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
   CHECK(std::distance(begin, std::sregex_iterator()) == 3);
@@ -480,18 +480,33 @@ TEST_CASE("atracectl show: an unknown SEQ, a file, a .bin asys cannot read, say 
   std::string lying = ReadFile(std::string(ATRACED_SOURCE_DIR) + "/tests/proto/data/cann_golden.bin");
   lying[48 + 40 + 40 + 18 * 40 + 34] = 6;  // an int32 array of 6 bytes
   lying[48 + 40 + 40 + 18 * 40 + 35] = 0;
-  REQUIRE(::mkdir((tmp / "ev").c_str(), 0700) == 0);
-  WriteFile(tmp / "ev/schedule_tracer_bad.bin", lying);
-  WriteFile(tmp / "ev/schedule_tracer_good.txt", "fine\n");
-  auto bad = Ctl({"show", tmp / "ev"});
+  // An event directory of a bundle's copy of a root (atrace/trace_*/KIND_event_*).
+  const std::string ev = tmp / "atrace/trace_7_7_20261203080000000000/schedule_event_7_20261203080000000001";
+  REQUIRE(Run({"/bin/mkdir", "-p", ev}).exit_code == 0);
+  WriteFile(ev + "/schedule_tracer_bad.bin", lying);
+  WriteFile(ev + "/schedule_tracer_good.txt", "fine\n");
+  auto bad = Ctl({"show", ev});
   CHECK(bad.exit_code == 1);
   CHECK(Has(bad.out, "(cannot decode as asys would: a field's type and length do not fit the record)\n"));
   CHECK(Has(bad.out, "schedule_tracer_good.txt <==\nfine\n"));
-  auto bad_json = Ctl({"show", tmp / "ev", "--json"});
+  auto bad_json = Ctl({"show", ev, "--json"});
   CHECK(bad_json.exit_code == 1);
   CHECK(Has(bad_json.out, "\"error\":\"cannot decode as asys would"));
   auto usage = Ctl(d, {"show"});
   CHECK(usage.exit_code == 2);
+  // Any other directory is refused, not listed: /etc, a directory of an event directory's
+  // name elsewhere, a link of that name to /etc, the process directory above an event's.
+  REQUIRE(Run({"/bin/mkdir", "-p", tmp / "elsewhere/trace_7_7_20261203080000000000/schedule_event_7_20261203080000000001"}).exit_code == 0);
+  REQUIRE(Run({"/bin/ln", "-s", "/etc", tmp / "atrace/trace_7_7_20261203080000000000/exit_event_7_20261203080000000002"}).exit_code == 0);
+  for (const std::string& not_event : {std::string("/etc"), tmp / "elsewhere/trace_7_7_20261203080000000000/schedule_event_7_20261203080000000001",
+                                       tmp / "atrace/trace_7_7_20261203080000000000/exit_event_7_20261203080000000002",
+                                       tmp / "atrace/trace_7_7_20261203080000000000", tmp / "atrace"}) {
+    INFO(not_event);
+    auto refused = Ctl(d, {"show", not_event});
+    CHECK(refused.exit_code == 2);
+    CHECK(Has(refused.err, "is not an event directory"));
+    CHECK(refused.out.empty());
+  }
 }
 
 TEST_CASE("atracectl list filters combine: pid, uid, kind, side, device, since and until", "[atracectl][list]") {
@@ -660,7 +675,7 @@ TEST_CASE("atracectl list --follow prints each new directory as it is made, filt
   REQUIRE(first.size() == 1);
   CHECK(Has(first[0], "\"seq\":1,"));
   REQUIRE(exits.Lines(1, std::chrono::seconds(10)) == std::vector<std::string>{
-                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tSIZE\tAPPARENT\tAGE\tPATH\tSTATE"});
+                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE"});
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "one"}, "x").exit_code == 0);
   REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "two"}, "x").exit_code == 0);
@@ -740,9 +755,11 @@ TEST_CASE("atracectl export --format chrome-json follows the Trace Event Format'
   std::map<std::string, std::string> names;
   // 6 records of the .bin, 2 of the runtime's .txt, 1 of the device's.
   CHECK(CheckTraceEventFormat(exported.out, &names) == 9);
-  CHECK(Has(exported.out, "\"name\":\"CqReport\",\"ph\":\"i\",\"s\":\"t\",\"ts\":1796284800000002,"));
+  // Named by the object, not the record's first word.
+  CHECK(Has(exported.out, "\"name\":\"runtime\",\"ph\":\"i\",\"s\":\"t\",\"ts\":1796284800000002,"));
   CHECK(Has(exported.out, "\"args\":{\"text\":\"launch task 7\"}"));
-  CHECK(Has(exported.out, "\"name\":\"all_types\""));  // a .bin record, named by its struct
+  CHECK(Has(exported.out, "\"name\":\"golden\",\"ph\":\"i\""));  // a .bin record, named by its object
+  CHECK_FALSE(Has(exported.out, "\"name\":\"CqReport\""));
   CHECK(exported.out.find("launch task 7") < exported.out.find("CqReport:devId=0,stmId=2"));  // time order
   bool device_named = false, object_named = false;
   for (const auto& [key, name] : names) {
@@ -751,6 +768,11 @@ TEST_CASE("atracectl export --format chrome-json follows the Trace Event Format'
   }
   CHECK(device_named);
   CHECK(object_named);
+  // Processes by their COMM (each emit was an atracectl process), never "pid N".
+  for (const auto& [key, name] : names) {
+    INFO(key << " " << name);
+    if (key.find('/') == std::string::npos) CHECK((name == "atracectl" || name == "device 3"));
+  }
   // The filters of list, and a file that is written once.
   auto device_only = Ctl({"--socket", d.socket(), "export", "--format", "chrome-json", "--side", "device"}, "", utc);
   CHECK(CheckTraceEventFormat(device_only.out, &names) == 1);
@@ -764,6 +786,151 @@ TEST_CASE("atracectl export --format chrome-json follows the Trace Event Format'
   auto html = Ctl(d, {"export", "--format", "svg"});
   CHECK(html.exit_code == 2);
   CHECK(Has(html.err, "the formats are chrome-json, html and tar"));
+}
+
+namespace {
+
+// This process's COMM, as the daemon's LIST records it.
+std::string OwnComm() { return Trim(ReadFile("/proc/self/comm")); }
+
+constexpr const char* kRecords =
+    "2026-12-03 08:00:00.000.001 about to be killed\n2026-12-03 08:00:00.000.002 launch task 7\n";
+
+// Through one connection, as one process: a schedule directory, then a stackcore directory
+// with the same ring saved again and a crash report, then one with the report of a SIGKILL.
+void WriteCrashAndDeath(const DaemonProcess& d) {
+  auto c = RawClient::Connect(d.socket());
+  REQUIRE(c);
+  REQUIRE(c->Hello());
+  const std::string crash = "atraced: process " + std::to_string(::getpid()) + " (" + OwnComm() +
+                            ") caught a fatal signal\nsignal: SIGSEGV\ncode: SEGV_MAPERR\nfault address: 0x0\n\n"
+                            "[stack]\nThread 1 (LWP 1):\n#0 0x1 in crashing_frame\n";
+  const std::string death = "atraced: process " + std::to_string(::getpid()) + " (" + OwnComm() +
+                            ") ended without GOODBYE\nhow: killed by signal SIGKILL\noom: not by the OOM killer\n";
+  REQUIRE(WriteEvent(*c, 1, ATR_EVENT_SCHEDULE, {{ObjectFileRequest(0, 0, "runtime"), kRecords}}) == "");
+  REQUIRE(WriteEvent(*c, 2, ATR_EVENT_STACKCORE,
+                     {{ObjectFileRequest(0, 0, "runtime"), kRecords}, {StackcoreFileRequest("crasher"), crash}}) == "");
+  REQUIRE(WriteEvent(*c, 3, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("crasher", 9), death}}) == "");
+}
+
+}  // namespace
+
+TEST_CASE("atracectl export: one event per record, named by its object, in a process named by its COMM",
+          "[atracectl][export]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  WriteCrashAndDeath(d);
+  const std::map<std::string, std::string> utc{{"TZ", "UTC"}};
+  auto exported = Ctl({"--socket", d.socket(), "export", "--format", "chrome-json"}, "", utc);
+  INFO(exported.err << exported.out.substr(0, 3000));
+  REQUIRE(exported.exit_code == 0);
+  std::map<std::string, std::string> names;
+  // The two records once each, though two directories hold them; the crash and the death.
+  CHECK(CheckTraceEventFormat(exported.out, &names) == 4);
+  CHECK(Has(exported.err, "2 records kept in more than one directory of a process, exported once"));
+  CHECK(Has(exported.out, "{\"name\":\"runtime\",\"ph\":\"i\",\"s\":\"t\",\"ts\":1796284800000001,"));
+  CHECK_FALSE(Has(exported.out, "\"name\":\"about\""));
+  CHECK(Has(exported.out, "{\"name\":\"crash\",\"ph\":\"i\""));
+  CHECK(Has(exported.out, "{\"name\":\"death\",\"ph\":\"i\""));
+  CHECK(names[std::to_string(::getpid())] == OwnComm());
+  // The same dedupe in the page: its data holds each text once and counts four records.
+  TempDir tmp;
+  auto page = Ctl(d, {"export", "--format", "html", "--output", tmp / "t.html"});
+  REQUIRE(page.exit_code == 0);
+  const std::string html = ReadFile(tmp / "t.html");
+  CHECK(Has(html, "\"ev\":{\"dt\":[0,1,"));
+  size_t at = html.find("about to be killed"), count = 0;
+  for (; at != std::string::npos; at = html.find("about to be killed", at + 1)) ++count;
+  CHECK(count == 1);
+}
+
+TEST_CASE("atracectl list says how each directory came to be and when, in local time", "[atracectl][list]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  WriteCrashAndDeath(d);
+  {
+    auto c = RawClient::Connect(d.socket());
+    REQUIRE(c);
+    REQUIRE(c->Hello());
+    const std::string head = "atraced: process 1 (x) ";
+    REQUIRE(WriteEvent(*c, 4, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), head + "asked for its stacks; it runs on\nsignal: SIGUSR2\n"}}) == "");
+    REQUIRE(WriteEvent(*c, 5, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x", 9), head + "ended without GOODBYE\nhow: killed by signal SIGKILL\noom: killed by the OOM killer (x)\n"}}) == "");
+    // Bad input: a report whose signal would move the terminal's cursor; one of no known form.
+    REQUIRE(WriteEvent(*c, 6, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), head + "caught a fatal signal\nsignal: SIG\x1b[2J\n"}}) == "");
+    REQUIRE(WriteEvent(*c, 7, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), "no header at all\n"}}) == "");
+  }
+  REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "o"}, "x\n").exit_code == 0);
+  auto list = Ctl({"--socket", d.socket(), "list"}, "", {{"TZ", "CST-8"}});
+  INFO(list.out << list.err);
+  REQUIRE(list.exit_code == 0);
+  CHECK(list.out.rfind("SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\n", 0) == 0);
+  const std::string comm = "\t" + OwnComm() + "\t";
+  for (const std::string& how : {comm + "report\t", comm + "crash SIGSEGV\t", comm + "killed SIGKILL\t", comm + "dump\t",
+                                 comm + "oom\t", comm + "crash SIG\\x1b[2J\t", comm + "stackcore\t", std::string("\tatracectl\texit\t")}) {
+    INFO(how);
+    CHECK(Has(list.out, how));
+  }
+  // TIME is the directory's creation in local time (CST-8: UTC+8), beside AGE.
+  auto json = Ctl(d, {"list", "--json"});
+  const long long created = JsonNumber(json.out, "created_unix_us");
+  REQUIRE(created > 0);
+  const time_t local = static_cast<time_t>(created / 1000000) + 8 * 3600;
+  struct tm tm {};
+  ::gmtime_r(&local, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "\t%Y-%m-%d %H:%M:%S\t", &tm);
+  CHECK(Has(list.out, stamp));
+  CHECK(Has(json.out, "\"how\":\"crash SIGSEGV\","));
+  CHECK(Has(json.out, "\"how\":\"crash SIG\\u001b[2J\","));
+}
+
+TEST_CASE("atracectl info: a PID, the process of a SEQ, or the latest of a COMM, and bad input refused",
+          "[atracectl][info]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  WriteCrashAndDeath(d);
+  const std::string pid = std::to_string(::getpid());
+  auto by_pid = Ctl(d, {"info", pid});
+  INFO(by_pid.err);
+  REQUIRE(by_pid.exit_code == 0);
+  CHECK(Has(by_pid.out, "           PID: " + pid + "\n"));
+  CHECK(Has(by_pid.out, "        Signal: SIGSEGV\n"));
+  auto by_seq = Ctl(d, {"info", "--seq", "2"});
+  CHECK(by_seq.exit_code == 0);
+  CHECK(by_seq.out == by_pid.out);
+  auto by_comm = Ctl(d, {"info", "--comm", OwnComm()});
+  CHECK(by_comm.exit_code == 0);
+  CHECK(by_comm.out == by_pid.out);
+  // Two processes of one COMM: the latest, and stderr says there are others.
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "a"}, "x\n").exit_code == 0);
+  REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "b"}, "x\n").exit_code == 0);
+  auto latest = Ctl(d, {"info", "--comm", "atracectl", "--json"});
+  CHECK(latest.exit_code == 0);
+  CHECK(Has(latest.err, "2 processes named atracectl have event directories; this is the latest, pid "));
+  CHECK(JsonNumber(Ctl(d, {"info", "--seq", "5", "--json"}).out, "pid") == JsonNumber(latest.out, "pid"));
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string says;
+  } cases[] = {
+      {{"info"}, 2, "give the PID of a process with event directories, --seq SEQ or --comm NAME"},
+      {{"info", pid, "--seq", "2"}, 2, "give one of PID, --seq SEQ and --comm NAME"},
+      {{"info", "--seq", "2", "--comm", "x"}, 2, "give one of PID, --seq SEQ and --comm NAME"},
+      {{"info", "--seq", "x2"}, 2, "--seq 'x2' is not a SEQ"},
+      {{"info", "--seq=-1"}, 2, "--seq '-1' is not a SEQ"},
+      {{"info", "--seq", "0"}, 2, "--seq '0' is not a SEQ"},
+      {{"info", "--comm", ""}, 2, "--comm needs a name"},
+      {{"info", "12x"}, 2, "'12x' is not a process id"},
+      {{"info", "--seq", "4242"}, 1, "no event directory has SEQ 4242"},
+      {{"info", "--comm", "no\x1b[2Jsuch"}, 1, "no event directory of a process named no\\x1b[2Jsuch"},
+  };
+  for (const auto& c : cases) {
+    auto r = Ctl(d, c.args);
+    INFO(r.err);
+    CHECK(r.exit_code == c.exit_code);
+    CHECK(Has(r.err, c.says));
+    CHECK(r.out.empty());
+  }
 }
 
 TEST_CASE("atracectl export --format tar bundles the selected directories with the host's facts", "[atracectl][export]") {
@@ -802,10 +969,11 @@ TEST_CASE("atracectl --version names the protocol it speaks", "[atracectl]") {
   CHECK(std::regex_match(v.out, std::regex("atracectl [0-9]+\\.[0-9]+\\.[0-9]+ \\(protocol 1\\.1\\)\n")));
 }
 
-TEST_CASE("atracectl export --format html: one page with no network, which draws a mark per record",
+TEST_CASE("atracectl export --format html: one page with no network, a timeline of groups, marks and a ruler",
           "[atracectl][export][html]") {
   DaemonProcess d;
   REQUIRE(d.Start());
+  WriteCrashAndDeath(d);
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "runtime"},
               "2026-12-03 08:00:00.000.001 launch task 7\n2026-12-03 08:00:00.500.000 CqReport </script><b>x</b>\n")
               .exit_code == 0);
@@ -824,7 +992,7 @@ TEST_CASE("atracectl export --format html: one page with no network, which draws
   REQUIRE(made.exit_code == 0);
   const std::string html = ReadFile(page);
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
-  // Self-contained: nothing fetched (the SVG namespace is a name, not an address).
+  // Self-contained: nothing fetched.
   for (const char* outside : {"https://", "src=", "<link", "fetch(", "XMLHttpRequest", "@import"}) {
     INFO(outside);
     CHECK_FALSE(Has(html, outside));
@@ -841,31 +1009,107 @@ TEST_CASE("atracectl export --format html: one page with no network, which draws
     INFO(inert);
     CHECK_FALSE(Has(data, inert));
   }
-  CHECK(Has(data, "CqReport \\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e"));
+  CHECK(Has(data, "\"CqReport \\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e"));
   CHECK(Has(data, "\\u003c!--\\u003cscript\\u003e \\u0026 \\u2028 \\u003e"));
   if (::access("/usr/bin/chromium", X_OK) != 0) {
     WARN("no /usr/bin/chromium: the page was checked, not rendered");
     return;
   }
-  // Rendered headless: the script drew one mark per record, on their tracks.
-  // Headless, as root in CI, with nothing reaching for the network.
+  // Rendered headless, as root in CI, with nothing reaching for the network. A page beside it
+  // loads it in a frame, acts on it as a user would (keys, the search box, a click) and writes
+  // what the page then shows into its own DOM, which --dump-dom prints.
   auto chromium = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv{"/usr/bin/timeout", "60", "/usr/bin/chromium", "--headless", "--no-sandbox",
+    std::vector<std::string> argv{"/usr/bin/timeout", "90", "/usr/bin/chromium", "--headless", "--no-sandbox",
                                   "--disable-gpu", "--disable-quic", "--no-first-run",
                                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                                  "--user-data-dir=" + (tmp / "profile")};
+                                  "--allow-file-access-from-files", "--user-data-dir=" + (tmp / "profile")};
     argv.insert(argv.end(), args.begin(), args.end());
     return Run(argv);
   };
-  auto dom = chromium({"--dump-dom", "file://" + page});
+  WriteFile(tmp / "drive.html", R"html(<!DOCTYPE html><html><body><pre id="result">not run</pre>
+<iframe id="f" src="timeline.html" width="1200" height="700"></iframe>
+<script>
+document.getElementById('f').onload = function () {
+  var out = {}, w = this.contentWindow, doc = w.document, b = doc.body.dataset;
+  try {
+    function state(name) { out[name] = {groups: +b.groups, tracks: +b.tracks, rows: +b.rows, ticks: b.ticks, hits: +b.hits, drawn: JSON.parse(b.drawn), labels: b.labels}; }
+    function key(k) { w.dispatchEvent(new w.KeyboardEvent('keydown', {key: k, bubbles: true})); }
+    var chart = doc.getElementById('chart'), g = chart.getContext('2d'), scale = chart.width / chart.clientWidth;
+    function pixel(p) { var d = g.getImageData(Math.round(p.x * scale), Math.round(p.y * scale), 1, 1).data; return [d[0], d[1], d[2]]; }
+    function click(p) {
+      var r = chart.getBoundingClientRect();
+      ['mousedown', 'mouseup'].forEach(function (type) {
+        chart.dispatchEvent(new w.MouseEvent(type, {clientX: r.left + p.x, clientY: r.top + p.y, bubbles: true}));
+      });
+    }
+    state('first');
+    out.legend = Array.prototype.map.call(doc.querySelectorAll('#legend span'), function (s) { return s.dataset.kind + '=' + s.textContent; });
+    var crash = w.timeline.locate('caught a fatal signal');
+    out.crashKind = crash.kind; out.crashPixel = pixel(crash);
+    var record = w.timeline.locate('launch task 7');
+    out.recordKind = record.kind; out.recordPixel = pixel(record);
+    click(w.timeline.locate('caught a fatal signal'));
+    out.selected = b.selected; out.detail = doc.getElementById('detail').textContent;
+    key('0');
+    state('all');
+    for (var i = 0; i < 25; i++) key('w');
+    state('zoomed');
+    for (i = 0; i < 65; i++) key('w');
+    state('closest');
+    for (i = 0; i < 4; i++) key('a');
+    out.panned = b.view;
+    key('0');
+    var search = doc.getElementById('search');
+    search.value = 'TASK';
+    search.dispatchEvent(new w.Event('input'));
+    state('search');
+    out.hitsText = doc.getElementById('hits').textContent;
+  } catch (e) { out.error = String(e && e.stack || e); }
+  document.getElementById('result').textContent = JSON.stringify(out);
+};
+</script></body></html>)html");
+  auto dom = chromium({"--window-size=1250,800", "--dump-dom", "file://" + (tmp / "drive.html")});
   INFO(dom.err.substr(0, 2000));
   REQUIRE(dom.exit_code == 0);
-  CHECK(Has(dom.out, "data-marks=\"4\""));
-  size_t circles = 0;
-  for (size_t at = dom.out.find("<circle"); at != std::string::npos; at = dom.out.find("<circle", at + 1)) ++circles;
-  CHECK(circles == 4);
-  CHECK(Has(dom.out, "4 records on 3 tracks"));
-  auto shot = chromium({"--window-size=1200,400", "--screenshot=" + (tmp / "timeline.png"), "file://" + page});
+  std::smatch m;
+  const std::string result = std::regex_search(dom.out, m, std::regex("<pre id=\"result\">([^<]*)</pre>")) ? m[1].str() : "";
+  INFO(result);
+  REQUIRE(result.rfind("{\"first\":", 0) == 0);
+  // Groups: this process (its events: the crash and the death; its runtime), the two emits
+  // (runtime, hostile), device 3; the host's row, a row per process and one per track.
+  CHECK(Has(result, "\"first\":{\"groups\":4,\"tracks\":5,\"rows\":10,"));
+  CHECK(Has(result, "\"labels\":\"" + OwnComm() + " (" + std::to_string(::getpid()) + ")|atracectl ("));
+  CHECK(Has(result, "|device 3\""));
+  for (const char* legend : {"record=record", "crash=crash", "death=death (SIGKILL, OOM, no GOODBYE)",
+                             "dump=stack dump", "exit=exit"}) {
+    INFO(legend);
+    CHECK(Has(result, legend));
+  }
+  // A crash is drawn red, a record blue: not the same mark.
+  CHECK(Has(result, "\"crashKind\":\"crash\",\"crashPixel\":[213,0,0]"));
+  CHECK(Has(result, "\"recordKind\":\"record\",\"recordPixel\":[51,103,214]"));
+  // Clicking the crash shows its report.
+  CHECK(Has(result, "\"selected\":\"crash\""));
+  CHECK(Has(result, "caught a fatal signal\\nsignal: SIGSEGV"));
+  // Zooming in changes the ruler's labels, down to microseconds.
+  auto ticks = [&result](const std::string& name) {
+    std::smatch t;
+    return std::regex_search(result, t, std::regex("\"" + name + "\":\\{[^}]*\"ticks\":\"([^\"]*)\"")) ? t[1].str() : "";
+  };
+  INFO("all: " << ticks("all") << "\nzoomed: " << ticks("zoomed"));
+  CHECK_FALSE(ticks("all").empty());
+  CHECK_FALSE(ticks("zoomed").empty());
+  CHECK(ticks("all") != ticks("zoomed"));
+  // 0.8^90 of three days: a view of about half a millisecond, labelled in microseconds.
+  INFO("closest: " << ticks("closest"));
+  CHECK(std::regex_search(ticks("closest"), std::regex("^[0-9]{2}\\.[0-9]{3}\\.[0-9]{3}\\|")));
+  CHECK_FALSE(std::regex_search(ticks("all"), std::regex("[0-9]{2}\\.[0-9]{3}\\.[0-9]{3}")));
+  // Search: the records with "task" (case aside), counted; the tracks without one hidden.
+  CHECK(Has(result, "\"search\":{\"groups\":4,\"tracks\":5,\"rows\":5,"));
+  CHECK(Has(result, "\"hits\":2,"));
+  CHECK(Has(result, "\"hitsText\":\"2 of 8 records match\""));
+  CHECK_FALSE(Has(result, "\"error\""));
+  auto shot = chromium({"--window-size=1200,500", "--screenshot=" + (tmp / "timeline.png"), "file://" + page});
   CHECK(shot.exit_code == 0);
   CHECK(ReadFile(tmp / "timeline.png").rfind("\x89PNG", 0) == 0);
 }

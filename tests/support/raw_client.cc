@@ -152,4 +152,35 @@ std::string RawClient::Emit(uint8_t kind, const std::string& object, const std::
   return path;
 }
 
+std::string WriteEvent(RawClient& c, uint32_t event_id, uint8_t kind, std::vector<EventFile> files) {
+  auto ok = [](const std::optional<RawReply>& r) { return r && r->status == 0; };
+  if (!ok(c.Call(ATR_OP_EVENT_BEGIN, Payload(BeginRequest(event_id, kind))))) return "begin refused";
+  uint32_t file_id = event_id * 100;
+  for (auto& f : files) {
+    f.open.event_id = event_id;
+    f.open.file_id = ++file_id;
+    if (!ok(c.Call(ATR_OP_FILE_OPEN, Payload(f.open)))) return "open refused";
+    for (size_t at = 0; at < f.content.size(); at += 256 * 1024) {
+      proto::FileAppend a;
+      a.file_id = file_id;
+      const std::string piece = f.content.substr(at, 256 * 1024);
+      a.data = {reinterpret_cast<const uint8_t*>(piece.data()), piece.size()};
+      auto r = c.Call(ATR_OP_FILE_APPEND, Payload(a));
+      if (!ok(r)) return "append refused: " + (r ? r->message : std::string("no reply"));
+    }
+    if (!ok(c.Call(ATR_OP_FILE_CLOSE, Payload(proto::IdRequest{file_id})))) return "close refused";
+  }
+  if (!ok(c.Call(ATR_OP_EVENT_END, Payload(proto::IdRequest{event_id})))) return "end refused";
+  return "";
+}
+
+proto::FileOpen StackcoreFileRequest(const std::string& program, int32_t signo) {
+  proto::FileOpen o;
+  o.form = ATR_FILE_STACKCORE;
+  o.signo = signo;
+  o.tid = 1;
+  o.name = program;
+  return o;
+}
+
 }  // namespace atraced::testing

@@ -96,4 +96,16 @@ std::vector<uint8_t> Payload(const M& m) {
   return out;
 }
 
+// One file of an event that WriteEvent writes: how it is opened (its ids are WriteEvent's)
+// and all it holds.
+struct EventFile {
+  proto::FileOpen open;
+  std::string content;
+};
+// An event of `kind` with client id `event_id` holding `files`, each written through
+// FILE_APPEND in pieces of 256 KiB, one request at a time. "" or why not.
+std::string WriteEvent(RawClient& c, uint32_t event_id, uint8_t kind, std::vector<EventFile> files);
+// The FILE_OPEN of a file of the stackcore form, as the daemon names its reports.
+proto::FileOpen StackcoreFileRequest(const std::string& program, int32_t signo = 11);
+
 }  // namespace atraced::testing
