@@ -863,7 +863,7 @@ TEST_CASE("atracectl list says how each directory came to be and when, in local 
   auto list = Ctl({"--socket", d.socket(), "list"}, "", {{"TZ", "CST-8"}});
   INFO(list.out << list.err);
   REQUIRE(list.exit_code == 0);
-  CHECK(list.out.rfind("SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\n", 0) == 0);
+  CHECK(list.out.rfind("SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\n", 0) == 0);
   const std::string comm = "\t" + OwnComm() + "\t";
   for (const std::string& how : {comm + "report\t", comm + "crash SIGSEGV\t", comm + "killed SIGKILL\t", comm + "dump\t",
                                  comm + "oom\t", comm + "crash SIG\\x1b[2J\t", comm + "stackcore\t", std::string("\tatracectl\texit\t")}) {
