@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine, run as root (or with sudo available):
-#   scripts/dev.sh run    install what is missing, build, run atraced in the foreground
+#   scripts/dev.sh run [ARGS]  install what is missing, build atraced, atracectl and the
+#                         libraries applications link (libascend_trace, libatrace_client)
+#                         in build/run, run atraced in the foreground with ARGS
+#   scripts/dev.sh env    print the exports a shell needs to build and run against build/run
+#                         (or the tree in $ATRACED_BUILD): eval "$(bash scripts/dev.sh env)"
 #   scripts/dev.sh test   install what is missing, build, run the whole suite and build,
 #                         lint, install and purge the Debian packages (what CI runs)
 #   scripts/dev.sh test --busy
@@ -114,6 +118,29 @@ fuzz_all() {
   rm -rf "$scratch" /tmp/atraced-fuzz.*
 }
 
+# print_env TREE: the exports that put TREE's atraced and atracectl on PATH, its pkg-config
+# files (TREE/pkgconfig: headers from the source tree, libraries from TREE) on
+# PKG_CONFIG_PATH, its libraries on LD_LIBRARY_PATH, and ATRACED_SOCKET at the socket atraced
+# listens on by default (as root /run/atraced/atraced.sock, else $XDG_RUNTIME_DIR's), unless
+# the caller's environment already sets it.
+print_env() {
+  local tree
+  tree="$(cd "$1" 2>/dev/null && pwd)" || tree=""
+  if [[ -z "$tree" || ! -f "$tree/pkgconfig/ascend_trace.pc" ]]; then
+    echo "dev.sh env: no build tree at $1: build it first with 'bash scripts/dev.sh run'" >&2
+    return 1
+  fi
+  local socket="${ATRACED_SOCKET:-}"
+  if [[ -z "$socket" ]]; then
+    socket=/run/atraced/atraced.sock
+    if [[ "$(id -u)" != 0 && -n "${XDG_RUNTIME_DIR:-}" ]]; then socket="$XDG_RUNTIME_DIR/atraced.sock"; fi
+  fi
+  printf 'export PATH=%q\n' "$tree/daemon:$tree/client${PATH:+:$PATH}"
+  printf 'export PKG_CONFIG_PATH=%q\n' "$tree/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  printf 'export LD_LIBRARY_PATH=%q\n' "$tree/client:$tree/client/ascend_trace${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  printf 'export ATRACED_SOCKET=%q\n' "$socket"
+}
+
 # Prints how long the stage that started at $1 took.
 stage_done() {
   echo "== stage done in $(( $(date +%s) - $1 )) s"
@@ -160,9 +187,13 @@ case "${1:-}" in
   run)
     install_deps "${build_packages[@]}"
     build build/run "${run_flags[@]}" -DATRACED_BUILD_TESTS=OFF -DATRACED_BUILD_BENCH=OFF -DATRACED_MAN=OFF \
-      --target atraced atracectl
+      --target atraced atracectl ascend_trace atraced_client
+    echo "== built build/run; for a shell that builds and runs programs against it: eval \"\$(bash scripts/dev.sh env)\""
     shift
     exec build/run/daemon/atraced "$@"
+    ;;
+  env)
+    print_env "${ATRACED_BUILD:-build/run}"
     ;;
   test)
     install_deps "${build_packages[@]}" "${test_packages[@]}"
@@ -210,7 +241,7 @@ case "${1:-}" in
     echo "== all stages passed in $(( $(date +%s) - start )) s"
     ;;
   *)
-    echo "usage: scripts/dev.sh run|test [--busy]|deps" >&2
+    echo "usage: scripts/dev.sh run [ATRACED-ARGS]|env|test [--busy]|deps" >&2
     exit 2
     ;;
 esac

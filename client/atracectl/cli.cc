@@ -1,6 +1,5 @@
 #include "cli.h"
 
-#include <grp.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -10,8 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "atraced/base/nearest_name.h"
 #include "atraced/base/option_error.h"
+#include "atraced/base/socket_remedy.h"
 #include "atraced/proto/wire.h"
+#include "escape.h"
 #include "parse.h"
 
 namespace po = boost::program_options;
@@ -108,15 +110,13 @@ std::string WhyUnreachable(const Globals& g, int err) {
     case ENOENT:
       return "no daemon socket at " + Joined(paths) + ": is atraced running? " + kStartHint;
     case ECONNREFUSED:
+      if (std::string not_socket = atraced::DescribeNonSocket(path); !not_socket.empty()) {
+        return not_socket + ": point " + (g.socket.empty() ? "ATRACED_SOCKET" : "--socket") +
+               " at the daemon's socket (atraced prints it at start-up)";
+      }
       return "nothing listens on " + path + " (a daemon that stopped left its socket behind): " + kStartHint;
-    case EACCES: {
-      struct stat st {};
-      const group* gr = ::lstat(path.c_str(), &st) == 0 ? ::getgrgid(st.st_gid) : nullptr;
-      if (gr == nullptr) return "permission denied on " + path;
-      const std::string name = gr->gr_name;
-      return "permission denied on " + path + ": it is for members of group '" + name + "'; join it ('sudo usermod -aG " +
-             name + " $USER', then log in again) or use your own daemon ('systemctl --user start atraced.socket')";
-    }
+    case EACCES:
+      return "permission denied on " + path + ": " + atraced::SocketAccessRemedy(path);
     case ETIMEDOUT:
       return path + " did not answer in time: the daemon is overloaded or stopped (see 'journalctl -u atraced')";
     default:
@@ -201,7 +201,11 @@ int Main(int argc, char** argv) {
   }
   if (command_at >= argc) return UsageError("no command given");
   auto it = Commands().find(argv[command_at]);
-  if (it == Commands().end()) return UsageError(std::string("unknown command '") + argv[command_at] + "'");
+  if (it == Commands().end()) {
+    std::vector<std::string> names;
+    for (const auto& command : Commands()) names.push_back(command.first);
+    return UsageError("unknown command '" + TerminalLine(argv[command_at]) + "'" + atraced::DidYouMean(argv[command_at], names));
+  }
   Globals g;
   if (vm.count("socket")) g.socket = vm["socket"].as<std::string>();
   return it->second(g, Args(argv + command_at + 1, argv + argc));

@@ -123,6 +123,15 @@ TEST_CASE("bad configuration file values name the file and key", "[config]") {
   CHECK(p.output.find(needle) != std::string::npos);
 }
 
+TEST_CASE("a mistyped flag is answered with the flag it is close to", "[config]") {
+  auto typo = Parse({"--recrd-num", "20"});
+  CHECK(typo.outcome == Outcome::kUsageError);
+  CHECK(typo.output == "atraced: unrecognised option '--recrd-num'; did you mean '--record-num'?\nTry 'atraced --help'.");
+  auto far = Parse({"--colour", "blue"});
+  CHECK(far.outcome == Outcome::kUsageError);
+  CHECK(far.output == "atraced: unrecognised option '--colour'\nTry 'atraced --help'.");
+}
+
 // Issue 23's errors table: a user reads which line is wrong and what was expected there.
 TEST_CASE("every configuration file error names its line and what was expected", "[config][lines]") {
   atraced::testing::TempDir tmp;
@@ -130,11 +139,12 @@ TEST_CASE("every configuration file error names its line and what was expected",
       {"record-num 20\n", ":1: expected 'key = value', got 'record-num 20'"},
       {"# the main part\n[main]\nrecord-num = 20\n",
        ":2: sections such as '[main]' are not supported: write each setting as 'key = value' at the top level"},
-      {"record-num = 20\n\n  colour = blue  # a comment\n", ":3: unknown key 'colour' (atraced.conf(5) lists the keys)"},
+      {"record-num = 20\n\n  colour = blue  # a comment\n", ":3: unknown key 'colour' (atraced.conf(5) lists the keys; in the source, docs/man/atraced.conf.5.md)"},
       {"record-num = 20\nsocket = /a.sock\nrecord-num = 30\n", ":3: record-num is already set on line 1"},
       {"idle-timeout = 5\nexit-record-num = 9\n", ":2: invalid value [9] for exit-record-num: expected an integer in [10, 100000]"},
       {"= 5\n", ":1: expected 'key = value', got '= 5'"},
-      {"help = 1\n", ":1: unknown key 'help' (atraced.conf(5) lists the keys)"},  // a flag, not a setting
+      {"recrd-num = 20\n", ":1: unknown key 'recrd-num'; did you mean 'record-num'? (atraced.conf(5) lists the keys; in the source, docs/man/atraced.conf.5.md)"},
+      {"help = 1\n", ":1: unknown key 'help' (atraced.conf(5) lists the keys; in the source, docs/man/atraced.conf.5.md)"},  // a flag, not a setting
   }));
   atraced::testing::WriteFile(tmp / "bad.conf", text);
   auto p = Parse({"--config", tmp / "bad.conf"});

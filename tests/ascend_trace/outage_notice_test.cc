@@ -72,7 +72,26 @@ TEST_CASE("outage notice: a socket nobody listens on, and one of a group the use
   REQUIRE(::chmod(tmp.path().c_str(), 0755) == 0);    // the directory itself is open
   const std::string denied = StderrOf({{"ATRACED_SOCKET", path}}, 65534);
   INFO(denied);
-  CHECK(Has(denied, "cannot reach atraced: permission denied on " + path + ": add the user to group " +
-                        ::getgrgid(0)->gr_name + " ('sudo usermod -aG "));
+  // Group root is root's alone: the administrator gives the socket a group, nobody joins root.
+  CHECK(Has(denied, "cannot reach atraced: permission denied on " + path + ": the socket's group is root, so only root "
+                    "may connect: ask an administrator to set socket-group in atraced.conf"));
+  CHECK_FALSE(Has(denied, "usermod"));
+  const group* users = ::getgrnam("users");
+  if (users != nullptr && users->gr_gid != 65534) {
+    REQUIRE(::chown(path.c_str(), 0, users->gr_gid) == 0);
+    const std::string outsider = StderrOf(tmp, {"ATRACED_SOCKET=" + path}, 65534);
+    INFO(outsider);
+    CHECK(Has(outsider, "cannot reach atraced: permission denied on " + path +
+                            ": it is for members of group 'users'; join it ('sudo usermod -aG users $USER'"));
+  }
   ::close(s);
+}
+
+TEST_CASE("outage notice: ATRACED_SOCKET naming a file that is not a socket says so", "[link][notice]") {
+  TempDir tmp;
+  const std::string err = StderrOf(tmp, {"ATRACED_SOCKET=/etc/hostname"});
+  INFO(err);
+  CHECK(Has(err, "cannot reach atraced: /etc/hostname is a regular file, not a socket: point ATRACED_SOCKET at the "
+                 "daemon's socket"));
+  CHECK_FALSE(Has(err, "nothing listens"));
 }

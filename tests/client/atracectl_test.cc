@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -94,7 +95,9 @@ TEST_CASE("atracectl usage errors exit 2 and say what is wrong", "[atracectl]") 
     std::string says;
   } cases[] = {
       {{}, "no command"},
-      {{"frobnicate"}, "unknown command"},
+      {{"frobnicate"}, "unknown command 'frobnicate'\n"},  // nothing close: no guess
+      {{"stauts"}, "unknown command 'stauts'; did you mean 'status'?"},
+      {{"lst", "--json"}, "unknown command 'lst'; did you mean 'list'?"},
       {{"--bogus", "status"}, "bogus"},
       {{"status", "--verbose"}, "verbose"},
       {{"emit", "--object", "o"}, "event"},
@@ -136,6 +139,16 @@ TEST_CASE("atracectl exits 1 when the daemon is absent or refuses", "[atracectl]
   CHECK(refused_conn.exit_code == 1);
   CHECK(Has(refused_conn.err, "nothing listens on " + stale + " (a daemon that stopped left its socket behind)"));
 
+  // ATRACED_SOCKET naming a file that is no socket: connect() says "refused" there too, but
+  // no daemon ever listened on it.
+  auto not_socket = Ctl({"status"}, "", {{"ATRACED_SOCKET", "/etc/hostname"}});
+  CHECK(not_socket.exit_code == 1);
+  CHECK(Has(not_socket.err, "atracectl: /etc/hostname is a regular file, not a socket: point ATRACED_SOCKET at the "
+                            "daemon's socket"));
+  CHECK_FALSE(Has(not_socket.err, "left its socket behind"));
+  auto dir_socket = Ctl({"--socket", tmp.path(), "status"});
+  CHECK(Has(dir_socket.err, tmp.path() + " is a directory, not a socket: point --socket at the daemon's socket"));
+
   // A user outside the socket's group (the system socket is 0660 root:atrace): the group to join.
   const bool nobody_runs_it =
       ::geteuid() == 0 &&
@@ -151,9 +164,22 @@ TEST_CASE("atracectl exits 1 when the daemon is absent or refuses", "[atracectl]
     REQUIRE(::chmod(guarded.c_str(), 0660) == 0);
     auto denied = Run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ATRACECTL_BINARY, "--socket",
                        guarded, "status"});
-    ::close(fd);
     CHECK(denied.exit_code == 1);
-    CHECK(Has(denied.err, "permission denied on " + guarded + ": it is for members of group 'root'; join it"));
+    // Group root is root's alone: joining it is no remedy; the socket needs a group of its own.
+    CHECK(Has(denied.err, "permission denied on " + guarded + ": the socket's group is root, so only root may connect: "
+                          "ask an administrator to set socket-group in atraced.conf"));
+    CHECK_FALSE(Has(denied.err, "join"));
+    // A socket of another group: the group to join.
+    const group* users = ::getgrnam("users");
+    if (users != nullptr && users->gr_gid != 65534) {
+      REQUIRE(::chown(guarded.c_str(), 0, users->gr_gid) == 0);
+      auto outsider = Run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ATRACECTL_BINARY,
+                           "--socket", guarded, "status"});
+      CHECK(outsider.exit_code == 1);
+      CHECK(Has(outsider.err, "permission denied on " + guarded + ": it is for members of group 'users'; join it "
+                              "('sudo usermod -aG users $USER', then log in again)"));
+    }
+    ::close(fd);
   }
 
   DaemonProcess d;

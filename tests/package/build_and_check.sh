@@ -146,6 +146,7 @@ gcc -std=c99 -pedantic -Wall -Werror "$scratch/wire.c" -o "$scratch/wire" && "$s
   fail "atraced/proto/wire.h does not build alone"
 compgen -G '/usr/share/doc/libatrace-client-dev/PROTOCOL.md*' >/dev/null || fail "PROTOCOL.md is not in libatrace-client-dev"
 compgen -G '/usr/share/doc/libascend-trace-dev/ASCEND_TRACE.md*' >/dev/null || fail "ASCEND_TRACE.md is not in libascend-trace-dev"
+compgen -G '/usr/share/doc/atraced/CONFIGURATION.md*' >/dev/null || fail "CONFIGURATION.md is not in atraced"
 # ascend_trace.pc: its include directory by the prefix, not through pkgconfig/../../..
 pc=$(pkg-config --cflags ascend_trace | xargs)
 [[ $pc == "-I/usr/include/ascend_trace" ]] || fail "pkg-config --cflags ascend_trace: '$pc'"

@@ -1,11 +1,12 @@
 #include "outage_line.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <cstring>
+
+#include "atraced/base/socket_remedy.h"
 
 namespace ascend_trace {
 
@@ -33,14 +34,12 @@ std::string DescribeUnreachable(const std::vector<std::string>& paths, int err) 
     case ENOENT:
       return "cannot reach atraced: no socket at " + path + ": " + start;
     case ECONNREFUSED:
+      if (std::string not_socket = atraced::DescribeNonSocket(path); !not_socket.empty()) {
+        return "cannot reach atraced: " + not_socket + ": point ATRACED_SOCKET at the daemon's socket";
+      }
       return "cannot reach atraced: nothing listens on " + path + ": " + start;
-    case EACCES: {
-      struct stat st {};
-      const group* gr = ::lstat(path.c_str(), &st) == 0 ? ::getgrgid(st.st_gid) : nullptr;
-      if (gr == nullptr) return "cannot reach atraced: permission denied on " + path;
-      return "cannot reach atraced: permission denied on " + path + ": add the user to group " + gr->gr_name +
-             " ('sudo usermod -aG " + gr->gr_name + " $USER', then log in again)";
-    }
+    case EACCES:
+      return "cannot reach atraced: permission denied on " + path + ": " + atraced::SocketAccessRemedy(path);
     default:
       return "cannot reach atraced at " + path + ": " + std::strerror(err);
   }

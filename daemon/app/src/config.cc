@@ -10,7 +10,9 @@
 #include <map>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
+#include "atraced/base/nearest_name.h"
 #include "atraced/base/option_error.h"
 #include "atraced/proto/wire.h"
 #include "atraced/store/aging.h"
@@ -22,6 +24,8 @@ namespace atraced {
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+// Where a user finds the keys: the man page once installed, its source in a checkout.
+constexpr const char* kKeysListed = "atraced.conf(5) lists the keys; in the source, docs/man/atraced.conf.5.md";
 
 // Options shared by the command line and the configuration file; each key mirrors a flag.
 po::options_description SettingOptions() {
@@ -242,6 +246,12 @@ std::string Shown(std::string_view text) {
   return text.size() > 60 ? out + "..." : out;
 }
 
+std::vector<std::string> LongNames(const po::options_description& options) {
+  std::vector<std::string> names;
+  for (const auto& option : options.options()) names.push_back(option->long_name());
+  return names;
+}
+
 std::string_view Trim(std::string_view s) {
   const size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string_view::npos) return {};
@@ -277,7 +287,7 @@ std::string ParseConfigText(const std::string& text, const std::string& origin, 
     const std::string key(Trim(line.substr(0, eq)));
     if (key.empty()) return where + ": expected 'key = value', got '" + Shown(line) + "'";
     if (settings.find_nothrow(key, /*approx=*/false) == nullptr) {
-      return where + ": unknown key '" + Shown(key) + "' (atraced.conf(5) lists the keys)";
+      return where + ": unknown key '" + Shown(key) + "'" + DidYouMean(key, LongNames(settings)) + " (" + kKeysListed + ")";
     }
     if (auto before = seen.find(key); before != seen.end()) {
       return where + ": " + key + " is already set on line " + std::to_string(before->second);
@@ -306,7 +316,13 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const* argv) {
     po::notify(vm);
   } catch (const po::error& e) {
     out.outcome = ParsedCommandLine::Outcome::kUsageError;
-    out.output = "atraced: " + DescribeOptionError(e) + "\nTry 'atraced --help'.";
+    std::string hint;
+    if (const auto* unknown = dynamic_cast<const po::unknown_option*>(&e)) {
+      std::string typed = unknown->get_option_name();
+      typed.erase(0, typed.find_first_not_of('-'));
+      if (std::string near = NearestName(typed, LongNames(all)); !near.empty()) hint = "; did you mean '--" + near + "'?";
+    }
+    out.output = "atraced: " + DescribeOptionError(e) + hint + "\nTry 'atraced --help'.";
     return out;
   }
   if (vm.count("help")) {

@@ -85,6 +85,9 @@ class Daemon {
   int Run() {
     Logger& log = log_;
     log.set_max_level(config_.log_level);
+    if (!config_.socket_path) {
+      if (Status st = CheckDefaultSocketPlace(proto::DefaultDaemonSocketPath()); !st.ok()) return Fail(1, st.message());
+    }
     auto root = ResolveRoot(RootSourcesFromEnvironment(config_.root, config_.configured_root), log);
     if (!root.ok()) return Fail(1, root.status().message());
     const uint32_t record_num = EffectiveRecordNum(config_, log);

@@ -7,6 +7,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "atraced/base/unique_fd.h"
@@ -53,7 +54,28 @@ Status CheckStale(const sockaddr_un& addr, const std::string& path) {
                                 "; not replacing it: give this daemon another --socket");
 }
 
+constexpr const char* kSocketRemedy =
+    "give --socket a path in a directory this user may write (e.g. --socket /tmp/atraced-$USER.sock)";
+
 }  // namespace
+
+Status CheckDefaultSocketPlace(const std::string& default_path) {
+  if (::geteuid() == 0 || ::sd_listen_fds(0) > 0) return Status::Ok();
+  // The nearest directory that exists is the one bind (or mkdir) needs to write in.
+  std::string dir = ParentOf(default_path);
+  while (dir != "/" && ::access(dir.c_str(), F_OK) != 0) dir = ParentOf(dir);
+  if (::access(dir.c_str(), W_OK | X_OK) == 0) return Status::Ok();
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  const bool no_runtime = runtime == nullptr || *runtime == '\0';
+  return Status::Error(EACCES, "cannot listen on " + default_path + ": uid " + std::to_string(::geteuid()) +
+                                   " may not write in " + dir +
+                                   (no_runtime ? " (XDG_RUNTIME_DIR is unset, so the default is the system socket, "
+                                                 "which only root may make)"
+                                               : "") +
+                                   ": " + kSocketRemedy + (no_runtime ? ", or set XDG_RUNTIME_DIR (a login session "
+                                                                        "does) for $XDG_RUNTIME_DIR/atraced.sock"
+                                                                      : ""));
+}
 
 Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOptions& options, Logger& log) {
   const auto protocol = asio::local::stream_protocol();
@@ -124,7 +146,10 @@ Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOp
   int rc = ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   int bind_err = errno;
   ::umask(old);
-  if (rc != 0) return Errno("bind " + path, bind_err);
+  if (rc != 0) {
+    return Status::Error(bind_err, ErrnoMessage("bind " + path, bind_err) +
+                                       (bind_err == EACCES ? std::string(": ") + kSocketRemedy : std::string()));
+  }
   if (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
     int err = errno;  // before the message allocates
     return Errno("chgrp " + path, err);

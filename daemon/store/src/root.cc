@@ -38,6 +38,15 @@ Status MakeDirs(const std::string& path) {
   return Status::Ok();
 }
 
+// What to do about a root this user may not write: nothing for other errors, whose own
+// text says it (a path through a regular file, a name too long).
+std::string RootRemedy(int err) {
+  if (err == EROFS) return ": the file system is read-only; choose another root (--root, or root = in atraced.conf)";
+  if (err != EACCES && err != EPERM) return "";
+  return ": give this user write access to it (chown or chmod), run atraced as its owner, or choose another root "
+         "(--root, or root = in atraced.conf)";
+}
+
 }  // namespace
 
 RootSources RootSourcesFromEnvironment(std::optional<std::string> explicit_root,
@@ -66,9 +75,10 @@ Result<std::string> PrepareRootDirectory(const std::string& candidate) {
                                            " bytes, longer than the limit of " +
                                            std::to_string(kMaxRootPathLength));
   }
-  if (Status st = MakeDirs(path); !st.ok()) return st;
+  if (Status st = MakeDirs(path); !st.ok()) return Status::Error(st.err(), st.message() + RootRemedy(st.err()));
   if (::access(path.c_str(), W_OK | X_OK) != 0) {
-    return Status::Error(errno, ErrnoMessage("not writable", errno));
+    const int err = errno;  // before the message allocates
+    return Status::Error(err, ErrnoMessage("not writable by uid " + std::to_string(::getuid()), err) + RootRemedy(err));
   }
   char resolved[PATH_MAX];
   if (::realpath(path.c_str(), resolved) == nullptr) {

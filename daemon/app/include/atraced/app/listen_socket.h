@@ -38,6 +38,12 @@ struct ListenSocket {
   std::optional<BoundSocketFile> bound;
 };
 
+// Before the daemon makes anything (its trace root): whether this user may make the default
+// socket, when systemd passes none. A user other than root with no XDG_RUNTIME_DIR falls back
+// to /run/atraced, which only root may create: that stops start-up at once, naming --socket
+// and XDG_RUNTIME_DIR, rather than after a trace root was made and a bind failed.
+Status CheckDefaultSocketPlace(const std::string& default_path);
+
 Result<ListenSocket> OpenListenSocket(asio::io_context& io, const ListenSocketOptions& options, Logger& log);
 
 // At a clean stop: unlinks the bound socket file if it is still the one bound.
