@@ -79,7 +79,7 @@ TEST_CASE("outage notice: a socket nobody listens on, and one of a group the use
   const group* users = ::getgrnam("users");
   if (users != nullptr && users->gr_gid != 65534) {
     REQUIRE(::chown(path.c_str(), 0, users->gr_gid) == 0);
-    const std::string outsider = StderrOf(tmp, {"ATRACED_SOCKET=" + path}, 65534);
+    const std::string outsider = StderrOf({{"ATRACED_SOCKET", path}}, 65534);
     INFO(outsider);
     CHECK(Has(outsider, "cannot reach atraced: permission denied on " + path +
                             ": it is for members of group 'users'; join it ('sudo usermod -aG users $USER'"));
@@ -89,7 +89,7 @@ TEST_CASE("outage notice: a socket nobody listens on, and one of a group the use
 
 TEST_CASE("outage notice: ATRACED_SOCKET naming a file that is not a socket says so", "[link][notice]") {
   TempDir tmp;
-  const std::string err = StderrOf(tmp, {"ATRACED_SOCKET=/etc/hostname"});
+  const std::string err = StderrOf({{"ATRACED_SOCKET", "/etc/hostname"}});
   INFO(err);
   CHECK(Has(err, "cannot reach atraced: /etc/hostname is a regular file, not a socket: point ATRACED_SOCKET at the "
                  "daemon's socket"));

@@ -38,7 +38,7 @@ std::vector<std::string> ListedPaths(RawClient& c) {
   REQUIRE(r);
   REQUIRE(r->status == 0);
   proto::ListReply list;
-  REQUIRE_FALSE(proto::Decode(r->body, &list));
+  REQUIRE(proto::Decode(r->body, &list).ok());
   std::vector<std::string> paths;
   for (const auto& e : list.entries) paths.push_back(e.path);
   return paths;
