@@ -88,7 +88,6 @@ TEST_CASE("outage notice: a socket nobody listens on, and one of a group the use
 }
 
 TEST_CASE("outage notice: ATRACED_SOCKET naming a file that is not a socket says so", "[link][notice]") {
-  TempDir tmp;
   const std::string err = StderrOf({{"ATRACED_SOCKET", "/etc/hostname"}});
   INFO(err);
   CHECK(Has(err, "cannot reach atraced: /etc/hostname is a regular file, not a socket: point ATRACED_SOCKET at the "

@@ -233,9 +233,12 @@ TEST_CASE("without a long link chunks are dropped, and --refuse-long-link closes
   SECTION("refused") {
     Bench bench({"--refuse-long-link"});
     Link link;
-    REQUIRE(OpenLongLink(link, 0) == DRV_ERROR_NONE);
-    std::string payload, why;
-    CHECK(link.Read(&payload, 3000, &why) == Recv::kClosed);
+    // The device closes the link as it accepts it: the open itself fails when the close
+    // comes before the open's own send, else the first read sees the link closed.
+    if (OpenLongLink(link, 0) == DRV_ERROR_NONE) {
+      std::string payload, why;
+      CHECK(link.Read(&payload, 3000, &why) == Recv::kClosed);
+    }
     CHECK(bench.device->Command("sessions") == "ok 0");
   }
 }
