@@ -79,12 +79,16 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   ReplyHead head;
   if (DecodeReply(payload, &head).ok()) {
     std::vector<uint8_t> again;
+    // Any negative status decodes (a client treats an unknown one as a failure); only those
+    // an errno can carry, -1 to -INT32_MAX, are ones a daemon can send, and re-encode.
+    const bool errno_status = head.status < 0 && head.status != INT32_MIN;
     if (head.status == 0) {
       EncodeReplyOk(again);
-    } else {
+    } else if (errno_status) {
       EncodeReplyError(atraced::Status::Error(-head.status, head.message), again);
     }
-    if (again.size() > payload.size() || !std::equal(again.begin(), again.end(), payload.begin())) {
+    if ((head.status == 0 || errno_status) &&
+        (again.size() > payload.size() || !std::equal(again.begin(), again.end(), payload.begin()))) {
       std::abort();
     }
     CheckReplyBody<HelloReply>(head.body);
