@@ -15,18 +15,20 @@
 
 namespace atraced::testing {
 
+// Every member has an initializer, so that g++ 12 accepts designated initializers that name
+// only some of them (-Wmissing-field-initializers).
 struct RunOptions {
   // Set in the program's environment, over this process's (or, with inherit_env false,
   // instead of it).
-  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> env{};
   bool inherit_env = true;
-  std::string input;  // the program's stdin; it reads end of file after it
+  std::string input{};  // the program's stdin; it reads end of file after it
   // Run as this uid, with the same gid and no supplementary groups (the caller is root).
-  std::optional<uid_t> uid;
+  std::optional<uid_t> uid{};
   // One stream, in the order written, in RunResult::out (a shell's 2>&1).
   bool stderr_to_stdout = false;
   // Output too large to hold: left in these files (created, or truncated) instead of captured.
-  std::string stdout_file, stderr_file;
+  std::string stdout_file{}, stderr_file{};
   // Killed with SIGKILL after this; a bound for a hang, far above what any program here takes.
   std::chrono::seconds timeout{100};
 };
