@@ -16,9 +16,10 @@
 #      the kernel offers both, restarting the daemon under each (its counter checks run at
 #      start-up), and puts the original clocksource back on any exit; elsewhere it runs
 #      under the current clocksource only and says so;
-#   5. prints, per clocksource, the median and min-max ns/record of each case by thread CPU
-#      time and by wall time, the ratio ours/CANN of the medians, the clock each ring is
-#      stamped with, the load (uptime), and atraced_tick_bench's cost of the daemon's tick.
+#   5. prints, per clocksource, the median and min-max ns/record of each case and side by
+#      thread CPU time and by wall time, the median and min-max of the per-round ratios to
+#      CANN, the clock each ring is stamped with (its header), the load (uptime) before and
+#      after, and atraced_tick_bench: what the daemon's tick costs for the counter's upkeep.
 # Environment: BUILD_DIR, JOBS, BENCH_DIR (scratch parent, default $TMPDIR or /tmp), CC.
 set -euo pipefail
 
@@ -26,7 +27,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 cann_git="${1:-}"
 if [[ -z "$cann_git" || "$cann_git" == -* ]]; then
-  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 shift
