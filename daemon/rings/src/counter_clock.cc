@@ -8,6 +8,7 @@ CounterClock::CounterClock(Logger* log, const CounterEvidence* evidence_for_test
     : log_(log), fixed_evidence_(evidence_for_tests) {
   readable_ = fixed_evidence_ != nullptr ? fixed_evidence_->instruction_runs : CounterInstructionRuns(nullptr);
   granted_.store(true, std::memory_order_relaxed);
+  if (fixed_evidence_ == nullptr) cpu_says_invariant_ = CpuSaysCounterInvariant();
   if (!readable_) {
     Check("", false);
   } else {
@@ -49,7 +50,7 @@ void CounterClock::Check(const std::string& rate_problem, bool probe_cpus) {
     e = *fixed_evidence_;
   } else {
     e.instruction_runs = CounterInstructionRuns(&e.instruction_problem);
-    e.cpu_says_invariant = CpuSaysCounterInvariant();
+    e.cpu_says_invariant = cpu_says_invariant_;
     if (probe_cpus && e.instruction_runs) e.cpus = ReadCounterOnEachCpu();
   }
   if (e.rate_problem.empty()) e.rate_problem = rate_problem;

@@ -55,6 +55,10 @@ class CounterClock {
   mutable std::mutex why_mu_;
   std::string why_not_;
   bool readable_ = false;  // this process may read the counter at all
+  // The CPU's invariant-counter bit, asked once: it is fixed for the life of the process (a
+  // guest's CPUID is its VM's configuration), and one CPUID is most of a tick's cost in a
+  // guest, where it traps to the hypervisor (bench/tick_bench.cc).
+  bool cpu_says_invariant_ = false;
   bool logged_ = false;    // the loop's
   int ticks_ = 0;
 };
