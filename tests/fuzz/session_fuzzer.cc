@@ -37,11 +37,16 @@ struct World {
     remover = std::make_unique<InlineRemover>(*fs);
     store = std::make_unique<TraceStore>(*fs, *remover, clock, log, 10);
     if (!store->Recover().ok()) std::abort();
-    ServiceOptions o;
+    ServiceLimits o;
     o.root = root;
     o.max_events_per_client = 8;
     o.max_files_per_client = 8;
-    service = std::make_unique<TraceService>(*store, processes, clock, log, o);
+    TraceService::Dependencies deps;
+    deps.store = store.get();
+    deps.processes = &processes;
+    deps.clock = &clock;
+    deps.log = &log;
+    service = std::make_unique<TraceService>(std::move(deps), o);
   }
   std::string root;
   SystemClock clock;

@@ -52,6 +52,16 @@ class SharedLog {
   Logger logger_;
 };
 
+// What the service needs, for a session over a real socket.
+TraceService::Dependencies Deps(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log) {
+  TraceService::Dependencies deps;
+  deps.store = &store;
+  deps.processes = &processes;
+  deps.clock = &clock;
+  deps.log = &log;
+  return deps;
+}
+
 class SessionFixture {
  public:
   explicit SessionFixture(std::chrono::seconds idle = 30s) {
@@ -62,9 +72,9 @@ class SessionFixture {
     store_ = std::make_unique<TraceStore>(*fs_, *remover_, clock, log.logger(), 10);
     REQUIRE(store_->Recover().ok());
     processes.processes[::getpid()] = {::getpgid(0), 1, "self", {}, {}};
-    ServiceOptions o;
+    ServiceLimits o;
     o.root = tmp.path();
-    service_ = std::make_unique<TraceService>(*store_, processes, clock, log.logger(), o);
+    service_ = std::make_unique<TraceService>(Deps(*store_, processes, clock, log.logger()), o);
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     LocalSocket server(io);
@@ -240,9 +250,9 @@ TEST_CASE("sessions take turns: a burst from one client does not hold up another
   InlineRemover remover(**fs);
   TraceStore store(**fs, remover, clock, log.logger(), 10);
   REQUIRE(store.Recover().ok());
-  ServiceOptions o;
+  ServiceLimits o;
   o.root = tmp.path();
-  TraceService service(store, processes, clock, log.logger(), o);
+  TraceService service(Deps(store, processes, clock, log.logger()), o);
   asio::io_context io;
   auto open = [&](std::optional<RawClient>& client) {
     int sv[2];

@@ -18,9 +18,10 @@ struct SavesOnWorkers {
   std::unique_ptr<ServiceFixture> f;
   std::map<TraceService::ClientId, std::vector<Reply>> delivered;  // through each reply sink
 
-  explicit SavesOnWorkers(ServiceOptions o = {}) {
-    o.io_runner = &runner;
-    f = std::make_unique<ServiceFixture>(o);
+  explicit SavesOnWorkers(ServiceLimits o = {}) {
+    TraceService::Dependencies deps;
+    deps.io_runner = &runner;
+    f = std::make_unique<ServiceFixture>(o, deps);
   }
   ~SavesOnWorkers() { runner.jobs.clear(); }  // as a stopped daemon: never completed
   RingClient Ring(int32_t pid, uint32_t uid = 1000) {
@@ -91,7 +92,7 @@ TEST_CASE("a save on the I/O workers replies once its files are written, and oth
 }
 
 TEST_CASE("what a save in flight may still write counts against max-bytes-per-client", "[service][io][bytes]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_bytes_per_client = 450;  // one save of this ring reserves 436 (3 x (28 + 64) + 160)
   SavesOnWorkers s(o);
   RingClient a = s.Ring(100);
@@ -115,7 +116,7 @@ TEST_CASE("what a save in flight may still write counts against max-bytes-per-cl
 
 TEST_CASE("one uid's queued saves stop at its share, another uid's still queue, last words are never refused",
           "[service][io][shares]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_queued_bytes = 2048;
   o.uid_queued_share = 25;  // 512 bytes per uid: two saves of one record (28 + 64 + 160 = 252)
   SavesOnWorkers s(o);

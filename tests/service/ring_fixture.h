@@ -146,10 +146,11 @@ struct DeferredCrash {
   std::vector<ReplyBatch> delivered;  // through the CRASH connection's reply sink
 
   DeferredCrash() {
-    ServiceOptions o;
-    o.crash_inspector = &inspector;
-    o.crash_runner = &runner;
-    f = std::make_unique<ServiceFixture>(o);
+    ServiceLimits o;
+    TraceService::Dependencies deps;
+    deps.crash_inspector = &inspector;
+    deps.crash_runner = &runner;
+    f = std::make_unique<ServiceFixture>(o, deps);
   }
   // Sends CRASH on `channel`: no reply now, the request deferred.
   void Crash(TraceService::ClientId channel, int32_t pid) {

@@ -20,7 +20,7 @@ bool Crashes::TakeUnwind(uint32_t uid) {
     it = times.empty() ? unwinds_by_uid_.erase(it) : std::next(it);
   }
   auto& times = unwinds_by_uid_[uid];
-  if (times.size() >= options_.crash_unwinds_per_uid_per_minute) return false;
+  if (times.size() >= limits_.crash_unwinds_per_uid_per_minute) return false;
   times.push_back(now);
   return true;
 }
@@ -68,7 +68,7 @@ CrashTarget Crashes::TargetOf(const Client& c, const Ask& ask) const {
 
 CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
   facts.backtrace = "(none: uid " + std::to_string(uid) + " already had " +
-                    std::to_string(options_.crash_unwinds_per_uid_per_minute) +
+                    std::to_string(limits_.crash_unwinds_per_uid_per_minute) +
                     " crashes unwound in the last minute)\n";
   return facts;
 }
@@ -81,10 +81,10 @@ Status Crashes::OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payl
   // the event loop (no runner: tests and fuzzers).
   CrashFacts facts;
   const auto looked = clock_.Now();
-  if (options_.crash_inspector) {
+  if (deps_.crash_inspector) {
     const bool unwind = TakeUnwind(c.peer.uid);
-    facts = options_.crash_inspector->Inspect(TargetOf(c, ask),
-                                              unwind ? options_.crash_budget : std::chrono::milliseconds(0));
+    facts = deps_.crash_inspector->Inspect(TargetOf(c, ask),
+                                              unwind ? limits_.crash_budget : std::chrono::milliseconds(0));
     if (!unwind) facts = NoUnwindFacts(std::move(facts), c.peer.uid);
   } else {
     facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
@@ -107,12 +107,12 @@ Status Crashes::StartLook(ClientId id, Client& c, const proto::FrameHeader& h, s
   pending_[token] = PendingCrash{id, holder_id, c.peer.pid, h.request_id, ask, clock_.Now()};
   // The process waits in its handler while the runner looks at it from outside; every other
   // client is served meanwhile. The reply, and this connection's next request, wait.
-  CrashInspector* inspector = options_.crash_inspector;
+  CrashInspector* inspector = deps_.crash_inspector;
   const bool unwind = inspector != nullptr && TakeUnwind(c.peer.uid);
   const CrashTarget target = TargetOf(c, ask);
   const uint32_t uid = c.peer.uid;
-  const auto budget = unwind ? options_.crash_budget : std::chrono::milliseconds(0);
-  options_.crash_runner->Run(
+  const auto budget = unwind ? limits_.crash_budget : std::chrono::milliseconds(0);
+  deps_.crash_runner->Run(
       uid, [inspector, target, budget]() -> CrashFacts {
         if (!inspector) {
           return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",

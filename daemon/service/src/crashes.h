@@ -24,6 +24,7 @@
 #include "admission.h"
 #include "client.h"
 #include "client_table.h"
+#include "service_context.h"
 #include "later_reply.h"
 #include "process_records.h"
 #include "atraced/base/status.h"
@@ -34,11 +35,11 @@ namespace atraced {
 class Crashes {
  public:
   // `forget` releases what a client still holds once it is gone for good.
-  Crashes(ClientTable& clients, ProcessRecords& records, ProcessTable& processes, RingSaver& saver,
-          Admission& admission, Clock& clock, Logger& log, ServiceCounters& counters, const ServiceOptions& options,
-          std::function<void(Client&)> forget)
-      : clients_(clients), records_(records), processes_(processes), saver_(saver), admission_(admission),
-        clock_(clock), log_(log), counters_(counters), options_(options), forget_(std::move(forget)) {}
+  Crashes(const ServiceContext& ctx, ClientTable& clients, ProcessRecords& records, RingSaver& saver,
+          Admission& admission, std::function<void(Client&)> forget)
+      : clients_(clients), records_(records), processes_(*ctx.deps.processes), saver_(saver), admission_(admission),
+        clock_(*ctx.deps.clock), log_(*ctx.deps.log), counters_(ctx.counters), deps_(ctx.deps), limits_(ctx.limits),
+        forget_(std::move(forget)) {}
 
   // CRASH or STACK_DUMP (`opcode`) inspected here, on the event loop (no runner: tests and
   // fuzzers). The reply comes through `later` once the stackcore dir is written.
@@ -91,7 +92,8 @@ class Crashes {
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
+  const ServiceLimits& limits_;  // crash_budget changes on SIGHUP
   std::function<void(Client&)> forget_;
   // CRASHes whose inspection runs off the loop, by token; and the rings' holders whose
   // connection closed meanwhile, kept until their report is written.

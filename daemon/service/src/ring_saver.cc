@@ -93,7 +93,7 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   // The most the files can take is reserved against every bound before anything is made;
   // the completion gives back what was not written.
   if (Status refused = admission_.AdmitBytes(c, bound); !refused.ok()) return done(std::move(refused));
-  JobRunner* runner = options_.io_runner;
+  JobRunner* runner = deps_.io_runner;
   if (runner && kind == EventKind::kSchedule) {
     // A schedule save can be asked again; its uid waits for its own saves to land.
     UidShare::Verdict verdict;

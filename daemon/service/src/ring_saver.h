@@ -26,6 +26,7 @@
 #include "atraced/service/service_types.h"
 #include "atraced/store/trace_store.h"
 #include "client.h"
+#include "service_context.h"
 #include "atraced/base/status.h"
 
 namespace atraced {
@@ -36,9 +37,9 @@ using SaveDone = std::function<void(Status)>;
 class RingSaver {
  public:
   // `queued` is the pool of save bytes in flight, shared per uid (uid-queued-share).
-  RingSaver(TraceStore& store, Admission& admission, Logger& log, ServiceCounters& counters, UidShare& queued,
-            const ServiceOptions& options)
-      : store_(store), admission_(admission), log_(log), counters_(counters), queued_(queued), options_(options) {}
+  RingSaver(const ServiceContext& ctx, Admission& admission, UidShare& queued)
+      : store_(*ctx.deps.store), admission_(admission), log_(*ctx.deps.log), counters_(ctx.counters), queued_(queued),
+        deps_(ctx.deps) {}
 
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record). `reports`, if any, are written first and make the
@@ -88,7 +89,7 @@ class RingSaver {
   Logger& log_;
   ServiceCounters& counters_;
   UidShare& queued_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
   std::unordered_map<Job*, std::shared_ptr<Job>> jobs_;  // submitted, not yet answered
 };
 

@@ -20,7 +20,7 @@ Status Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, Unique
     return refuse(ENOTSUP, "flags: ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER, not granted in HELLO");
   }
   if (c.rings.count(m.object_id)) return refuse(EEXIST, "object_id: " + std::to_string(m.object_id) + " is already registered");
-  if (c.rings.size() >= options_.max_rings_per_client) {
+  if (c.rings.size() >= limits_.max_rings_per_client) {
     return refuse(EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");
   }
   // Charged before anything is mapped: one user's rings cannot take another's room.
@@ -33,8 +33,8 @@ Status Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, Unique
     return refuse(EBUSY, "ring memory: " + memory_.Describe(verdict, c.peer.uid, cost));
   }
   auto ring = HeldRing::Map(std::move(memfd), m,
-                            options_.ring_unmapper ? *options_.ring_unmapper : InlineUnmapper::Instance(),
-                            options_.counter_clock);
+                            deps_.ring_unmapper ? *deps_.ring_unmapper : InlineUnmapper::Instance(),
+                            deps_.counter_clock);
   if (!ring.ok()) return refuse(ring.status().err(), ring.status().message());
   c.rings.emplace(m.object_id, ClientRing{std::move(*ring), std::move(slot), std::move(memory)});
   CountHolder(c);

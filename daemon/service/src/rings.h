@@ -14,6 +14,7 @@
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
+#include "service_context.h"
 #include "later_reply.h"
 #include "process_records.h"
 #include "atraced/base/status.h"
@@ -25,15 +26,16 @@ class Rings {
  public:
   // `slots` and `memory` are the uids' shares of rings and of their memory; they outlive
   // every client that holds a charge of them.
-  Rings(ClientTable& clients, ProcessRecords& records, UidShare& slots, UidShare& memory, RingSaver& saver,
-        Admission& admission, Logger& log, ServiceCounters& counters, const ServiceOptions& options)
+  Rings(const ServiceContext& ctx, ClientTable& clients, ProcessRecords& records, UidShare& slots, UidShare& memory,
+        RingSaver& saver, Admission& admission)
       : clients_(clients),
         records_(records),
         saver_(saver),
         admission_(admission),
-        log_(log),
-        counters_(counters),
-        options_(options),
+        log_(*ctx.deps.log),
+        counters_(ctx.counters),
+        deps_(ctx.deps),
+        limits_(ctx.limits),
         slots_(slots),
         memory_(memory) {}
 
@@ -64,7 +66,8 @@ class Rings {
   Admission& admission_;
   Logger& log_;
   ServiceCounters& counters_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
+  const ServiceLimits& limits_;
   UidShare& slots_;   // rings held, against max_rings_total
   UidShare& memory_;  // their HeldRing::MemoryCost, against max_ring_memory
 };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "queries.h"
 #include "ring_saver.h"
 #include "rings.h"
+#include "service_context.h"
 
 namespace atraced {
 namespace {
@@ -36,28 +38,36 @@ constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEM
 // one rare reply does not keep its memory for the daemon's lifetime.
 constexpr size_t kMaxKeptScratch = 64 * 1024;
 
+// The parts no handler can do without: a service built without one is a programming error.
+TraceService::Dependencies Checked(TraceService::Dependencies deps) {
+  if (!deps.store || !deps.processes || !deps.clock || !deps.log) {
+    throw std::invalid_argument("TraceService: the store, the process table, the clock and the log are required");
+  }
+  return deps;
+}
+
 }  // namespace
 
 // Everything the service holds, wired once: each handler gets references to the parts it
 // needs and nothing else. Declared in the order they depend on each other.
 struct TraceService::Rooms {
-  Rooms(TraceStore& the_store, ProcessTable& the_processes, Clock& the_clock, Logger& the_log, ServiceOptions opts)
-      : store(the_store), processes(the_processes), clock(the_clock), log(the_log), options(std::move(opts)),
-        ring_slots("rings", "ring", "uid-ring-share", options.max_rings_total, options.uid_ring_share),
-        ring_memory("ring memory", "byte", "uid-ring-share", options.max_ring_memory, options.uid_ring_share),
-        queued_saves("queued save bytes", "byte", "uid-queued-share", options.max_queued_bytes,
-                     options.uid_queued_share),
+  Rooms(Dependencies the_deps, ServiceLimits the_limits)
+      : deps(std::move(the_deps)), limits(std::move(the_limits)),
+        store(*deps.store), processes(*deps.processes), clock(*deps.clock), log(*deps.log),
+        ring_slots("rings", "ring", "uid-ring-share", limits.max_rings_total, limits.uid_ring_share),
+        ring_memory("ring memory", "byte", "uid-ring-share", limits.max_ring_memory, limits.uid_ring_share),
+        queued_saves("queued save bytes", "byte", "uid-queued-share", limits.max_queued_bytes,
+                     limits.uid_queued_share),
         records(processes, clock),
-        admission(records, clock, log, counters, options),
+        admission(ctx, records),
         accounting(store, records),
-        saver(store, admission, log, counters, queued_saves, options),
+        saver(ctx, admission, queued_saves),
         devices(records, counters),
-        events(store, processes, records, admission, accounting, devices, clock, log, counters, options),
-        rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
-        queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves, log),
-        departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
-        crashes(clients, records, processes, saver, admission, clock, log, counters, options,
-                [this](Client& c) { Forget(c); }) {}
+        events(ctx, records, admission, accounting, devices),
+        rings(ctx, clients, records, ring_slots, ring_memory, saver, admission),
+        queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
+        departures(ctx, saver, [this](Client& c) { Forget(c); }),
+        crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -74,12 +84,14 @@ struct TraceService::Rooms {
                    UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred,
                    LaterReply& later);
 
+  const Dependencies deps;
+  ServiceLimits limits;  // ApplyLimits changes some at SIGHUP
+  ServiceCounters counters;
+  const ServiceContext ctx{deps, limits, counters};  // what every handler shares
   TraceStore& store;
   ProcessTable& processes;
   Clock& clock;
   Logger& log;
-  ServiceOptions options;
-  ServiceCounters counters;
   // Before the clients: a client's rings hold charges of these.
   UidShare ring_slots;
   UidShare ring_memory;
@@ -103,9 +115,8 @@ struct TraceService::Rooms {
   std::vector<uint8_t> reply_scratch;
 };
 
-TraceService::TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log,
-                           ServiceOptions options)
-    : rooms_(std::make_unique<Rooms>(store, processes, clock, log, std::move(options))) {}
+TraceService::TraceService(Dependencies deps, ServiceLimits limits)
+    : rooms_(std::make_unique<Rooms>(Checked(std::move(deps)), std::move(limits))) {}
 
 TraceService::~TraceService() {
   // The daemon is stopping: its clients are alive, and nobody will run a check any more.
@@ -133,11 +144,11 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   c.program = facts ? facts->program : "unknown";
   c.connected = r.clock.Now();
   bool in_group = false;
-  if (r.options.forwarder_gid) {
-    in_group = peer.gid == *r.options.forwarder_gid ||
-               (facts && std::count(facts->groups.begin(), facts->groups.end(), *r.options.forwarder_gid) > 0);
+  if (r.limits.forwarder_gid) {
+    in_group = peer.gid == *r.limits.forwarder_gid ||
+               (facts && std::count(facts->groups.begin(), facts->groups.end(), *r.limits.forwarder_gid) > 0);
   }
-  c.may_forward = peer.uid == 0 || peer.uid == r.options.daemon_uid || in_group;
+  c.may_forward = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group;
   r.store.HoldProcessDir(c.process_dir);
   const ClientId id = r.clients.Add(std::move(c));
   r.log.Debug("client ", id, " connected: pid ", peer.pid, " uid ", peer.uid, " gid ", peer.gid);
@@ -193,9 +204,6 @@ bool TraceService::KeepWhileIdle(ClientId id) const {
   return rec != nullptr && rec->ring_holders > 0;
 }
 
-void TraceService::SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule) {
-  rooms_->departures.SetScheduler(std::move(schedule));
-}
 void TraceService::CheckDepartures() { rooms_->departures.Check(); }
 size_t TraceService::departures() const { return rooms_->departures.size(); }
 
@@ -307,7 +315,7 @@ Status TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Fram
     case ATR_OP_GOODBYE: return rings.OnGoodbye(c, payload, later);
     case ATR_OP_CRASH:
     case ATR_OP_STACK_DUMP: {
-      if (!options.crash_runner) return crashes.OnLook(c, h.opcode, payload, later);
+      if (!deps.crash_runner) return crashes.OnLook(c, h.opcode, payload, later);
       Status refused = crashes.StartLook(id, c, h, payload);
       *deferred = refused.ok();
       return refused;
@@ -333,7 +341,7 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
   if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
   if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
   // Counter-stamped rings only while the daemon's measurements trust the counter.
-  if (options.counter_clock == nullptr || !options.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
+  if (deps.counter_clock == nullptr || !deps.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
@@ -359,13 +367,11 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
   return Status::Ok();
 }
 
-void TraceService::SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client) {
-  rooms_->options.rate_limit = rate_limit;
-  rooms_->options.max_bytes_per_client = max_bytes_per_client;
+void TraceService::ApplyLimits(const ServiceLimits& limits) {
+  rooms_->limits.rate_limit = limits.rate_limit;
+  rooms_->limits.max_bytes_per_client = limits.max_bytes_per_client;
+  rooms_->limits.crash_budget = limits.crash_budget;
 }
-void TraceService::SetCrashRunner(CrashRunner* runner) { rooms_->options.crash_runner = runner; }
-void TraceService::SetIoRunner(JobRunner* runner) { rooms_->options.io_runner = runner; }
-void TraceService::SetCrashBudget(std::chrono::milliseconds budget) { rooms_->options.crash_budget = budget; }
 void TraceService::Tick() {
   rooms_->admission.Tick();
   rooms_->accounting.AccountPassedFiles(rooms_->clients);

@@ -35,8 +35,11 @@ namespace atraced {
 class TraceService {
  public:
   using ClientId = uint64_t;
+  // What the service needs from the daemon, given once (service_types.h).
+  using Dependencies = ServiceDependencies;
 
-  TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log, ServiceOptions options);
+  // `deps` must name the store, the process table, the clock, the log and both runners.
+  TraceService(Dependencies deps, ServiceLimits limits);
   ~TraceService();
   TraceService(const TraceService&) = delete;
   TraceService& operator=(const TraceService&) = delete;
@@ -73,21 +76,15 @@ class TraceService {
   // moment before the process becomes a zombie). An ended process gets a stackcore event
   // dir: a report, then one file per ring. One still running after about 3 s (an exec, a
   // closed descriptor, a connection the daemon dropped) loses its rings, as before.
-  // CheckDepartures re-checks them; the service asks for it through the scheduler (the
-  // event loop's timer), or a test calls it.
-  void SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule);
+  // CheckDepartures re-checks them; the service asks for it through
+  // Dependencies::schedule_departures (the event loop's timer), or a test calls it.
   void CheckDepartures();
   size_t departures() const;
 
-  // Applies new per-client limits at once (SIGHUP).
-  void SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client);
-  // Where the next CRASH is inspected (ServiceOptions::crash_runner); nullptr: inline. The
-  // runner's `done` must run on the event loop, and never after the service is destroyed.
-  void SetCrashRunner(CrashRunner* runner);
-  // Who writes the next saves (ServiceOptions::io_runner); nullptr: inline. The same rules.
-  void SetIoRunner(JobRunner* runner);
-  // The unwind deadline for the next CRASH (SIGHUP: crash-unwind-timeout-ms).
-  void SetCrashBudget(std::chrono::milliseconds budget);
+  // SIGHUP: applies the limits that may change while the daemon runs, at once: the rate
+  // limit, max-bytes-per-client and the unwind deadline of the next CRASH. The others sized
+  // pools at start-up and keep their values (ServiceLimits).
+  void ApplyLimits(const ServiceLimits& limits);
   // The timer's work: one log line per client process whose events the rate limit refused
   // during the last interval ("suppressed 1234 events from pid 77 (train.py)").
   void Tick();
