@@ -23,9 +23,12 @@
 #include "atraced/service/trace_service.h"
 #include "atraced/ipc/session.h"
 #include "session_peer.h"
+#include "support/inline_runners.h"
 #include "session_script.h"
 
 using namespace atraced;
+using atraced::testing::InlineCrashRunner;
+using atraced::testing::InlineIoRunner;
 
 namespace {
 
@@ -46,9 +49,13 @@ struct World {
     deps.processes = &processes;
     deps.clock = &clock;
     deps.log = &log;
+    deps.io_runner = &io_runner;
+    deps.crash_runner = &crash_runner;
     service = std::make_unique<TraceService>(std::move(deps), o);
   }
   std::string root;
+  InlineIoRunner io_runner;  // a save's reply comes in its batch, as a one-input fuzzer needs
+  InlineCrashRunner crash_runner;
   SystemClock clock;
   Logger log{[](LogLevel, std::string_view) {}, LogLevel::kError};
   ProcProcessTable processes;

@@ -9,6 +9,7 @@
 
 #include "atraced/store/posix_file_system.h"
 #include "atraced/ipc/session.h"
+#include "support/inline_runners.h"
 #include "support/capture_log.h"
 #include "support/fake_clock.h"
 #include "support/fake_process_table.h"
@@ -52,9 +53,14 @@ class SharedLog {
   Logger logger_;
 };
 
-// What the service needs, for a session over a real socket.
+// What the service needs, for a session over a real socket. The runners finish at once and
+// keep nothing: one of each serves every test.
 TraceService::Dependencies Deps(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log) {
+  static InlineIoRunner io_runner;
+  static InlineCrashRunner crash_runner;
   TraceService::Dependencies deps;
+  deps.io_runner = &io_runner;
+  deps.crash_runner = &crash_runner;
   deps.store = &store;
   deps.processes = &processes;
   deps.clock = &clock;

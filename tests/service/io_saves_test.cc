@@ -31,13 +31,13 @@ struct SavesOnWorkers {
     });
     return c;
   }
-  // Sends `op`; returns true when its reply is deferred (none in the batch).
+  // Sends `op`; returns true when its reply comes later (none in the batch).
   bool Send(TraceService::ClientId id, uint16_t op, const std::vector<uint8_t>& payload, Reply* now = nullptr) {
     ReplyBatch batch;
     proto::FrameHeader h{static_cast<uint32_t>(payload.size()), op, 0, ++f->request_id};
-    f->service->Handle(id, h, payload, batch);
+    const TraceService::Reply where = f->service->Handle(id, h, payload, batch);
     auto replies = ServiceFixture::Decode(batch);
-    if (batch.deferred) {
+    if (where == TraceService::Reply::kLater) {
       CHECK(replies.empty());
       return true;
     }

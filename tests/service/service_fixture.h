@@ -19,6 +19,7 @@
 #include "support/fake_clock.h"
 #include "support/fake_process_table.h"
 #include "support/fault_file_system.h"
+#include "support/inline_runners.h"
 #include "support/raw_client.h"
 #include "support/temp_dir.h"
 
@@ -34,7 +35,8 @@ struct Reply {
 class ServiceFixture {
  public:
   // `deps` names what a test gives the service (an inspector, a runner); the fixture adds
-  // the store, the process table, the clock and the log.
+  // the store, the process table, the clock and the log, and runners that finish at once
+  // (inline_runners.h) where the test gives none.
   explicit ServiceFixture(ServiceLimits limits = {}, TraceService::Dependencies deps = {}) {
     auto fs = PosixFileSystem::Open(tmp.path());
     REQUIRE(fs.ok());
@@ -52,6 +54,8 @@ class ServiceFixture {
     deps.processes = &processes;
     deps.clock = &clock;
     deps.log = &log.logger();
+    if (deps.io_runner == nullptr) deps.io_runner = &io_runner;
+    if (deps.crash_runner == nullptr) deps.crash_runner = &crash_runner;
     service = std::make_unique<TraceService>(std::move(deps), std::move(limits));
   }
 
@@ -123,6 +127,8 @@ class ServiceFixture {
   }
 
   TempDir tmp;
+  InlineIoRunner io_runner;
+  InlineCrashRunner crash_runner;
   FakeClock clock;
   CaptureLog log;
   FakeProcessTable processes;

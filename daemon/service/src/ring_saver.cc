@@ -93,15 +93,14 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   // The most the files can take is reserved against every bound before anything is made;
   // the completion gives back what was not written.
   if (Status refused = admission_.AdmitBytes(c, bound); !refused.ok()) return done(std::move(refused));
-  JobRunner* runner = deps_.io_runner;
-  if (runner && kind == EventKind::kSchedule) {
+  if (kind == EventKind::kSchedule) {
     // A schedule save can be asked again; its uid waits for its own saves to land.
     UidShare::Verdict verdict;
     job->queued = UidCharge::Take(&queued_, c.peer.uid, bound, &verdict);
     if (verdict != UidShare::Verdict::kOk) {
       return done(Status::Error(EAGAIN, "save: " + queued_.Describe(verdict, c.peer.uid, bound)));
     }
-  } else if (runner) {
+  } else {
     // Last words (an exit, a crash, a death) are never asked twice: charged, not refused.
     // They are bounded by what the uid may hold: its connections and its rings' memory.
     job->queued = UidCharge::Force(&queued_, c.peer.uid, bound);
@@ -128,11 +127,7 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
     }
   }
   jobs_.emplace(job.get(), job);
-  if (!runner) {
-    job->Run();
-    return Complete(*job);
-  }
-  runner->Submit(c.peer.uid, [job] { job->Run(); }, [this, job] { Complete(*job); });
+  deps_.io_runner->Submit(c.peer.uid, [job] { job->Run(); }, [this, job] { Complete(*job); });
 }
 
 size_t RingSaver::DropQueued() {

@@ -7,8 +7,7 @@
 // take against max-bytes-per-client, the store's byte limits and the uid's share of queued
 // save bytes, makes the directory and opens the files; the worker copies, formats and writes;
 // back on the loop the completion counts what was written, returns the rest of the
-// reservations, ends the event (which may age its class) and gives the reply. Without a
-// runner (tests, fuzzers) the same steps run inline.
+// reservations, ends the event (which may age its class) and gives the reply.
 #pragma once
 
 #include <cstdint>
@@ -47,8 +46,8 @@ class RingSaver {
   // max-bytes-per-client; a save that could pass it is refused whole (-EBUSY), as is a
   // schedule save past the uid's share of queued save bytes (-EAGAIN: exit and stackcore
   // saves are charged to the share, never refused by it). Calls `done` once with the reply:
-  // before returning when the save is refused, has nothing to write or runs inline, else
-  // on the loop once the files are written.
+  // before returning when the save is refused or has nothing to write, else on the loop once
+  // the I/O runner wrote the files.
   // `made_dir`, if given, gets the directory's absolute path when it is made (before Save
   // returns).
   void Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,

@@ -11,11 +11,11 @@
 #include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
 #include "atraced/common/log.h"
+#include "atraced/service/deferred_reply.h"
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
 #include "service_context.h"
-#include "later_reply.h"
 #include "process_records.h"
 #include "atraced/base/status.h"
 #include "ring_saver.h"
@@ -41,12 +41,13 @@ class Rings {
 
   Status OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd);
   Status OnRingRelease(Client& c, std::span<const uint8_t> payload);
-  // The saves: their reply comes through `later` once the files are written (ring_saver.h).
-  Status OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later);
-  Status OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later);
-  Status OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  // The saves: `reply` is answered once the files are written (ring_saver.h), or at once
+  // with a refusal.
+  void OnRingReport(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
+  void OnRingSaveAll(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
+  void OnGoodbye(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
   // The on-demand dump signal: RING_SAVE_ALL for the process's ring-holding connection.
-  Status OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  void OnDump(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
 
   // Unmaps every ring the client holds (it is gone for good, or said GOODBYE).
   void ReleaseAll(Client& c);

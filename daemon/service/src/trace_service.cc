@@ -18,11 +18,11 @@
 #include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
-#include "later_reply.h"
 #include "atraced/base/cycle_counter.h"
 #include "process_names.h"
 #include "process_records.h"
 #include "queries.h"
+#include "reply_route.h"
 #include "ring_saver.h"
 #include "rings.h"
 #include "service_context.h"
@@ -40,8 +40,8 @@ constexpr size_t kMaxKeptScratch = 64 * 1024;
 
 // The parts no handler can do without: a service built without one is a programming error.
 TraceService::Dependencies Checked(TraceService::Dependencies deps) {
-  if (!deps.store || !deps.processes || !deps.clock || !deps.log) {
-    throw std::invalid_argument("TraceService: the store, the process table, the clock and the log are required");
+  if (!deps.store || !deps.processes || !deps.clock || !deps.log || !deps.crash_runner || !deps.io_runner) {
+    throw std::invalid_argument("TraceService: the store, the process table, the clock, the log and both runners are required");
   }
   return deps;
 }
@@ -76,13 +76,16 @@ struct TraceService::Rooms {
   }
 
   Status OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
-  // The opcode's handler; *deferred: its reply comes later (a CRASH inspected off the loop,
-  // or a save on the I/O workers).
-  Status Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
-                 UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred);
-  Status DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
-                   UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred,
-                   LaterReply& later);
+  // The opcode's handler: the reply now, or nullopt when it comes later (a save on the I/O
+  // workers, a CRASH inspected on the crash runner's thread).
+  std::optional<Status> Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+                                 UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge);
+  // A handler whose reply may wait gets a DeferredReply, which it answers now or later.
+  template <typename Handler>
+  std::optional<Status> Later(ClientId id, const proto::FrameHeader& h, Handler handler) {
+    handler(route->Begin(id, h));
+    return route->End(body_scratch);
+  }
 
   const Dependencies deps;
   ServiceLimits limits;  // ApplyLimits changes some at SIGHUP
@@ -97,6 +100,9 @@ struct TraceService::Rooms {
   UidShare ring_memory;
   UidShare queued_saves;  // charged by saves in flight (RingSaver)
   ClientTable clients;
+  // Where a DeferredReply's answer goes; shared with the replies still owed, which may
+  // outlive the service (stopped first, in ~TraceService).
+  std::shared_ptr<DispatchRoute> route = std::make_shared<DispatchRoute>(clients, counters);
   ProcessRecords records;
   Admission admission;
   FileAccounting accounting;
@@ -120,6 +126,8 @@ TraceService::TraceService(Dependencies deps, ServiceLimits limits)
 
 TraceService::~TraceService() {
   // The daemon is stopping: its clients are alive, and nobody will run a check any more.
+  // Replies still owed go nowhere: their connections go with the service.
+  rooms_->route->Stop();
   rooms_->destroying = true;
   rooms_->departures.ForgetAll();
   rooms_->crashes.ForgetAll();
@@ -207,12 +215,12 @@ bool TraceService::KeepWhileIdle(ClientId id) const {
 void TraceService::CheckDepartures() { rooms_->departures.Check(); }
 size_t TraceService::departures() const { return rooms_->departures.size(); }
 
-void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload, ReplyBatch& out,
-                          UniqueFd attached) {
+TraceService::Reply TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+                                         ReplyBatch& out, UniqueFd attached) {
   Rooms& r = *rooms_;
   ++r.counters.requests;
   Client* found = r.clients.Find(id);
-  if (found == nullptr) return;
+  if (found == nullptr) return Reply::kInBatch;
   Client& c = *found;
   std::vector<uint8_t>& body = r.body_scratch;  // reused: see body_scratch
   body.clear();
@@ -237,20 +245,19 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
     refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO");
   } else {
-    bool deferred = false;
     // A directory of the process may be made from here on: its name is settled now.
     if (h.opcode == ATR_OP_EVENT_BEGIN || h.opcode == ATR_OP_STACK_DUMP) {
       SettleProcessName(c, r.records, r.clients, r.store);
     }
-    refusal = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge, &deferred);
+    std::optional<Status> now = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge);
+    if (!now) {
+      // A DeferredReply answers through the reply sink (Crashes, RingSaver).
+      c.last_activity = r.clock.Now();
+      return Reply::kLater;
+    }
+    refusal = std::move(*now);
     if (h.opcode == ATR_OP_RING_REGISTER && refusal.ok()) {
       SettleProcessName(c, r.records, r.clients, r.store);  // with the process's UTC offset
-    }
-    if (deferred) {
-      // The reply comes through the reply sink (Crashes, RingSaver).
-      c.last_activity = r.clock.Now();
-      out.deferred = true;
-      return;
     }
   }
   if (c.features & ATR_FEATURE_MEMFD) c.last_activity = r.clock.Now();  // for a death report
@@ -279,22 +286,12 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   proto::AppendFrame(out.bytes, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);
   if (body.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(body);
   if (reply.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(reply);
+  return Reply::kInBatch;
 }
 
-Status TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
-                                    std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
-                                    UniqueFd* passed, FdCharge* passed_charge, bool* deferred) {
-  LaterReply later(clients, id, h.opcode, h.request_id, counters);
-  Status r = DispatchOp(id, c, h, payload, std::move(attached), out, passed, passed_charge, deferred, later);
-  if (*deferred) return r;
-  std::optional<Status> now = later.Settle(std::move(r));
-  *deferred = !now;
-  return now ? std::move(*now) : Status::Ok();
-}
-
-Status TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h,
-                                      std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
-                                      UniqueFd* passed, FdCharge* passed_charge, bool* deferred, LaterReply& later) {
+std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
+                                                   std::span<const uint8_t> payload, UniqueFd attached,
+                                                   ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge) {
   std::vector<uint8_t>& body = body_scratch;
   switch (h.opcode) {
     case ATR_OP_HELLO: return OnHello(c, payload, body, &out.close_after);
@@ -310,17 +307,17 @@ Status TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Fram
     case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c.peer, payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
-    case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload, later);
-    case ATR_OP_RING_SAVE_ALL: return rings.OnRingSaveAll(c, payload, later);
-    case ATR_OP_GOODBYE: return rings.OnGoodbye(c, payload, later);
+    case ATR_OP_RING_REPORT:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnRingReport(c, payload, std::move(reply)); });
+    case ATR_OP_RING_SAVE_ALL:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnRingSaveAll(c, payload, std::move(reply)); });
+    case ATR_OP_GOODBYE:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnGoodbye(c, payload, std::move(reply)); });
     case ATR_OP_CRASH:
-    case ATR_OP_STACK_DUMP: {
-      if (!deps.crash_runner) return crashes.OnLook(c, h.opcode, payload, later);
-      Status refused = crashes.StartLook(id, c, h, payload);
-      *deferred = refused.ok();
-      return refused;
-    }
-    case ATR_OP_DUMP: return rings.OnDump(c, payload, later);
+    case ATR_OP_STACK_DUMP:
+      return Later(id, h, [&](DeferredReply reply) { crashes.Look(id, c, h.opcode, payload, std::move(reply)); });
+    case ATR_OP_DUMP:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }

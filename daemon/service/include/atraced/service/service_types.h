@@ -123,10 +123,6 @@ struct ReplyBatch {
   std::vector<uint8_t> bytes;
   std::vector<PassedFd> fds;
   bool close_after = false;  // the connection ends once these replies are sent
-  // The last request's reply comes later, through the connection's reply sink (a CRASH being
-  // inspected off the loop): handle none of the connection's later requests until then, so
-  // replies stay in request order.
-  bool deferred = false;
 };
 
 // One device's traces as STATUS shows them (wire.h atr_status_device).

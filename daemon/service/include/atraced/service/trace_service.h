@@ -47,16 +47,26 @@ class TraceService {
   // `pidfd` refers to the peer process itself (PeerPidfd, process_identity.h); without one
   // (tests, an old kernel) the pid and its start time are all the daemon pins.
   ClientId Connect(const PeerCredentials& peer, UniqueFd pidfd = UniqueFd());
-  // Where a deferred reply of this client goes (see ReplyBatch::deferred). Called on the
-  // event loop; never after Disconnect(id).
+  // Where this client's replies that come after Handle returned go (Reply::kLater): a
+  // DeferredReply answered later (deferred_reply.h). Called on the event loop; never after
+  // Disconnect(id).
   void SetReplySink(ClientId id, std::function<void(ReplyBatch&&)> sink);
   // Ends the client's open files and events, keeping everything written.
   void Disconnect(ClientId id);
-  // Handles one request frame and appends its reply to `out`. `attached` is the descriptor
-  // that came with the frame's first byte (SCM_RIGHTS), if any: only RING_REGISTER takes
-  // one; on any other frame it is a protocol violation and the connection is closed.
-  void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
-              UniqueFd attached = UniqueFd());
+  // Where Handle put the request's reply.
+  enum class Reply {
+    kInBatch,  // appended to `out`
+    // It comes later, through the client's reply sink (a save on the I/O workers, a CRASH
+    // being inspected): the caller handles none of the connection's later requests until
+    // then, so that replies stay in request order.
+    kLater,
+  };
+  // Handles one request frame and appends its reply to `out`, or says it comes later.
+  // `attached` is the descriptor that came with the frame's first byte (SCM_RIGHTS), if any:
+  // only RING_REGISTER takes one; on any other frame it is a protocol violation and the
+  // connection is closed.
+  Reply Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
+               UniqueFd attached = UniqueFd());
 
   // The daemon's one refusal throttle (refusal_log.h), for refusals made outside Handle (the
   // listener's sheds): whether to log this one for `uid`, and how many were not logged since.
