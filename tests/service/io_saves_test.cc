@@ -218,3 +218,26 @@ TEST_CASE("a death without GOODBYE is written by the workers and stays counted u
   CHECK(s.f->log.Has(LogLevel::kNotice, "ended without GOODBYE"));
   CHECK(s.f->service->saves_in_flight() == 0);
 }
+
+TEST_CASE("a save the store refuses gives back all it reserved: the next one fits the same bounds",
+          "[service][io][bytes][shares]") {
+  ServiceLimits o;
+  o.max_bytes_per_client = 450;  // one save of this ring reserves 436 (3 x (28 + 64) + 160)
+  o.max_queued_bytes = 2048;
+  o.uid_queued_share = 25;       // 512 bytes per uid: one such save at a time
+  SavesOnWorkers s(o);
+  RingClient a = s.Ring(100);
+  a.Register(1, RingWith({"a", "b", "c"}));
+  // The event directory cannot be made: refused after the bytes and the share were reserved.
+  s.f->fault_->Fail(FsOp::kMakeDir, "schedule_event_", EIO, 1);
+  Reply refused;
+  REQUIRE_FALSE(s.Send(a.id, ATR_OP_RING_SAVE_ALL, kSaveAll, &refused));
+  CHECK(refused.status == ATR_EIO);
+  // Had any of it stayed reserved, max-bytes-per-client (-EBUSY) or the uid's share
+  // (-EAGAIN) would refuse this one.
+  REQUIRE(s.Send(a.id, ATR_OP_RING_SAVE_ALL, kSaveAll));
+  s.runner.RunAll();
+  REQUIRE(s.delivered[a.id].size() == 1);
+  CHECK(s.delivered[a.id][0].status == 0);
+  CHECK(s.f->store_->reserved_bytes() == 0);
+}

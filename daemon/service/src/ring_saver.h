@@ -5,9 +5,9 @@
 // A save is decided on the event loop and written by an I/O worker (docs/IO_WORKERS.md):
 // the loop reads each ring's header (HeldRing::PlanSave), reserves the most the files can
 // take against max-bytes-per-client, the store's byte limits and the uid's share of queued
-// save bytes, makes the directory and opens the files; the worker copies, formats and writes;
-// back on the loop the completion counts what was written, returns the rest of the
-// reservations, ends the event (which may age its class) and gives the reply.
+// save bytes (one SaveReservation), makes the directory and opens the files; the worker
+// copies, formats and writes; back on the loop the completion settles the reservation (the
+// rest goes back), counts what was written, ends the event (which may age its class) and gives the reply.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,7 @@
 #include "atraced/service/service_types.h"
 #include "atraced/store/trace_store.h"
 #include "client.h"
+#include "save_reservation.h"
 #include "service_context.h"
 #include "atraced/base/status.h"
 
@@ -39,6 +40,9 @@ class RingSaver {
   RingSaver(const ServiceContext& ctx, Admission& admission, UidShare& queued)
       : store_(*ctx.deps.store), admission_(admission), log_(*ctx.deps.log), counters_(ctx.counters), queued_(queued),
         deps_(ctx.deps) {}
+  ~RingSaver();
+  RingSaver(const RingSaver&) = delete;
+  RingSaver& operator=(const RingSaver&) = delete;
 
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record). `reports`, if any, are written first and make the
