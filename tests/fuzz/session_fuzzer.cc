@@ -23,9 +23,12 @@
 #include "atraced/service/trace_service.h"
 #include "atraced/ipc/session.h"
 #include "session_peer.h"
+#include "support/inline_runners.h"
 #include "session_script.h"
 
 using namespace atraced;
+using atraced::testing::InlineCrashRunner;
+using atraced::testing::InlineIoRunner;
 
 namespace {
 
@@ -37,13 +40,22 @@ struct World {
     remover = std::make_unique<InlineRemover>(*fs);
     store = std::make_unique<TraceStore>(*fs, *remover, clock, log, 10);
     if (!store->Recover().ok()) std::abort();
-    ServiceOptions o;
+    ServiceLimits o;
     o.root = root;
     o.max_events_per_client = 8;
     o.max_files_per_client = 8;
-    service = std::make_unique<TraceService>(*store, processes, clock, log, o);
+    TraceService::Dependencies deps;
+    deps.store = store.get();
+    deps.processes = &processes;
+    deps.clock = &clock;
+    deps.log = &log;
+    deps.io_runner = &io_runner;
+    deps.crash_runner = &crash_runner;
+    service = std::make_unique<TraceService>(std::move(deps), o);
   }
   std::string root;
+  InlineIoRunner io_runner;  // a save's reply comes in its batch, as a one-input fuzzer needs
+  InlineCrashRunner crash_runner;
   SystemClock clock;
   Logger log{[](LogLevel, std::string_view) {}, LogLevel::kError};
   ProcProcessTable processes;

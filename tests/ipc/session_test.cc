@@ -9,6 +9,7 @@
 
 #include "atraced/store/posix_file_system.h"
 #include "atraced/ipc/session.h"
+#include "support/inline_runners.h"
 #include "support/capture_log.h"
 #include "support/fake_clock.h"
 #include "support/fake_process_table.h"
@@ -52,6 +53,21 @@ class SharedLog {
   Logger logger_;
 };
 
+// What the service needs, for a session over a real socket. The runners finish at once and
+// keep nothing: one of each serves every test.
+TraceService::Dependencies Deps(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log) {
+  static InlineIoRunner io_runner;
+  static InlineCrashRunner crash_runner;
+  TraceService::Dependencies deps;
+  deps.io_runner = &io_runner;
+  deps.crash_runner = &crash_runner;
+  deps.store = &store;
+  deps.processes = &processes;
+  deps.clock = &clock;
+  deps.log = &log;
+  return deps;
+}
+
 class SessionFixture {
  public:
   explicit SessionFixture(std::chrono::seconds idle = 30s) {
@@ -62,9 +78,9 @@ class SessionFixture {
     store_ = std::make_unique<TraceStore>(*fs_, *remover_, clock, log.logger(), 10);
     REQUIRE(store_->Recover().ok());
     processes.processes[::getpid()] = {::getpgid(0), 1, "self", {}, {}};
-    ServiceOptions o;
+    ServiceLimits o;
     o.root = tmp.path();
-    service_ = std::make_unique<TraceService>(*store_, processes, clock, log.logger(), o);
+    service_ = std::make_unique<TraceService>(Deps(*store_, processes, clock, log.logger()), o);
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     LocalSocket server(io);
@@ -240,9 +256,9 @@ TEST_CASE("sessions take turns: a burst from one client does not hold up another
   InlineRemover remover(**fs);
   TraceStore store(**fs, remover, clock, log.logger(), 10);
   REQUIRE(store.Recover().ok());
-  ServiceOptions o;
+  ServiceLimits o;
   o.root = tmp.path();
-  TraceService service(store, processes, clock, log.logger(), o);
+  TraceService service(Deps(store, processes, clock, log.logger()), o);
   asio::io_context io;
   auto open = [&](std::optional<RawClient>& client) {
     int sv[2];

@@ -8,7 +8,7 @@ using namespace atraced::testing;
 
 TEST_CASE("the rate limit refuses a process's events over its burst with EAGAIN, exit events have their own bucket",
           "[service][rate]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.rate_limit = RateLimit{std::chrono::seconds(10), 3};
   ServiceFixture f(o);
   auto a = f.Client(100);
@@ -43,7 +43,7 @@ TEST_CASE("the rate limit refuses a process's events over its burst with EAGAIN,
 TEST_CASE("max-bytes-per-client refuses the append that would pass it with EBUSY", "[service][rate]") {
   // The bound is on disk: what the appends take in whole blocks (a 4 KiB block file system:
   // two blocks).
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_bytes_per_client = 8192;
   ServiceFixture f(o);
   REQUIRE(BlockSize(f.tmp.path()) == 4096);
@@ -66,12 +66,12 @@ TEST_CASE("max-bytes-per-client refuses the append that would pass it with EBUSY
 TEST_CASE("new per-client limits apply at once", "[service][rate]") {
   ServiceFixture f;
   auto a = f.Client(100);
-  f.service->SetClientLimits(RateLimit{std::chrono::seconds(60), 1}, 0);
+  f.service->ApplyLimits(Limits(RateLimit{std::chrono::seconds(60), 1}, 0));
   CHECK_FALSE(f.Begin(a, 1).empty());
   int32_t status = 0;
   CHECK(f.Begin(a, 2, ATR_SIDE_HOST, 0, &status).empty());
   CHECK(status == ATR_EAGAIN);
-  f.service->SetClientLimits(RateLimit{std::chrono::seconds(0), 1}, 0);
+  f.service->ApplyLimits(Limits(RateLimit{std::chrono::seconds(0), 1}, 0));
   CHECK_FALSE(f.Begin(a, 3).empty());
 }
 

@@ -9,10 +9,11 @@ using namespace atraced::testing;
 
 TEST_CASE("CRASH writes the stackcore dir while the process waits, once", "[service][rings][crash]") {
   FakeCrashInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
   o.crash_budget = std::chrono::milliseconds(1234);
-  ServiceFixture f(o);
+  ServiceFixture f(o, deps);
   f.processes.cmdlines[100] = "./app --run";
   RingClient rings(f, 100);
   rings.Register(1, RingWith({"before the crash"}));
@@ -55,13 +56,14 @@ TEST_CASE("CRASH writes the stackcore dir while the process waits, once", "[serv
 
 TEST_CASE("CRASH: a new unwind deadline applies to the next crash (SIGHUP)", "[service][rings][crash]") {
   FakeCrashInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
   o.crash_budget = std::chrono::milliseconds(1234);
-  ServiceFixture f(o);
+  ServiceFixture f(o, deps);
   auto crash = [&](int32_t pid) { return CrashWithRing(f, inspector, pid, "app"); };
   CHECK(crash(1001) == std::chrono::milliseconds(1234));
-  f.service->SetCrashBudget(std::chrono::milliseconds(250));
+  f.service->ApplyLimits(Limits({}, 0, std::chrono::milliseconds(250)));
   CHECK(crash(1002) == std::chrono::milliseconds(250));
 }
 
@@ -104,10 +106,11 @@ TEST_CASE("CRASH without the feature or without rings is refused with a reason",
 
 TEST_CASE("CRASH: one uid gets a bounded number of unwinds a minute", "[service][rings][crash]") {
   FakeCrashInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
   o.crash_unwinds_per_uid_per_minute = 2;
-  ServiceFixture f(o);
+  ServiceFixture f(o, deps);
   auto crash = [&](int32_t pid) { return CrashWithRing(f, inspector, pid, "looper"); };
   CHECK(crash(1001) == std::chrono::milliseconds(2000));
   CHECK(crash(1002) == std::chrono::milliseconds(2000));
@@ -225,9 +228,10 @@ TEST_CASE("CRASH with a runner: the rings outlive their connection until the rep
 TEST_CASE("STACK_DUMP writes the .bin asys waits for and its text, with the live rings, and may come again",
           "[service][rings][crash][stackdump]") {
   FakeCrashInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
-  ServiceFixture f(o);
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  ServiceFixture f(o, deps);
   RingClient rings(f, 100);
   rings.Register(1, RingWith({"live record"}));
   rings.Register(2, RingWith({"destroyed"}), /*exit_save=*/true);
@@ -279,9 +283,10 @@ TEST_CASE("STACK_DUMP writes the .bin asys waits for and its text, with the live
 
 TEST_CASE("STACK_DUMP of a process with no ring writes the stacks alone", "[service][crash][stackdump]") {
   FakeCrashInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
-  ServiceFixture f(o);
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  ServiceFixture f(o, deps);
   const auto channel = CrashChannel(f, 100, ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_STACK_DUMP);
   REQUIRE(f.Call(channel, ATR_OP_STACK_DUMP, Payload(proto::StackDump{35, 100, 0})).status == 0);
   auto dirs = KindDirs(f, "stackcore");

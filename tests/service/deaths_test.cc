@@ -7,9 +7,10 @@ using namespace atraced;
 using namespace atraced::testing;
 
 TEST_CASE("a ring client that dies without GOODBYE leaves a stackcore dir with its rings", "[service][rings][death]") {
-  ServiceFixture f;
   std::vector<std::chrono::milliseconds> scheduled;
-  f.service->SetDepartureScheduler([&](std::chrono::milliseconds in) { scheduled.push_back(in); });
+  TraceService::Dependencies deps;
+  deps.schedule_departures = [&](std::chrono::milliseconds in, std::function<void()>) { scheduled.push_back(in); };
+  ServiceFixture f({}, deps);
   f.processes.cmdlines[100] = std::string("./app --flag\n", 13);
   RingClient c(f, 100);
   c.Register(1, RingWith({"one", "two"}));

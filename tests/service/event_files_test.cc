@@ -61,7 +61,7 @@ TEST_CASE("ts and stackcore file forms", "[service]") {
 }
 
 TEST_CASE("ids are checked and per-client bounds hold", "[service]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_events_per_client = 2;
   o.max_files_per_client = 1;
   ServiceFixture f(o);
@@ -85,7 +85,7 @@ TEST_CASE("ids are checked and per-client bounds hold", "[service]") {
 }
 
 TEST_CASE("forwarder claims are allowed for root, the daemon uid and the group, and logged", "[service][security]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.forwarder_gid = 777;
   ServiceFixture f(o);
   int32_t status = 0;

@@ -28,9 +28,10 @@ void RegisterRing(ServiceFixture& f, TraceService::ClientId id, uint32_t object_
 TEST_CASE("CRASH of a process that is no longer the one that connected is refused and writes nothing",
           "[service][crash][identity]") {
   FakeCrashInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
-  ServiceFixture f(o);
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  ServiceFixture f(o, deps);
   RingClient rings(f, 100);
   rings.Register(1, RingWith({"r"}));
   const auto channel = CrashChannel(f, 100);
@@ -77,9 +78,10 @@ TEST_CASE("CRASH of a process that is no longer the one that connected is refuse
 TEST_CASE("a process's CRASH is recorded once, whichever of its ring-holding connections asks",
           "[service][crash][identity]") {
   FakeCrashInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
-  ServiceFixture f(o);
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  ServiceFixture f(o, deps);
   // Three connections of one process, each holding a ring and each allowed to send CRASH.
   std::vector<TraceService::ClientId> ids;
   for (uint32_t i = 0; i < 3; ++i) {
@@ -129,7 +131,7 @@ TEST_CASE("HELLO reads no command line or cgroup of a process that is not the on
 
 TEST_CASE("a reused pid is another process: its own trace_ dir and its own rate-limit bucket",
           "[service][identity][rate]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.rate_limit = RateLimit{std::chrono::seconds(10), 2};
   ServiceFixture f(o);
   const auto old_owner = f.Client(100);  // still connected: a child holds the connection

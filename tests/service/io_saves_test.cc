@@ -18,9 +18,10 @@ struct SavesOnWorkers {
   std::unique_ptr<ServiceFixture> f;
   std::map<TraceService::ClientId, std::vector<Reply>> delivered;  // through each reply sink
 
-  explicit SavesOnWorkers(ServiceOptions o = {}) {
-    o.io_runner = &runner;
-    f = std::make_unique<ServiceFixture>(o);
+  explicit SavesOnWorkers(ServiceLimits o = {}) {
+    TraceService::Dependencies deps;
+    deps.io_runner = &runner;
+    f = std::make_unique<ServiceFixture>(o, deps);
   }
   ~SavesOnWorkers() { runner.jobs.clear(); }  // as a stopped daemon: never completed
   RingClient Ring(int32_t pid, uint32_t uid = 1000) {
@@ -30,13 +31,13 @@ struct SavesOnWorkers {
     });
     return c;
   }
-  // Sends `op`; returns true when its reply is deferred (none in the batch).
+  // Sends `op`; returns true when its reply comes later (none in the batch).
   bool Send(TraceService::ClientId id, uint16_t op, const std::vector<uint8_t>& payload, Reply* now = nullptr) {
     ReplyBatch batch;
     proto::FrameHeader h{static_cast<uint32_t>(payload.size()), op, 0, ++f->request_id};
-    f->service->Handle(id, h, payload, batch);
+    const TraceService::Reply where = f->service->Handle(id, h, payload, batch);
     auto replies = ServiceFixture::Decode(batch);
-    if (batch.deferred) {
+    if (where == TraceService::Reply::kLater) {
       CHECK(replies.empty());
       return true;
     }
@@ -91,7 +92,7 @@ TEST_CASE("a save on the I/O workers replies once its files are written, and oth
 }
 
 TEST_CASE("what a save in flight may still write counts against max-bytes-per-client", "[service][io][bytes]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_bytes_per_client = 450;  // one save of this ring reserves 436 (3 x (28 + 64) + 160)
   SavesOnWorkers s(o);
   RingClient a = s.Ring(100);
@@ -115,7 +116,7 @@ TEST_CASE("what a save in flight may still write counts against max-bytes-per-cl
 
 TEST_CASE("one uid's queued saves stop at its share, another uid's still queue, last words are never refused",
           "[service][io][shares]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_queued_bytes = 2048;
   o.uid_queued_share = 25;  // 512 bytes per uid: two saves of one record (28 + 64 + 160 = 252)
   SavesOnWorkers s(o);
@@ -216,4 +217,27 @@ TEST_CASE("a death without GOODBYE is written by the workers and stays counted u
   CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("last record\n") != std::string::npos);
   CHECK(s.f->log.Has(LogLevel::kNotice, "ended without GOODBYE"));
   CHECK(s.f->service->saves_in_flight() == 0);
+}
+
+TEST_CASE("a save the store refuses gives back all it reserved: the next one fits the same bounds",
+          "[service][io][bytes][shares]") {
+  ServiceLimits o;
+  o.max_bytes_per_client = 450;  // one save of this ring reserves 436 (3 x (28 + 64) + 160)
+  o.max_queued_bytes = 2048;
+  o.uid_queued_share = 25;       // 512 bytes per uid: one such save at a time
+  SavesOnWorkers s(o);
+  RingClient a = s.Ring(100);
+  a.Register(1, RingWith({"a", "b", "c"}));
+  // The event directory cannot be made: refused after the bytes and the share were reserved.
+  s.f->fault_->Fail(FsOp::kMakeDir, "schedule_event_", EIO, 1);
+  Reply refused;
+  REQUIRE_FALSE(s.Send(a.id, ATR_OP_RING_SAVE_ALL, kSaveAll, &refused));
+  CHECK(refused.status == ATR_EIO);
+  // Had any of it stayed reserved, max-bytes-per-client (-EBUSY) or the uid's share
+  // (-EAGAIN) would refuse this one.
+  REQUIRE(s.Send(a.id, ATR_OP_RING_SAVE_ALL, kSaveAll));
+  s.runner.RunAll();
+  REQUIRE(s.delivered[a.id].size() == 1);
+  CHECK(s.delivered[a.id][0].status == 0);
+  CHECK(s.f->store_->reserved_bytes() == 0);
 }

@@ -146,19 +146,19 @@ struct DeferredCrash {
   std::vector<ReplyBatch> delivered;  // through the CRASH connection's reply sink
 
   DeferredCrash() {
-    ServiceOptions o;
-    o.crash_inspector = &inspector;
-    o.crash_runner = &runner;
-    f = std::make_unique<ServiceFixture>(o);
+    ServiceLimits o;
+    TraceService::Dependencies deps;
+    deps.crash_inspector = &inspector;
+    deps.crash_runner = &runner;
+    f = std::make_unique<ServiceFixture>(o, deps);
   }
-  // Sends CRASH on `channel`: no reply now, the request deferred.
+  // Sends CRASH on `channel`: no reply now, it comes later.
   void Crash(TraceService::ClientId channel, int32_t pid) {
     f->service->SetReplySink(channel, [this](ReplyBatch&& b) { delivered.push_back(std::move(b)); });
     ReplyBatch batch;
     const auto payload = Payload(proto::Crash{SIGSEGV, 1, pid + 1, 0x10});
     proto::FrameHeader h{static_cast<uint32_t>(payload.size()), ATR_OP_CRASH, 0, 77};
-    f->service->Handle(channel, h, payload, batch);
-    CHECK(batch.deferred);
+    CHECK(f->service->Handle(channel, h, payload, batch) == TraceService::Reply::kLater);
     CHECK(batch.bytes.empty());
   }
 };

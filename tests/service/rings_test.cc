@@ -13,7 +13,7 @@ using namespace atraced;
 using namespace atraced::testing;
 
 TEST_CASE("rings need the MEMFD feature, a descriptor, and stay within their bounds", "[service][rings]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_rings_per_client = 2;
   ServiceFixture f(o);
   auto plain = f.Client(100);  // HELLO without ATR_FEATURE_MEMFD
@@ -107,7 +107,7 @@ TEST_CASE("DUMP without the feature or without rings is refused with a reason", 
     CHECK(f.Call(CrashChannel(f, 100), ATR_OP_DUMP, Payload(proto::Dump{35, 0})).status == ATR_EINVAL);
   }
   SECTION("signals sent faster than the schedule rate limit are refused, like any save") {
-    f.service->SetClientLimits(RateLimit{std::chrono::seconds(60), 1}, 0);
+    f.service->ApplyLimits(Limits(RateLimit{std::chrono::seconds(60), 1}, 0));
     RingClient c(f, 100);
     c.Register(1, RingWith({"x"}));
     const auto channel = CrashChannel(f, 100);
@@ -129,9 +129,10 @@ TEST_CASE("the service hands the rings it lets go to its unmapper", "[service][r
     int handed = 0;
     size_t bytes = 0;
   } unmapper;
-  ServiceOptions o;
-  o.ring_unmapper = &unmapper;
-  ServiceFixture f(o);
+  ServiceLimits o;
+  TraceService::Dependencies deps;
+  deps.ring_unmapper = &unmapper;
+  ServiceFixture f(o, deps);
   RingClient first(f, 100);
   first.Register(1, EmptyRing());
   first.Register(2, EmptyRing());

@@ -19,6 +19,7 @@
 #include "support/fake_clock.h"
 #include "support/fake_process_table.h"
 #include "support/fault_file_system.h"
+#include "support/inline_runners.h"
 #include "support/raw_client.h"
 #include "support/temp_dir.h"
 
@@ -33,7 +34,10 @@ struct Reply {
 
 class ServiceFixture {
  public:
-  explicit ServiceFixture(ServiceOptions options = {}) {
+  // `deps` names what a test gives the service (an inspector, a runner); the fixture adds
+  // the store, the process table, the clock and the log, and runners that finish at once
+  // (inline_runners.h) where the test gives none.
+  explicit ServiceFixture(ServiceLimits limits = {}, TraceService::Dependencies deps = {}) {
     auto fs = PosixFileSystem::Open(tmp.path());
     REQUIRE(fs.ok());
     fs_ = std::move(*fs);
@@ -41,12 +45,18 @@ class ServiceFixture {
     remover_ = std::make_unique<InlineRemover>(*fault_);
     store_ = std::make_unique<TraceStore>(*fault_, *remover_, clock, log.logger(), 10);
     REQUIRE(store_->Recover().ok());
-    options.root = tmp.path();
-    if (options.daemon_uid == 0) options.daemon_uid = 4242;
+    limits.root = tmp.path();
+    if (limits.daemon_uid == 0) limits.daemon_uid = 4242;
     processes.processes[100] = {100, 1111, "app", {}, {}};
     processes.processes[200] = {200, 2222, "other", {}, {}};
     processes.processes[300] = {300, 3333, "fwd", {777}, {}};
-    service = std::make_unique<TraceService>(*store_, processes, clock, log.logger(), options);
+    deps.store = store_.get();
+    deps.processes = &processes;
+    deps.clock = &clock;
+    deps.log = &log.logger();
+    if (deps.io_runner == nullptr) deps.io_runner = &io_runner;
+    if (deps.crash_runner == nullptr) deps.crash_runner = &crash_runner;
+    service = std::make_unique<TraceService>(std::move(deps), std::move(limits));
   }
 
   // Sends one request and returns its reply (and any passed fd).
@@ -117,6 +127,8 @@ class ServiceFixture {
   }
 
   TempDir tmp;
+  InlineIoRunner io_runner;
+  InlineCrashRunner crash_runner;
   FakeClock clock;
   CaptureLog log;
   FakeProcessTable processes;
@@ -127,6 +139,17 @@ class ServiceFixture {
   std::unique_ptr<TraceService> service;
   uint32_t request_id = 0;
 };
+
+// What SIGHUP applies (TraceService::ApplyLimits): a rate limit, max-bytes-per-client and
+// the crash budget; the rest as the defaults.
+inline ServiceLimits Limits(RateLimit rate_limit, uint64_t max_bytes_per_client,
+                            std::chrono::milliseconds crash_budget = ServiceLimits{}.crash_budget) {
+  ServiceLimits limits;
+  limits.rate_limit = rate_limit;
+  limits.max_bytes_per_client = max_bytes_per_client;
+  limits.crash_budget = crash_budget;
+  return limits;
+}
 
 inline std::string DirName(const std::string& path) { return path.substr(0, path.rfind('/')); }
 inline std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }

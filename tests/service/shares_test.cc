@@ -9,7 +9,7 @@ using namespace atraced;
 using namespace atraced::testing;
 
 TEST_CASE("one uid holds at most its share of the rings and another uid still registers", "[service][rings][shares]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_rings_total = 8;
   o.uid_ring_share = 25;  // two rings per uid
   ServiceFixture f(o);
@@ -43,7 +43,7 @@ TEST_CASE("a ring costs its uid its whole mapping and struct entries against max
   m.name = "obj1";
   const uint64_t cost = HeldRing::MemoryCost(m);
   CHECK(cost > m.ring_bytes);  // the mapping and what describes it
-  ServiceOptions o;
+  ServiceLimits o;
   // Room for three of the fixture's rings, but not four, in one uid's half.
   o.max_ring_memory = 2 * (3 * cost + cost / 2);
   o.uid_ring_share = 50;
@@ -82,13 +82,14 @@ TEST_CASE("a silent CRASH connection is kept only while its process holds rings"
 }
 
 TEST_CASE("STATUS reports each shared pool and its largest holders", "[service][shares][status]") {
-  ServiceOptions o;
+  ServiceLimits o;
+  TraceService::Dependencies deps;
   o.max_rings_total = 64;
   UidShare connections("connections", "connection", "uid-connection-share", 100, 25);
   UidShare::Verdict v;
   UidCharge held = UidCharge::Take(&connections, 2000, 3, &v);
-  o.connections = &connections;
-  ServiceFixture f(o);
+  deps.connections = &connections;
+  ServiceFixture f(o, deps);
   RingClient a(f, 100, 2000);
   a.Register(1, EmptyRing());
   a.Register(2, EmptyRing());

@@ -20,7 +20,7 @@ uint64_t BytesWritten(ServiceFixture& f, TraceService::ClientId id) {
 }  // namespace
 
 TEST_CASE("a passed file stays counted after FILE_CLOSE, and after its directory is aged until its holder closes it", "[service][bytes]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.max_bytes_per_client = 256 * 1024;
   ServiceFixture f(o);
   auto id = f.Client(100);
@@ -57,7 +57,7 @@ TEST_CASE("a passed file stays counted after FILE_CLOSE, and after its directory
 }
 
 TEST_CASE("max-bytes-per-client counts the ring saves the daemon writes for a process", "[service][bytes][rings]") {
-  ServiceOptions o;
+  ServiceLimits o;
   // A save reserves the most its rings can format to (3 records of msg_size 64: 3 x 92
   // bytes and the lost-records line, 436) and keeps what it wrote (about 200).
   o.max_bytes_per_client = 450;

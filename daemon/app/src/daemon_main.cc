@@ -17,6 +17,7 @@
 
 #include "atraced/app/config.h"
 #include "atraced/app/journal_events.h"
+#include "atraced/app/limits.h"
 #include "atraced/app/listen_socket.h"
 #include "atraced/app/notify.h"
 #include "atraced/store/posix_file_system.h"
@@ -125,40 +126,55 @@ class Daemon {
     }
     // Recovery and the first aging pass finish before anything is accepted.
     if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
-    // Rings are unmapped off the loop (unmapper.h): built before the service, which may hand
-    // it the last ones as it goes, and destroyed after it.
+    // Everything the service is given is built before it and so destroyed after it. Rings
+    // are unmapped off the loop (unmapper.h): the service may hand it the last ones as it goes.
     BackgroundUnmapper ring_unmapper;
     // Measured before the first HELLO: whether libraries may stamp with the cycle counter.
     core::CounterClock counter_clock(&log);
     counter_clock_ = &counter_clock;
-    ServiceOptions service_options;
-    service_options.ring_unmapper = &ring_unmapper;
-    service_options.counter_clock = &counter_clock;
-    service_options.max_events_per_client = config_.max_events_per_client;
-    service_options.max_files_per_client = config_.max_files_per_client;
-    service_options.daemon_uid = ::geteuid();
-    service_options.forwarder_gid = forwarder_gid;
-    service_options.root = root->path;
-    service_options.fd_budget = &fd_budget;
-    service_options.rate_limit = config_.rate_limit;
-    service_options.max_bytes_per_client = config_.max_bytes_per_client;
-    service_options.max_rings_total = config_.max_rings;
-    service_options.max_ring_memory = config_.max_ring_memory;
-    service_options.uid_ring_share = config_.uid_ring_share;
-    service_options.max_queued_bytes = config_.max_queued_bytes;
-    service_options.uid_queued_share = config_.uid_queued_share;
     // The listener's, one uid's share of max-clients; reported in STATUS by the service.
     UidShare connections("connections", "connection", "uid-connection-share", config_.max_clients,
                          config_.uid_connection_share);
-    service_options.connections = &connections;
     // CRASH: threads and maps from /proc, the backtrace from this binary run as the unwind
     // helper (daemon/crash/unwind_helper.h).
     crash::ProcCrashInspector crash_inspector("/proc/self/exe", config_.crash_all_threads != 0);
-    service_options.crash_inspector = &crash_inspector;
-    service_options.crash_budget = std::chrono::milliseconds(config_.crash_unwind_timeout_ms);
-    TraceService service(store, processes, clock, log, service_options);
 
     asio::io_context io(1);
+    // Re-checks processes whose connections closed without GOODBYE (TraceService::CheckDepartures).
+    asio::steady_timer departures(io);
+    // CRASH is inspected on a thread of its own, the results posted back to this loop: one
+    // process's crash stalls no other client (crash_runner.h).
+    ThreadCrashRunner crash_runner(io);
+    // Ring saves, crash and death reports are written by the I/O workers, their completions
+    // posted back to this loop (docs/IO_WORKERS.md). The pool goes after the service: a
+    // completion it posts then is never run, the loop having stopped.
+    IoPool io_pool(config_.io_workers != 0 ? config_.io_workers : IoPool::AutoWorkers(),
+                   [&io](std::function<void()> done) { asio::post(io, std::move(done)); });
+
+    TraceService::Dependencies deps;
+    deps.store = &store;
+    deps.processes = &processes;
+    deps.clock = &clock;
+    deps.log = &log;
+    deps.crash_runner = &crash_runner;
+    deps.io_runner = &io_pool;
+    deps.schedule_departures = [&departures](std::chrono::milliseconds in, std::function<void()> check) {
+      departures.expires_after(in);  // cancels a wait already armed
+      departures.async_wait([check = std::move(check)](const boost::system::error_code& ec) {
+        if (!ec) check();
+      });
+    };
+    deps.crash_inspector = &crash_inspector;
+    deps.ring_unmapper = &ring_unmapper;
+    deps.counter_clock = &counter_clock;
+    deps.connections = &connections;
+    deps.fd_budget = &fd_budget;
+    ServiceLimits limits = LimitsFrom(config_);
+    limits.daemon_uid = ::geteuid();
+    limits.forwarder_gid = forwarder_gid;
+    limits.root = root->path;
+    TraceService service(std::move(deps), std::move(limits));
+
     // Recovered dirs are sized for the byte budget after the socket accepts, a slice at a
     // time between requests (TraceStore::SizeRecovered), not before: a walk of every
     // directory would triple the time to ready.
@@ -166,35 +182,6 @@ class Daemon {
       if (store.SizeRecovered(256) > 0) asio::post(io, size_slice);
     };
     asio::post(io, size_slice);
-    // Re-checks processes whose connections closed without GOODBYE (TraceService::CheckDepartures).
-    asio::steady_timer departures(io);
-    service.SetDepartureScheduler([&departures, &service](std::chrono::milliseconds in) {
-      departures.expires_after(in);  // cancels a wait already armed
-      departures.async_wait([&service](const boost::system::error_code& ec) {
-        if (!ec) service.CheckDepartures();
-      });
-    });
-    struct ClearScheduler {
-      TraceService& service;
-      ~ClearScheduler() { service.SetDepartureScheduler(nullptr); }
-    } clear_scheduler{service};
-    // CRASH is inspected on a thread of its own, the results posted back to this loop: one
-    // process's crash stalls no other client (crash_runner.h). Unset before the runner goes.
-    ThreadCrashRunner crash_runner(io);
-    service.SetCrashRunner(&crash_runner);
-    struct ClearRunner {
-      TraceService& service;
-      ~ClearRunner() { service.SetCrashRunner(nullptr); }
-    } clear_runner{service};
-    // Ring saves, crash and death reports are written by the I/O workers, their completions
-    // posted back to this loop (docs/IO_WORKERS.md). Unset before the pool goes.
-    IoPool io_pool(config_.io_workers != 0 ? config_.io_workers : IoPool::AutoWorkers(),
-                   [&io](std::function<void()> done) { asio::post(io, std::move(done)); });
-    service.SetIoRunner(&io_pool);
-    struct ClearIoRunner {
-      TraceService& service;
-      ~ClearIoRunner() { service.SetIoRunner(nullptr); }
-    } clear_io_runner{service};
     // Catch the signals before the socket exists: a SIGTERM that arrives between listen and
     // the first wait is then queued by Asio and handled as a clean stop, not the default kill.
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
@@ -286,9 +273,8 @@ class Daemon {
     if (Status st = service_->store().SetRetention(cl.config.retention); !st.ok()) {
       log_.Error("reload: cannot apply the byte limits: ", st.message());
     }
-    service_->SetClientLimits(cl.config.rate_limit, cl.config.max_bytes_per_client);
+    service_->ApplyLimits(LimitsFrom(cl.config));
     crash_inspector_->set_all_threads(cl.config.crash_all_threads != 0);
-    service_->SetCrashBudget(std::chrono::milliseconds(cl.config.crash_unwind_timeout_ms));
     Notify("READY=1\nSTATUS=Reloaded; record num " + std::to_string(record_num));
   }
 

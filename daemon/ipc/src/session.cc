@@ -35,7 +35,7 @@ void Session::Start() {
   connected_to_service_ = true;
   std::weak_ptr<Session> weak = weak_from_this();
   service_.SetReplySink(client_id_, [weak](ReplyBatch&& batch) {
-    if (auto self = weak.lock()) self->OnDeferredReply(std::move(batch));
+    if (auto self = weak.lock()) self->OnLateReply(std::move(batch));
   });
   Progress();
   ArmDeadline(idle_timeout_);
@@ -44,7 +44,7 @@ void Session::Start() {
 
 void Session::Shutdown() {
   shutdown_requested_ = true;
-  // Waiting for a request: nothing can be sent before the stop. Waiting for a deferred reply
+  // Waiting for a request: nothing can be sent before the stop. Waiting for a late reply
   // (a save on the I/O workers, which the daemon lets land within its grace period): it is
   // sent first, and the turn's end closes (AfterTurn), as it does for a turn under way.
   if (reading_) Close("daemon stopping");
@@ -187,11 +187,10 @@ void Session::Turn() {
         break;
       }
     }
-    service_.Handle(client_id_, header, payload, replies_, std::move(attached));
+    const TraceService::Reply where = service_.Handle(client_id_, header, payload, replies_, std::move(attached));
     ++handled;
-    if (replies_.deferred) {
-      // Its reply comes later (OnDeferredReply); later requests wait for it, in order.
-      replies_.deferred = false;
+    if (where == TraceService::Reply::kLater) {
+      // Its reply comes later (OnLateReply); later requests wait for it, in order.
       awaiting_reply_ = true;
       // No read or write is outstanding while parked, and those are what keep a session
       // alive: hold it until the reply comes or the session closes.
@@ -262,7 +261,7 @@ void Session::AfterTurn() {
   }
   if (close_after) return Close("refused version");
   if (shutdown_requested_) return Close("daemon stopping");
-  if (awaiting_reply_) return;  // OnDeferredReply resumes the session
+  if (awaiting_reply_) return;  // OnLateReply resumes the session
   if (more_) {
     // Yield: every other ready session runs before this one's next turn.
     auto self = shared_from_this();
@@ -272,7 +271,7 @@ void Session::AfterTurn() {
   DoRead();
 }
 
-void Session::OnDeferredReply(ReplyBatch&& batch) {
+void Session::OnLateReply(ReplyBatch&& batch) {
   auto self = std::move(parked_self_);  // alive to the end of this call, then by its I/O
   if (closing_ || !awaiting_reply_) return;
   awaiting_reply_ = false;

@@ -8,25 +8,25 @@
 namespace atraced {
 
 Status Admission::AdmitEvent(const Client& c, EventKind kind) {
-  if (!options_.rate_limit.enabled()) return Status::Ok();
+  if (!limits_.rate_limit.enabled()) return Status::Ok();
   ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks);
   if (rec == nullptr) return Status::Ok();
   ProcessRecord& r = *rec;
   const bool final = kind != EventKind::kSchedule;
   const auto now = clock_.Now();
-  if ((final ? r.final_bucket : r.schedule_bucket).Take(options_.rate_limit, now)) return Status::Ok();
+  if ((final ? r.final_bucket : r.schedule_bucket).Take(limits_.rate_limit, now)) return Status::Ok();
   if (r.suppressed++ == 0) r.suppressed_since = now;
   r.uid = c.peer.uid;
   if (r.program.empty()) r.program = c.program;
   ++counters_.refused_rate_limit;
-  const auto& limit = options_.rate_limit;
+  const auto& limit = limits_.rate_limit;
   return Status::Error(EAGAIN, std::string("rate limit: this process created its ") + (final ? "exit and stackcore" : "schedule") +
                      " events faster than rate-limit-burst " + std::to_string(limit.burst) + " per rate-limit-interval " +
                      std::to_string(limit.interval.count()) + " ms; retry later", Status::LogAs::kSummarized);
 }
 
 Status Admission::AdmitBytes(const Client& c, uint64_t incoming) {
-  const uint64_t max = options_.max_bytes_per_client;
+  const uint64_t max = limits_.max_bytes_per_client;
   if (max == 0) return Status::Ok();
   const ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks);
   const uint64_t written = rec == nullptr ? 0 : rec->bytes;
@@ -46,15 +46,15 @@ void Admission::ReturnBytes(int32_t pid, uint64_t start_ticks, uint64_t unused) 
 
 Status Admission::ChargeFd(const Client& c, FdCharge* charge) {
   FdBudget::Verdict verdict;
-  *charge = FdCharge::Take(options_.fd_budget, c.peer.uid, &verdict);
+  *charge = FdCharge::Take(deps_.fd_budget, c.peer.uid, &verdict);
   if (verdict == FdBudget::Verdict::kOk) return Status::Ok();
   // Refused requests are logged by the dispatcher; the reason names the uid and the bound.
-  return Status::Error(verdict == FdBudget::Verdict::kUidShare ? EBUSY : EMFILE, "descriptors: " + options_.fd_budget->Describe(verdict, c.peer.uid), Status::LogAs::kWarning);
+  return Status::Error(verdict == FdBudget::Verdict::kUidShare ? EBUSY : EMFILE, "descriptors: " + deps_.fd_budget->Describe(verdict, c.peer.uid), Status::LogAs::kWarning);
 }
 
 void Admission::Tick() {
   const auto now = clock_.Now();
-  const auto& limit = options_.rate_limit;
+  const auto& limit = limits_.rate_limit;
   // A uid's processes are summed into one line: a user who starts many processes, each
   // over its limit, is still one line per interval.
   struct Summary {

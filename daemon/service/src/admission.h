@@ -13,16 +13,17 @@
 #include "atraced/store/names.h"
 #include "client.h"
 #include "process_records.h"
+#include "service_context.h"
 #include "atraced/base/status.h"
 
 namespace atraced {
 
 class Admission {
  public:
-  // `options` is the service's: its limits change on SIGHUP (SetClientLimits).
-  Admission(ProcessRecords& records, Clock& clock, Logger& log, ServiceCounters& counters,
-            const ServiceOptions& options)
-      : records_(records), clock_(clock), log_(log), counters_(counters), options_(options) {}
+  // The limits are the service's: some change on SIGHUP (TraceService::ApplyLimits).
+  Admission(const ServiceContext& ctx, ProcessRecords& records)
+      : records_(records), clock_(*ctx.deps.clock), log_(*ctx.deps.log), counters_(ctx.counters), deps_(ctx.deps),
+        limits_(ctx.limits) {}
 
   // The rate limit of the client's process for one more event of `kind`.
   Status AdmitEvent(const Client& c, EventKind kind);
@@ -47,7 +48,8 @@ class Admission {
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
+  const ServiceLimits& limits_;
   RefusalLog refusals_;  // the daemon's one refusal throttle
 };
 

@@ -20,7 +20,7 @@ bool Crashes::TakeUnwind(uint32_t uid) {
     it = times.empty() ? unwinds_by_uid_.erase(it) : std::next(it);
   }
   auto& times = unwinds_by_uid_[uid];
-  if (times.size() >= options_.crash_unwinds_per_uid_per_minute) return false;
+  if (times.size() >= limits_.crash_unwinds_per_uid_per_minute) return false;
   times.push_back(now);
   return true;
 }
@@ -68,51 +68,28 @@ CrashTarget Crashes::TargetOf(const Client& c, const Ask& ask) const {
 
 CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
   facts.backtrace = "(none: uid " + std::to_string(uid) + " already had " +
-                    std::to_string(options_.crash_unwinds_per_uid_per_minute) +
+                    std::to_string(limits_.crash_unwinds_per_uid_per_minute) +
                     " crashes unwound in the last minute)\n";
   return facts;
 }
 
-Status Crashes::OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later) {
+void Crashes::Look(ClientId id, Client& c, uint16_t opcode, std::span<const uint8_t> payload, DeferredReply reply) {
   Ask ask;
   Client* holder = nullptr;
-  if (Status refused = Check(c, opcode, payload, &ask, &holder); !refused.ok()) return refused;
-  // The process waits in its handler while this runs: a bounded look from outside, here on
-  // the event loop (no runner: tests and fuzzers).
-  CrashFacts facts;
-  const auto looked = clock_.Now();
-  if (options_.crash_inspector) {
-    const bool unwind = TakeUnwind(c.peer.uid);
-    facts = options_.crash_inspector->Inspect(TargetOf(c, ask),
-                                              unwind ? options_.crash_budget : std::chrono::milliseconds(0));
-    if (!unwind) facts = NoUnwindFacts(std::move(facts), c.peer.uid);
-  } else {
-    facts = {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
-             "(not read: this daemon has no crash inspector)\n"};
-  }
-  // Inline (tests and fuzzers): the reply carries no path.
-  WriteReport(c.peer.pid, *holder, ask, facts, looked,
-              [reply = later.Take()](Status r, const std::string&) { reply(std::move(r)); });
-  return Status::Ok();
-}
-
-Status Crashes::StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload) {
-  Ask ask;
-  Client* holder = nullptr;
-  if (Status refused = Check(c, h.opcode, payload, &ask, &holder); !refused.ok()) return refused;
+  if (Status refused = Check(c, opcode, payload, &ask, &holder); !refused.ok()) return reply.Answer(std::move(refused));
   const ClientId found = clients_.IdOf(holder);
   const ClientId holder_id = found != 0 ? found : id;
   holder->crash_pending = true;
   const uint64_t token = next_token_++;
-  pending_[token] = PendingCrash{id, holder_id, c.peer.pid, h.request_id, ask, clock_.Now()};
+  pending_.emplace(token, PendingCrash{holder_id, c.peer.pid, ask, clock_.Now(), std::move(reply)});
   // The process waits in its handler while the runner looks at it from outside; every other
   // client is served meanwhile. The reply, and this connection's next request, wait.
-  CrashInspector* inspector = options_.crash_inspector;
+  CrashInspector* inspector = deps_.crash_inspector;
   const bool unwind = inspector != nullptr && TakeUnwind(c.peer.uid);
   const CrashTarget target = TargetOf(c, ask);
   const uint32_t uid = c.peer.uid;
-  const auto budget = unwind ? options_.crash_budget : std::chrono::milliseconds(0);
-  options_.crash_runner->Run(
+  const auto budget = unwind ? limits_.crash_budget : std::chrono::milliseconds(0);
+  deps_.crash_runner->Run(
       uid, [inspector, target, budget]() -> CrashFacts {
         if (!inspector) {
           return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
@@ -124,13 +101,12 @@ Status Crashes::StartLook(ClientId id, Client& c, const proto::FrameHeader& h, s
         if (inspector && !unwind) facts = NoUnwindFacts(std::move(facts), uid);
         Finish(token, std::move(facts));
       });
-  return Status::Ok();
 }
 
 void Crashes::Finish(uint64_t token, CrashFacts facts) {
   auto p = pending_.find(token);
   if (p == pending_.end()) return;
-  const PendingCrash crash = p->second;
+  PendingCrash crash = std::move(p->second);
   pending_.erase(p);
   // The holder may have closed its connection meanwhile: it waited in parked_.
   Client* holder = nullptr;
@@ -143,14 +119,14 @@ void Crashes::Finish(uint64_t token, CrashFacts facts) {
   }
   // The reply, once the stackcore dir is written, if the CRASH connection is still there;
   // with ATR_FEATURE_CRASH_PATH it names the report, so the handler can tell the user.
-  ReportDone reply = [this, channel = crash.channel, opcode = crash.ask.opcode, request_id = crash.request_id](
+  ReportDone reply = [this, to = SharedReply(std::move(crash.reply)), opcode = crash.ask.opcode](
                          Status r, const std::string& report) {
-    Client* to = clients_.Find(channel);
+    const Client* asker = clients_.Find(to->client());
     std::vector<uint8_t> body;
-    if (r.ok() && opcode == ATR_OP_CRASH && to != nullptr && (to->features & ATR_FEATURE_CRASH_PATH)) {
+    if (r.ok() && opcode == ATR_OP_CRASH && asker != nullptr && (asker->features & ATR_FEATURE_CRASH_PATH)) {
       proto::Encode(proto::CrashReply{report}, body);
     }
-    SendLateReply(to, opcode, request_id, r, counters_, body);
+    to->Answer(std::move(r), body);
   };
   if (holder) {
     WriteReport(crash.pid, *holder, crash.ask, facts, crash.looked, std::move(reply));
@@ -223,7 +199,7 @@ void Crashes::Park(ClientId id, Client client) { parked_.emplace(id, std::move(c
 void Crashes::ForgetAll() {
   for (auto& [id, c] : parked_) forget_(c);
   parked_.clear();
-  pending_.clear();  // a runner's late `done` finds nothing
+  pending_.clear();  // a runner's late `done` finds nothing; the service stopped their replies
 }
 
 }  // namespace atraced

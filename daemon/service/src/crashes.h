@@ -1,6 +1,6 @@
 // CRASH (protocol 1.1): a process that caught a fatal signal waits in its handler while the
-// daemon looks at it from outside (the CrashInspector seam, on the CrashRunner's thread when
-// there is one), then its report and rings go into one stackcore dir. One report per
+// daemon looks at it from outside (the CrashInspector seam, on the CrashRunner's thread),
+// then its report and rings go into one stackcore dir. One report per
 // process, and a bounded number of unwinds per uid a minute.
 // STACK_DUMP (CANN's on-demand stack dump, asys collect -r=stacktrace) is the same look at a
 // process that runs on: its stackcore dir holds the stack report as CANN's .bin (which
@@ -20,11 +20,12 @@
 #include "atraced/processes/crash_inspector.h"
 #include "atraced/processes/process_table.h"
 #include "atraced/proto/codec.h"
+#include "atraced/service/deferred_reply.h"
 #include "atraced/service/service_types.h"
 #include "admission.h"
 #include "client.h"
 #include "client_table.h"
-#include "later_reply.h"
+#include "service_context.h"
 #include "process_records.h"
 #include "atraced/base/status.h"
 #include "ring_saver.h"
@@ -34,18 +35,16 @@ namespace atraced {
 class Crashes {
  public:
   // `forget` releases what a client still holds once it is gone for good.
-  Crashes(ClientTable& clients, ProcessRecords& records, ProcessTable& processes, RingSaver& saver,
-          Admission& admission, Clock& clock, Logger& log, ServiceCounters& counters, const ServiceOptions& options,
-          std::function<void(Client&)> forget)
-      : clients_(clients), records_(records), processes_(processes), saver_(saver), admission_(admission),
-        clock_(clock), log_(log), counters_(counters), options_(options), forget_(std::move(forget)) {}
+  Crashes(const ServiceContext& ctx, ClientTable& clients, ProcessRecords& records, RingSaver& saver,
+          Admission& admission, std::function<void(Client&)> forget)
+      : clients_(clients), records_(records), processes_(*ctx.deps.processes), saver_(saver), admission_(admission),
+        clock_(*ctx.deps.clock), log_(*ctx.deps.log), counters_(ctx.counters), deps_(ctx.deps), limits_(ctx.limits),
+        forget_(std::move(forget)) {}
 
-  // CRASH or STACK_DUMP (`opcode`) inspected here, on the event loop (no runner: tests and
-  // fuzzers). The reply comes through `later` once the stackcore dir is written.
-  Status OnLook(Client& c, uint16_t opcode, std::span<const uint8_t> payload, LaterReply& later);
-  // CRASH or STACK_DUMP with a runner: checks it as OnLook does and starts the inspection;
-  // no refusal means the reply is deferred (it goes through the connection's reply sink).
-  Status StartLook(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload);
+  // CRASH or STACK_DUMP (`opcode`) on connection `id`: checked here, then inspected on the
+  // crash runner's thread. `reply` is answered with a refusal at once, or once the stackcore
+  // dir is written.
+  void Look(ClientId id, Client& c, uint16_t opcode, std::span<const uint8_t> payload, DeferredReply reply);
   // The rings' holder of a CRASH being inspected closed its connection: its rings stay until
   // the report is written.
   void Park(ClientId id, Client client);
@@ -62,15 +61,14 @@ class Crashes {
     int32_t tid() const { return stack_dump() ? dump.tid : crash.tid; }
   };
   struct PendingCrash {
-    ClientId channel = 0;  // where the reply goes
     ClientId holder = 0;   // whose rings are saved
     int32_t pid = 0;
-    uint32_t request_id = 0;
     Ask ask;
     std::chrono::system_clock::time_point looked{};
+    DeferredReply reply;  // to the connection that asked
   };
 
-  // What OnLook and StartLook check before looking: the rings' holder, or a refusal.
+  // What Look checks before looking: the rings' holder, or a refusal.
   Status Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder);
   CrashTarget TargetOf(const Client& c, const Ask& ask) const;
   void Finish(uint64_t token, CrashFacts facts);
@@ -91,9 +89,10 @@ class Crashes {
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
+  const ServiceLimits& limits_;  // crash_budget changes on SIGHUP
   std::function<void(Client&)> forget_;
-  // CRASHes whose inspection runs off the loop, by token; and the rings' holders whose
+  // CRASHes being inspected, by token; and the rings' holders whose
   // connection closed meanwhile, kept until their report is written.
   std::map<uint64_t, PendingCrash> pending_;
   uint64_t next_token_ = 1;

@@ -24,16 +24,16 @@ void Departures::Depart(Client client) {
 }
 
 void Departures::ForgetAll() {
-  schedule_ = nullptr;
+  stopped_ = true;
   for (Departure& d : departures_) forget_(d.client);
   departures_.clear();
 }
 
 void Departures::Schedule() {
-  if (departures_.empty() || !schedule_) return;
+  if (departures_.empty() || stopped_ || !schedule_) return;
   uint32_t fewest = kMaxChecks;
   for (const Departure& d : departures_) fewest = std::min(fewest, d.checks);
-  schedule_(Backoff(fewest));
+  schedule_(Backoff(fewest), [this] { Check(); });
 }
 
 void Departures::Check() {

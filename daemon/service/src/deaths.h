@@ -15,6 +15,7 @@
 #include "atraced/processes/process_table.h"
 #include "atraced/service/service_types.h"
 #include "client.h"
+#include "service_context.h"
 #include "ring_saver.h"
 
 namespace atraced {
@@ -23,17 +24,16 @@ class Departures {
  public:
   // `forget` releases what a client still holds once it is gone for good (its rings, its
   // hold on its process dir).
-  Departures(ProcessTable& processes, RingSaver& saver, Clock& clock, Logger& log, ServiceCounters& counters,
-             std::function<void(Client&)> forget)
-      : processes_(processes), saver_(saver), clock_(clock), log_(log), counters_(counters),
-        forget_(std::move(forget)) {}
+  // The next check is asked of ServiceDependencies::schedule_departures.
+  Departures(const ServiceContext& ctx, RingSaver& saver, std::function<void(Client&)> forget)
+      : processes_(*ctx.deps.processes), saver_(saver), clock_(*ctx.deps.clock), log_(*ctx.deps.log),
+        counters_(ctx.counters), schedule_(ctx.deps.schedule_departures), forget_(std::move(forget)) {}
 
   // The client's connection closed without GOODBYE while it held rings.
   void Depart(Client client);
   // Re-checks every departure: records the ended ones, lets go of the ones still running
   // after the last check, and asks the scheduler for the next check.
   void Check();
-  void SetScheduler(std::function<void(std::chrono::milliseconds)> schedule) { schedule_ = std::move(schedule); }
   // The daemon is stopping: its clients are alive, and nobody will run a check any more.
   void ForgetAll();
   size_t size() const { return departures_.size(); }
@@ -57,8 +57,9 @@ class Departures {
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;
+  const std::function<void(std::chrono::milliseconds, std::function<void()>)>& schedule_;
   std::function<void(Client&)> forget_;
-  std::function<void(std::chrono::milliseconds)> schedule_;
+  bool stopped_ = false;  // ForgetAll ran: nothing is scheduled any more
   std::vector<Departure> departures_;
 };
 

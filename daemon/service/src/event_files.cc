@@ -10,7 +10,7 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
   proto::EventBegin m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   if (c.events.count(m.event_id)) return Status::Error(EEXIST, "event_id: " + std::to_string(m.event_id) + " is already open");
-  if (c.events.size() >= options_.max_events_per_client) {
+  if (c.events.size() >= limits_.max_events_per_client) {
     return Status::Error(EBUSY, "events: this connection already has " + std::to_string(c.events.size()) +
                                   " open events, the limit");
   }
@@ -67,7 +67,7 @@ Status EventFiles::OnFileOpen(Client& c, std::span<const uint8_t> payload, std::
   auto ev = c.events.find(m.event_id);
   if (ev == c.events.end()) return Status::Error(ENOENT, "event_id: " + std::to_string(m.event_id) + " is not open");
   if (c.files.count(m.file_id)) return Status::Error(EEXIST, "file_id: " + std::to_string(m.file_id) + " is already open");
-  if (c.files.size() >= options_.max_files_per_client) {
+  if (c.files.size() >= limits_.max_files_per_client) {
     return Status::Error(EBUSY, "files: this connection already has " + std::to_string(c.files.size()) + " open files, the limit");
   }
   // The decoder has already checked the names against the one name rule (base/name_rule.h).

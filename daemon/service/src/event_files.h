@@ -19,17 +19,18 @@
 #include "device_reports.h"
 #include "file_accounting.h"
 #include "process_records.h"
+#include "service_context.h"
 #include "atraced/base/status.h"
 
 namespace atraced {
 
 class EventFiles {
  public:
-  EventFiles(TraceStore& store, ProcessTable& processes, ProcessRecords& records, Admission& admission,
-             FileAccounting& accounting, DeviceReports& devices, Clock& clock, Logger& log,
-             ServiceCounters& counters, const ServiceOptions& options)
-      : store_(store), processes_(processes), records_(records), admission_(admission), accounting_(accounting),
-        devices_(devices), clock_(clock), log_(log), counters_(counters), options_(options) {}
+  EventFiles(const ServiceContext& ctx, ProcessRecords& records, Admission& admission, FileAccounting& accounting,
+             DeviceReports& devices)
+      : store_(*ctx.deps.store), processes_(*ctx.deps.processes), records_(records), admission_(admission),
+        accounting_(accounting), devices_(devices), clock_(*ctx.deps.clock), log_(*ctx.deps.log),
+        counters_(ctx.counters), limits_(ctx.limits) {}
 
   Status OnEventBegin(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Status OnFileOpen(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
@@ -53,7 +54,7 @@ class EventFiles {
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;
-  const ServiceOptions& options_;
+  const ServiceLimits& limits_;
   // The absolute path of EVENT_BEGIN's and FILE_OPEN's replies, built in place (EncodePath).
   proto::PathReply path_reply_;
 };

@@ -41,7 +41,7 @@ Status Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>&
   r.bytes_apparent = sc.bytes_apparent;
   r.removal_failures = sc.removal_failures;
   r.requests_refused = counters_.requests_refused;
-  r.root = options_.root;
+  r.root = limits_.root;
   auto& t = r.retention;
   t.present = true;
   t.max_use = store_.byte_limits().max_use;
@@ -66,8 +66,8 @@ Status Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>&
   t.max_age_s = static_cast<uint64_t>(store_.retention().max_age.count());
   // Each pool shared between users, and who holds it (issue 21).
   r.shares.present = true;
-  if (options_.connections != nullptr) r.shares.pools.push_back(PoolOf(ATR_POOL_CONNECTIONS, *options_.connections));
-  if (const FdBudget* fds = options_.fd_budget) {
+  if (deps_.connections != nullptr) r.shares.pools.push_back(PoolOf(ATR_POOL_CONNECTIONS, *deps_.connections));
+  if (const FdBudget* fds = deps_.fd_budget) {
     r.shares.pools.push_back(
         PoolOf(ATR_POOL_DESCRIPTORS, fds->plan().budget, fds->plan().per_uid, fds->total(), fds->by_uid()));
   }
@@ -142,7 +142,7 @@ Status Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t>
   // The configured limits (VACUUM) bind everyone alike; these verbs remove other users'
   // evidence beyond them, so only root and the daemon's own user may. What would go is no
   // more than LIST shows: a dry run is anyone's.
-  if (!m.dry_run && peer.uid != 0 && peer.uid != options_.daemon_uid) {
+  if (!m.dry_run && peer.uid != 0 && peer.uid != limits_.daemon_uid) {
     return Status::Error(EPERM, "vacuum: only root or the daemon's user may remove beyond the configured limits "
                    "(a dry run is allowed)", Status::LogAs::kWarning);
   }

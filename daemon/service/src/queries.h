@@ -10,6 +10,7 @@
 #include "atraced/service/service_types.h"
 #include "atraced/store/trace_store.h"
 #include "client_table.h"
+#include "service_context.h"
 #include "file_accounting.h"
 #include "atraced/base/status.h"
 
@@ -19,19 +20,19 @@ class Queries {
  public:
   // `ring_slots` and `ring_memory` are the rings' pools (Rings), `queued_saves` the save
   // bytes queued for the I/O workers (RingSaver), reported with the connections and
-  // descriptors of `options`.
-  Queries(TraceStore& store, ClientTable& clients, FileAccounting& accounting, const ServiceCounters& counters,
-          const ServiceOptions& options, const UidShare& ring_slots, const UidShare& ring_memory,
-          const UidShare& queued_saves, Logger& log)
-      : store_(store),
+  // descriptors of the daemon (ServiceDependencies).
+  Queries(const ServiceContext& ctx, ClientTable& clients, FileAccounting& accounting, const UidShare& ring_slots,
+          const UidShare& ring_memory, const UidShare& queued_saves)
+      : store_(*ctx.deps.store),
         clients_(clients),
         accounting_(accounting),
-        counters_(counters),
-        options_(options),
+        counters_(ctx.counters),
+        deps_(ctx.deps),
+        limits_(ctx.limits),
         ring_slots_(ring_slots),
         ring_memory_(ring_memory),
         queued_saves_(queued_saves),
-        log_(log) {}
+        log_(*ctx.deps.log) {}
 
   Status OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Status OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
@@ -43,7 +44,8 @@ class Queries {
   ClientTable& clients_;  // counted, and their passed files measured, for STATUS and LIST
   FileAccounting& accounting_;
   const ServiceCounters& counters_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
+  const ServiceLimits& limits_;
   const UidShare& ring_slots_;
   const UidShare& ring_memory_;
   const UidShare& queued_saves_;

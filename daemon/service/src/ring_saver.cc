@@ -59,10 +59,8 @@ struct RingSaver::Job {
 
   std::vector<Part> parts;
   uint64_t seq = 0;
-  uint64_t reserved = 0;
   int32_t pid = 0;
-  uint64_t start_ticks = 0;
-  UidCharge queued;  // loop side: released by Complete
+  SaveReservation reservation;  // loop side: settled by Complete or Answer
   SaveDone done;
   std::atomic<State> state{State::kQueued};
   bool answered = false;  // loop side: `done` was called (a completion after it does nothing)
@@ -91,20 +89,9 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   std::optional<ProcessDirName> process = ParseProcessDirName(c.process_dir);
   if (!process) return done(Status::Error(EINVAL, "process: malformed process directory " + c.process_dir));
   // The most the files can take is reserved against every bound before anything is made;
-  // the completion gives back what was not written.
-  if (Status refused = admission_.AdmitBytes(c, bound); !refused.ok()) return done(std::move(refused));
-  JobRunner* runner = options_.io_runner;
-  if (runner && kind == EventKind::kSchedule) {
-    // A schedule save can be asked again; its uid waits for its own saves to land.
-    UidShare::Verdict verdict;
-    job->queued = UidCharge::Take(&queued_, c.peer.uid, bound, &verdict);
-    if (verdict != UidShare::Verdict::kOk) {
-      return done(Status::Error(EAGAIN, "save: " + queued_.Describe(verdict, c.peer.uid, bound)));
-    }
-  } else if (runner) {
-    // Last words (an exit, a crash, a death) are never asked twice: charged, not refused.
-    // They are bounded by what the uid may hold: its connections and its rings' memory.
-    job->queued = UidCharge::Force(&queued_, c.peer.uid, bound);
+  // the completion gives back what was not written (save_reservation.h).
+  if (Status refused = SaveReservation::Take(admission_, queued_, c, kind, bound, &job->reservation); !refused.ok()) {
+    return done(std::move(refused));
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(std::move(st).LoggedAs(Status::LogAs::kSummarized));
@@ -113,12 +100,9 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   if (!begun.ok()) return done(begun.status());
   job->seq = begun->seq;
   if (made_dir != nullptr) *made_dir = store_.fs().trace_dir() + "/" + begun->rel_path;
-  job->reserved = bound;
   job->pid = c.peer.pid;
-  job->start_ticks = c.start_ticks;
   job->done = std::move(done);
-  store_.Reserve(bound);
-  admission_.CountBytes(c, bound);
+  job->reservation.HoldInStore(store_);
   for (Job::Part& p : job->parts) {
     auto out = store_.OpenFile(job->seq, p.name);
     if (out.ok()) {
@@ -128,11 +112,13 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
     }
   }
   jobs_.emplace(job.get(), job);
-  if (!runner) {
-    job->Run();
-    return Complete(*job);
-  }
-  runner->Submit(c.peer.uid, [job] { job->Run(); }, [this, job] { Complete(*job); });
+  deps_.io_runner->Submit(c.peer.uid, [job] { job->Run(); }, [this, job] { Complete(*job); });
+}
+
+RingSaver::~RingSaver() {
+  // Saves a worker may still hold (the service is going): what they reserved goes back now,
+  // while the pools it came from are still there.
+  for (auto& [raw, job] : jobs_) job->reservation.Settle(0);
 }
 
 size_t RingSaver::DropQueued() {
@@ -158,9 +144,7 @@ void RingSaver::Answer(Job& job, bool parts_idle) {
   const std::shared_ptr<Job> keep = jobs_.at(&job);  // the worker's copy may be all that is left
   jobs_.erase(&job);
   job.answered = true;
-  job.queued = UidCharge();
-  store_.Unreserve(job.reserved);
-  admission_.ReturnBytes(job.pid, job.start_ticks, job.reserved);
+  job.reservation.Settle(0);
   if (parts_idle) {
     for (Job::Part& p : job.parts) p.file.reset();  // the files stay, empty: the directory is incomplete
   }
@@ -173,10 +157,12 @@ void RingSaver::Answer(Job& job, bool parts_idle) {
 void RingSaver::Complete(Job& job) {
   if (job.answered) return;  // answered -ESHUTDOWN at shutdown
   jobs_.erase(&job);
-  job.queued = UidCharge();
-  store_.Unreserve(job.reserved);  // before the bytes written are added: counted once
-  Status result;
   uint64_t written = 0;
+  for (const Job::Part& p : job.parts) {
+    if (p.status.ok()) written += p.written;
+  }
+  job.reservation.Settle(written);  // before the bytes written are added: counted once
+  Status result;
   for (Job::Part& p : job.parts) {
     for (const auto& problem : p.problems) log_.Warning("ring ", p.ring_name, " of pid ", job.pid, ": ", problem);
     if (p.empty) (void)store_.RemoveFile(job.seq, p.name);  // CANN writes no file without a record
@@ -186,10 +172,8 @@ void RingSaver::Complete(Job& job) {
     }
     if (p.written == 0) continue;
     store_.AddBytes(job.seq, p.written);
-    written += p.written;
     if (p.ring) ++counters_.rings_saved;
   }
-  admission_.ReturnBytes(job.pid, job.start_ticks, job.reserved - written);
   store_.EndSave(job.seq, job.Whole());
   store_.EndEvent(job.seq);
   SaveDone done = std::move(job.done);

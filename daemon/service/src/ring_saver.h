@@ -5,10 +5,9 @@
 // A save is decided on the event loop and written by an I/O worker (docs/IO_WORKERS.md):
 // the loop reads each ring's header (HeldRing::PlanSave), reserves the most the files can
 // take against max-bytes-per-client, the store's byte limits and the uid's share of queued
-// save bytes, makes the directory and opens the files; the worker copies, formats and writes;
-// back on the loop the completion counts what was written, returns the rest of the
-// reservations, ends the event (which may age its class) and gives the reply. Without a
-// runner (tests, fuzzers) the same steps run inline.
+// save bytes (one SaveReservation), makes the directory and opens the files; the worker
+// copies, formats and writes; back on the loop the completion settles the reservation (the
+// rest goes back), counts what was written, ends the event (which may age its class) and gives the reply.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +25,8 @@
 #include "atraced/service/service_types.h"
 #include "atraced/store/trace_store.h"
 #include "client.h"
+#include "save_reservation.h"
+#include "service_context.h"
 #include "atraced/base/status.h"
 
 namespace atraced {
@@ -36,9 +37,12 @@ using SaveDone = std::function<void(Status)>;
 class RingSaver {
  public:
   // `queued` is the pool of save bytes in flight, shared per uid (uid-queued-share).
-  RingSaver(TraceStore& store, Admission& admission, Logger& log, ServiceCounters& counters, UidShare& queued,
-            const ServiceOptions& options)
-      : store_(store), admission_(admission), log_(log), counters_(counters), queued_(queued), options_(options) {}
+  RingSaver(const ServiceContext& ctx, Admission& admission, UidShare& queued)
+      : store_(*ctx.deps.store), admission_(admission), log_(*ctx.deps.log), counters_(ctx.counters), queued_(queued),
+        deps_(ctx.deps) {}
+  ~RingSaver();
+  RingSaver(const RingSaver&) = delete;
+  RingSaver& operator=(const RingSaver&) = delete;
 
   // Writes the chosen rings of `c` into one new event directory of `kind` (none is made
   // when no ring holds a record). `reports`, if any, are written first and make the
@@ -46,8 +50,8 @@ class RingSaver {
   // max-bytes-per-client; a save that could pass it is refused whole (-EBUSY), as is a
   // schedule save past the uid's share of queued save bytes (-EAGAIN: exit and stackcore
   // saves are charged to the share, never refused by it). Calls `done` once with the reply:
-  // before returning when the save is refused, has nothing to write or runs inline, else
-  // on the loop once the files are written.
+  // before returning when the save is refused or has nothing to write, else on the loop once
+  // the I/O runner wrote the files.
   // `made_dir`, if given, gets the directory's absolute path when it is made (before Save
   // returns).
   void Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
@@ -88,7 +92,7 @@ class RingSaver {
   Logger& log_;
   ServiceCounters& counters_;
   UidShare& queued_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
   std::unordered_map<Job*, std::shared_ptr<Job>> jobs_;  // submitted, not yet answered
 };
 

@@ -20,7 +20,7 @@ Status Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, Unique
     return refuse(ENOTSUP, "flags: ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER, not granted in HELLO");
   }
   if (c.rings.count(m.object_id)) return refuse(EEXIST, "object_id: " + std::to_string(m.object_id) + " is already registered");
-  if (c.rings.size() >= options_.max_rings_per_client) {
+  if (c.rings.size() >= limits_.max_rings_per_client) {
     return refuse(EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");
   }
   // Charged before anything is mapped: one user's rings cannot take another's room.
@@ -33,8 +33,8 @@ Status Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, Unique
     return refuse(EBUSY, "ring memory: " + memory_.Describe(verdict, c.peer.uid, cost));
   }
   auto ring = HeldRing::Map(std::move(memfd), m,
-                            options_.ring_unmapper ? *options_.ring_unmapper : InlineUnmapper::Instance(),
-                            options_.counter_clock);
+                            deps_.ring_unmapper ? *deps_.ring_unmapper : InlineUnmapper::Instance(),
+                            deps_.counter_clock);
   if (!ring.ok()) return refuse(ring.status().err(), ring.status().message());
   c.rings.emplace(m.object_id, ClientRing{std::move(*ring), std::move(slot), std::move(memory)});
   CountHolder(c);
@@ -77,64 +77,70 @@ Status Rings::OnRingRelease(Client& c, std::span<const uint8_t> payload) {
   return Status::Ok();
 }
 
-Status Rings::OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+void Rings::OnRingReport(Client& c, std::span<const uint8_t> payload, DeferredReply reply) {
   proto::RingReport m;
-  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return reply.Answer(std::move(st));
   std::vector<const HeldRing*> chosen;
   for (uint32_t id : m.object_ids) {
     auto it = c.rings.find(id);
     if (it == c.rings.end() || c.released.count(id)) {
-      return Status::Error(ENOENT, "object_id: " + std::to_string(id) + " is not registered");
+      return reply.Answer(Status::Error(ENOENT, "object_id: " + std::to_string(id) + " is not registered"));
     }
     chosen.push_back(&it->second.ring);
   }
   // Written before the reply either way: `wait` only tells the client whether to wait.
-  if (Status refused = admission_.AdmitEvent(c, EventKind::kSchedule); !refused.ok()) return refused;
-  saver_.Save(c, EventKind::kSchedule, chosen, {}, later.Take());
-  return Status::Ok();
+  if (Status refused = admission_.AdmitEvent(c, EventKind::kSchedule); !refused.ok()) {
+    return reply.Answer(std::move(refused));
+  }
+  saver_.Save(c, EventKind::kSchedule, chosen, {}, AnswerWith(std::move(reply)));
 }
 
-Status Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+void Rings::OnRingSaveAll(Client& c, std::span<const uint8_t> payload, DeferredReply reply) {
   proto::RingSaveAll m;
-  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return reply.Answer(std::move(st));
   const std::vector<const HeldRing*> chosen = RingSaver::Unreleased(c);
-  if (Status refused = admission_.AdmitEvent(c, EventKind::kSchedule); !refused.ok()) return refused;
-  saver_.Save(c, EventKind::kSchedule, chosen, {}, later.Take());
-  return Status::Ok();
+  if (Status refused = admission_.AdmitEvent(c, EventKind::kSchedule); !refused.ok()) {
+    return reply.Answer(std::move(refused));
+  }
+  saver_.Save(c, EventKind::kSchedule, chosen, {}, AnswerWith(std::move(reply)));
 }
 
-Status Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+void Rings::OnGoodbye(Client& c, std::span<const uint8_t> payload, DeferredReply reply) {
   proto::Goodbye m;
-  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
-  if (c.goodbye) return Status::Error(EPROTO, "GOODBYE: already said on this connection");
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return reply.Answer(std::move(st));
+  if (c.goodbye) return reply.Answer(Status::Error(EPROTO, "GOODBYE: already said on this connection"));
   c.goodbye = true;
   // exitSave objects, live or destroyed, one per name as CANN picks (RingSaver::AtExit).
   const std::vector<const HeldRing*> chosen = RingSaver::AtExit(c);
-  Status result = admission_.AdmitEvent(c, EventKind::kExit);
-  if (result.ok()) saver_.Save(c, EventKind::kExit, chosen, {}, later.Take());
+  if (Status refused = admission_.AdmitEvent(c, EventKind::kExit); !refused.ok()) {
+    reply.Answer(std::move(refused));
+  } else {
+    saver_.Save(c, EventKind::kExit, chosen, {}, AnswerWith(std::move(reply)));
+  }
   ReleaseAll(c);  // the process is leaving: its rings are of no further use (a save holds its own)
-  return result;
 }
 
-Status Rings::OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later) {
+void Rings::OnDump(Client& c, std::span<const uint8_t> payload, DeferredReply reply) {
   proto::Dump m;
-  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return reply.Answer(std::move(st));
   // Sent on the crash connection, which holds no ring: the rings are another connection's.
   Client* holder = clients_.RingHolderOf(c);
   const std::vector<const HeldRing*> chosen = holder ? RingSaver::Unreleased(*holder) : std::vector<const HeldRing*>{};
   if (chosen.empty()) {
-    return Status::Error(ENOENT, "DUMP: no connection of pid " + std::to_string(c.peer.pid) +
-                                   " holds an unreleased ring: there is nothing to save");
+    return reply.Answer(Status::Error(ENOENT, "DUMP: no connection of pid " + std::to_string(c.peer.pid) +
+                                                  " holds an unreleased ring: there is nothing to save"));
   }
-  if (Status refused = admission_.AdmitEvent(*holder, EventKind::kSchedule); !refused.ok()) return refused;
+  if (Status refused = admission_.AdmitEvent(*holder, EventKind::kSchedule); !refused.ok()) {
+    return reply.Answer(std::move(refused));
+  }
   // Logged: a signal from outside the process asked for it, not the application.
   saver_.Save(*holder, EventKind::kSchedule, chosen, {},
-              [this, reply = later.Take(), pid = c.peer.pid, program = holder->program, m, n = chosen.size()](Status r) {
+              [this, reply = SharedReply(std::move(reply)), pid = c.peer.pid, program = holder->program, m,
+               n = chosen.size()](Status r) {
                 log_.Info("pid ", pid, " (", program, ") caught dump signal ", SignalName(m.signo), " in thread ", m.tid,
                           "; schedule dir with ", n, " ring(s)", !r.ok() ? " failed: " + r.message() : std::string(" written"));
-                reply(std::move(r));
+                reply->Answer(std::move(r));
               });
-  return Status::Ok();
 }
 
 void Rings::ReleaseAll(Client& c) {

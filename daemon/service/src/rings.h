@@ -11,10 +11,11 @@
 #include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
 #include "atraced/common/log.h"
+#include "atraced/service/deferred_reply.h"
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
-#include "later_reply.h"
+#include "service_context.h"
 #include "process_records.h"
 #include "atraced/base/status.h"
 #include "ring_saver.h"
@@ -25,26 +26,28 @@ class Rings {
  public:
   // `slots` and `memory` are the uids' shares of rings and of their memory; they outlive
   // every client that holds a charge of them.
-  Rings(ClientTable& clients, ProcessRecords& records, UidShare& slots, UidShare& memory, RingSaver& saver,
-        Admission& admission, Logger& log, ServiceCounters& counters, const ServiceOptions& options)
+  Rings(const ServiceContext& ctx, ClientTable& clients, ProcessRecords& records, UidShare& slots, UidShare& memory,
+        RingSaver& saver, Admission& admission)
       : clients_(clients),
         records_(records),
         saver_(saver),
         admission_(admission),
-        log_(log),
-        counters_(counters),
-        options_(options),
+        log_(*ctx.deps.log),
+        counters_(ctx.counters),
+        deps_(ctx.deps),
+        limits_(ctx.limits),
         slots_(slots),
         memory_(memory) {}
 
   Status OnRingRegister(Client& c, std::span<const uint8_t> payload, UniqueFd memfd);
   Status OnRingRelease(Client& c, std::span<const uint8_t> payload);
-  // The saves: their reply comes through `later` once the files are written (ring_saver.h).
-  Status OnRingReport(Client& c, std::span<const uint8_t> payload, LaterReply& later);
-  Status OnRingSaveAll(Client& c, std::span<const uint8_t> payload, LaterReply& later);
-  Status OnGoodbye(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  // The saves: `reply` is answered once the files are written (ring_saver.h), or at once
+  // with a refusal.
+  void OnRingReport(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
+  void OnRingSaveAll(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
+  void OnGoodbye(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
   // The on-demand dump signal: RING_SAVE_ALL for the process's ring-holding connection.
-  Status OnDump(Client& c, std::span<const uint8_t> payload, LaterReply& later);
+  void OnDump(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
 
   // Unmaps every ring the client holds (it is gone for good, or said GOODBYE).
   void ReleaseAll(Client& c);
@@ -64,7 +67,8 @@ class Rings {
   Admission& admission_;
   Logger& log_;
   ServiceCounters& counters_;
-  const ServiceOptions& options_;
+  const ServiceDependencies& deps_;
+  const ServiceLimits& limits_;
   UidShare& slots_;   // rings held, against max_rings_total
   UidShare& memory_;  // their HeldRing::MemoryCost, against max_ring_memory
 };

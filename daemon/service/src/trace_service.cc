@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,14 @@
 #include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
-#include "later_reply.h"
 #include "atraced/base/cycle_counter.h"
 #include "process_names.h"
 #include "process_records.h"
 #include "queries.h"
+#include "reply_route.h"
 #include "ring_saver.h"
 #include "rings.h"
+#include "service_context.h"
 
 namespace atraced {
 namespace {
@@ -36,28 +38,36 @@ constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEM
 // one rare reply does not keep its memory for the daemon's lifetime.
 constexpr size_t kMaxKeptScratch = 64 * 1024;
 
+// The parts no handler can do without: a service built without one is a programming error.
+TraceService::Dependencies Checked(TraceService::Dependencies deps) {
+  if (!deps.store || !deps.processes || !deps.clock || !deps.log || !deps.crash_runner || !deps.io_runner) {
+    throw std::invalid_argument("TraceService: the store, the process table, the clock, the log and both runners are required");
+  }
+  return deps;
+}
+
 }  // namespace
 
 // Everything the service holds, wired once: each handler gets references to the parts it
 // needs and nothing else. Declared in the order they depend on each other.
 struct TraceService::Rooms {
-  Rooms(TraceStore& the_store, ProcessTable& the_processes, Clock& the_clock, Logger& the_log, ServiceOptions opts)
-      : store(the_store), processes(the_processes), clock(the_clock), log(the_log), options(std::move(opts)),
-        ring_slots("rings", "ring", "uid-ring-share", options.max_rings_total, options.uid_ring_share),
-        ring_memory("ring memory", "byte", "uid-ring-share", options.max_ring_memory, options.uid_ring_share),
-        queued_saves("queued save bytes", "byte", "uid-queued-share", options.max_queued_bytes,
-                     options.uid_queued_share),
+  Rooms(Dependencies the_deps, ServiceLimits the_limits)
+      : deps(std::move(the_deps)), limits(std::move(the_limits)),
+        store(*deps.store), processes(*deps.processes), clock(*deps.clock), log(*deps.log),
+        ring_slots("rings", "ring", "uid-ring-share", limits.max_rings_total, limits.uid_ring_share),
+        ring_memory("ring memory", "byte", "uid-ring-share", limits.max_ring_memory, limits.uid_ring_share),
+        queued_saves("queued save bytes", "byte", "uid-queued-share", limits.max_queued_bytes,
+                     limits.uid_queued_share),
         records(processes, clock),
-        admission(records, clock, log, counters, options),
+        admission(ctx, records),
         accounting(store, records),
-        saver(store, admission, log, counters, queued_saves, options),
+        saver(ctx, admission, queued_saves),
         devices(records, counters),
-        events(store, processes, records, admission, accounting, devices, clock, log, counters, options),
-        rings(clients, records, ring_slots, ring_memory, saver, admission, log, counters, options),
-        queries(store, clients, accounting, counters, options, ring_slots, ring_memory, queued_saves, log),
-        departures(processes, saver, clock, log, counters, [this](Client& c) { Forget(c); }),
-        crashes(clients, records, processes, saver, admission, clock, log, counters, options,
-                [this](Client& c) { Forget(c); }) {}
+        events(ctx, records, admission, accounting, devices),
+        rings(ctx, clients, records, ring_slots, ring_memory, saver, admission),
+        queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
+        departures(ctx, saver, [this](Client& c) { Forget(c); }),
+        crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -66,25 +76,33 @@ struct TraceService::Rooms {
   }
 
   Status OnHello(Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body, bool* close_after);
-  // The opcode's handler; *deferred: its reply comes later (a CRASH inspected off the loop,
-  // or a save on the I/O workers).
-  Status Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
-                 UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred);
-  Status DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
-                   UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge, bool* deferred,
-                   LaterReply& later);
+  // The opcode's handler: the reply now, or nullopt when it comes later (a save on the I/O
+  // workers, a CRASH inspected on the crash runner's thread).
+  std::optional<Status> Dispatch(ClientId id, Client& c, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+                                 UniqueFd attached, ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge);
+  // A handler whose reply may wait gets a DeferredReply, which it answers now or later.
+  template <typename Handler>
+  std::optional<Status> Later(ClientId id, const proto::FrameHeader& h, Handler handler) {
+    handler(route->Begin(id, h));
+    return route->End(body_scratch);
+  }
 
+  const Dependencies deps;
+  ServiceLimits limits;  // ApplyLimits changes some at SIGHUP
+  ServiceCounters counters;
+  const ServiceContext ctx{deps, limits, counters};  // what every handler shares
   TraceStore& store;
   ProcessTable& processes;
   Clock& clock;
   Logger& log;
-  ServiceOptions options;
-  ServiceCounters counters;
   // Before the clients: a client's rings hold charges of these.
   UidShare ring_slots;
   UidShare ring_memory;
   UidShare queued_saves;  // charged by saves in flight (RingSaver)
   ClientTable clients;
+  // Where a DeferredReply's answer goes; shared with the replies still owed, which may
+  // outlive the service (stopped first, in ~TraceService).
+  std::shared_ptr<DispatchRoute> route = std::make_shared<DispatchRoute>(clients, counters);
   ProcessRecords records;
   Admission admission;
   FileAccounting accounting;
@@ -103,12 +121,13 @@ struct TraceService::Rooms {
   std::vector<uint8_t> reply_scratch;
 };
 
-TraceService::TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log,
-                           ServiceOptions options)
-    : rooms_(std::make_unique<Rooms>(store, processes, clock, log, std::move(options))) {}
+TraceService::TraceService(Dependencies deps, ServiceLimits limits)
+    : rooms_(std::make_unique<Rooms>(Checked(std::move(deps)), std::move(limits))) {}
 
 TraceService::~TraceService() {
   // The daemon is stopping: its clients are alive, and nobody will run a check any more.
+  // Replies still owed go nowhere: their connections go with the service.
+  rooms_->route->Stop();
   rooms_->destroying = true;
   rooms_->departures.ForgetAll();
   rooms_->crashes.ForgetAll();
@@ -133,11 +152,11 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   c.program = facts ? facts->program : "unknown";
   c.connected = r.clock.Now();
   bool in_group = false;
-  if (r.options.forwarder_gid) {
-    in_group = peer.gid == *r.options.forwarder_gid ||
-               (facts && std::count(facts->groups.begin(), facts->groups.end(), *r.options.forwarder_gid) > 0);
+  if (r.limits.forwarder_gid) {
+    in_group = peer.gid == *r.limits.forwarder_gid ||
+               (facts && std::count(facts->groups.begin(), facts->groups.end(), *r.limits.forwarder_gid) > 0);
   }
-  c.may_forward = peer.uid == 0 || peer.uid == r.options.daemon_uid || in_group;
+  c.may_forward = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group;
   r.store.HoldProcessDir(c.process_dir);
   const ClientId id = r.clients.Add(std::move(c));
   r.log.Debug("client ", id, " connected: pid ", peer.pid, " uid ", peer.uid, " gid ", peer.gid);
@@ -193,18 +212,15 @@ bool TraceService::KeepWhileIdle(ClientId id) const {
   return rec != nullptr && rec->ring_holders > 0;
 }
 
-void TraceService::SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule) {
-  rooms_->departures.SetScheduler(std::move(schedule));
-}
 void TraceService::CheckDepartures() { rooms_->departures.Check(); }
 size_t TraceService::departures() const { return rooms_->departures.size(); }
 
-void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload, ReplyBatch& out,
-                          UniqueFd attached) {
+TraceService::Reply TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+                                         ReplyBatch& out, UniqueFd attached) {
   Rooms& r = *rooms_;
   ++r.counters.requests;
   Client* found = r.clients.Find(id);
-  if (found == nullptr) return;
+  if (found == nullptr) return Reply::kInBatch;
   Client& c = *found;
   std::vector<uint8_t>& body = r.body_scratch;  // reused: see body_scratch
   body.clear();
@@ -229,20 +245,19 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
     refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO");
   } else {
-    bool deferred = false;
     // A directory of the process may be made from here on: its name is settled now.
     if (h.opcode == ATR_OP_EVENT_BEGIN || h.opcode == ATR_OP_STACK_DUMP) {
       SettleProcessName(c, r.records, r.clients, r.store);
     }
-    refusal = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge, &deferred);
+    std::optional<Status> now = r.Dispatch(id, c, h, payload, std::move(attached), out, &passed, &passed_charge);
+    if (!now) {
+      // A DeferredReply answers through the reply sink (Crashes, RingSaver).
+      c.last_activity = r.clock.Now();
+      return Reply::kLater;
+    }
+    refusal = std::move(*now);
     if (h.opcode == ATR_OP_RING_REGISTER && refusal.ok()) {
       SettleProcessName(c, r.records, r.clients, r.store);  // with the process's UTC offset
-    }
-    if (deferred) {
-      // The reply comes through the reply sink (Crashes, RingSaver).
-      c.last_activity = r.clock.Now();
-      out.deferred = true;
-      return;
     }
   }
   if (c.features & ATR_FEATURE_MEMFD) c.last_activity = r.clock.Now();  // for a death report
@@ -271,22 +286,12 @@ void TraceService::Handle(ClientId id, const proto::FrameHeader& h, std::span<co
   proto::AppendFrame(out.bytes, h.opcode, ATR_FLAG_REPLY, h.request_id, reply);
   if (body.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(body);
   if (reply.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(reply);
+  return Reply::kInBatch;
 }
 
-Status TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
-                                    std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
-                                    UniqueFd* passed, FdCharge* passed_charge, bool* deferred) {
-  LaterReply later(clients, id, h.opcode, h.request_id, counters);
-  Status r = DispatchOp(id, c, h, payload, std::move(attached), out, passed, passed_charge, deferred, later);
-  if (*deferred) return r;
-  std::optional<Status> now = later.Settle(std::move(r));
-  *deferred = !now;
-  return now ? std::move(*now) : Status::Ok();
-}
-
-Status TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::FrameHeader& h,
-                                      std::span<const uint8_t> payload, UniqueFd attached, ReplyBatch& out,
-                                      UniqueFd* passed, FdCharge* passed_charge, bool* deferred, LaterReply& later) {
+std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, const proto::FrameHeader& h,
+                                                   std::span<const uint8_t> payload, UniqueFd attached,
+                                                   ReplyBatch& out, UniqueFd* passed, FdCharge* passed_charge) {
   std::vector<uint8_t>& body = body_scratch;
   switch (h.opcode) {
     case ATR_OP_HELLO: return OnHello(c, payload, body, &out.close_after);
@@ -302,17 +307,17 @@ Status TraceService::Rooms::DispatchOp(ClientId id, Client& c, const proto::Fram
     case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c.peer, payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
-    case ATR_OP_RING_REPORT: return rings.OnRingReport(c, payload, later);
-    case ATR_OP_RING_SAVE_ALL: return rings.OnRingSaveAll(c, payload, later);
-    case ATR_OP_GOODBYE: return rings.OnGoodbye(c, payload, later);
+    case ATR_OP_RING_REPORT:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnRingReport(c, payload, std::move(reply)); });
+    case ATR_OP_RING_SAVE_ALL:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnRingSaveAll(c, payload, std::move(reply)); });
+    case ATR_OP_GOODBYE:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnGoodbye(c, payload, std::move(reply)); });
     case ATR_OP_CRASH:
-    case ATR_OP_STACK_DUMP: {
-      if (!options.crash_runner) return crashes.OnLook(c, h.opcode, payload, later);
-      Status refused = crashes.StartLook(id, c, h, payload);
-      *deferred = refused.ok();
-      return refused;
-    }
-    case ATR_OP_DUMP: return rings.OnDump(c, payload, later);
+    case ATR_OP_STACK_DUMP:
+      return Later(id, h, [&](DeferredReply reply) { crashes.Look(id, c, h.opcode, payload, std::move(reply)); });
+    case ATR_OP_DUMP:
+      return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
@@ -333,7 +338,7 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
   if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
   if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
   // Counter-stamped rings only while the daemon's measurements trust the counter.
-  if (options.counter_clock == nullptr || !options.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
+  if (deps.counter_clock == nullptr || !deps.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
@@ -359,13 +364,11 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
   return Status::Ok();
 }
 
-void TraceService::SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client) {
-  rooms_->options.rate_limit = rate_limit;
-  rooms_->options.max_bytes_per_client = max_bytes_per_client;
+void TraceService::ApplyLimits(const ServiceLimits& limits) {
+  rooms_->limits.rate_limit = limits.rate_limit;
+  rooms_->limits.max_bytes_per_client = limits.max_bytes_per_client;
+  rooms_->limits.crash_budget = limits.crash_budget;
 }
-void TraceService::SetCrashRunner(CrashRunner* runner) { rooms_->options.crash_runner = runner; }
-void TraceService::SetIoRunner(JobRunner* runner) { rooms_->options.io_runner = runner; }
-void TraceService::SetCrashBudget(std::chrono::milliseconds budget) { rooms_->options.crash_budget = budget; }
 void TraceService::Tick() {
   rooms_->admission.Tick();
   rooms_->accounting.AccountPassedFiles(rooms_->clients);

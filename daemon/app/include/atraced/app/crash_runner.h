@@ -3,7 +3,7 @@
 // stalls nobody but the crashed process (which waits in its handler anyway).
 //
 // One thread is enough: crashes are rare, each inspection is bounded by its budget, and one
-// uid gets a few unwinds a minute (ServiceOptions::crash_unwinds_per_uid_per_minute). The
+// uid gets a few unwinds a minute (ServiceLimits::crash_unwinds_per_uid_per_minute). The
 // uids with crashes waiting are served in turn (an IoPool of one worker): a crash waits for
 // the inspection running and at most one of each other uid's, never behind one user's crash
 // loop, and its process's handler waits up to its own bound (5 s; the budget is 2 s).

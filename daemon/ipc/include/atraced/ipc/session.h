@@ -27,8 +27,8 @@
 // clients, every event of libatrace_client) costs none; the kernel closes any descriptor a
 // plain read does not take.
 //
-// Deferred replies: a request the service answers later (a CRASH inspected off the loop)
-// parks the session: its earlier replies go out, nothing more is read or handled until the
+// Late replies: a request the service answers later (TraceService::Reply::kLater: a save on
+// the I/O workers, a CRASH being inspected) parks the session: its earlier replies go out, nothing more is read or handled until the
 // service delivers the reply through the sink the session registered, so replies stay in
 // request order while every other session is served.
 //
@@ -58,7 +58,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session();
 
   void Start();
-  // Stops reading, lets the replies in flight go out (a deferred one included), then closes.
+  // Stops reading, lets the replies in flight go out (a late one included), then closes.
   void Shutdown();
   int32_t peer_pid() const { return peer_.pid; }
 
@@ -69,8 +69,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void Turn();
   void WriteNext();
   void AfterTurn();
-  // The service's deferred reply (ReplyBatch::deferred): sent, then the session reads on.
-  void OnDeferredReply(ReplyBatch&& batch);
+  // The service's late reply (TraceService::Reply::kLater): sent, then the session reads on.
+  void OnLateReply(ReplyBatch&& batch);
   void ArmDeadline(std::chrono::steady_clock::duration in);
   void OnDeadline();
   void Progress() { last_progress_ = std::chrono::steady_clock::now(); }
@@ -91,7 +91,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool shutdown_requested_ = false;
   bool reading_ = false;    // an async read is outstanding
   bool more_ = false;       // the last turn stopped at its limit: frames may be buffered
-  bool awaiting_reply_ = false;  // a request's reply is deferred: handle nothing more until it comes
+  bool awaiting_reply_ = false;  // a request's reply comes later: handle nothing more until it comes
   std::shared_ptr<Session> parked_self_;  // set while awaiting_reply_: nothing else keeps it alive
   std::string violation_;   // set when the decoder fails
   uint64_t received_ = 0;   // stream bytes read so far

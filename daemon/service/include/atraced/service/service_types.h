@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,13 +23,21 @@
 
 namespace atraced {
 
+class Clock;
+class Logger;
+class ProcessTable;
+class TraceStore;
+
 struct PeerCredentials {
   int32_t pid = 0;
   uint32_t uid = 0;
   uint32_t gid = 0;
 };
 
-struct ServiceOptions {
+// What the operator bounds (atraced.conf, LimitsFrom in daemon/app), and who the daemon is.
+// The rate limit, max-bytes-per-client and the crash budget are applied again at SIGHUP
+// (TraceService::ApplyLimits); the rest size the service's pools once, at start-up.
+struct ServiceLimits {
   uint32_t max_events_per_client = 64;
   uint32_t max_files_per_client = 256;
   uint32_t daemon_uid = 0;              // may always forward
@@ -47,11 +56,6 @@ struct ServiceOptions {
   // The percent of max_rings_total and of max_ring_memory one uid may hold, root and the
   // daemon's uid included (-EBUSY past it).
   uint32_t uid_ring_share = 25;
-  // The connections each uid holds (the listener's, for STATUS); nullptr: not reported.
-  const UidShare* connections = nullptr;
-  // Charged one descriptor per open file and per descriptor waiting to be passed, to the
-  // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
-  FdBudget* fd_budget = nullptr;
   // Event directories a client process may create (rate_limit.h): one bucket for schedule
   // events and another for exit and stackcore ones, so chatty schedule traffic cannot
   // starve a process's last words. Refused with -EAGAIN.
@@ -61,35 +65,52 @@ struct ServiceOptions {
   // is aged) and what the daemon wrote for it (ring saves, crash and death reports); 0: no
   // bound. -EBUSY.
   uint64_t max_bytes_per_client = 0;
-  // CRASH: who looks at the crashed process from outside (threads, backtrace, maps), and
-  // how long it may take (on the runner's thread, or the event loop without one); the
-  // process's handler waits longer (5 s by default). nullptr: the report says there is no
-  // unwinder, and the rings are still written.
-  CrashInspector* crash_inspector = nullptr;
+  // CRASH: how long the look from outside (ServiceDependencies::crash_inspector) may take on
+  // the crash runner's thread; the process's handler waits longer (5 s by default).
   std::chrono::milliseconds crash_budget{2000};
-  // Where the inspection runs. nullptr: on the event loop, inside Handle (tests, fuzzers).
-  // Set: CRASH's reply is deferred (ReplyBatch::deferred) and delivered through the
-  // connection's reply sink (SetReplySink) once the runner hands the facts back.
-  CrashRunner* crash_runner = nullptr;
-  // Each unwind costs a helper process (and, without a runner, stalls the event loop): one
-  // uid gets at most this many unwinds a minute
+  // Each unwind costs a helper process: one uid gets at most this many unwinds a minute
   // (a crash loop, or a user forking processes that crash on purpose). Past it the report
   // has threads and maps but no backtrace, and says why.
   uint32_t crash_unwinds_per_uid_per_minute = 5;
-  // Who writes ring saves, crash and death reports (docs/IO_WORKERS.md). nullptr: inline, on
-  // the event loop, inside Handle (tests, fuzzers). Set: their replies are deferred.
+  // What the saves queued for the workers may reserve, in all, and the percent of it one
+  // uid may hold, root and the daemon's uid included (-EAGAIN past it).
+  uint64_t max_queued_bytes = 1ull << 30;
+  uint32_t uid_queued_share = 25;
+};
+
+// What the service needs from the daemon, given once at construction (TraceService's
+// constructor). Each must outlive the service. The store, the process table, the clock, the
+// log and both runners are required; the rest may be null, as each says.
+struct ServiceDependencies {
+  TraceStore* store = nullptr;
+  ProcessTable* processes = nullptr;
+  Clock* clock = nullptr;
+  Logger* log = nullptr;
+  // Where CRASH and STACK_DUMP are inspected (the daemon's ThreadCrashRunner). Its `done`
+  // runs on the event loop, never after the service is destroyed.
+  CrashRunner* crash_runner = nullptr;
+  // Who writes ring saves, crash and death reports (docs/IO_WORKERS.md; the daemon's IoPool).
+  // The same rules.
   JobRunner* io_runner = nullptr;
+  // Asks for TraceService::CheckDepartures to run `check` after `in` (the event loop's
+  // timer); a new request replaces the one armed. Empty: nobody re-checks (a test calls
+  // CheckDepartures itself).
+  std::function<void(std::chrono::milliseconds in, std::function<void()> check)> schedule_departures;
+  // Who looks at a crashed process from outside (threads, backtrace, maps). nullptr: the
+  // report says there is no unwinder, and the rings are still written.
+  CrashInspector* crash_inspector = nullptr;
   // Who unmaps a ring once nobody holds it (atraced/rings/unmapper.h). nullptr: munmap on the
-  // thread that let go; the daemon sets a BackgroundUnmapper, which must outlive the service.
+  // thread that let go; the daemon gives a BackgroundUnmapper.
   Unmapper* ring_unmapper = nullptr;
   // The daemon's cycle counter: whether HELLO grants ATR_FEATURE_RING_COUNTER, and the clock
   // snapshots its rings are placed through (atraced/rings/counter_clock.h). nullptr: never
   // granted.
   core::CounterClock* counter_clock = nullptr;
-  // What the saves queued for the workers may reserve, in all, and the percent of it one
-  // uid may hold, root and the daemon's uid included (-EAGAIN past it).
-  uint64_t max_queued_bytes = 1ull << 30;
-  uint32_t uid_queued_share = 25;
+  // The connections each uid holds (the listener's, for STATUS); nullptr: not reported.
+  const UidShare* connections = nullptr;
+  // Charged one descriptor per open file and per descriptor waiting to be passed, to the
+  // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
+  FdBudget* fd_budget = nullptr;
 };
 
 // Replies to one batch of requests, in request order.
@@ -102,10 +123,6 @@ struct ReplyBatch {
   std::vector<uint8_t> bytes;
   std::vector<PassedFd> fds;
   bool close_after = false;  // the connection ends once these replies are sent
-  // The last request's reply comes later, through the connection's reply sink (a CRASH being
-  // inspected off the loop): handle none of the connection's later requests until then, so
-  // replies stay in request order.
-  bool deferred = false;
 };
 
 // One device's traces as STATUS shows them (wire.h atr_status_device).

@@ -35,8 +35,11 @@ namespace atraced {
 class TraceService {
  public:
   using ClientId = uint64_t;
+  // What the service needs from the daemon, given once (service_types.h).
+  using Dependencies = ServiceDependencies;
 
-  TraceService(TraceStore& store, ProcessTable& processes, Clock& clock, Logger& log, ServiceOptions options);
+  // `deps` must name the store, the process table, the clock, the log and both runners.
+  TraceService(Dependencies deps, ServiceLimits limits);
   ~TraceService();
   TraceService(const TraceService&) = delete;
   TraceService& operator=(const TraceService&) = delete;
@@ -44,16 +47,26 @@ class TraceService {
   // `pidfd` refers to the peer process itself (PeerPidfd, process_identity.h); without one
   // (tests, an old kernel) the pid and its start time are all the daemon pins.
   ClientId Connect(const PeerCredentials& peer, UniqueFd pidfd = UniqueFd());
-  // Where a deferred reply of this client goes (see ReplyBatch::deferred). Called on the
-  // event loop; never after Disconnect(id).
+  // Where this client's replies that come after Handle returned go (Reply::kLater): a
+  // DeferredReply answered later (deferred_reply.h). Called on the event loop; never after
+  // Disconnect(id).
   void SetReplySink(ClientId id, std::function<void(ReplyBatch&&)> sink);
   // Ends the client's open files and events, keeping everything written.
   void Disconnect(ClientId id);
-  // Handles one request frame and appends its reply to `out`. `attached` is the descriptor
-  // that came with the frame's first byte (SCM_RIGHTS), if any: only RING_REGISTER takes
-  // one; on any other frame it is a protocol violation and the connection is closed.
-  void Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
-              UniqueFd attached = UniqueFd());
+  // Where Handle put the request's reply.
+  enum class Reply {
+    kInBatch,  // appended to `out`
+    // It comes later, through the client's reply sink (a save on the I/O workers, a CRASH
+    // being inspected): the caller handles none of the connection's later requests until
+    // then, so that replies stay in request order.
+    kLater,
+  };
+  // Handles one request frame and appends its reply to `out`, or says it comes later.
+  // `attached` is the descriptor that came with the frame's first byte (SCM_RIGHTS), if any:
+  // only RING_REGISTER takes one; on any other frame it is a protocol violation and the
+  // connection is closed.
+  Reply Handle(ClientId id, const proto::FrameHeader& header, std::span<const uint8_t> payload, ReplyBatch& out,
+               UniqueFd attached = UniqueFd());
 
   // The daemon's one refusal throttle (refusal_log.h), for refusals made outside Handle (the
   // listener's sheds): whether to log this one for `uid`, and how many were not logged since.
@@ -73,21 +86,15 @@ class TraceService {
   // moment before the process becomes a zombie). An ended process gets a stackcore event
   // dir: a report, then one file per ring. One still running after about 3 s (an exec, a
   // closed descriptor, a connection the daemon dropped) loses its rings, as before.
-  // CheckDepartures re-checks them; the service asks for it through the scheduler (the
-  // event loop's timer), or a test calls it.
-  void SetDepartureScheduler(std::function<void(std::chrono::milliseconds)> schedule);
+  // CheckDepartures re-checks them; the service asks for it through
+  // Dependencies::schedule_departures (the event loop's timer), or a test calls it.
   void CheckDepartures();
   size_t departures() const;
 
-  // Applies new per-client limits at once (SIGHUP).
-  void SetClientLimits(const RateLimit& rate_limit, uint64_t max_bytes_per_client);
-  // Where the next CRASH is inspected (ServiceOptions::crash_runner); nullptr: inline. The
-  // runner's `done` must run on the event loop, and never after the service is destroyed.
-  void SetCrashRunner(CrashRunner* runner);
-  // Who writes the next saves (ServiceOptions::io_runner); nullptr: inline. The same rules.
-  void SetIoRunner(JobRunner* runner);
-  // The unwind deadline for the next CRASH (SIGHUP: crash-unwind-timeout-ms).
-  void SetCrashBudget(std::chrono::milliseconds budget);
+  // SIGHUP: applies the limits that may change while the daemon runs, at once: the rate
+  // limit, max-bytes-per-client and the unwind deadline of the next CRASH. The others sized
+  // pools at start-up and keep their values (ServiceLimits).
+  void ApplyLimits(const ServiceLimits& limits);
   // The timer's work: one log line per client process whose events the rate limit refused
   // during the last interval ("suppressed 1234 events from pid 77 (train.py)").
   void Tick();
