@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "posix_walk.h"
+#include "read_grants.h"
 
 namespace atraced {
 
@@ -118,20 +119,27 @@ Result<std::unique_ptr<FileWatch>> PosixWritableFile::Watch() {
 
 }  // namespace
 
-PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask)
-    : root_(std::move(root)), trace_dir_(std::move(trace_dir)), umask_(umask) {}
+PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask,
+                                 std::optional<gid_t> reader_gid)
+    : root_(std::move(root)),
+      trace_dir_(std::move(trace_dir)),
+      umask_(umask),
+      grants_(std::make_unique<ReadGrants>(reader_gid)) {}
+
+PosixFileSystem::~PosixFileSystem() = default;
 
 std::string PosixFileSystem::TraceDirFor(const std::string& root) {
   size_t end = root.find_last_not_of('/');
   return (end == std::string::npos ? "" : root.substr(0, end + 1)) + "/atrace";
 }
 
-Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root) {
+Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root,
+                                                                std::optional<gid_t> reader_gid) {
   if (root.empty() || root[0] != '/') return Status::Error(EINVAL, "trace root must be absolute: [" + root + "]");
   // Read the umask once: it decides whether new entries need an explicit chmod.
   mode_t mask = ::umask(0);
   ::umask(mask);
-  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, TraceDirFor(root), mask));
+  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, TraceDirFor(root), mask, reader_gid));
   if (Status st = fs->EnsureTraceDir(); !st.ok()) return st;
   return fs;
 }
@@ -176,12 +184,8 @@ Status PosixFileSystem::EnsureTraceDir() {
     int err = errno;
     return Errno(err, "stat " + trace_dir_);
   }
-  // Keep a setgid bit an operator set (tmpfiles does, so that all below is group atrace).
-  if ((st.st_mode & 0777) != kDirMode && st.st_uid == ::geteuid() &&
-      ::fchmod(fd.get(), (st.st_mode & 07000) | kDirMode) != 0) {
-    int err = errno;
-    return Errno(err, "chmod " + trace_dir_);
-  }
+  // Its mode and ACL: who may reach and read what is below it (read_grants.h).
+  if (Status set = grants_->SetUpTraceDir(rootfd.get(), fd.get(), trace_dir_); !set.ok()) return set;
   dev_ = st.st_dev;
   block_ = static_cast<uint64_t>(st.st_blksize);
   cache_.clear();  // descriptors of the old tree's process dirs
@@ -584,6 +588,31 @@ Result<DiskUsage> PosixFileSystem::TreeBytes(const std::string& rel) {
     return Errno(err, "open " + trace_dir_ + "/" + rel);
   }
   return SumAt(fd.get(), trace_dir_ + "/" + rel, dev_, 0);
+}
+
+const std::string& PosixFileSystem::no_acl_warning() const { return grants_->no_acl_warning(); }
+
+Result<UniqueFd> PosixFileSystem::OpenProcessDir(const std::string& process_dir) {
+  if (Status st = CheckRelative(process_dir); !st.ok()) return st;
+  if (process_dir.find('/') != std::string::npos) return Status::Error(EINVAL, "not a process directory: " + process_dir);
+  UniqueFd fd(OpenBeneath(OwnerDirFd()->get(), process_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+  if (!fd.valid()) {
+    int err = errno;
+    return Errno(err, "open " + trace_dir_ + "/" + process_dir);
+  }
+  return fd;
+}
+
+Status PosixFileSystem::GrantRead(const std::string& process_dir, uint32_t uid) {
+  auto fd = OpenProcessDir(process_dir);
+  if (!fd.ok()) return fd.status();
+  return grants_->GrantProcessDir(OwnerDirFd()->get(), fd->get(), uid, trace_dir_ + "/" + process_dir);
+}
+
+Result<bool> PosixFileSystem::RepairGrant(const std::string& process_dir, uint32_t uid) {
+  auto fd = OpenProcessDir(process_dir);
+  if (!fd.ok()) return fd.status();
+  return grants_->RepairProcessDir(OwnerDirFd()->get(), fd->get(), uid, trace_dir_ + "/" + process_dir);
 }
 
 Result<FsSpace> PosixFileSystem::Space() {
