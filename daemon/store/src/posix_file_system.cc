@@ -621,6 +621,9 @@ Result<FsSpace> PosixFileSystem::Space() {
     int err = errno;
     return Errno(err, "statvfs " + trace_dir_);
   }
+  // A file system that keeps no count (ramfs: no blocks at all) has no free space to keep:
+  // only a max-use in bytes bounds it, not a keep-free that would refuse every write.
+  if (v.f_blocks == 0) return FsSpace{0, UINT64_MAX / 4};
   return FsSpace{static_cast<uint64_t>(v.f_blocks) * v.f_frsize, static_cast<uint64_t>(v.f_bavail) * v.f_frsize};
 }
 

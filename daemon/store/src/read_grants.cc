@@ -139,8 +139,9 @@ Status GroupAndMode(int fd, gid_t gid, mode_t mode, const std::string& shown) {
   return Status::Ok();
 }
 
-// What the trace root has, and user:uid:--x: it keeps every entry it had.
-Status AddPassage(int fd, uid_t uid, const std::string& shown) {
+// What the trace root has, and `tag` (ACL_USER or ACL_GROUP) `id` with --x: it keeps every
+// entry it had.
+Status AddPassage(int fd, acl_tag_t want, id_t id, const std::string& shown) {
   acl_t acl = acl_get_fd(fd);
   if (acl == nullptr) {
     int err = errno;
@@ -150,20 +151,23 @@ Status AddPassage(int fd, uid_t uid, const std::string& shown) {
   acl_entry_t entry;
   for (int which = ACL_FIRST_ENTRY; !has && acl_get_entry(acl, which, &entry) == 1; which = ACL_NEXT_ENTRY) {
     acl_tag_t tag;
-    if (acl_get_tag_type(entry, &tag) != 0 || tag != ACL_USER) continue;
-    auto* id = static_cast<uid_t*>(acl_get_qualifier(entry));
-    has = id != nullptr && *id == uid;
-    if (id != nullptr) acl_free(id);
+    if (acl_get_tag_type(entry, &tag) != 0 || tag != want) continue;
+    auto* named = static_cast<id_t*>(acl_get_qualifier(entry));
+    has = named != nullptr && *named == id;
+    if (named != nullptr) acl_free(named);
   }
   acl_permset_t perms;
   // acl_create_entry may move the ACL: `acl` is the one to free whatever happens.
-  const bool ok = has || (acl_create_entry(&acl, &entry) == 0 && acl_set_tag_type(entry, ACL_USER) == 0 &&
-                          acl_set_qualifier(entry, &uid) == 0 && acl_get_permset(entry, &perms) == 0 &&
+  const bool ok = has || (acl_create_entry(&acl, &entry) == 0 && acl_set_tag_type(entry, want) == 0 &&
+                          acl_set_qualifier(entry, &id) == 0 && acl_get_permset(entry, &perms) == 0 &&
                           acl_clear_perms(perms) == 0 && acl_add_perm(perms, ACL_EXECUTE) == 0 &&
                           acl_calc_mask(&acl) == 0 && acl_set_fd(fd, acl) == 0);
   const int err = errno;
   acl_free(acl);
-  if (!ok) return Errno(err, "let uid " + std::to_string(uid) + " pass through " + shown);
+  if (!ok) {
+    return Errno(err, std::string("let ") + (want == ACL_USER ? "uid " : "gid ") + std::to_string(id) + " pass through " +
+                          shown);
+  }
   return Status::Ok();
 }
 
@@ -203,7 +207,12 @@ Status ReadGrants::SetUpTraceDir(int rootfd, int dirfd, const std::string& shown
                           " can read them (directories 0750, files 0640, nothing for others)";
       }
     }
-    if (acls_) return set;
+    if (acls_) {
+      if (set.ok() && root_.valid() && reader_gid_) {
+        set = AddPassage(root_.get(), ACL_GROUP, *reader_gid_, shown.substr(0, shown.rfind('/')));
+      }
+      return set;
+    }
   }
   return GroupAndMode(dirfd, reader_gid_.value_or(::getegid()), kDirMode, shown);
 }
@@ -215,7 +224,7 @@ Status ReadGrants::AllowPassage(int tracefd, uid_t uid, const std::string& shown
   e.push_back({ACL_USER, uid, kX});
   if (Status st = SetAccess(tracefd, Make(e), shown); !st.ok()) return st;
   passage_.insert(uid);
-  if (root_.valid()) return AddPassage(root_.get(), uid, shown.substr(0, shown.rfind('/')));
+  if (root_.valid()) return AddPassage(root_.get(), ACL_USER, uid, shown.substr(0, shown.rfind('/')));
   return Status::Ok();
 }
 
