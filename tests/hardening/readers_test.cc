@@ -34,18 +34,6 @@ std::string CatAs(const Identity& who, const std::string& path) {
 }
 std::string CatAsRoot(const std::string& path) { return CatAs(Identity{0, 0, {}}, path); }
 
-// A daemon whose socket A and B may use, C in its reader group, the socket and root reachable.
-DaemonProcess::Options For(const TestUsers& u, std::optional<std::string> root = std::nullopt,
-                           std::vector<std::string> extra = {}) {
-  extra.insert(extra.begin(), {"--socket-group", u.socket_group(), "--reader-group", u.reader_group()});
-  return {extra, {}, true, 10, std::nullopt, root};
-}
-bool StartFor(DaemonProcess& d) {
-  if (!d.Start()) return false;
-  ::chmod(d.tmp().path().c_str(), 0755);  // what an administrator's root above the trace root is
-  return true;
-}
-
 // Runs `body(out)` as `who` in a forked child that writes one line to `out`; returns the line.
 template <class F>
 std::string AsUser(const Identity& who, F body) {
@@ -86,8 +74,8 @@ TEST_CASE("readers: a file written through a passed descriptor is readable by it
     WARN("skipped: " << u.why_not());
     return;
   }
-  DaemonProcess d(For(u));
-  REQUIRE(StartFor(d));
+  DaemonProcess d(ReadersDaemon(u));
+  REQUIRE(StartReachable(d));
   // A takes the file's descriptor, the daemon closes its own copy, A writes through it.
   const std::string path = AsUser(u.a.id, [&](int out) {
     auto c = RawClient::Connect(d.socket());
@@ -124,8 +112,8 @@ TEST_CASE("readers: a device-class dir a forwarder makes for A's process is A's"
     WARN("skipped: " << u.why_not());
     return;
   }
-  DaemonProcess d(For(u));
-  REQUIRE(StartFor(d));
+  DaemonProcess d(ReadersDaemon(u));
+  REQUIRE(StartReachable(d));
   // A's process: alive while the forwarder (root, which may claim) writes for it.
   int hold[2];
   REQUIRE(::pipe(hold) == 0);
@@ -170,8 +158,8 @@ TEST_CASE("readers: each user reads their own traces, another user's are refused
     WARN("skipped: " << u.why_not());
     return;
   }
-  DaemonProcess d(For(u));
-  REQUIRE(StartFor(d));
+  DaemonProcess d(ReadersDaemon(u));
+  REQUIRE(StartReachable(d));
   const std::string a_file = EmitAs(d, u.a.id, "A's trace");
   const std::string b_file = EmitAs(d, u.b.id, "B's trace");
   REQUIRE(a_file.rfind(d.trace_dir() + "/", 0) == 0);
@@ -187,7 +175,7 @@ TEST_CASE("readers: each user reads their own traces, another user's are refused
     CHECK(CatAsRoot(b_file) == "B's trace");
     if (start == 0) {
       REQUIRE(d.Stop() == 0);
-      REQUIRE(StartFor(d));
+      REQUIRE(StartReachable(d));
     }
   }
 }
@@ -198,8 +186,8 @@ TEST_CASE("readers: a tree an older daemon made becomes private at the first sta
     WARN("skipped: " << u.why_not());
     return;
   }
-  DaemonProcess d(For(u));
-  REQUIRE(StartFor(d));
+  DaemonProcess d(ReadersDaemon(u));
+  REQUIRE(StartReachable(d));
   const std::string a_file = EmitAs(d, u.a.id, "A's trace");
   REQUIRE(a_file.rfind(d.trace_dir() + "/", 0) == 0);
   REQUIRE(d.Stop() == 0);
@@ -212,7 +200,7 @@ TEST_CASE("readers: a tree an older daemon made becomes private at the first sta
   REQUIRE(::chmod(d.root().c_str(), 0755) == 0);
   REQUIRE(CatAs(u.b.id, a_file) == "A's trace");  // what older daemons let every member of the group do
 
-  REQUIRE(StartFor(d));
+  REQUIRE(StartReachable(d));
   CHECK(d.WaitForLog("had no read grant"));
   CHECK(CatAs(u.b.id, a_file) == "EACCES");
   CHECK(CatAs(u.a.id, a_file) == "A's trace");
@@ -243,8 +231,8 @@ TEST_CASE("readers: on a file system without ACLs, one warning, and only root an
   } unmount{root};
   ::chmod(mnt.path().c_str(), 0755);
   // ramfs reports no size and no free space: byte limits of their own.
-  DaemonProcess d(For(u, root, {"--max-use", "64M", "--keep-free", "0"}));
-  REQUIRE(StartFor(d));
+  DaemonProcess d(ReadersDaemon(u, root, {"--max-use", "64M", "--keep-free", "0"}));
+  REQUIRE(StartReachable(d));
   CHECK(d.WaitForLog("without POSIX ACLs"));
   const std::string a_file = EmitAs(d, u.a.id, "A's trace");
   REQUIRE(a_file.rfind(d.trace_dir() + "/", 0) == 0);
@@ -262,7 +250,7 @@ TEST_CASE("readers: on a file system without ACLs, one warning, and only root an
   }
   // A restart warns once again, and changes nothing.
   REQUIRE(d.Stop() == 0);
-  REQUIRE(StartFor(d));
+  REQUIRE(StartReachable(d));
   CHECK(CatAs(u.c.id, a_file) == "A's trace");
   CHECK(CatAs(u.b.id, a_file) == "EACCES");
 }

@@ -1,5 +1,5 @@
 // Real users for the tests of who reads what (issue 39): A and B in the socket's group, C in
-// the reader group, made with useradd for one test and removed after it. Needs root; made()
+// the reader group and the socket's (an administrator who uses atracectl), made with useradd for one test and removed after it. Needs root; made()
 // is false (and says why, once) where users cannot be made.
 #pragma once
 
@@ -7,11 +7,15 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/daemon_process.h"
 #include "support/subprocess.h"
 
 namespace atraced::testing {
@@ -36,7 +40,7 @@ class TestUsers {
     groups_made_ = true;
     for (const char* who : {"a", "b", "c"}) {
       const std::string name = "atr" + std::string(who) + tag;
-      const std::string extra = *who == 'c' ? reader_group_ : socket_group_;
+      const std::string extra = *who == 'c' ? reader_group_ + "," + socket_group_ : socket_group_;
       if (!Tool({"useradd", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", "--groups", extra, name})) {
         return;
       }
@@ -46,7 +50,8 @@ class TestUsers {
         why_ = "useradd made " + name + " but getpwnam does not find it";
         return;
       }
-      User u{name, {pw->pw_uid, pw->pw_gid, {pw->pw_gid, Gid(extra)}}};
+      User u{name, {pw->pw_uid, pw->pw_gid, {pw->pw_gid, Gid(socket_group_)}}};
+      if (*who == 'c') u.id.groups.push_back(Gid(reader_group_));
       (*who == 'a' ? a : *who == 'b' ? b : c) = u;
     }
     socket_gid = Gid(socket_group_);
@@ -96,5 +101,19 @@ class TestUsers {
   std::string socket_group_, reader_group_;
   std::vector<std::string> made_;
 };
+
+// A daemon whose socket A and B may use, with C's group as its reader group (and `extra`
+// arguments), on `root` if given.
+inline DaemonProcess::Options ReadersDaemon(const TestUsers& u, std::optional<std::string> root = std::nullopt,
+                                            std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), {"--socket-group", u.socket_group(), "--reader-group", u.reader_group()});
+  return {extra, {}, true, 10, std::nullopt, root};
+}
+// Started, with the directory above its root and socket reachable by everyone, as an
+// administrator's /var/log and /run are.
+inline bool StartReachable(DaemonProcess& d) {
+  if (!d.Start()) return false;
+  return ::chmod(d.tmp().path().c_str(), 0755) == 0;
+}
 
 }  // namespace atraced::testing
