@@ -119,11 +119,8 @@ Result<std::unique_ptr<FileWatch>> PosixWritableFile::Watch() {
 
 }  // namespace
 
-PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask,
-                                 std::optional<gid_t> reader_gid)
-    : root_(std::move(root)),
-      trace_dir_(std::move(trace_dir)),
-      umask_(umask),
+PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask, std::optional<gid_t> reader_gid)
+    : root_(std::move(root)), trace_dir_(std::move(trace_dir)), umask_(umask),
       grants_(std::make_unique<ReadGrants>(reader_gid)) {}
 
 PosixFileSystem::~PosixFileSystem() = default;
@@ -133,8 +130,7 @@ std::string PosixFileSystem::TraceDirFor(const std::string& root) {
   return (end == std::string::npos ? "" : root.substr(0, end + 1)) + "/atrace";
 }
 
-Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root,
-                                                                std::optional<gid_t> reader_gid) {
+Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root, std::optional<gid_t> reader_gid) {
   if (root.empty() || root[0] != '/') return Status::Error(EINVAL, "trace root must be absolute: [" + root + "]");
   // Read the umask once: it decides whether new entries need an explicit chmod.
   mode_t mask = ::umask(0);
@@ -590,39 +586,13 @@ Result<DiskUsage> PosixFileSystem::TreeBytes(const std::string& rel) {
   return SumAt(fd.get(), trace_dir_ + "/" + rel, dev_, 0);
 }
 
-const std::string& PosixFileSystem::no_acl_warning() const { return grants_->no_acl_warning(); }
-
-Result<UniqueFd> PosixFileSystem::OpenProcessDir(const std::string& process_dir) {
-  if (Status st = CheckRelative(process_dir); !st.ok()) return st;
-  if (process_dir.find('/') != std::string::npos) return Status::Error(EINVAL, "not a process directory: " + process_dir);
-  UniqueFd fd(OpenBeneath(OwnerDirFd()->get(), process_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
-  if (!fd.valid()) {
-    int err = errno;
-    return Errno(err, "open " + trace_dir_ + "/" + process_dir);
-  }
-  return fd;
-}
-
-Status PosixFileSystem::GrantRead(const std::string& process_dir, uint32_t uid) {
-  auto fd = OpenProcessDir(process_dir);
-  if (!fd.ok()) return fd.status();
-  return grants_->GrantProcessDir(OwnerDirFd()->get(), fd->get(), uid, trace_dir_ + "/" + process_dir);
-}
-
-Result<bool> PosixFileSystem::RepairGrant(const std::string& process_dir, uint32_t uid) {
-  auto fd = OpenProcessDir(process_dir);
-  if (!fd.ok()) return fd.status();
-  return grants_->RepairProcessDir(OwnerDirFd()->get(), fd->get(), uid, trace_dir_ + "/" + process_dir);
-}
-
 Result<FsSpace> PosixFileSystem::Space() {
   struct statvfs v {};
   if (::fstatvfs(OwnerDirFd()->get(), &v) != 0) {
     int err = errno;
     return Errno(err, "statvfs " + trace_dir_);
   }
-  // A file system that keeps no count (ramfs: no blocks at all) has no free space to keep:
-  // only a max-use in bytes bounds it, not a keep-free that would refuse every write.
+  // No block count (ramfs): no free space to keep; only a max-use in bytes bounds it.
   if (v.f_blocks == 0) return FsSpace{0, UINT64_MAX / 4};
   return FsSpace{static_cast<uint64_t>(v.f_blocks) * v.f_frsize, static_cast<uint64_t>(v.f_bavail) * v.f_frsize};
 }
