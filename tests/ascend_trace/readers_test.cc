@@ -52,8 +52,8 @@ std::string CrashAs(const DaemonProcess& d, const Identity& who, int records, pi
 
 }  // namespace
 
-TEST_CASE("readers: A reads its own crash report with cat, show and info; B is told whose it is; C and root "
-          "read it; a restart keeps it",
+TEST_CASE("readers: A reads its own crash report with cat, show and info, B is told whose it is, C and root "
+          "read it, a restart keeps it",
           "[crash][readers]") {
   TestUsers u;
   if (!u.made()) {
