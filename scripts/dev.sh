@@ -23,7 +23,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # fuzz and package stages add (`test`): running the daemon installs no test tools.
 build_packages=(
   cmake g++ make pkg-config
-  libboost-dev libboost-program-options-dev libsystemd-dev libdw-dev
+  libboost-dev libboost-program-options-dev libsystemd-dev libdw-dev libacl1-dev
 )
 test_packages=(
   catch2

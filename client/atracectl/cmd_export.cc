@@ -15,6 +15,7 @@
 #include "bundle.h"
 #include "escape.h"
 #include "cli.h"
+#include "readers.h"
 #include "list_filter.h"
 #include "output_file.h"
 #include "parse.h"
@@ -97,6 +98,7 @@ int RunExport(const Globals& g, const Args& args) {
   for (auto& e : all) {
     if (filter.Matches(e)) chosen.push_back(std::move(e));
   }
+  Readers::Of(std::string(status.root) + "/atrace").KeepReadable("export", &chosen);
   if (format == "tar") {
     std::vector<std::string> dirs;
     for (const auto& e : chosen) dirs.push_back(e.path);

@@ -17,6 +17,7 @@
 #include "format.h"
 #include "list_columns.h"
 #include "parse.h"
+#include "readers.h"
 
 namespace po = boost::program_options;
 
@@ -28,6 +29,7 @@ constexpr size_t kTopFrames = 8;
 // What a stackcore report says, by its "key: value" header lines and its [stack] section.
 struct Report {
   std::string file;
+  std::string error;  // why it could not be read ("" when read): never shown as an empty report
   std::map<std::string, std::string> facts;  // signal, code, fault address, how, oom, ...
   std::vector<std::string> frames;           // the first kTopFrames frame lines of Thread 1
 };
@@ -49,7 +51,10 @@ Report ReadReport(const std::string& path, const std::string& name) {
   r.file = name;
   std::string head, why;
   bool more = false;
-  if (!ReadUpTo(path, kMaxReportFile, kReportHead, &head, &more, &why)) return r;
+  if (!ReadUpTo(path, kMaxReportFile, kReportHead, &head, &more, &why)) {
+    r.error = why;
+    return r;
+  }
   std::string_view text = head;
   bool in_stack = false, first_thread = true;
   while (!text.empty()) {
@@ -80,7 +85,10 @@ Report ReadReport(const std::string& path, const std::string& name) {
 // same text beside it).
 std::vector<Report> Reports(const std::string& dir) {
   std::vector<std::string> names;
-  for (const std::string& n : SortedNames(dir)) {
+  int err = 0;
+  const std::vector<std::string> all = SortedNames(dir, &err);
+  if (err != 0) return {Report{"(the directory)", std::strerror(err), {}, {}}};  // its reports cannot even be named
+  for (const std::string& n : all) {
     if (n.rfind("stackcore_tracer_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".txt") == 0) {
       names.push_back(n);
     }
@@ -168,6 +176,11 @@ int RunInfo(const Globals& g, const Args& args) {
   if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
   std::vector<atrace::ListEntry> all, mine;
   if (auto ec = client.List(&all)) return Fail(client, "list", ec);
+  const Readers readers = Readers::Of(std::string(status.root) + "/atrace");
+  if (!comm.empty()) {  // the latest process of that name this user may read
+    all.erase(std::remove_if(all.begin(), all.end(), [&](const atrace::ListEntry& e) { return !readers.Reads(e.uid); }),
+              all.end());
+  }
   if (seq != 0 || !comm.empty()) {
     if (!ChooseProcess(all, seq, comm, &pid)) return kExitFailed;
   }
@@ -179,12 +192,20 @@ int RunInfo(const Globals& g, const Args& args) {
               << " (none was made, or all were aged; 'atracectl list' shows what there is)\n";
     return kExitFailed;
   }
+  for (const auto& e : mine) {
+    if (!readers.Reads(e.uid)) {
+      std::cerr << "atracectl: info: " << readers.BelongsTo(e.seq, e.uid) << "\n";
+      return kExitFailed;
+    }
+  }
   const std::string trace = std::string(status.root) + "/atrace/";
   std::map<std::string, std::string> process;  // the first report's program and command line
   std::vector<std::vector<Report>> reports;
   std::map<std::string, int> kinds;
+  bool unreadable = false;  // a report there is but could not be read: said, and exit 1
   for (const auto& e : mine) {
     reports.push_back(Reports(trace + e.path));
+    for (const auto& r : reports.back()) unreadable = unreadable || !r.error.empty();
     ++kinds[std::string(KindName(e.kind))];
     for (const auto& r : reports.back()) {
       for (const char* key : {"program", "command line"}) {
@@ -206,6 +227,7 @@ int RunInfo(const Globals& g, const Args& args) {
       for (size_t k = 0; k < reports[i].size(); ++k) {
         const Report& r = reports[i][k];
         std::cout << (k ? "," : "") << "{\"file\":" << JsonString(r.file);
+        if (!r.error.empty()) std::cout << ",\"error\":" << JsonString(r.error);
         for (const char* key : kShownFacts) {
           if (r.facts.count(key)) {
             std::string json_key = key;
@@ -220,7 +242,7 @@ int RunInfo(const Globals& g, const Args& args) {
       std::cout << "]}";
     }
     std::cout << "]}\n";
-    return kExitOk;
+    return unreadable ? kExitFailed : kExitOk;
   }
   std::string counts;
   for (const auto& [k, n] : kinds) counts += (counts.empty() ? "" : ", ") + k + " " + std::to_string(n);
@@ -241,6 +263,12 @@ int RunInfo(const Globals& g, const Args& args) {
     for (const Report& r : reports[i]) {
       any_report = true;
       std::cout << "        Report: " << TerminalLine(r.file) << "\n";
+      if (!r.error.empty()) {
+        std::cout << "         Error: cannot read it: " << TerminalLine(r.error) << "\n";
+        std::cerr << "atracectl: info: a report of pid " << pid << " cannot be read: "
+                  << TerminalLine(trace + e.path + "/" + r.file) << ": " << TerminalLine(r.error) << "\n";
+        continue;
+      }
       for (const char* key : {"signal", "code", "fault address", "thread", "how", "oom"}) {
         if (!r.facts.count(key)) continue;
         std::string label = key;
@@ -255,7 +283,7 @@ int RunInfo(const Globals& g, const Args& args) {
     }
   }
   if (any_report) std::cout << "\n  Reports are " << kReportsAre << ".\n";
-  return kExitOk;
+  return unreadable ? kExitFailed : kExitOk;
 }
 
 }  // namespace atracectl

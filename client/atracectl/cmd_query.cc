@@ -9,6 +9,7 @@
 #include "dir_origin.h"
 #include "list_columns.h"
 #include "list_filter.h"
+#include "readers.h"
 #include "list_follow.h"
 #include "parse.h"
 #include "prometheus.h"
@@ -289,6 +290,8 @@ int RunList(const Globals& g, const Args& args) {
   atrace_status status{};
   if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
   const std::string trace_dir = std::string(status.root) + "/atrace";
+  const Readers readers = Readers::Of(trace_dir);
+  readers.KeepReadable("list", &entries);
   const bool json = (*vm)["json"].as<bool>();
   const bool follow = (*vm)["follow"].as<bool>();
   if (json && !follow) {
@@ -303,7 +306,7 @@ int RunList(const Globals& g, const Args& args) {
   if (!follow) return kExitOk;
   std::cout.flush();
   return Follow(client, [&g] { return Connect(g); }, trace_dir, last_seq, [&](const atrace::ListEntry& e) {
-    if (!filter.Matches(e)) return;
+    if (!filter.Matches(e) || !readers.Reads(e.uid)) return;
     const uint64_t at = NowUs();
     std::cout << (json ? JsonEntry(e, at, trace_dir) + "\n" : TextEntry(e, at, trace_dir)) << std::flush;
   });
@@ -317,6 +320,9 @@ int RunDu(const Globals& g, const Args& args) {
   if (!client) return kExitFailed;
   std::vector<atrace::ListEntry> entries;
   if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
+  atrace_status status{};
+  if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
+  Readers::Of(std::string(status.root) + "/atrace").KeepReadable("du", &entries);
   const Usage use(entries);
   const ClassTotals& bytes = use.allocated;
   const ClassTotals& apparent = use.apparent;

@@ -23,6 +23,7 @@
 #include "dir_files.h"
 #include "format.h"
 #include "parse.h"
+#include "readers.h"
 #include "text_budget.h"
 
 namespace po = boost::program_options;
@@ -105,7 +106,12 @@ int ResolveSeq(const Globals& g, uint64_t seq, std::string* dir) {
   if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
   for (const auto& e : entries) {
     if (e.seq == seq) {
-      *dir = std::string(status.root) + "/atrace/" + e.path;
+      const std::string trace_dir = std::string(status.root) + "/atrace";
+      if (const Readers readers = Readers::Of(trace_dir); !readers.Reads(e.uid)) {
+        std::cerr << "atracectl: show: " << readers.BelongsTo(seq, e.uid) << "\n";
+        return kExitFailed;
+      }
+      *dir = trace_dir + "/" + e.path;
       return kExitOk;
     }
   }

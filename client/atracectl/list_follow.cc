@@ -38,7 +38,9 @@ int Follow(atrace::Client& client, const std::function<atrace::Client()>& reconn
   atraced::UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
   if (!fd.valid() || ::inotify_add_watch(fd.get(), trace_dir.c_str(), kDirEvents) < 0) {
     std::cerr << "atracectl: list --follow: cannot watch " << trace_dir << ": " << std::strerror(errno)
-              << (errno == EACCES ? " (the trace directory is for members of the daemon's group)" : "") << "\n";
+              << (errno == EACCES ? " (only root and the reader group may watch the trace directory; 'atracectl list' "
+                                  "without --follow shows your own directories)"
+                                : "") << "\n";
     return kExitFailed;
   }
   std::set<std::string> watched;

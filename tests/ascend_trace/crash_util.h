@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/daemon_process.h"
+#include "support/subprocess.h"
 #include "support/temp_dir.h"
 
 namespace crash_test {
@@ -37,8 +38,10 @@ struct Child {
   // `env`: more NAME=value entries. No core file unless `core_dir` is given: the child then
   // runs there with an unlimited core size.
   // `stderr_path`: the child's stderr goes to that new file.
+  // `as`: the user it runs as (the caller is root).
   Child(const DaemonProcess& d, const std::string& mode, int records, const std::vector<std::string>& env = {},
-        const std::string& core_dir = "", const std::string& stderr_path = "") {
+        const std::string& core_dir = "", const std::string& stderr_path = "",
+        const atraced::testing::Identity* as = nullptr) {
     int out[2], in[2];
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
@@ -63,6 +66,7 @@ struct Child {
       const rlimit core{core_dir.empty() ? 0 : RLIM_INFINITY, core_dir.empty() ? 0 : RLIM_INFINITY};
       ::setrlimit(RLIMIT_CORE, &core);
       if (!core_dir.empty() && ::chdir(core_dir.c_str()) != 0) ::_exit(126);
+      if (as != nullptr && !atraced::testing::BecomeUser(*as)) ::_exit(124);
       const char* argv[] = {ASCEND_TRACE_CRASH_CHILD, mode.c_str(), count.c_str(), nullptr};
       ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
       ::_exit(127);

@@ -114,11 +114,15 @@ for page in 1:atracectl 8:atraced 5:atraced.conf; do
   man -w "${page%%:*}" "${page#*:}" >/dev/null || fail "man -w ${page/:/ } finds no page"
 done
 man -w atracectl | grep -qx '/usr/share/man/man1/atracectl.1.gz' || fail "man -w atracectl: $(man -w atracectl)"
-# What the maintainer scripts did: group, trace directory (after the group: setgid atrace),
-# socket enabled (not the service, not the user units).
+# What the maintainer scripts did: group, trace directory (root's, group read for adm, the
+# reader group of the shipped configuration; atrace, the socket's group, reads nothing; the
+# root above only passed through), socket enabled (not the service, not the user units).
 getent group atrace >/dev/null || fail "no group atrace"
-[[ $(stat -c '%a %U %G' /var/log/ascend/atrace) == "2750 root atrace" ]] ||
+[[ $(stat -c '%a %U %G' /var/log/ascend/atrace) == "750 root adm" ]] ||
   fail "/var/log/ascend/atrace is $(stat -c '%a %U %G' /var/log/ascend/atrace)"
+[[ $(stat -c '%a %U %G' /var/log/ascend) == "711 root root" ]] ||
+  fail "/var/log/ascend is $(stat -c '%a %U %G' /var/log/ascend)"
+grep -qx 'reader-group = adm' /etc/atraced/atraced.conf || fail "atraced.conf does not set reader-group = adm"
 [[ -L /etc/systemd/system/sockets.target.wants/atraced.socket ]] || fail "atraced.socket is not enabled"
 if compgen -G '/etc/systemd/system/*.wants/atraced.service' >/dev/null; then fail "atraced.service is enabled"; fi
 if compgen -G '/etc/systemd/user/*.wants/atraced.*' >/dev/null; then fail "the user units are enabled for everyone"; fi
@@ -178,6 +182,23 @@ for exe in consumer_pc consumer_c99 consumer_cmake/consumer; do
   [[ -s $path && $path == "$scratch/root/atrace/"* ]] || fail "$exe wrote '$path'"
 done
 ATRACED_SOCKET=$sock "$scratch/dropin" >/dev/null || fail "the drop-in example failed against the installed daemon"
+# Who reads what on the installed daemon's tree: a member of atrace writes and reads its own
+# trace; the trace directory lists for adm only; the process directory names the user.
+reader=atrpkg$$
+useradd --no-create-home --shell /usr/sbin/nologin --groups atrace "$reader" || fail "useradd $reader"
+chmod 0755 "$scratch"
+path=$(echo own | runuser -u "$reader" -- atracectl --socket "$sock" emit --event schedule --object mine) ||
+  { userdel "$reader"; fail "atracectl emit as a member of atrace"; }
+own=$(runuser -u "$reader" -- cat "$path") || own="(refused)"
+acl_dir=$(getfacl --absolute-names --omit-header "$(dirname "$(dirname "$path")")")
+acl_top=$(getfacl --absolute-names --omit-header "$scratch/root/atrace")
+userdel "$reader"
+[[ $own == own ]] || fail "a member of atrace cannot read its own trace $path: $own"
+grep -qx "user:$reader:r-x" <<<"$acl_dir" || fail "the process dir does not name its user: $acl_dir"
+grep -qx 'group:adm:r-x' <<<"$acl_dir" || fail "the process dir is not readable by adm: $acl_dir"
+for entry in 'group::---' 'other::---' 'group:adm:r-x'; do
+  grep -qx "$entry" <<<"$acl_top" || fail "$scratch/root/atrace lacks $entry: $acl_top"
+done
 ls "$scratch"/root/atrace/trace_*/schedule_event_*/schedule_tracer_c_app.txt >/dev/null 2>&1 ||
   fail "the drop-in example's report is not in the CANN layout"
 kill -TERM "$pid"

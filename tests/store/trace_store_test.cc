@@ -621,35 +621,6 @@ TEST_CASE("created and aged dirs are reported as structured events", "[store]") 
   CHECK(aged.seq == seqs[0]);
 }
 
-TEST_CASE("a setgid trace dir makes everything below it group-owned alike", "[store]") {
-  if (::geteuid() != 0) {
-    WARN("skipped: needs root to give the trace dir another group");
-    return;
-  }
-  TempDir tmp;
-  std::filesystem::create_directories(tmp / "atrace");
-  REQUIRE(::chown((tmp / "atrace").c_str(), ::geteuid(), 65534) == 0);
-  REQUIRE(::chmod((tmp / "atrace").c_str(), 02750) == 0);
-  auto fs = PosixFileSystem::Open(tmp.path());
-  REQUIRE(fs.ok());
-  FakeClock clock;
-  CaptureLog log;
-  InlineRemover remover(**fs);
-  TraceStore store(**fs, remover, clock, log.logger(), 10);
-  REQUIRE(store.Recover().ok());
-  CHECK(Mode(tmp / "atrace") == 02750);  // the daemon keeps the operator's setgid bit
-  auto r = store.BeginEvent({{7, 7, kProcTime}, EventKind::kSchedule, 7, "", Side::kHost, 0, 0, ""});
-  REQUIRE(r.ok());
-  auto file = store.OpenFile(r->seq, TraceFileName::Object({"schedule", "x", false}));
-  REQUIRE(file.ok());
-  struct stat st {};
-  REQUIRE(::stat((tmp / "atrace/" + r->rel_path + "/schedule_tracer_x.txt").c_str(), &st) == 0);
-  CHECK(st.st_gid == 65534);
-  REQUIRE(::stat((tmp / "atrace/" + r->rel_path).c_str(), &st) == 0);
-  CHECK(st.st_gid == 65534);
-  CHECK((st.st_mode & 0777) == 0750);
-}
-
 // ---- The order log against a hostile or interrupted tree -------------------------------
 
 namespace {

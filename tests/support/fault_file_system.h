@@ -88,6 +88,11 @@ class FaultFileSystem final : public FileSystem {
   Status Rename(const std::string& from, const std::string& to) override;
   Result<DiskUsage> TreeBytes(const std::string& rel) override;
   Result<FsSpace> Space() override;
+  // Read grants are passed through, never faulted.
+  Status GrantRead(const std::string& process_dir, uint32_t uid) override { return base_.GrantRead(process_dir, uid); }
+  Result<bool> RepairGrant(const std::string& process_dir, uint32_t uid) override {
+    return base_.RepairGrant(process_dir, uid);
+  }
 
   // Returns the errno to inject, or 0 to pass through (used by the file wrapper too).
   int Check(FsOp op, const std::string& path);

@@ -103,6 +103,11 @@ bool BecomeUser(uid_t id) {
          ::prctl(PR_SET_DUMPABLE, 1) == 0;
 }
 
+bool BecomeUser(const Identity& who) {
+  return ::setgroups(who.groups.size(), who.groups.data()) == 0 && ::setresgid(who.gid, who.gid, who.gid) == 0 &&
+         ::setresuid(who.uid, who.uid, who.uid) == 0 && ::prctl(PR_SET_DUMPABLE, 1) == 0;
+}
+
 RunResult Run(const std::vector<std::string>& argv, const RunOptions& options) {
   RunResult r;
   if (argv.empty()) {
@@ -125,8 +130,8 @@ RunResult Run(const std::vector<std::string>& argv, const RunOptions& options) {
   }
   Fd report_read(report[0]), report_write(report[1]);
   const int err_fd = options.stderr_to_stdout ? out.fd : err.fd;
-  const uid_t uid = options.uid.value_or(0);
-  const bool become = options.uid.has_value();
+  const Identity who = options.as.value_or(Identity{options.uid.value_or(0), options.uid.value_or(0), {}});
+  const bool become = options.uid.has_value() || options.as.has_value();
   const pid_t pid = ::fork();
   if (pid < 0) {
     r.err = std::string("fork: ") + std::strerror(errno);
@@ -135,7 +140,7 @@ RunResult Run(const std::vector<std::string>& argv, const RunOptions& options) {
   if (pid == 0) {
     // Its own process group, so that a timeout ends whatever it started too.
     ::setpgid(0, 0);
-    if (::dup2(in.fd, 0) >= 0 && ::dup2(out.fd, 1) >= 0 && ::dup2(err_fd, 2) >= 0 && (!become || BecomeUser(uid))) {
+    if (::dup2(in.fd, 0) >= 0 && ::dup2(out.fd, 1) >= 0 && ::dup2(err_fd, 2) >= 0 && (!become || BecomeUser(who))) {
       ::execvpe(cargv[0], cargv.data(), cenv.data());
     }
     const int e = errno;

@@ -15,6 +15,13 @@
 
 namespace atraced::testing {
 
+// A user to become: uid, primary gid and supplementary groups (a login's, as initgroups gives).
+struct Identity {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups{};
+};
+
 // Every member has an initializer, so that g++ 12 accepts designated initializers that name
 // only some of them (-Wmissing-field-initializers).
 struct RunOptions {
@@ -25,6 +32,8 @@ struct RunOptions {
   std::string input{};  // the program's stdin; it reads end of file after it
   // Run as this uid, with the same gid and no supplementary groups (the caller is root).
   std::optional<uid_t> uid{};
+  // Run as this user with its groups (the caller is root); over `uid` when both are given.
+  std::optional<Identity> as{};
   // One stream, in the order written, in RunResult::out (a shell's 2>&1).
   bool stderr_to_stdout = false;
   // Output too large to hold: left in these files (created, or truncated) instead of captured.
@@ -46,6 +55,8 @@ RunResult Run(const std::vector<std::string>& argv, const RunOptions& options = 
 // Becomes uid and gid `id` for good, with no supplementary groups, and dumpable again as a
 // freshly exec'd program is (the credential change made this process not dumpable).
 bool BecomeUser(uid_t id);
+// The same for a user with its own gid and supplementary groups.
+bool BecomeUser(const Identity& who);
 
 // InChild's exit codes for a body that could not run or did not return.
 constexpr int kChildNotUser = 90;  // could not become the uid asked for

@@ -86,10 +86,14 @@ systemd-sysusers --root="$R" "$D/usr/lib/sysusers.d/atraced.conf"
 gid=$(awk -F: '$1 == "atrace" { print $3 }' "$R/etc/group")
 [[ -n $gid ]] || fail "systemd-sysusers made no group atrace"
 (( gid < 1000 )) || fail "group atrace got gid $gid, not a system gid"
+# Debian's base-passwd has group adm (4): the reader group of the shipped configuration.
+grep -q '^adm:' "$R/etc/group" || echo 'adm:x:4:' >>"$R/etc/group"
 systemd-tmpfiles --root="$R" --create "$D/usr/lib/tmpfiles.d/atraced.conf"
-for spec in /var/log/ascend:750 /var/log/ascend/atrace:2750; do
-  d=${spec%%:*} mode=${spec##*:}
+# The root only passed through; the trace directory root's, group read for adm, none for
+# atrace (the socket's group) or others.
+for spec in /var/log/ascend:711:0 /var/log/ascend/atrace:750:4; do
+  IFS=: read -r d mode group <<<"$spec"
   got=$(stat -c '%a %u %g' "$R$d") || fail "systemd-tmpfiles did not create $d"
-  [[ $got == "$mode 0 $gid" ]] || fail "$d is '$got', expected '$mode 0 $gid'"
+  [[ $got == "$mode 0 $group" ]] || fail "$d is '$got', expected '$mode 0 $group'"
 done
 echo "OK: install tree under $P and /usr (DESTDIR) checked, units verified"

@@ -91,8 +91,8 @@ TEST_CASE("user units: socket in the runtime dir, the daemon's default root", "[
 TEST_CASE("sysusers.d and tmpfiles.d entries", "[systemd][units]") {
   CHECK(Settings(Source("systemd/atraced.sysusers")) == std::vector<std::string>{"g atrace - -"});
   CHECK(Settings(Source("systemd/atraced.tmpfiles")) ==
-        std::vector<std::string>{"d /var/log/ascend        0750 root atrace -",
-                                 "d /var/log/ascend/atrace 2750 root atrace -"});
+        std::vector<std::string>{"d /var/log/ascend        0711 root root -",
+                                 "d /var/log/ascend/atrace 0750 root adm  -"});
 }
 
 TEST_CASE("the installed atraced.conf is conf/atraced.conf with root = /var/log/ascend", "[systemd][units]") {

@@ -37,6 +37,7 @@ po::options_description SettingOptions() {
       ("log-level", po::value<std::string>(), "error, warning, notice, info or debug (default: info)")
       ("socket-group", po::value<std::string>(), "group that owns the socket, mode 0660 (default: the daemon's group)")
       ("forwarder-group", po::value<std::string>(), "members may write device events for other pids (default: none; root and the daemon's uid always may)")
+      ("reader-group", po::value<std::string>(), "members read every user's traces and reports; each user reads their own, root all (default: none)")
       ("idle-timeout", po::value<std::string>(), "seconds before a silent connection is dropped, 1-86400 (default: 60)")
       ("max-clients", po::value<std::string>(), "connections served at once, 1-65536 (default: 16384; a libascend_trace process holds 2)")
       ("uid-connection-share", po::value<std::string>(), "percent of max-clients the connections of one uid may hold, 1-100 (default: 25)")
@@ -141,7 +142,8 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
   }
   if (vm.count("socket-group")) config->socket_group = str("socket-group");
   if (vm.count("forwarder-group")) config->forwarder_group = str("forwarder-group");
-  for (auto* e : {&config->socket_group, &config->forwarder_group}) {
+  if (vm.count("reader-group")) config->reader_group = str("reader-group");
+  for (auto* e : {&config->socket_group, &config->forwarder_group, &config->reader_group}) {
     if (*e && e->value().empty()) return origin + ": a group name must not be empty";
   }
   if (auto m = bounded("idle-timeout", 1, 86400, &config->idle_timeout_s); !m.empty()) return m;

@@ -103,8 +103,18 @@ class Daemon {
     const FdBudget::Plan& plan = fd_budget.plan();
     log.Info("descriptor budget: ", plan.budget, " for clients, at most ", plan.per_uid, " per uid (uid-descriptor-share ",
              config_.uid_descriptor_share, "%), ", plan.reserve, " reserved for accept, recovery and aging");
-    auto fs = PosixFileSystem::Open(root->path);
+    std::optional<gid_t> reader_gid;
+    if (config_.reader_group) {
+      const struct group* g = ::getgrnam(config_.reader_group->c_str());
+      if (g == nullptr) return Fail(2, "reader-group: no group named [" + *config_.reader_group + "]");
+      reader_gid = g->gr_gid;
+    }
+    auto fs = PosixFileSystem::Open(root->path, reader_gid);
     if (!fs.ok()) return Fail(1, "cannot open the trace directory: " + fs.status().message());
+    // Checked once, when the trace directory was opened: what falls back, said once.
+    if (!(*fs)->no_acl_warning().empty()) log.Warning((*fs)->no_acl_warning());
+    log.Info("readers: each uid reads its own traces; root", config_.reader_group ? " and group " + *config_.reader_group : "",
+             " read all");
     // Before recovery, for the daemon's whole life (root_lock.h).
     auto root_lock = LockTraceRoot((*fs)->trace_dir());
     if (!root_lock.ok()) return Fail(1, root_lock.status().message());

@@ -21,6 +21,7 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
   if (!m.time.empty() && !IsValidTraceTime(m.time, &why)) return Status::Error(EINVAL, "time: " + why);
 
   int32_t pid = c.peer.pid;
+  uint32_t uid = c.peer.uid;  // whose the directory is: who reads it (read_grants.h)
   const ProcessDirName* process = c.process_name ? &*c.process_name : nullptr;
   const std::string* program = &c.program;  // the process the event is for: COMM in a listing
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
@@ -38,11 +39,14 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
     process = &rec->name;
     program = &rec->program;
     pid = m.host_pid;
+    // The claimed process's own (effective) uid, as the kernel tells it; one /proc cannot
+    // tell is the daemon's own, so nobody but root and the reader group reads it.
+    uid = facts && facts->creds ? facts->creds->uids[1] : options_.daemon_uid;
     ++counters_.forwarder_claims;
     log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
   }
   if (!process) return Status::Error(EINVAL, "process: malformed process directory " + c.process_dir);
-  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, c.peer.uid, *program};
+  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, uid, *program};
   if (Status refused = admission_.AdmitEvent(c, spec.kind); !refused.ok()) return refused;
   auto r = store_.BeginEvent(spec, c.utc_offset_s);
   if (!r.ok()) return Status(r.status()).LoggedAs(r.status().err() == ENOSPC ? Status::LogAs::kSummarized : Status::LogAs::kNotice);

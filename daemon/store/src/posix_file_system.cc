@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "posix_walk.h"
+#include "read_grants.h"
 
 namespace atraced {
 
@@ -118,20 +119,23 @@ Result<std::unique_ptr<FileWatch>> PosixWritableFile::Watch() {
 
 }  // namespace
 
-PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask)
-    : root_(std::move(root)), trace_dir_(std::move(trace_dir)), umask_(umask) {}
+PosixFileSystem::PosixFileSystem(std::string root, std::string trace_dir, mode_t umask, std::optional<gid_t> reader_gid)
+    : root_(std::move(root)), trace_dir_(std::move(trace_dir)), umask_(umask),
+      grants_(std::make_unique<ReadGrants>(reader_gid)) {}
+
+PosixFileSystem::~PosixFileSystem() = default;
 
 std::string PosixFileSystem::TraceDirFor(const std::string& root) {
   size_t end = root.find_last_not_of('/');
   return (end == std::string::npos ? "" : root.substr(0, end + 1)) + "/atrace";
 }
 
-Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root) {
+Result<std::unique_ptr<PosixFileSystem>> PosixFileSystem::Open(const std::string& root, std::optional<gid_t> reader_gid) {
   if (root.empty() || root[0] != '/') return Status::Error(EINVAL, "trace root must be absolute: [" + root + "]");
   // Read the umask once: it decides whether new entries need an explicit chmod.
   mode_t mask = ::umask(0);
   ::umask(mask);
-  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, TraceDirFor(root), mask));
+  auto fs = std::unique_ptr<PosixFileSystem>(new PosixFileSystem(root, TraceDirFor(root), mask, reader_gid));
   if (Status st = fs->EnsureTraceDir(); !st.ok()) return st;
   return fs;
 }
@@ -176,12 +180,8 @@ Status PosixFileSystem::EnsureTraceDir() {
     int err = errno;
     return Errno(err, "stat " + trace_dir_);
   }
-  // Keep a setgid bit an operator set (tmpfiles does, so that all below is group atrace).
-  if ((st.st_mode & 0777) != kDirMode && st.st_uid == ::geteuid() &&
-      ::fchmod(fd.get(), (st.st_mode & 07000) | kDirMode) != 0) {
-    int err = errno;
-    return Errno(err, "chmod " + trace_dir_);
-  }
+  // Its mode and ACL: who may reach and read what is below it (read_grants.h).
+  if (Status set = grants_->SetUpTraceDir(rootfd.get(), fd.get(), trace_dir_); !set.ok()) return set;
   dev_ = st.st_dev;
   block_ = static_cast<uint64_t>(st.st_blksize);
   cache_.clear();  // descriptors of the old tree's process dirs
@@ -592,6 +592,8 @@ Result<FsSpace> PosixFileSystem::Space() {
     int err = errno;
     return Errno(err, "statvfs " + trace_dir_);
   }
+  // No block count (ramfs): no free space to keep; only a max-use in bytes bounds it.
+  if (v.f_blocks == 0) return FsSpace{0, UINT64_MAX / 4};
   return FsSpace{static_cast<uint64_t>(v.f_blocks) * v.f_frsize, static_cast<uint64_t>(v.f_bavail) * v.f_frsize};
 }
 

@@ -141,6 +141,7 @@ Status TraceStore::Recover() {
                   "removing ", sweeps.size(), " half-made ones");
     }
   }
+  GrantRecovered(live);
   uint64_t seq = 0;
   for (OrderEntry& e : live) {
     e.seq = ++seq;
@@ -179,6 +180,25 @@ Status TraceStore::Recover() {
   AgeByTime();
   AgeForBytes(0, 0);
   return Status::Ok();
+}
+
+void TraceStore::GrantRecovered(const std::vector<OrderEntry>& live) {
+  // One uid per process directory: the oldest logged one's (the process it was made for).
+  std::map<std::string, uint32_t> owners;
+  for (const OrderEntry& e : live) owners.emplace(e.process_dir, e.uid);
+  size_t repaired = 0;
+  for (const auto& [dir, uid] : owners) {
+    auto changed = fs_.RepairGrant(dir, uid);
+    if (!changed.ok()) {
+      log_.Warning("recovery: cannot make ", Abs(dir), " readable by uid ", uid, " only: ", changed.status().message());
+    } else if (*changed) {
+      ++repaired;
+    }
+  }
+  if (repaired != 0) {
+    log_.Notice("recovery: ", repaired, " process dir(s) had no read grant or another one (written by an older atraced, ",
+                "or under another reader-group): each is now readable by its own uid, root and the reader group only");
+  }
 }
 
 void TraceStore::SweepAside(std::vector<RemovalJob>* sweeps) {

@@ -80,6 +80,13 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
     if (Status st = fs_.MakeDir(proc); !st.ok() && st.err() != EEXIST) {
       made = st;
     } else {
+      // Before anything is made in it: what is, inherits the grant. Without it the directory
+      // stays private (root and the reader group), which is safe; the owner is told why not.
+      if (st.ok()) {
+        if (Status granted = fs_.GrantRead(proc, spec.uid); !granted.ok()) {
+          log_.Warning("uid ", spec.uid, " cannot read its own traces in ", Abs(proc), ": ", granted.message());
+        }
+      }
       made = fs_.MakeDir(rel);
     }
   }

@@ -28,6 +28,7 @@ struct Config {
   LogLevel log_level = LogLevel::kInfo;
   std::optional<std::string> socket_group;     // group owning the socket (mode 0660)
   std::optional<std::string> forwarder_group;  // members may write on behalf of other pids
+  std::optional<std::string> reader_group;     // members read every user's traces (root always does)
   uint32_t idle_timeout_s = 60;                // a silent connection is dropped after this
   uint32_t max_clients = 16384;                // connections served at once (2 per libascend_trace process)
   uint32_t uid_connection_share = 25;          // percent of max_clients one uid may hold

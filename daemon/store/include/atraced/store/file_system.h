@@ -137,6 +137,13 @@ class FileSystem {
   virtual Status CheckTraceDir() { return Status::Ok(); }
   // Incremented each time the trace directory was found replaced and re-created.
   virtual uint64_t trace_dir_generation() const { return 0; }
+  // A process directory (a top-level name) just made for `uid`: it, and everything made in
+  // it afterwards, becomes readable by that uid, root and the reader group, nobody else
+  // (read_grants.h). The default grants nothing.
+  virtual Status GrantRead(const std::string& /*process_dir*/, uint32_t /*uid*/) { return Status::Ok(); }
+  // Recovery: the same grant for a process directory and everything already in it. Returns
+  // whether anything had to change (a tree of an older daemon, a reader group changed).
+  virtual Result<bool> RepairGrant(const std::string& /*process_dir*/, uint32_t /*uid*/) { return false; }
 };
 
 }  // namespace atraced

@@ -20,17 +20,25 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
 #include "atraced/store/file_system.h"
 
 namespace atraced {
+namespace posix {
+class ReadGrants;
+}  // namespace posix
 
 class PosixFileSystem final : public FileSystem {
  public:
-  // Creates <root>/atrace (0750) if needed and opens it. `root` must be absolute.
-  static Result<std::unique_ptr<PosixFileSystem>> Open(const std::string& root);
+  // Creates <root>/atrace (0750) if needed and opens it. `root` must be absolute. What is
+  // written below it is readable by the uid it is made for, root and `reader_gid`
+  // (ReadGrants, read_grants.h); the file system is asked here, once, whether it takes ACLs.
+  static Result<std::unique_ptr<PosixFileSystem>> Open(const std::string& root,
+                                                       std::optional<gid_t> reader_gid = std::nullopt);
+  ~PosixFileSystem() override;
   // <root>/atrace without a doubled slash: "/" gives "/atrace", "/r/" gives "/r/atrace".
   static std::string TraceDirFor(const std::string& root);
 
@@ -47,13 +55,21 @@ class PosixFileSystem final : public FileSystem {
   Result<DiskUsage> TreeBytes(const std::string& rel) override;
   Result<FsSpace> Space() override;
   Status CheckTraceDir() override { return EnsureTraceDir(); }
+  Status GrantRead(const std::string& process_dir, uint32_t uid) override;
+  Result<bool> RepairGrant(const std::string& process_dir, uint32_t uid) override;
+  // Set when the trace directory's file system takes no ACLs: the one warning the daemon logs
+  // at start (what falls back), "" otherwise.
+  const std::string& no_acl_warning() const;
   uint64_t trace_dir_generation() const override { return generation_; }
 
   // How many process-directory descriptors are kept open at most.
   static constexpr size_t kDirCacheSize = 256;
 
  private:
-  PosixFileSystem(std::string root, std::string trace_dir, mode_t umask);
+  PosixFileSystem(std::string root, std::string trace_dir, mode_t umask, std::optional<gid_t> reader_gid);
+  // GrantRead and RepairGrant's process directory, opened for reading beneath the trace
+  // directory (never through a symlink).
+  Result<UniqueFd> OpenProcessDir(const std::string& process_dir);
 
   // Where a relative path starts: a descriptor and the rest of the path below it. Both
   // views point into the path given to AnchorFor (no copy on the event path); `rest` is its
@@ -93,6 +109,7 @@ class PosixFileSystem final : public FileSystem {
   mutable std::mutex dir_mu_;  // guards the pointer, not the descriptor
   std::shared_ptr<const UniqueFd> dir_;
   uint64_t generation_ = 0;  // owner thread only
+  std::unique_ptr<posix::ReadGrants> grants_;  // owner thread only
 
   // The parent (a process directory) of the last directory RemoveTree removed, and the trace
   // directory's descriptor it was resolved beneath. Aged directories come oldest first, so

@@ -136,6 +136,8 @@ class TraceStore {
   // rewrites the log and applies the limit. Call once before anything else. Recovered
   // directories are not sized here (a walk of every one would triple the time to ready):
   // see SizeRecovered.
+  // Each recovered process directory is made readable by the uid the order log has for it,
+  // root and the reader group, nobody else (FileSystem::RepairGrant).
   Status Recover();
   // Sizes up to `max` recovered directories for the byte budget and returns how many are
   // left; once none is, the byte limits are applied. The daemon runs it in slices from its
@@ -297,6 +299,8 @@ class TraceStore {
   // Moves an aged directory into the aside directory (one rename) and returns where the
   // remover is to delete it: there, or where it is if it cannot be moved.
   std::string MoveAside(std::string rel_path, const std::string& event_dir);
+  // Recovery: the read grant of every live process directory, from the uid in the order log.
+  void GrantRecovered(const std::vector<OrderEntry>& live);
   // Recovery: hands what an earlier run left in the aside directory to the remover.
   void SweepAside(std::vector<RemovalJob>* sweeps);
   void Enforce(AgeClass c, bool dry_run, AgingReport* report);

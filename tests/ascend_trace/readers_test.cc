@@ -1,0 +1,137 @@
+// Who reads a crash report and the traces beside it (issue 39), against the real daemon as
+// root: A's drop-in process crashes; A reads its report with cat, atracectl show and
+// atracectl info; B is refused and told whose it is; C (the reader group) and root read it;
+// B's list shows B's own and says the rest are hidden; a restart keeps all of it.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "crash_util.h"
+#include "support/subprocess.h"
+#include "support/test_users.h"
+
+using namespace crash_test;
+using atraced::testing::Identity;
+using atraced::testing::Run;
+using atraced::testing::RunResult;
+using atraced::testing::TestUsers;
+
+namespace {
+
+RunResult CtlAs(const DaemonProcess& d, const Identity& who, std::vector<std::string> args) {
+  args.insert(args.begin(), {ATRACECTL_BINARY, "--socket", d.socket()});
+  return Run(args, {.as = who});
+}
+bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+// The SEQ of `pid`'s stackcore directory, as root's listing says.
+std::string SeqOf(const DaemonProcess& d, pid_t pid) {
+  const RunResult r = Run({ATRACECTL_BINARY, "--socket", d.socket(), "info", std::to_string(pid), "--json"});
+  const size_t at = r.out.find("\"seq\":");
+  REQUIRE(at != std::string::npos);
+  return r.out.substr(at + 6, r.out.find_first_not_of("0123456789", at + 6) - at - 6);
+}
+
+// A drop-in process of `who` that crashes with SIGSEGV after `records` records; the path of
+// its report, and its pid in *pid.
+std::string CrashAs(const DaemonProcess& d, const Identity& who, int records, pid_t* pid) {
+  Child child(d, "segv", records, {}, "", "", &who);
+  RequireDiedOf(child, SIGSEGV);
+  *pid = child.pid;
+  const auto dirs = AwaitStackcore(d, child.pid);
+  REQUIRE(dirs.size() == 1);
+  for (const auto& name : atraced::testing::ListNames(dirs[0])) {
+    if (name.rfind("stackcore_tracer_11_", 0) == 0) return dirs[0] + "/" + name;
+  }
+  FAIL("no report in " << dirs[0]);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("readers: A reads its own crash report with cat, show and info, B is told whose it is, C and root "
+          "read it, a restart keeps it",
+          "[crash][readers]") {
+  TestUsers u;
+  if (!u.made()) {
+    WARN("skipped: " << u.why_not());
+    return;
+  }
+  DaemonProcess d(atraced::testing::ReadersDaemon(u));
+  REQUIRE(atraced::testing::StartReachable(d));
+  pid_t crashed = 0;
+  const std::string report = CrashAs(d, u.a.id, 3, &crashed);
+  const std::string seq = SeqOf(d, crashed);
+  const std::string pid = std::to_string(crashed);
+  const std::string whose = "SEQ " + seq + " belongs to uid " + std::to_string(u.a.id.uid) +
+                            ": readable by that user, root and group " + u.reader_group();
+
+  for (int start = 0; start < 2; ++start) {
+    INFO((start == 0 ? "first start" : "after a restart"));
+    const RunResult cat = Run({"cat", report}, {.as = u.a.id});
+    CHECK(cat.exit_code == 0);
+    CHECK(Has(cat.out, "caught a fatal signal"));
+    const RunResult show = CtlAs(d, u.a.id, {"show", seq});
+    INFO(show.err);
+    CHECK(show.exit_code == 0);
+    CHECK(Has(show.out, "caught a fatal signal"));
+    CHECK(Has(show.out, "record 2"));  // the rings saved beside the report: A's traces
+    const RunResult info = CtlAs(d, u.a.id, {"info", pid});
+    INFO(info.err);
+    CHECK(info.exit_code == 0);
+    CHECK(Has(info.out, "        Signal: 11 (SIGSEGV)\n"));
+
+    const RunResult b_cat = Run({"cat", report}, {.as = u.b.id});
+    CHECK(b_cat.exit_code != 0);
+    CHECK(Has(b_cat.err, "Permission denied"));
+    const RunResult b_show = CtlAs(d, u.b.id, {"show", seq});
+    CHECK(b_show.exit_code == 1);
+    INFO(b_show.err);
+    CHECK(Has(b_show.err, whose));
+    const RunResult b_info = CtlAs(d, u.b.id, {"info", pid});
+    CHECK(b_info.exit_code == 1);
+    CHECK(Has(b_info.err, whose));
+    CHECK_FALSE(Has(b_info.out, "Program:"));  // never an empty report with status 0
+    // B's list: B's own (none), and a line that says the rest are hidden and who sees all.
+    const RunResult b_list = CtlAs(d, u.b.id, {"list"});
+    CHECK(b_list.exit_code == 0);
+    CHECK_FALSE(Has(b_list.out, pid));
+    CHECK(Has(b_list.err, "of other users hidden"));
+    CHECK(Has(b_list.err, "members of group " + u.reader_group() + " see all"));
+
+    const RunResult c_show = CtlAs(d, u.c.id, {"show", seq});
+    CHECK(c_show.exit_code == 0);
+    CHECK(Has(c_show.out, "caught a fatal signal"));
+    INFO(c_show.err);
+    const RunResult c_list = CtlAs(d, u.c.id, {"list"});
+    CHECK(Has(c_list.out, pid));
+    CHECK_FALSE(Has(c_list.err, "hidden"));
+    CHECK(Run({"cat", report}).exit_code == 0);  // root
+    if (start == 0) {
+      REQUIRE(d.Stop() == 0);
+      REQUIRE(atraced::testing::StartReachable(d));
+    }
+  }
+}
+
+TEST_CASE("readers: info names a report it cannot read and exits 1, never an empty report with 0",
+          "[crash][readers]") {
+  TestUsers u;
+  if (!u.made()) {
+    WARN("skipped: " << u.why_not());
+    return;
+  }
+  DaemonProcess d(atraced::testing::ReadersDaemon(u));
+  REQUIRE(atraced::testing::StartReachable(d));
+  pid_t crashed = 0;
+  const std::string report = CrashAs(d, u.a.id, 1, &crashed);
+  // An administrator took A's read away from the report (or a file system lost it).
+  REQUIRE(Run({"setfacl", "-x", "u:" + std::to_string(u.a.id.uid), report}).exit_code == 0);
+  const RunResult info = CtlAs(d, u.a.id, {"info", std::to_string(crashed)});
+  CHECK(info.exit_code == 1);
+  CHECK(Has(info.err, "cannot be read: " + report + ": Permission denied"));
+  CHECK(Has(info.out, "Error: cannot read it: Permission denied"));
+}
