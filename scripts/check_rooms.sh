@@ -9,7 +9,7 @@
 #      hardening) see only the rooms tests/CMakeLists.txt links them to.
 # Usage: scripts/check_rooms.sh [source dir]   (the `layout.rooms` test runs it)
 set -euo pipefail
-src="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+src="$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)"  # absolute: the checks cd between rooms
 cd "$src/daemon"
 
 # What each room may include besides itself (base and proto sit below every room).
