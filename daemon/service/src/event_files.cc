@@ -41,7 +41,7 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
     pid = m.host_pid;
     // The claimed process's own (effective) uid, as the kernel tells it; one /proc cannot
     // tell is the daemon's own, so nobody but root and the reader group reads it.
-    uid = facts && facts->creds ? facts->creds->uids[1] : options_.daemon_uid;
+    uid = facts && facts->creds ? facts->creds->uids[1] : limits_.daemon_uid;
     ++counters_.forwarder_claims;
     log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
   }
