@@ -114,19 +114,28 @@ TEST_CASE("readers: a device-class dir a forwarder makes for A's process is A's"
   }
   DaemonProcess d(ReadersDaemon(u));
   REQUIRE(StartReachable(d));
-  // A's process: alive while the forwarder (root, which may claim) writes for it.
+  // A's process: alive while the forwarder (root, which may claim) writes for it, and A's
+  // before the claim is made (it says so on `ready`): the daemon reads its uid from /proc.
   int hold[2];
+  int ready[2];
   REQUIRE(::pipe(hold) == 0);
+  REQUIRE(::pipe(ready) == 0);
   const pid_t a_pid = ::fork();
   REQUIRE(a_pid >= 0);
   if (a_pid == 0) {
     ::close(hold[1]);
+    ::close(ready[0]);
     if (!BecomeUser(u.a.id)) ::_exit(90);
+    (void)!::write(ready[1], "r", 1);
     char c;
     (void)!::read(hold[0], &c, 1);
     ::_exit(0);
   }
   ::close(hold[0]);
+  ::close(ready[1]);
+  char became = 0;
+  REQUIRE(::read(ready[0], &became, 1) == 1);
+  ::close(ready[0]);
   std::string path;
   {
     auto forwarder = Connected(d);

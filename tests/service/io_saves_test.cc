@@ -65,7 +65,7 @@ TEST_CASE("a save on the I/O workers replies once its files are written, and oth
   // The directory is made and counted on the loop before the job runs.
   REQUIRE(KindDirs(*s.f, "schedule").size() == 1);
   CHECK(s.f->store_->count(AgeClass::kHost) == 1);
-  CHECK(s.f->store_->reserved_bytes() > 0);
+  CHECK(s.f->store_->space().reserved() > 0);
   // Another user is served while the save waits for its worker.
   auto other = s.f->Client(200, 2000);
   CHECK(s.f->Call(other, ATR_OP_STATUS, {}).status == 0);
@@ -85,7 +85,7 @@ TEST_CASE("a save on the I/O workers replies once its files are written, and oth
   }
   CHECK(text.find("first\n") != std::string::npos);
   CHECK(text.find("second\n") != std::string::npos);
-  CHECK(s.f->store_->reserved_bytes() == 0);  // the reservation became what was written
+  CHECK(s.f->store_->space().reserved() == 0);  // the reservation became what was written
   CHECK(s.f->store_->counters().bytes_written >= text.size());
   CHECK(s.f->service->saves_in_flight() == 0);
   CHECK(s.f->service->counters().rings_saved == 1);
@@ -167,7 +167,7 @@ TEST_CASE("a ring released or a client gone while its save runs is still written
   const auto dirs = KindDirs(*s.f, "schedule");
   REQUIRE(dirs.size() == 1);
   CHECK(ReadFile(dirs[0] + "/schedule_tracer_obj1.txt").find("kept\n") != std::string::npos);
-  CHECK(s.f->store_->reserved_bytes() == 0);
+  CHECK(s.f->store_->space().reserved() == 0);
 }
 
 TEST_CASE("a save whose write fails replies with the error and gives its reservation back", "[service][io][faults]") {
@@ -179,7 +179,7 @@ TEST_CASE("a save whose write fails replies with the error and gives its reserva
   s.runner.RunAll();
   REQUIRE(s.delivered[a.id].size() == 1);
   CHECK(s.delivered[a.id][0].status == -EIO);
-  CHECK(s.f->store_->reserved_bytes() == 0);
+  CHECK(s.f->store_->space().reserved() == 0);
   CHECK(s.f->service->saves_in_flight() == 0);
   CHECK(s.f->service->counters().rings_saved == 0);
 }
@@ -239,5 +239,5 @@ TEST_CASE("a save the store refuses gives back all it reserved: the next one fit
   s.runner.RunAll();
   REQUIRE(s.delivered[a.id].size() == 1);
   CHECK(s.delivered[a.id][0].status == 0);
-  CHECK(s.f->store_->reserved_bytes() == 0);
+  CHECK(s.f->store_->space().reserved() == 0);
 }

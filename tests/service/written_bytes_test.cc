@@ -49,11 +49,11 @@ TEST_CASE("a passed file stays counted after FILE_CLOSE, and after its directory
   REQUIRE(::write(fd.get(), chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size()));
   f.service->Tick();
   CHECK(BytesWritten(f, other) >= aged + chunk.size());
-  CHECK(f.store_->held_bytes() >= 5 * chunk.size());
+  CHECK(f.store_->space().held() >= 5 * chunk.size());
   // Closed by its holder: released, and no longer watched.
   fd.reset();
   f.service->Tick();
-  CHECK(f.store_->held_bytes() == 0);
+  CHECK(f.store_->space().held() == 0);
 }
 
 TEST_CASE("max-bytes-per-client counts the ring saves the daemon writes for a process", "[service][bytes][rings]") {

@@ -98,14 +98,14 @@ TEST_CASE("max-use reached exactly keeps everything, one byte over ages the olde
   uint64_t a = f.Event(1000);
   uint64_t b = f.Event(1000);
   uint64_t c = f.Event(1000);
-  CHECK(f.store_->used_bytes() == 3000);
+  CHECK(f.store_->space().used() == 3000);
   CHECK(f.aged(AgingReason::kMaxUse) == 0);
   uint64_t d = f.Begin();
   REQUIRE(f.Write(d, 1).ok());
   CHECK_FALSE(f.OnDisk(a));
   CHECK(f.OnDisk(b));
   CHECK(f.OnDisk(c));
-  CHECK(f.store_->used_bytes() == 2001);
+  CHECK(f.store_->space().used() == 2001);
   CHECK(f.aged(AgingReason::kMaxUse) == 1);
   CHECK(f.store_->counters().bytes_freed_by[static_cast<size_t>(AgingReason::kMaxUse)] == 1000);
   CHECK(f.log_.Has(LogLevel::kInfo, "aged 1 event dir(s) for max-use; use 2000 of budget 3000"));
@@ -122,7 +122,7 @@ TEST_CASE("pinned data over max-use refuses the append with ENOSPC until a pin i
   CHECK(st.message().find("max-use") != std::string::npos);
   CHECK(f.refused(ByteLimit::kMaxUse) == 1);
   CHECK(f.OnDisk(a));
-  CHECK(f.store_->used_bytes() == 2000);  // nothing accepted was lost, nothing over was written
+  CHECK(f.store_->space().used() == 2000);  // nothing accepted was lost, nothing over was written
   CHECK(f.log_.Has(LogLevel::kWarning, "refusing writes (ENOSPC)"));
   // A new (empty) event still fits at exactly the budget; its first byte does not.
   auto empty = f.TryBegin();
@@ -178,7 +178,7 @@ TEST_CASE("a disk filled by someone else refuses new events with ENOSPC and resu
   CHECK(f.log_.Count(LogLevel::kWarning, "refusing writes (ENOSPC)") == 1);
 
   f.fault_.SetAvailable(50000);
-  f.clock_.Advance(TraceStore::kResampleInterval);
+  f.clock_.Advance(SpaceAccount::kResampleInterval);
   REQUIRE(f.TryBegin().ok());
   REQUIRE(f.Write(a, 1).ok());
   CHECK(f.log_.Has(LogLevel::kNotice, "accepting writes again"));
@@ -219,8 +219,8 @@ TEST_CASE("bytes held through a passed descriptor age no one's dir and refuse on
   f.store_->AddHeldBytes(b, holder, {1500, 1500});  // what a passed file's fstat found
   CHECK(f.OnDisk(a));
   CHECK(f.OnDisk(b));
-  CHECK(f.store_->used_bytes() == 2500);  // counted, and shown
-  CHECK(f.store_->held_bytes() == 1500);
+  CHECK(f.store_->space().used() == 2500);  // counted, and shown
+  CHECK(f.store_->space().held() == 1500);
   // The victim writes on; the holder is refused, with a message that says why.
   uint64_t next = f.Begin(EventKind::kSchedule, 100, victim);
   REQUIRE(f.Write(next, 500).ok());
@@ -235,7 +235,7 @@ TEST_CASE("bytes held through a passed descriptor age no one's dir and refuse on
   f.store_->SetRecordNum(1);
   CHECK_FALSE(f.OnDisk(a));
   CHECK_FALSE(f.OnDisk(b));
-  CHECK(f.store_->held_bytes() == 1500);
+  CHECK(f.store_->space().held() == 1500);
   CHECK(f.store_->MakeRoom(0, 100, holder).err() == ENOSPC);
   CHECK(f.store_->MakeRoom(0, 100, victim).ok());
 }
@@ -250,8 +250,8 @@ TEST_CASE("released held bytes that keep the root over its budget age their own 
   f.store_->ReleaseHeld(b, 2000, 1500);  // its writer closed: the bytes are ordinary, and over
   CHECK_FALSE(f.OnDisk(b));
   CHECK(f.OnDisk(a));
-  CHECK(f.store_->held_bytes() == 0);
-  CHECK(f.store_->used_bytes() == 1000);
+  CHECK(f.store_->space().held() == 0);
+  CHECK(f.store_->space().used() == 1000);
   CHECK(f.store_->MakeRoom(0, 100, 2000).ok());
 }
 
@@ -259,7 +259,7 @@ TEST_CASE("in-progress dirs count against the budget", "[retention]") {
   RetentionFixture f(Bytes(2000, 0));
   uint64_t open = f.Begin();
   REQUIRE(f.Write(open, 1500).ok());
-  CHECK(f.store_->used_bytes() == 1500);
+  CHECK(f.store_->space().used() == 1500);
   uint64_t old = f.Event(400);
   uint64_t next = f.Begin();
   REQUIRE(f.Write(next, 200).ok());  // 2100 would be over: the unpinned one goes, the open one stays
@@ -276,12 +276,12 @@ TEST_CASE("recovery measures every dir, so the budget holds across a restart", "
   f.fault_.FakeUsage(f.paths_.at(b), {300, 300});
   f.Start(Bytes(900, 0));  // a restart with a smaller budget
   // Not sized before the daemon accepts: nothing counted, nothing aged yet.
-  CHECK(f.store_->used_bytes() == 0);
+  CHECK(f.store_->space().used() == 0);
   CHECK(f.store_->count(AgeClass::kHost) == 2);
   CHECK(f.store_->SizeRecovered(1) == 1);
   CHECK(f.store_->SizeRecovered(100) == 0);
   CHECK(f.store_->count(AgeClass::kHost) == 1);
-  CHECK(f.store_->used_bytes() == 300);
+  CHECK(f.store_->space().used() == 300);
   CHECK(f.aged(AgingReason::kMaxUse) == 1);
 }
 
@@ -290,11 +290,11 @@ TEST_CASE("percent sizes and the defaults are resolved against the file system",
   pct.max_use = SizeSpec{5, true};
   pct.keep_free = SizeSpec{20, true};
   RetentionFixture f(pct);
-  CHECK(f.store_->byte_limits().max_use == kDisk / 20);
-  CHECK(f.store_->byte_limits().keep_free == kDisk / 5);
+  CHECK(f.store_->space().limits().max_use == kDisk / 20);
+  CHECK(f.store_->space().limits().keep_free == kDisk / 5);
   REQUIRE(f.store_->SetRetention({}).ok());
-  CHECK(f.store_->byte_limits().max_use == kDisk / 10);
-  CHECK(f.store_->byte_limits().keep_free == kDisk / 100 * 15);
+  CHECK(f.store_->space().limits().max_use == kDisk / 10);
+  CHECK(f.store_->space().limits().keep_free == kDisk / 100 * 15);
 }
 
 TEST_CASE("a smaller max-use applied at run time ages at once", "[retention]") {

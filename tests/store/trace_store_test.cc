@@ -590,7 +590,7 @@ TEST_CASE("recovery sizes a directory by its allocated blocks, its length beside
   f.fault_.FakeUsage(rel, {8192, (1ull << 40) + 1});  // a sparse file made through a passed fd
   f.Restart(10);
   CHECK(f.store_->SizeRecovered(100) == 0);
-  CHECK(f.store_->used_bytes() == 8192);  // what the byte budget counts
+  CHECK(f.store_->space().used() == 8192);  // what the byte budget counts
   auto list = f.store_->List(0, 100);
   REQUIRE(list.size() == 1);
   CHECK(list[0].bytes == 8192);
@@ -863,7 +863,7 @@ TEST_CASE("VacuumBy: each verb as the limit it mirrors, never a pinned dir", "[s
     const uint64_t each = 4096;
     CHECK(all->bytes == 6 * each);
     spec.keep.reset();
-    spec.max_use = f.store_->used_bytes() - 2 * each;
+    spec.max_use = f.store_->space().used() - 2 * each;
     auto two = f.store_->VacuumBy(spec);
     REQUIRE(two.ok());
     CHECK(seqs(*two) == std::vector<uint64_t>{h1, h2});

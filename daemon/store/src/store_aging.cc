@@ -81,17 +81,6 @@ bool TraceStore::LogRemovals(const std::vector<Victim>& victims, const char* wha
   return true;
 }
 
-void TraceStore::AddUse(AgeClass c, uint64_t bytes) {
-  used_[static_cast<size_t>(c)] += bytes;
-  used_total_ += bytes;
-}
-
-void TraceStore::SubUse(AgeClass c, uint64_t bytes) {
-  uint64_t& u = used_[static_cast<size_t>(c)];
-  u -= std::min(u, bytes);
-  used_total_ -= std::min(used_total_, bytes);
-}
-
 void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report) {
   for (const Victim& v : victims) {
     const AgeClass c = v.cls;
@@ -100,17 +89,17 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     Entry& e = it->second;
     const uint64_t seq = it->first;
     // A file a passed descriptor keeps open is not freed by the delete: its bytes stay its
-    // holder's (held_by_uid_) until ReleaseHeld.
+    // holder's (SpaceAccount::Hold) until ReleaseHeld.
     const uint64_t bytes = e.bytes.allocated - e.held;
-    held_listed_ -= std::min(held_listed_, e.held);
-    SubUse(c, e.held);
+    space_.Unlist(e.held);
+    space_.SubUse(c, e.held);
     RemovalJob job{seq, {}, e.meta.process_dir, !process_holds_.count(e.meta.process_dir), bytes};  // path: below
     ++counters_.dirs_aged;
     ++counters_.dirs_aged_by[static_cast<size_t>(reason)];
     counters_.bytes_freed_by[static_cast<size_t>(reason)] += bytes;
     counters_.bytes_freed += bytes;
-    freed_since_sample_ += bytes;
-    SubUse(c, bytes);
+    space_.Freed(bytes);
+    space_.SubUse(c, bytes);
     // Debug, like "created": at the limit both happen on every event, and a line per event
     // is the log spam journald users complain of. The journal still gets a structured entry
     // (the sink), and STATUS counts them.
@@ -165,7 +154,7 @@ void TraceStore::CollectRemovals() {
   for (RemovalDone& d : remover_.TakeFinished()) {
     auto p = pending_.find(d.job.seq);
     if (d.status.ok()) {
-      deletes_done_since_sample_ = true;
+      space_.DeletesDone();
       removing_paths_.erase(d.job.rel_path);
       if (p != pending_.end()) pending_.erase(p);
       if (d.job.seq == 0 && sweeps_outstanding_ > 0) --sweeps_outstanding_;
@@ -174,7 +163,7 @@ void TraceStore::CollectRemovals() {
     // Still on disk and already logged as removed: retried on the next aging pass, and
     // finished at the next start-up whatever happens.
     ++counters_.removal_failures;
-    freed_since_sample_ -= std::min(freed_since_sample_, d.job.bytes);  // not freed after all
+    space_.NotFreed(d.job.bytes);  // not freed after all
     log_.Warning("can not remove dir ", Abs(d.job.rel_path), ", errno=", d.status.err(), ": ", d.status.message());
     if (p != pending_.end()) p->second.failed = true;
     failed_.push_back(std::move(d.job));
@@ -212,32 +201,9 @@ void TraceStore::Enforce(AgeClass c, bool dry_run, AgingReport* report) {
   Retire(victims, report ? AgingReason::kVacuum : AgingReason::kCount, report);
 }
 
-uint64_t TraceStore::free_bytes() const {
-  const uint64_t up = free_sample_ + freed_since_sample_;
-  return up > written_since_sample_ ? up - written_since_sample_ : 0;
-}
-
-ByteNeed TraceStore::NeedFor(uint64_t incoming) const {
-  if (!limits_resolved_) return {};  // before Recover: nothing is counted yet
-  // What jobs in flight may still write counts as incoming: it will land. What passed
-  // descriptors hold is their holders' (NeedForHolder): as if it were not there.
-  return BytesToFree(used_total_ - std::min(used_total_, held_listed_), incoming + reserved_, limits_.max_use,
-                     free_bytes() + held_total_, limits_.keep_free);
-}
-
-ByteNeed TraceStore::NeedForHolder(uint64_t incoming, uint32_t uid) const {
-  const auto u = held_by_uid_.find(uid);
-  if (!limits_resolved_ || u == held_by_uid_.end()) return {};
-  const uint64_t others = held_total_ - u->second;
-  return BytesToFree(used_total_ - std::min(used_total_, held_listed_) + u->second, incoming + reserved_,
-                     limits_.max_use, free_bytes() + others, limits_.keep_free);
-}
-
 Status TraceStore::RefuseHolder(uint32_t uid, uint64_t incoming, ByteNeed need) {
   ++counters_.refused_by_limit[static_cast<size_t>(need.limit)];
-  const auto u = held_by_uid_.find(uid);
-  const std::string why = "uid " + std::to_string(uid) + " holds " +
-                          std::to_string(u == held_by_uid_.end() ? 0 : u->second) +
+  const std::string why = "uid " + std::to_string(uid) + " holds " + std::to_string(space_.held_by(uid)) +
                           " bytes through descriptors passed to it and not closed, past " + ByteLimitName(need.limit) +
                           (incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits") +
                           " until it closes them";
@@ -263,48 +229,34 @@ void TraceStore::WarnRefusal(const std::string& why, bool first, std::chrono::sy
 void TraceStore::SampleSpace() {
   CollectRemovals();
   auto space = fs_.Space();
-  sampled_at_ = clock_.Now();
-  deletes_done_since_sample_ = false;
   if (!space.ok()) {
+    space_.SampleFailed(clock_.Now());
     log_.Warning("cannot read the free space of ", fs_.trace_dir(), ": ", space.status().message(),
                  "; keeping the last figure");
     return;
   }
-  free_sample_ = space->available;
-  written_since_sample_ = 0;
-  // Deletes still running are not in the figure yet; they will be in a moment.
-  freed_since_sample_ = 0;
+  uint64_t still_freeing = 0;
   for (const auto& [seq, p] : pending_) {
-    if (!p.failed) freed_since_sample_ += p.bytes;
+    if (!p.failed) still_freeing += p.bytes;
   }
+  space_.Sample(space->available, still_freeing, clock_.Now());
 }
 
 Status TraceStore::ResolveLimits() {
   auto space = fs_.Space();
   if (!space.ok()) return Status::Error(space.status().err(), "cannot size the byte limits: " + space.status().message());
-  limits_ = ResolveByteLimits(retention_, space->total);
-  limits_resolved_ = true;
-  free_sample_ = space->available;
-  written_since_sample_ = 0;
-  freed_since_sample_ = 0;
-  sampled_at_ = clock_.Now();
+  space_.Resolve(ResolveByteLimits(retention_, space->total), space->available, clock_.Now());
   return Status::Ok();
 }
 
-std::string TraceStore::UseLine() const {
-  return "use " + std::to_string(used_total_) + " of budget " + std::to_string(limits_.max_use) + " bytes, " +
-         std::to_string(free_bytes()) + " free (keep-free " + std::to_string(limits_.keep_free) + ")";
-}
-
 ByteNeed TraceStore::AgeForBytes(uint64_t incoming, uint64_t protect) {
-  ByteNeed need = NeedFor(incoming);
+  ByteNeed need = space_.NeedFor(incoming);
   if (need.bytes == 0) return need;
   // The estimate says a limit binds: ask the file system once for this pass (unless it was
   // asked a moment ago and nothing was deleted since), then age the oldest.
-  const auto now = clock_.Now();
-  if (deletes_done_since_sample_ || now - sampled_at_ >= kResampleInterval) {
+  if (space_.WantsSample(clock_.Now())) {
     SampleSpace();
-    need = NeedFor(incoming);
+    need = space_.NeedFor(incoming);
     if (need.bytes == 0) return need;
   }
   const AgingReason reason = need.limit == ByteLimit::kKeepFree ? AgingReason::kKeepFree : AgingReason::kMaxUse;
@@ -323,8 +275,8 @@ ByteNeed TraceStore::AgeForBytes(uint64_t incoming, uint64_t protect) {
   }
   const size_t n = victims.size();
   Retire(victims, reason, nullptr);
-  log_.Info("aged ", n, " event dir(s) for ", ByteLimitName(need.limit), "; ", UseLine());
-  return NeedFor(incoming);
+  log_.Info("aged ", n, " event dir(s) for ", ByteLimitName(need.limit), "; ", space_.UseLine());
+  return space_.NeedFor(incoming);
 }
 
 void TraceStore::AgeByTime() {
@@ -342,33 +294,33 @@ void TraceStore::AgeByTime() {
   if (victims.empty() || !LogRemovals(victims, "dirs for max-age")) return;
   const size_t n = victims.size();
   Retire(victims, AgingReason::kAge, nullptr);
-  log_.Info("aged ", n, " event dir(s) older than max-age ", retention_.max_age.count(), "s; ", UseLine());
+  log_.Info("aged ", n, " event dir(s) older than max-age ", retention_.max_age.count(), "s; ", space_.UseLine());
 }
 
 Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming, std::optional<uint32_t> uid) {
-  ByteNeed need = NeedFor(incoming);
+  ByteNeed need = space_.NeedFor(incoming);
   if (need.bytes != 0) need = AgeForBytes(incoming, seq);
-  if (need.bytes == 0 && !held_by_uid_.empty()) {
+  if (need.bytes == 0 && space_.anyone_holds()) {
     if (const Entry* e = seq != 0 ? FindEntry(seq) : nullptr) uid = e->meta.uid;
     if (uid) {
-      if (ByteNeed own = NeedForHolder(incoming, *uid); own.bytes != 0) return RefuseHolder(*uid, incoming, own);
+      if (ByteNeed own = space_.NeedForHolder(incoming, *uid); own.bytes != 0) return RefuseHolder(*uid, incoming, own);
     }
   }
   if (need.bytes == 0) {
     if (refusing_) {
       refusing_ = false;
       log_.Notice("space is back within the limits: accepting writes again (", refusals_unlogged_,
-                  " more refused since the last report); ", UseLine());
+                  " more refused since the last report); ", space_.UseLine());
       refusals_unlogged_ = 0;
     }
     return Status::Ok();
   }
   ++counters_.refused_by_limit[static_cast<size_t>(need.limit)];
   std::string why = need.limit == ByteLimit::kKeepFree
-                        ? "keep-free: the file system has " + std::to_string(free_bytes()) + " bytes free and " +
-                              std::to_string(limits_.keep_free) + " are kept free"
-                        : "max-use: the trace root holds " + std::to_string(used_total_) + " of its " +
-                              std::to_string(limits_.max_use) + "-byte budget";
+                        ? "keep-free: the file system has " + std::to_string(space_.free_bytes()) + " bytes free and " +
+                              std::to_string(space_.limits().keep_free) + " are kept free"
+                        : "max-use: the trace root holds " + std::to_string(space_.used()) + " of its " +
+                              std::to_string(space_.limits().max_use) + "-byte budget";
   why += incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits";
   why += " and nothing left is unpinned to age";
   WarnRefusal(why, !refusing_, refusal_logged_at_, refusals_unlogged_);
@@ -383,7 +335,7 @@ Status TraceStore::SetRetention(const RetentionSettings& settings) {
                 ", max-age ", settings.max_age.count() ? std::to_string(settings.max_age.count()) + "s" : "off");
   }
   retention_ = settings;
-  if (!limits_resolved_) return Status::Ok();  // Recover resolves them
+  if (!space_.resolved()) return Status::Ok();  // Recover resolves them
   if (Status st = ResolveLimits(); !st.ok()) return st;
   for (AgeClass c : kAllAgeClasses) Enforce(c, false, nullptr);
   AgeByTime();
@@ -400,7 +352,7 @@ void TraceStore::Tick() {
   if (aged != count_aged_reported_) {
     // At the count limit every event ages one directory: one line per tick, not per event.
     log_.Info("aged ", aged - count_aged_reported_, " event dir(s) for the count limit since the last report; ",
-              UseLine());
+              space_.UseLine());
     count_aged_reported_ = aged;
   }
 }

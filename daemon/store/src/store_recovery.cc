@@ -48,8 +48,7 @@ void TraceStore::Adopt(OrderEntry meta) {
 Status TraceStore::Recover() {
   trace_dir_generation_ = fs_.trace_dir_generation();
   if (Status st = ResolveLimits(); !st.ok()) return st;
-  used_ = {};
-  used_total_ = 0;
+  space_.ForgetUse();
   unsized_.clear();
   for (auto& m : classes_) m.clear();
   class_of_.clear();
@@ -171,7 +170,7 @@ Status TraceStore::Recover() {
             count(AgeClass::kExit), " exit event dirs under ", fs_.trace_dir(), " (", unmanaged,
             " not managed by atraced, ", finishing.size() + sweeps.size(), " interrupted removals resumed, ", dropped,
             " logged dirs gone, ", incomplete,
-            " incomplete saves); record num ", record_num_, ", exit record num ", exit_record_num_, "; ", UseLine());
+            " incomplete saves); record num ", record_num_, ", exit record num ", exit_record_num_, "; ", space_.UseLine());
   if (incomplete != 0) {
     log_.Warning("recovery: ", incomplete, " event dir(s) hold a save that was cut short (a crash or a stop while it ",
                  "was written): their files may be empty or short; `atracectl list` marks them incomplete");
@@ -264,7 +263,7 @@ void TraceStore::EnsureSized(Entry& e) {
   e.sized = true;
   auto bytes = fs_.TreeBytes(e.rel_path);
   e.bytes = bytes.ok() ? *bytes : DiskUsage{};
-  AddUse(e.meta.cls, e.bytes.allocated);
+  space_.AddUse(e.meta.cls, e.bytes.allocated);
 }
 
 size_t TraceStore::SizeRecovered(size_t max) {
@@ -276,7 +275,7 @@ size_t TraceStore::SizeRecovered(size_t max) {
     if (Entry* e = FindEntry(seq)) EnsureSized(*e);  // aged meanwhile: nothing to size
   }
   if (unsized_.empty()) {
-    log_.Info("sized the recovered event dirs; ", UseLine());
+    log_.Info("sized the recovered event dirs; ", space_.UseLine());
     AgeForBytes(0, 0);
   }
   return unsized_.size();
@@ -300,7 +299,7 @@ void TraceStore::OnTraceDirReplaced() {
       }
       by_path_.erase(it->second.rel_path);
       class_of_.erase(it->first);
-      SubUse(it->second.meta.cls, it->second.bytes.allocated);
+      space_.SubUse(it->second.meta.cls, it->second.bytes.allocated);
       it = map.erase(it);
       ++left;
     }

@@ -39,7 +39,7 @@ Result<AgingReport> TraceStore::VacuumBy(const VacuumSpec& spec) {
     for (ClassMap& map : classes_) {
       for (auto& [seq, e] : map) EnsureSized(e);  // the root's use exact, not a recovery's 0
     }
-    const uint64_t left = used_total_ - std::min(used_total_, report.bytes);
+    const uint64_t left = space_.used() - std::min(space_.used(), report.bytes);
     if (left > *spec.max_use) {
       const uint64_t need = left - *spec.max_use;
       static constexpr AgeClass kEvents[] = {AgeClass::kHost, AgeClass::kDevice};

@@ -201,38 +201,33 @@ Status TraceStore::RemoveFile(uint64_t seq, const TraceFileName& name) {
 void TraceStore::AddBytes(uint64_t seq, DiskUsage grown) {
   counters_.bytes_written += grown.allocated;
   counters_.bytes_apparent += grown.apparent;
-  written_since_sample_ += grown.allocated;
+  space_.Wrote(grown.allocated);
   Entry* e = FindEntry(seq);
   if (e == nullptr) return;
   EnsureSized(*e);  // measured before the growth is added, so nothing counts twice
   e->bytes += grown;
-  AddUse(e->meta.cls, grown.allocated);
+  space_.AddUse(e->meta.cls, grown.allocated);
 }
 
 void TraceStore::AddHeldBytes(uint64_t seq, uint32_t uid, DiskUsage grown) {
   counters_.bytes_written += grown.allocated;
   counters_.bytes_apparent += grown.apparent;
-  written_since_sample_ += grown.allocated;
-  held_by_uid_[uid] += grown.allocated;
-  held_total_ += grown.allocated;
+  space_.Wrote(grown.allocated);
   Entry* e = FindEntry(seq);
+  space_.Hold(uid, grown.allocated, e != nullptr);
   if (e == nullptr) return;  // aged already: the holder's alone
   EnsureSized(*e);
   e->bytes += grown;
   e->held += grown.allocated;
-  held_listed_ += grown.allocated;
-  AddUse(e->meta.cls, grown.allocated);
+  space_.AddUse(e->meta.cls, grown.allocated);
 }
 
 void TraceStore::ReleaseHeld(uint64_t seq, uint32_t uid, uint64_t allocated) {
-  auto u = held_by_uid_.find(uid);
-  if (u == held_by_uid_.end()) return;
-  const uint64_t bytes = std::min(u->second, allocated);
-  if ((u->second -= bytes) == 0) held_by_uid_.erase(u);
-  held_total_ -= std::min(held_total_, bytes);
+  if (space_.held_by(uid) == 0) return;  // not a holder
+  const uint64_t bytes = space_.Release(uid, allocated);
   const auto c = class_of_.find(seq);
   if (c == class_of_.end()) {
-    freed_since_sample_ += bytes;  // an unlinked file: its blocks go with its last descriptor
+    space_.Freed(bytes);  // an unlinked file: its blocks go with its last descriptor
     return;
   }
   ClassMap& map = classes_[static_cast<size_t>(c->second)];
@@ -240,14 +235,14 @@ void TraceStore::ReleaseHeld(uint64_t seq, uint32_t uid, uint64_t allocated) {
   Entry& e = it->second;
   const uint64_t in_dir = std::min(e.held, bytes);
   e.held -= in_dir;
-  held_listed_ -= std::min(held_listed_, in_dir);
-  const ByteNeed need = NeedFor(0);
+  space_.Unlist(in_dir);
+  const ByteNeed need = space_.NeedFor(0);
   if (need.bytes == 0 || e.pins != 0) return;
   const std::vector<Victim> first{{c->second, it}};
   if (!LogRemovals(first, "a dir written through a passed descriptor")) return;
   Retire(first, need.limit == ByteLimit::kKeepFree ? AgingReason::kKeepFree : AgingReason::kMaxUse, nullptr);
   log_.Info("aged the event dir written past ", ByteLimitName(need.limit), " through a passed descriptor of uid ", uid,
-            " first; ", UseLine());
+            " first; ", space_.UseLine());
   AgeForBytes(0, 0);
 }
 

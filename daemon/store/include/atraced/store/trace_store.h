@@ -17,14 +17,12 @@
 // directory runs on the remover, so when the caller replies the tree holds exactly the
 // directories the store counts.
 //
-// Byte limits (retention.h), cost model: the bytes of every directory are known (measured
-// once at recovery, then added as they are written), so the root's use is a running sum and
-// checking a request against `max-use` is O(1) with no system call. Free space for
-// `keep-free` is an estimate: the last fstatvfs, minus what was written since, plus what
-// was aged since. A fresh fstatvfs is taken on the daemon's tick and when the estimate says
-// the reserve may be reached (at most once per aging pass, and no more often than every
-// kResampleInterval while it stays short), never per append. An aging pass for bytes costs
-// the directories of the pool it plans over (host and device merged, then exit).
+// Byte limits (retention.h): the bytes of every directory are known (measured once at
+// recovery, then added as they are written) and summed in a SpaceAccount
+// (space_account.h), which says in O(1) how many bytes a write needs freed. A fresh
+// fstatvfs is taken on the daemon's tick and when the account says a limit binds (at most
+// once per aging pass), never per append. An aging pass for bytes costs the directories of
+// the pool it plans over (host and device merged, then exit).
 // `max-age` is checked on the tick: one scan of the entries.
 #pragma once
 
@@ -49,6 +47,7 @@
 #include "atraced/store/order_log.h"
 #include "atraced/store/remover.h"
 #include "atraced/store/retention.h"
+#include "atraced/store/space_account.h"
 #include "atraced/base/status.h"
 #include "atraced/store/store_events.h"
 
@@ -185,16 +184,13 @@ class TraceStore {
   // they keep the root over a limit, `seq` itself is aged first (unless pinned): the bytes
   // that asked no limit go before anyone else's.
   void ReleaseHeld(uint64_t seq, uint32_t uid, uint64_t allocated);
-  // Bytes held through passed descriptors, by all uids (AddHeldBytes).
-  uint64_t held_bytes() const { return held_total_; }
   // Bytes the daemon itself wrote: both figures are the count written.
   void AddBytes(uint64_t seq, uint64_t written) { AddBytes(seq, DiskUsage{written, written}); }
   // Bytes a job on the I/O workers may still write (docs/IO_WORKERS.md): MakeRoom and the
   // byte limits count them as written, so the budget holds while they are in flight. The
   // job's completion unreserves them and adds what was written (AddBytes).
-  void Reserve(uint64_t bytes) { reserved_ += bytes; }
-  void Unreserve(uint64_t bytes) { reserved_ -= std::min(reserved_, bytes); }
-  uint64_t reserved_bytes() const { return reserved_; }
+  void Reserve(uint64_t bytes) { space_.Reserve(bytes); }
+  void Unreserve(uint64_t bytes) { space_.Unreserve(bytes); }
   // Removes a file the daemon made in event `seq` and left empty (a ring whose records all
   // turned out torn: CANN writes no file then).
   Status RemoveFile(uint64_t seq, const TraceFileName& name);
@@ -235,12 +231,8 @@ class TraceStore {
   size_t count(AgeClass c) const { return classes_[static_cast<size_t>(c)].size(); }
   const StoreCounters& counters() const { return counters_; }
   const RetentionSettings& retention() const { return retention_; }
-  const ByteLimits& byte_limits() const { return limits_; }
-  // Bytes of the counted event directories, in all and per class.
-  uint64_t used_bytes() const { return used_total_; }
-  uint64_t used_bytes(AgeClass c) const { return used_[static_cast<size_t>(c)]; }
-  // The free-space estimate (see the cost model above).
-  uint64_t free_bytes() const;
+  // The bytes the byte limits count: use per class, reserved, held, the free-space estimate.
+  const SpaceAccount& space() const { return space_; }
   // Deletes decided and not yet finished (queued, running or failed and waiting to retry).
   size_t removals_pending() const { return pending_.size() + sweeps_outstanding_; }
   const FileSystem& fs() const { return fs_; }
@@ -255,9 +247,6 @@ class TraceStore {
   // The order log is rewritten once it holds this many more records than live entries.
   static constexpr size_t kCompactSlack = 8192;
   static constexpr size_t kMaxOrderLogBytes = 64u << 20;
-  // While free space stays short, fstatvfs is asked again at most this often (sooner once a
-  // delete finished).
-  static constexpr auto kResampleInterval = std::chrono::milliseconds(100);
   static constexpr auto kRefusalLogInterval = std::chrono::seconds(10);
 
  private:
@@ -307,10 +296,6 @@ class TraceStore {
   // Ages for the byte limits so that `incoming` more bytes fit; returns what is still missing.
   ByteNeed AgeForBytes(uint64_t incoming, uint64_t protect);
   void AgeByTime();
-  // What the limits ask for, every uid's held bytes left out (no aging frees them).
-  ByteNeed NeedFor(uint64_t incoming) const;
-  // The same as seen by `uid`: its own held bytes counted in.
-  ByteNeed NeedForHolder(uint64_t incoming, uint32_t uid) const;
   Status RefuseHolder(uint32_t uid, uint64_t incoming, ByteNeed need);
   // Logs a refusal, at most once per kRefusalLogInterval of that throttle (`logged_at`,
   // `unlogged`), or at once when `first`.
@@ -318,11 +303,8 @@ class TraceStore {
                    uint64_t& unlogged);
   Status ResolveLimits();
   void SampleSpace();
-  std::string UseLine() const;  // "use X of budget Y, Z free (keep-free W)"
-  void AddUse(AgeClass c, uint64_t bytes);
   // Measures a recovered directory the first time its size matters.
   void EnsureSized(Entry& e);
-  void SubUse(AgeClass c, uint64_t bytes);
   void RetryFailed();
   Status AppendLog(const std::string& records);
   Status RewriteLog();
@@ -367,23 +349,9 @@ class TraceStore {
   uint64_t trace_dir_generation_ = 0;
   StoreCounters counters_;
   RetentionSettings retention_;
-  ByteLimits limits_;
-  bool limits_resolved_ = false;
-  std::array<uint64_t, kAgeClassCount> used_{};
-  uint64_t used_total_ = 0;
-  uint64_t reserved_ = 0;  // Reserve: bytes jobs in flight may still write
-  // AddHeldBytes: by holder, in all, and the part of it in listed directories.
-  std::unordered_map<uint32_t, uint64_t> held_by_uid_;
-  uint64_t held_total_ = 0;
-  uint64_t held_listed_ = 0;
+  SpaceAccount space_;
   std::chrono::system_clock::time_point holder_refusal_logged_at_{};
   uint64_t holder_refusals_unlogged_ = 0;
-  // The free-space estimate: the last fstatvfs, what was written since, what was aged since.
-  uint64_t free_sample_ = 0;
-  uint64_t written_since_sample_ = 0;
-  uint64_t freed_since_sample_ = 0;
-  std::chrono::system_clock::time_point sampled_at_{};
-  bool deletes_done_since_sample_ = false;
   // Refusals: logged once per interval; "resumed" once when space returns.
   bool refusing_ = false;
   uint64_t refusals_unlogged_ = 0;
