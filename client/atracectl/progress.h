@@ -6,13 +6,19 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <functional>
 #include <string>
 
 namespace atracectl {
 
 class Progress {
  public:
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  // On standard error, if it is a terminal, with the steady clock.
   explicit Progress(std::string command);
+  // On `out`, shown only if `terminal`, timed by `now` (tests/client/progress_test.cc).
+  Progress(std::string command, std::FILE* out, bool terminal, Clock now);
   ~Progress() { Done(); }
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -24,7 +30,9 @@ class Progress {
 
  private:
   std::string command_;
+  std::FILE* out_;
   bool terminal_ = false;
+  Clock now_;
   bool shown_ = false;
   std::chrono::steady_clock::time_point start_, last_;
 };
