@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
         }
     }
     if (pthread_barrier_init(&both_hold, NULL, 3) != 0) return 10;
-    if (pthread_create(&ab, NULL, locker_main, &ab) != 0 || pthread_create(&ba, NULL, locker_main, NULL) != 0) {
+    if (pthread_create(&ab, NULL, locker_main, &lock_a) != 0 || pthread_create(&ba, NULL, locker_main, NULL) != 0) {
         return 10;
     }
     pthread_setname_np(ab, "locker_ab");

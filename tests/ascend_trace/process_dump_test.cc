@@ -276,7 +276,7 @@ TEST_CASE("dump: --json gives the path, pid, threads and rings", "[dump][process
   CHECK(r.out.find("\"refused\":[],\"omitted\":0}") != std::string::npos);
 }
 
-TEST_CASE("dump: another user is refused, named; root's --all dumps every ring-holding process", "[dump][process_dump]") {
+TEST_CASE("dump: another user is refused, named, and root's --all dumps every ring-holding process", "[dump][process_dump]") {
   if (!atraced::testing::NeedsRoot()) return;
   DaemonProcess d(ForAttacker());
   REQUIRE(atraced::testing::StartForAttacker(d));
@@ -378,7 +378,7 @@ TEST_CASE("dump: a process exiting mid-dump still gets its rings saved, and its 
   REQUIRE(deaths.size() == 1);
 }
 
-TEST_CASE("dump: a traced process keeps its tracer; its rings are saved and the report says why no stacks",
+TEST_CASE("dump: a traced process keeps its tracer, its rings are saved and the report says why no stacks",
           "[dump][process_dump]") {
   DaemonProcess d;
   REQUIRE(d.Start());

@@ -94,7 +94,7 @@ bool Alive(pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 
 }  // namespace
 
-TEST_CASE("live stacks: every thread, each held alone; state, mask and pending signals unchanged", "[crash][live]") {
+TEST_CASE("live stacks: every thread, each held alone, leaves state, mask and pending signals unchanged", "[crash][live]") {
   SleepingChild child;
   REQUIRE(::kill(child.pid, SIGUSR1) == 0);  // blocked: it stays pending, and must stay so
   const std::string before = Unchanging(child.pid);

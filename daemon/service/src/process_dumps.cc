@@ -189,13 +189,13 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
         auto found = pending_.find(token);
         if (found == pending_.end()) return;
         proto::ProcessDumpEntry& e = found->second.entries[i];
-        const Client& owner = turn->owner;
+        const Client& dumped = turn->owner;
         if (st.ok()) {
           e.text = *dir;
         } else {
-          e = Refused(owner.peer.pid, st.err(), "save: " + st.message());
+          e = Refused(dumped.peer.pid, st.err(), "save: " + st.message());
         }
-        log_.Notice("pid ", owner.peer.pid, " (", owner.program, ") dumped from outside for uid ", asker.uid, " (pid ",
+        log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside for uid ", asker.uid, " (pid ",
                     asker.pid, "): ", facts.stacks_read, " of ", facts.thread_count,
                     " stacks, the longest stop ", facts.max_stop_us, " us; schedule dir with ", turn->rings.size(),
                     " ring(s)", st.ok() ? " written to " + *dir : " failed: " + st.message());
