@@ -164,3 +164,40 @@ TEST_CASE("live stacks: why a process is not read, from its /proc files", "[cras
         std::string::npos);
   CHECK(WhyNoLiveStacks("", stat_running).find("gone") != std::string::npos);
 }
+
+TEST_CASE("live stacks: a thread that does not stop is let go, and runs on afterwards", "[crash][live]") {
+  // A parent waiting for its vfork child is in the kernel (state D) until the child exits: an
+  // interrupt reaches it only then.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::vfork() == 0) {
+      ::sleep(3);
+      ::_exit(0);
+    }
+    for (;;) ::pause();
+  }
+  const std::string stat_path = "/proc/" + std::to_string(child) + "/stat";
+  auto state = [&] {
+    const std::string stat = ReadAll(stat_path);
+    const size_t paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+  };
+  for (int i = 0; i < 10000 && state() != 'D'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (state() != 'D') {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    WARN("skipped: the vfork parent was not seen in state D");
+    return;
+  }
+  const auto facts = LiveLook(child);
+  INFO(facts.backtrace);
+  CHECK(facts.backtrace.find("did not stop within 500 ms") != std::string::npos);
+  CHECK(facts.stacks_read == 0);
+  // The vfork child exits; the parent goes on to pause(), not held by anyone.
+  for (int i = 0; i < 20000 && state() != 'S'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(state() == 'S');
+  CHECK(ReadAll("/proc/" + std::to_string(child) + "/status").find("TracerPid:\t0\n") != std::string::npos);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}

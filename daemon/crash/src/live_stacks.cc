@@ -126,10 +126,13 @@ bool MappingOf(const std::string& maps, uint64_t address, uint64_t* start, uint6
 
 int64_t Micros(Clock::duration d) { return std::chrono::duration_cast<std::chrono::microseconds>(d).count(); }
 
+enum class Stop { kStopped, kExited, kNot };
+
 // Waits for the seized thread's stop (SIGCHLD is blocked, so its arrival waits for us).
-// Returns true when it stopped; `signo` is the signal it stopped to take (0 for the interrupt
-// or a group stop), which the detach hands back. False with `why` otherwise.
-bool WaitForStop(long tid, int* signo, std::string* why) {
+// kStopped: `signo` is the signal it stopped to take (0 for the interrupt or a group stop),
+// which the detach hands back. kExited: it is gone, and no longer traced. kNot: it did not
+// stop, and is still seized; `why` says why.
+Stop WaitForStop(long tid, int* signo, std::string* why) {
   const auto deadline = Clock::now() + kThreadStopWait;
   sigset_t chld;
   sigemptyset(&chld);
@@ -139,21 +142,21 @@ bool WaitForStop(long tid, int* signo, std::string* why) {
     const pid_t r = ::waitpid(static_cast<pid_t>(tid), &status, __WALL | WNOHANG);
     if (r == tid && WIFSTOPPED(status)) {
       *signo = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
-      return true;
+      return Stop::kStopped;
     }
     if (r == tid) {
       *why = "it exited while the dump waited for it";
-      return false;
+      return Stop::kExited;
     }
     if (r < 0 && errno != EINTR) {
       *why = std::string("waitpid: ") + std::strerror(errno);
-      return false;
+      return Stop::kNot;
     }
     const auto left = deadline - Clock::now();
     if (left <= Clock::duration::zero()) {
       *why = "it did not stop within " + std::to_string(kThreadStopWait.count()) +
              " ms (it is inside the kernel, state D)";
-      return false;
+      return Stop::kNot;
     }
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
     const timespec wait{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
@@ -173,10 +176,15 @@ Held StopAndCopy(pid_t pid, const std::string& maps, ThreadCopy* copy, int64_t* 
   }
   const auto stopping = Clock::now();
   int signo = 0;
-  if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0 || !WaitForStop(copy->tid, &signo, why)) {
-    if (why->empty()) *why = std::string("PTRACE_INTERRUPT: ") + std::strerror(errno);
-    // A thread that exited is no longer traced; one that did not stop is (see Held::kStuck).
-    return ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr) == 0 || errno == ESRCH ? Held::kNotRead : Held::kStuck;
+  if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+    const int err = errno;
+    *why = err == ESRCH ? "it exited" : std::string("PTRACE_INTERRUPT: ") + std::strerror(err);
+    if (err == ESRCH) return Held::kNotRead;  // no longer ours to trace
+    return ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr) == 0 ? Held::kNotRead : Held::kStuck;
+  }
+  if (const Stop stop = WaitForStop(copy->tid, &signo, why); stop != Stop::kStopped) {
+    // Gone, it is no longer traced; not stopped, it cannot be detached (Held::kStuck).
+    return stop == Stop::kExited ? Held::kNotRead : Held::kStuck;
   }
   iovec regs{&copy->regs, sizeof copy->regs};
   const bool have_regs = ::ptrace(PTRACE_GETREGSET, tid, reinterpret_cast<void*>(NT_PRSTATUS), &regs) == 0;
