@@ -26,6 +26,7 @@
 #include "atraced/base/unique_fd.h"
 #include "atraced/processes/crash_inspector.h"
 #include "atraced/processes/process_table.h"
+#include "atraced/crash/live_stacks.h"
 #include "atraced/crash/stack_format.h"
 #include "elf_lookup.h"
 #include "unwind_walk.h"
@@ -321,6 +322,12 @@ int Inspect(const CrashTarget& t, Mode mode) {
     return Refuse("pid " + std::to_string(t.pid) + " is not plainly uid " + std::to_string(t.uid) + " gid " +
                   std::to_string(t.gid) + " (uids " + Join(process.uids) + ", gids " + Join(process.gids) +
                   "): a setuid or setgid process, or another user's, is not inspected");
+  }
+  if (mode == Mode::kLive && ::geteuid() == 0) {
+    // While root: the user the helper becomes may then raise its priority to kStopNice, which
+    // live_stacks.cc does only while a thread of the process is held stopped.
+    const rlimit nice{static_cast<rlim_t>(20 - kStopNice), static_cast<rlim_t>(20 - kStopNice)};
+    ::setrlimit(RLIMIT_NICE, &nice);
   }
   if (std::string failed = BecomeTheCrashingUser(t, process); !failed.empty()) {
     return Refuse("not inspected: the helper could not become the crashing user: " + failed);

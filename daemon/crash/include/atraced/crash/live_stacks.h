@@ -6,7 +6,9 @@
 // PTRACE_INTERRUPT, wait for that thread's stop, copy its registers and the top of its stack
 // (from the stack pointer to the end of its mapping, at most kMaxStackCopy bytes), then
 // PTRACE_DETACH, handing back any signal that arrived meanwhile, before the next thread is
-// touched. The walk runs afterwards on the copy, so the thread is held only for the copy, not
+// touched. A thread is held from the moment its stop is seen to the detach (what "held
+// stopped" reports); before it stops it runs, or waits for a CPU as it would anyway. The walk
+// runs afterwards on the copy, so the thread is held only for the copy, not
 // for libdwfl reading ELF and DWARF files. The process as a whole never stops; its state,
 // signal mask and pending signals are what they were (a thread's interrupted system call
 // restarts, as under gdb).
@@ -26,6 +28,12 @@
 namespace atraced::crash {
 
 inline constexpr size_t kMaxStackCopy = size_t{1} << 20;
+// The helper's nice value while a thread is held stopped (RLIMIT_NICE set before it drops
+// root allows it; otherwise it stays at its own): a process whose threads keep every CPU busy
+// would otherwise preempt the helper between the stop and the detach, and its thread waits.
+// The copy and the detach are the helper's own code; unwinding, which parses the process's
+// files, runs at the helper's normal priority.
+inline constexpr int kStopNice = -10;
 inline constexpr std::chrono::milliseconds kThreadStopWait{500};
 
 // Why the stacks of a process (or one thread) with this /proc status text and this /proc
