@@ -104,6 +104,7 @@ TEST_CASE("PROCESS_DUMP: root and the process's own uid may, anyone else is refu
   CHECK(reply.entries[0].status == 0);
   CHECK(reply.entries[1].status == ATR_EPERM);
   CHECK(reply.entries[1].text == "pid 300 is uid 2000's; uid 1000 may dump only its own processes (root may dump any)");
+  CHECK(f.log.Has(LogLevel::kNotice, "refused PROCESS_DUMP from pid 200 uid 1000: pid 300 is uid 2000's"));
   CHECK(reply.entries[2].status == ATR_ENOENT);
   CHECK(reply.entries[2].text.find("pid 400 (noring) holds no ring here") == 0);
   CHECK(reply.entries[3].status == ATR_EPERM);  // another user's, rings or not

@@ -62,10 +62,16 @@ Status ProcessDumps::Choose(const Client& c, const proto::ProcessDump& m, Reques
     }
     return 0;
   };
-  auto add = [r](int32_t pid, ClientId holder, proto::ProcessDumpEntry entry) {
+  auto add = [this, r, &c](int32_t pid, ClientId holder, proto::ProcessDumpEntry entry) {
     if (r->pids.size() >= ATR_MAX_DUMP_PROCESSES) {
       ++r->omitted;
       return;
+    }
+    // A look at another user's process is what the log should show (through the throttle).
+    uint64_t suppressed = 0;
+    if (entry.status == ATR_EPERM && admission_.ShouldLogRefusal(c.peer.uid, &suppressed)) {
+      log_.Notice("refused PROCESS_DUMP from pid ", c.peer.pid, " uid ", c.peer.uid, ": ", entry.text,
+                  suppressed > 0 ? " (" + std::to_string(suppressed) + " more for this uid since its last line)" : "");
     }
     r->pids.push_back(pid);
     r->holders.push_back(holder);
@@ -188,12 +194,19 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
       [this, token, i, dir, turn, facts, asker](Status st) {
         auto found = pending_.find(token);
         if (found == pending_.end()) return;
-        proto::ProcessDumpEntry& e = found->second.entries[i];
+        Request& request = found->second;
+        proto::ProcessDumpEntry& e = request.entries[i];
         const Client& dumped = turn->owner;
         if (st.ok()) {
           e.text = *dir;
         } else {
           e = Refused(dumped.peer.pid, st.err(), "save: " + st.message());
+        }
+        if (st.err() == ESHUTDOWN) {  // the daemon is stopping: no further look
+          for (size_t k = request.next; k < request.pids.size(); ++k) {
+            if (request.holders[k] != 0) request.entries[k] = Refused(request.pids[k], ESHUTDOWN, "the daemon is stopping");
+          }
+          request.next = request.pids.size();
         }
         log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside for uid ", asker.uid, " (pid ",
                     asker.pid, "): ", facts.stacks_read, " of ", facts.thread_count,
