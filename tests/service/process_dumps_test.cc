@@ -52,9 +52,9 @@ proto::ProcessDump Pids(std::vector<int32_t> pids) { return {0, 0, "", std::move
 
 TEST_CASE("PROCESS_DUMP writes the live rings and every thread's stack into one schedule dir", "[service][dump]") {
   LiveInspector inspector;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
-  ServiceFixture f(o);
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  ServiceFixture f({}, deps);
   RingClient rings(f, 100);
   rings.Register(1, RingWith({"the last record"}));
   const auto asker = Asker(f, 200, 1000);
@@ -124,7 +124,7 @@ TEST_CASE("PROCESS_DUMP: root and the process's own uid may, anyone else is refu
 }
 
 TEST_CASE("PROCESS_DUMP counts against the asker's rate limit, not the dumped process's", "[service][dump]") {
-  ServiceOptions o;
+  ServiceLimits o;
   o.rate_limit.burst = 1;
   o.rate_limit.interval = std::chrono::seconds(60);
   ServiceFixture f(o);
@@ -142,10 +142,10 @@ TEST_CASE("PROCESS_DUMP counts against the asker's rate limit, not the dumped pr
 TEST_CASE("PROCESS_DUMP: a process that exits while its stacks are read still gets its rings saved", "[service][dump]") {
   LiveInspector inspector;
   FakeCrashRunner runner;
-  ServiceOptions o;
-  o.crash_inspector = &inspector;
-  o.crash_runner = &runner;
-  ServiceFixture f(o);
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  deps.crash_runner = &runner;
+  ServiceFixture f({}, deps);
   auto rings = std::make_unique<RingClient>(f, 100);
   rings->Register(1, RingWith({"before it went"}));
   const auto asker = Asker(f, 200, 1000);
@@ -154,8 +154,7 @@ TEST_CASE("PROCESS_DUMP: a process that exits while its stacks are read still ge
   ReplyBatch batch;
   const auto payload = Payload(Pids({100}));
   proto::FrameHeader h{static_cast<uint32_t>(payload.size()), ATR_OP_PROCESS_DUMP, 0, 9};
-  f.service->Handle(asker, h, payload, batch);
-  CHECK(batch.deferred);  // the stacks are read on the runner
+  CHECK(f.service->Handle(asker, h, payload, batch) == TraceService::Reply::kLater);  // the stacks are read on the runner
   REQUIRE(runner.jobs.size() == 1);
   // It exits cleanly meanwhile: GOODBYE releases its rings.
   REQUIRE(f.Call(rings->id, ATR_OP_GOODBYE, {}).status == 0);
