@@ -105,7 +105,7 @@ std::vector<Report> Reports(const std::string& dir) {
   std::vector<std::string> names;
   int err = 0;
   const std::vector<std::string> all = SortedNames(dir, &err);
-  if (err != 0) return {Report{"(the directory)", std::strerror(err), {}, {}}};  // its reports cannot even be named
+  if (err != 0) return {Report{"(the directory)", std::strerror(err), {}, {}, {}}};  // its reports cannot even be named
   for (const std::string& n : all) {
     if (n.rfind("stackcore_tracer_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".txt") == 0) {
       names.push_back(n);
