@@ -31,6 +31,7 @@ constexpr const char* kUsage =
     "  list     event directories with class, pid, uid, size and age\n"
     "  show     one event directory's files, .bin decoded as CANN's asys writes it\n"
     "  info     one process's events and what its crash or death reports say\n"
+    "  dump     save live processes' records and every thread's stack, from outside them\n"
     "  export   the selected directories' records as a timeline (Trace Event Format)\n"
     "  du       bytes per class and in total\n"
     "  vacuum   apply the aging limits now (--dry-run: only report)\n"
@@ -44,7 +45,7 @@ const std::map<std::string, Runner>& Commands() {
   static const std::map<std::string, Runner> kCommands{
       {"emit", RunEmit},   {"status", RunStatus}, {"list", RunList},
       {"du", RunDu},       {"vacuum", RunVacuum}, {"show", RunShow},
-      {"info", RunInfo},   {"export", RunExport}};
+      {"info", RunInfo},   {"export", RunExport}, {"dump", RunDump}};
   return kCommands;
 }
 
@@ -126,8 +127,7 @@ std::string WhyUnreachable(const Globals& g, int err) {
 
 }  // namespace
 
-atrace::Client Connect(const Globals& g) {
-  atrace::Client::Options o;
+atrace::Client Connect(const Globals& g, atrace::Client::Options o) {
   o.socket_path = g.socket;
   std::error_code ec;
   atrace::Client c = atrace::Client::Open(o, ec);

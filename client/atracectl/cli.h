@@ -30,9 +30,11 @@ int RunVacuum(const Globals& g, const Args& args);
 int RunShow(const Globals& g, const Args& args);
 int RunInfo(const Globals& g, const Args& args);
 int RunExport(const Globals& g, const Args& args);
+int RunDump(const Globals& g, const Args& args);
 
-// Connects; on failure prints why on stderr and returns an empty client.
-atrace::Client Connect(const Globals& g);
+// Connects; on failure prints why on stderr and returns an empty client. `options` beyond
+// the socket (which --socket sets) are the command's: a dump waits longer than a query.
+atrace::Client Connect(const Globals& g, atrace::Client::Options options = {});
 // Prints "atracectl: <what>: <error> [(daemon: <message>)]" and returns kExitFailed.
 int Fail(const atrace::Client& client, const std::string& what, std::error_code ec);
 // Prints "atracectl: <message>" and the hint to use --help; returns kExitUsage.

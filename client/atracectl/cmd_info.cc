@@ -25,6 +25,14 @@ namespace atracectl {
 namespace {
 
 constexpr size_t kTopFrames = 8;
+constexpr size_t kDumpFrames = 32;  // per thread, for a dump's stacks (kept apart from the header's cap)
+
+// One thread of a report's [stack]: its "Thread N (tid, name)" line and its first frames.
+struct ThreadStack {
+  std::string thread;
+  std::vector<std::string> frames;
+  std::vector<std::string> notes;  // "(no backtrace: ...)", "(held stopped N us)"
+};
 
 // What a stackcore report says, by its "key: value" header lines and its [stack] section.
 struct Report {
@@ -32,9 +40,12 @@ struct Report {
   std::string error;  // why it could not be read ("" when read): never shown as an empty report
   std::map<std::string, std::string> facts;  // signal, code, fault address, how, oom, ...
   std::vector<std::string> frames;           // the first kTopFrames frame lines of Thread 1
+  std::vector<ThreadStack> threads;          // every thread, when the report is a dump's
+  bool dump() const { return facts.count("dumped by") > 0; }
 };
 
-const char* const kShownFacts[] = {"program", "command line", "signal", "code", "fault address", "thread", "how", "oom"};
+const char* const kShownFacts[] = {"program", "command line", "signal", "code", "fault address",
+                                   "thread", "how", "oom", "dumped by", "stacks"};
 
 // A report's header and stack are at its start: this much of each file is read, and a value
 // is shown up to kMaxValue bytes (its files are any size its process wrote).
@@ -68,6 +79,13 @@ Report ReadReport(const std::string& path, const std::string& name) {
     if (in_stack) {
       if (line.rfind("Thread ", 0) == 0 && line.rfind("Thread 1 ", 0) != 0) first_thread = false;
       if (first_thread && line.size() > 1 && line[0] == '#' && r.frames.size() < kTopFrames) r.frames.push_back(Capped(line));
+      if (line.rfind("Thread ", 0) == 0) {
+        r.threads.push_back({Capped(line), {}, {}});
+      } else if (!r.threads.empty() && line.size() > 1 && line[0] == '#') {
+        if (r.threads.back().frames.size() < kDumpFrames) r.threads.back().frames.push_back(Capped(line));
+      } else if (!r.threads.empty() && line.size() > 1 && line[0] == '(') {
+        r.threads.back().notes.push_back(Capped(line));
+      }
       continue;
     }
     const size_t colon = line.find(": ");
@@ -87,7 +105,7 @@ std::vector<Report> Reports(const std::string& dir) {
   std::vector<std::string> names;
   int err = 0;
   const std::vector<std::string> all = SortedNames(dir, &err);
-  if (err != 0) return {Report{"(the directory)", std::strerror(err), {}, {}}};  // its reports cannot even be named
+  if (err != 0) return {Report{"(the directory)", std::strerror(err), {}, {}, {}}};  // its reports cannot even be named
   for (const std::string& n : all) {
     if (n.rfind("stackcore_tracer_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".txt") == 0) {
       names.push_back(n);
@@ -237,7 +255,21 @@ int RunInfo(const Globals& g, const Args& args) {
         }
         std::cout << ",\"top_frames\":[";
         for (size_t f = 0; f < r.frames.size(); ++f) std::cout << (f ? "," : "") << JsonString(r.frames[f]);
-        std::cout << "]}";
+        std::cout << "]";
+        if (r.dump()) {
+          std::cout << ",\"stacks\":[";
+          for (size_t t = 0; t < r.threads.size(); ++t) {
+            std::cout << (t ? "," : "") << "{\"thread\":" << JsonString(r.threads[t].thread) << ",\"frames\":[";
+            for (size_t f = 0; f < r.threads[t].frames.size(); ++f) {
+              std::cout << (f ? "," : "") << JsonString(r.threads[t].frames[f]);
+            }
+            std::cout << "],\"notes\":[";
+            for (size_t n = 0; n < r.threads[t].notes.size(); ++n) std::cout << (n ? "," : "") << JsonString(r.threads[t].notes[n]);
+            std::cout << "]}";
+          }
+          std::cout << "]";
+        }
+        std::cout << "}";
       }
       std::cout << "]}";
     }
@@ -256,6 +288,12 @@ int RunInfo(const Globals& g, const Args& args) {
             << "        Events: " << mine.size() << " (" << counts << "), " << LocalTimeColumn(mine.front().created_unix_us)
             << " to " << LocalTimeColumn(mine.back().created_unix_us) << "\n";
   bool any_report = false;
+  const Report* latest_dump = nullptr;
+  for (const auto& in_dir : reports) {
+    for (const Report& r : in_dir) {
+      if (r.dump()) latest_dump = &r;
+    }
+  }
   for (size_t i = 0; i < mine.size(); ++i) {
     const auto& e = mine[i];
     std::cout << "\n  SEQ " << e.seq << "  " << KindName(e.kind) << "  " << LocalTimeColumn(e.created_unix_us) << "  "
@@ -269,14 +307,21 @@ int RunInfo(const Globals& g, const Args& args) {
                   << TerminalLine(trace + e.path + "/" + r.file) << ": " << TerminalLine(r.error) << "\n";
         continue;
       }
-      for (const char* key : {"signal", "code", "fault address", "thread", "how", "oom"}) {
+      for (const char* key : {"signal", "code", "fault address", "thread", "how", "oom", "dumped by", "stacks"}) {
         if (!r.facts.count(key)) continue;
         std::string label = key;
         label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
         std::cout << std::string(label.size() < 14 ? 14 - label.size() : 0, ' ') << label << ": "
                   << TerminalLine(r.facts.at(key)) << "\n";
       }
-      if (!r.frames.empty()) {
+      if (&r == latest_dump) {
+        std::cout << "  Thread stacks:  (the latest dump, thread by thread)\n";
+        for (const ThreadStack& t : r.threads) {
+          std::cout << "      " << TerminalLine(t.thread) << "\n";
+          for (const auto& f : t.frames) std::cout << "        " << TerminalLine(f) << "\n";
+          for (const auto& n : t.notes) std::cout << "        " << TerminalLine(n) << "\n";
+        }
+      } else if (!r.frames.empty()) {
         std::cout << "    Top frames:\n";
         for (const auto& f : r.frames) std::cout << "      " << TerminalLine(f) << "\n";
       }

@@ -24,6 +24,7 @@ int atrace_client_internal::OpenWithFeatures(const atrace_client_options* option
     if (o.io_timeout_ms > 0) c->io_timeout_ms = o.io_timeout_ms;
     if (o.max_in_flight > 0) c->max_in_flight = o.max_in_flight;
     if (o.flags & ATRACE_OPT_NO_FD_PASSING) c->features = 0;
+    if (o.flags & ATRACE_OPT_PROCESS_DUMP) c->features |= ATR_FEATURE_PROCESS_DUMP;
     c->features |= extra_features;
     int rc = Ready(*c);
     if (rc != 0) return rc;

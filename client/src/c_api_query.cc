@@ -210,6 +210,37 @@ int atrace_client_vacuum_by(atrace_client* client, const atrace_vacuum_spec* spe
   });
 }
 
+int atrace_client_dump_processes(atrace_client* client, const atrace_dump_spec* spec, atrace_dump_fn fn, void* user,
+                                 uint32_t* omitted) {
+  if (omitted != nullptr) *omitted = 0;
+  if (client == nullptr || spec == nullptr || (spec->pid_count > 0 && spec->pids == nullptr) ||
+      spec->pid_count > ATR_MAX_DUMP_PROCESSES || ((spec->select & ATRACE_DUMP_COMM) && spec->comm == nullptr)) {
+    return -EINVAL;
+  }
+  return Guarded([&] {
+    proto::ProcessDumpReply reply;
+    {
+      std::lock_guard<std::mutex> lock(client->mu);
+      if (int rc = Ready(*client); rc != 0) return rc;
+      if (!(client->conn->granted_features() & ATR_FEATURE_PROCESS_DUMP)) return -ENOTSUP;
+      proto::ProcessDump request;
+      request.select = spec->select;
+      request.uid = spec->uid;
+      if (spec->select & ATRACE_DUMP_COMM) request.comm = spec->comm;
+      request.pids.assign(spec->pids, spec->pids + spec->pid_count);
+      if (int rc = Query(*client, ATR_OP_PROCESS_DUMP, request, &reply); rc != 0) return rc;
+    }
+    if (omitted != nullptr) *omitted = reply.omitted;
+    for (const auto& e : reply.entries) {
+      const atrace_dump_entry entry{e.pid, e.status, e.threads, e.rings, e.max_stop_us, e.text.c_str()};
+      if (fn != nullptr) {
+        if (int stop = fn(&entry, user)) return stop;
+      }
+    }
+    return 0;
+  });
+}
+
 int atrace_client_devices(atrace_client* client, atrace_device_fn fn, void* user) {
   if (client == nullptr || fn == nullptr) return -EINVAL;
   return Guarded([&] {

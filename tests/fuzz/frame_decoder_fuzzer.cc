@@ -68,6 +68,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<Crash>(payload);
   CheckRequest<Dump>(payload);
   CheckRequest<StackDump>(payload);
+  CheckRequest<ProcessDump>(payload);
   // The same bytes as a stack-dump .bin (AtraceStackcoreParse reads one from disk): a file
   // it accepts re-encodes to itself.
   std::string text, why;
@@ -99,6 +100,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
     CheckReplyBody<VacuumReply>(head.body);
     CheckReplyBody<VacuumByReply>(head.body);
     CheckReplyBody<CrashReply>(head.body);
+    CheckReplyBody<ProcessDumpReply>(head.body);
   }
 }
 

@@ -70,7 +70,8 @@ class ScriptClient {
         const uint8_t b = in.Byte();
         proto::Hello h;
         h.major = (b & 4) ? 2 : ATR_VERSION_MAJOR;
-        h.features = ((b & 1) ? ATR_FEATURE_FD_PASSING : 0) | ((b & 2) ? ATR_FEATURE_MEMFD : 0);
+        h.features = ((b & 1) ? ATR_FEATURE_FD_PASSING : 0) | ((b & 2) ? ATR_FEATURE_MEMFD : 0) |
+                     ((b & 8) ? ATR_FEATURE_PROCESS_DUMP : 0);
         Frame(frames, ATR_OP_HELLO, h);
         break;
       }
@@ -84,13 +85,21 @@ class ScriptClient {
       }
       case kClose: Frame(frames, ATR_OP_FILE_CLOSE, proto::IdRequest{Id(in.Byte())}); break;
       case kEnd: Frame(frames, ATR_OP_EVENT_END, proto::IdRequest{Id(in.Byte())}); break;
-      case kQuery:
-        if (in.Byte() & 1) {
+      case kQuery: {
+        const uint8_t b = in.Byte();
+        if (b & 1) {
           Frame(frames, ATR_OP_LIST, proto::ListRequest{0, 1 + in.Byte() % 16u});
+        } else if (b & 2) {  // PROCESS_DUMP of this peer (holding nothing), another pid, or a selection
+          const uint8_t select = in.Byte() % (ATR_PROCESS_DUMP_KNOWN_SELECT + 1);
+          proto::ProcessDump m{select, (select & ATR_PROCESS_DUMP_UID) ? in.Byte() : 0u,
+                               (select & ATR_PROCESS_DUMP_COMM) ? "app" : "", {}};
+          if (select == 0) m.pids = {static_cast<int32_t>(1 + in.Byte())};
+          Frame(frames, ATR_OP_PROCESS_DUMP, m);
         } else {
           Frame(frames, ATR_OP_STATUS, proto::StatusRequest{});
         }
         break;
+      }
       case kPipeline: Pipeline(in, frames); break;
       case kRead: {
         const uint8_t b = in.Byte();

@@ -204,6 +204,26 @@ inline std::vector<uint8_t> SampleStatusWithPools() {
   return stream;
 }
 
+// PROCESS_DUMP: two pids, then a selection by uid and comm, and a reply with a dump and a refusal.
+inline std::vector<uint8_t> SampleProcessDump() {
+  std::vector<uint8_t> stream, payload;
+  auto add = [&](uint16_t opcode, uint16_t flags, uint32_t id) {
+    AppendFrame(stream, opcode, flags, id, payload);
+    payload.clear();
+  };
+  Encode(ProcessDump{0, 0, "", {4242, 77}}, payload);
+  add(ATR_OP_PROCESS_DUMP, 0, 1);
+  Encode(ProcessDump{ATR_PROCESS_DUMP_UID | ATR_PROCESS_DUMP_COMM, 1000, "python3", {}}, payload);
+  add(ATR_OP_PROCESS_DUMP, 0, 2);
+  EncodeReplyOk(payload);
+  ProcessDumpReply reply;
+  reply.entries = {{4242, 0, 3, 2, 180, "/var/log/ascend/atrace/trace_1_4242_1/schedule_event_4242_2"},
+                   {77, ATR_EPERM, 0, 0, 0, "pid 77 is uid 0's; uid 1000 may dump only its own processes"}};
+  Encode(reply, payload);
+  add(ATR_OP_PROCESS_DUMP, ATR_FLAG_REPLY, 1);
+  return stream;
+}
+
 inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   std::vector<uint8_t> hello_and_event = SampleHelloFrame();
   const auto event = SamplePipelinedEvent();
@@ -216,6 +236,7 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
       {"replies.bin", SampleReplies()},
       {"ring_session.bin", SampleRingSession()},
       {"status_reply_pools.bin", SampleStatusWithPools()},
+      {"process_dump.bin", SampleProcessDump()},
   };
 }
 

@@ -55,6 +55,7 @@ enum atrace_file_form { ATRACE_FILE_OBJECT = 1, ATRACE_FILE_TS = 2, ATRACE_FILE_
 
 /* Option flags. */
 #define ATRACE_OPT_NO_FD_PASSING 0x1u /* do not ask for descriptor passing in HELLO */
+#define ATRACE_OPT_PROCESS_DUMP 0x2u  /* ask for live process dumps (atrace_client_dump_processes) in HELLO */
 
 /* atrace_emit flags. */
 #define ATRACE_EMIT_VIA_FD 0x1u /* write the data through FILE_GET_FD (two round trips) */
@@ -204,6 +205,31 @@ typedef struct atrace_client_stats {
   uint32_t in_flight;     /* asynchronous events sent whose replies are not all in */
 } atrace_client_stats;
 
+/* What atrace_client_dump_processes dumps: the pids given, or a selection of the live processes
+ * whose rings the daemon holds and which the caller may dump (root: any; others: their own),
+ * narrowed by every criterion given (PROTOCOL.md, PROCESS_DUMP). */
+#define ATRACE_DUMP_ALL 0x1u  /* every such process */
+#define ATRACE_DUMP_UID 0x2u  /* ... of uid `uid` (another uid than the caller's: root only) */
+#define ATRACE_DUMP_COMM 0x4u /* ... whose program (comm) is `comm` */
+typedef struct atrace_dump_spec {
+  unsigned select;       /* ATRACE_DUMP_*; 0 with pids */
+  uint32_t uid;
+  const char *comm;      /* ATRACE_DUMP_COMM; else NULL */
+  const int32_t *pids;   /* pid_count of them (at most 128), select 0 */
+  size_t pid_count;
+} atrace_dump_spec;
+/* One process of the reply, in the daemon's order. */
+typedef struct atrace_dump_entry {
+  int32_t pid;
+  int status;            /* 0, or why it was not dumped: -ESRCH, -ENOENT (no rings), -EPERM, ... */
+  uint32_t threads;      /* threads in its stack report */
+  uint32_t rings;        /* rings saved */
+  uint32_t max_stop_us;  /* the longest any of its threads was held stopped */
+  const char *text;      /* status 0: the event directory's absolute path; else the daemon's reason.
+                            Valid during the callback only */
+} atrace_dump_entry;
+typedef int (*atrace_dump_fn)(const atrace_dump_entry *entry, void *user);
+
 /* Return non-zero to stop the iteration; that value is then returned by the call. */
 typedef int (*atrace_list_fn)(const atrace_list_entry *entry, void *user);
 typedef int (*atrace_path_fn)(const char *path, void *user);
@@ -293,6 +319,14 @@ ATRACE_EXPORT int atrace_client_devices(atrace_client *client, atrace_device_fn 
  * know VACUUM_BY. */
 ATRACE_EXPORT int atrace_client_vacuum_by(atrace_client *client, const atrace_vacuum_spec *spec,
                                           atrace_path_fn fn, void *user, atrace_vacuum_result *result);
+/* Saves live processes from outside (atracectl dump): for each, a schedule directory with its
+ * rings and every thread's stack; fn gets each process's outcome. omitted (may be NULL): how
+ * many more the selection matched past the daemon's bound. The reply comes once every
+ * directory is written: open the handle with ATRACE_OPT_PROCESS_DUMP (else -ENOTSUP) and an
+ * io_timeout_ms that allows the daemon's unwind deadline per process. -ENOSYS from a daemon
+ * that does not know it. */
+ATRACE_EXPORT int atrace_client_dump_processes(atrace_client *client, const atrace_dump_spec *spec,
+                                               atrace_dump_fn fn, void *user, uint32_t *omitted);
 
 #ifdef __cplusplus
 }

@@ -245,6 +245,25 @@ class Client {
         removed, result));
   }
 
+  // Live processes saved from outside (atrace_client_dump_processes).
+  struct DumpEntry {
+    int32_t pid = 0;
+    int status = 0;
+    uint32_t threads = 0, rings = 0, max_stop_us = 0;
+    std::string text;  // the directory, or the reason
+  };
+  std::error_code DumpProcesses(const atrace_dump_spec& spec, std::vector<DumpEntry>* entries, uint32_t* omitted) {
+    entries->clear();
+    return MakeError(atrace_client_dump_processes(
+        c_.get(), &spec,
+        [](const atrace_dump_entry* e, void* user) {
+          static_cast<std::vector<DumpEntry>*>(user)->push_back(
+              {e->pid, e->status, e->threads, e->rings, e->max_stop_us, e->text});
+          return 0;
+        },
+        entries, omitted));
+  }
+
   atrace_client_stats Stats() const {
     atrace_client_stats s{};
     atrace_client_get_stats(c_.get(), &s);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <thread>
@@ -67,6 +68,24 @@ void Split(const std::string& out, CrashFacts* f, bool* have_threads, bool* have
   f->backtrace = Capped(stray + f->backtrace, kMaxBacktraceBytes);
 }
 
+// What a live look's backtrace says of its threads (live_stacks.h's lines): counted here from
+// the text, so that a helper killed at the deadline still counts what it printed.
+void CountLiveStacks(CrashFacts* f) {
+  size_t at = 0;
+  while (at < f->backtrace.size()) {
+    const size_t end = std::min(f->backtrace.find('\n', at), f->backtrace.size());
+    const std::string_view line = std::string_view(f->backtrace).substr(at, end - at);
+    unsigned long long us = 0;
+    if (line.rfind("Thread ", 0) == 0) {
+      ++f->thread_count;
+    } else if (std::sscanf(std::string(line).c_str(), "(held stopped %llu us)", &us) == 1) {
+      ++f->stacks_read;
+      f->max_stop_us = static_cast<uint32_t>(std::max<unsigned long long>(f->max_stop_us, std::min(us, 0xffffffffull)));
+    }
+    at = end + 1;
+  }
+}
+
 }  // namespace
 
 CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::milliseconds budget) {
@@ -87,7 +106,10 @@ CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::m
   ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // the listening socket is not CLOEXEC under systemd
   const std::string pid_text = std::to_string(target.pid), tid_text = std::to_string(target.tid),
                     uid_text = std::to_string(target.uid), gid_text = std::to_string(target.gid);
-  const char* mode = !unwind ? kFactsOnlyArg : (all_threads_ || target.every_thread) ? kAllThreadsArg : kUnwindArg;
+  const char* mode = !unwind         ? kFactsOnlyArg
+                     : target.live   ? kLiveArg
+                     : (all_threads_ || target.every_thread) ? kAllThreadsArg
+                                                             : kUnwindArg;
   const char* argv[] = {helper_.c_str(),  kUnwindHelperFlag, pid_text.c_str(), tid_text.c_str(),
                         uid_text.c_str(), gid_text.c_str(),  mode,             nullptr};
   const char* envp[] = {nullptr};  // no DEBUGINFOD_URLS: the helper never goes to the network
@@ -142,6 +164,7 @@ CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::m
   } else if (f.backtrace.empty()) {
     f.backtrace = "(none: " + why + ")\n";
   }
+  if (target.live) CountLiveStacks(&f);
   return f;
 }
 

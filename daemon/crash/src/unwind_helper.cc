@@ -26,16 +26,16 @@
 #include "atraced/base/unique_fd.h"
 #include "atraced/processes/crash_inspector.h"
 #include "atraced/processes/process_table.h"
-#include "elf_lookup.h"
+#include "atraced/crash/live_stacks.h"
 #include "atraced/crash/stack_format.h"
+#include "elf_lookup.h"
+#include "unwind_walk.h"
 
 namespace atraced::crash {
 namespace {
 
-constexpr int kMaxFrames = 128;               // a runaway (recursive) stack still gives a bounded report
 constexpr size_t kMaxMapsBytes = 1 << 20;     // a huge address space still gives a bounded report
 constexpr size_t kMaxThreads = 1024;          // listed
-constexpr size_t kMaxTasksSearched = 1 << 16;  // for the crashing thread's NSpid
 constexpr size_t kMaxGroups = 1 << 16;        // NGROUPS_MAX
 // The helper's own address space plus this much: libdw maps every image and debug file it
 // reads (each at most kMaxElfFileBytes, and only those of the modules on the stacks) and
@@ -47,40 +47,9 @@ constexpr rlim_t kAddressSpaceHeadroom = rlim_t{1} << 30;
 // whose deadline was set long, or whose parent died.
 constexpr rlim_t kCpuSeconds = 5;
 
-enum class Mode { kFactsOnly, kUnwind, kAllThreads };
+enum class Mode { kFactsOnly, kUnwind, kAllThreads, kLive };
 
-// Up to `limit` bytes of a /proc file; empty with `error` set when unreadable.
-std::string ReadSmall(const std::string& path, size_t limit, int* error) {
-  *error = 0;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    *error = errno;
-    return {};
-  }
-  std::string out;
-  char buf[8192];
-  while (out.size() < limit) {
-    const ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, limit - out.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = errno;
-      return {};
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
 
-// The value of the "Key:" line of a /proc status file, without the key; empty if absent.
-std::string StatusField(const std::string& status, const char* key) {
-  const std::string k = std::string("\n") + key + ":";
-  size_t at = ("\n" + status).find(k);
-  if (at == std::string::npos) return {};
-  at += k.size() - 1;  // in `status`, just past the colon
-  const size_t end = status.find('\n', at);
-  return status.substr(at, end == std::string::npos ? std::string::npos : end - at);
-}
 
 std::vector<unsigned long> Numbers(const std::string& text) {
   std::vector<unsigned long> out;
@@ -221,19 +190,6 @@ int Refuse(const std::string& why) {
   return 1;
 }
 
-std::vector<long> TaskIds(pid_t pid) {
-  std::vector<long> tids;
-  DIR* d = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
-  if (d == nullptr) return tids;
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    const long t = std::strtol(e->d_name, &end, 10);
-    if (end != e->d_name && *end == '\0' && t > 0 && tids.size() < kMaxTasksSearched) tids.push_back(t);
-  }
-  ::closedir(d);
-  std::sort(tids.begin(), tids.end());
-  return tids;
-}
 
 long InnerTid(pid_t pid, long tid) {
   int err = 0;
@@ -267,83 +223,10 @@ void PrintThreads(pid_t pid, const std::vector<long>& tids) {
   if (tids.size() > kMaxThreads) std::printf("(%zu more not listed)\n", tids.size() - kMaxThreads);
 }
 
-struct Walk {
-  Dwfl* dwfl = nullptr;
-  std::vector<StackFrame> frames;
-  std::string stopped;  // why the walk ended early, if it did
-};
 
-// "file.c:12" of `address` in `module`, or "" where its debug info does not say. libdwfl
-// finds the compilation unit through .debug_aranges, which clang does not emit and Debian
-// 12's elfutils (0.188) does not synthesize: then the units are searched by their ranges,
-// a bounded number of them.
-std::string SourceLine(Dwfl_Module* module, Dwarf_Addr address) {
-  constexpr int kMaxUnitsSearched = 4096;
-  const char* file = nullptr;
-  int line = 0;
-  if (Dwfl_Line* where = dwfl_module_getsrc(module, address)) {
-    file = dwfl_lineinfo(where, nullptr, &line, nullptr, nullptr, nullptr);
-  } else {
-    Dwarf_Addr bias = 0;
-    Dwarf_Die* unit = nullptr;
-    for (int searched = 0; searched < kMaxUnitsSearched && (unit = dwfl_module_nextcu(module, unit, &bias)); ++searched) {
-      if (dwarf_haspc(unit, address - bias) <= 0) continue;
-      if (Dwarf_Line* in_unit = dwarf_getsrc_die(unit, address - bias)) {
-        file = dwarf_linesrc(in_unit, nullptr, nullptr);
-        if (file != nullptr && dwarf_lineno(in_unit, &line) != 0) file = nullptr;
-      }
-      break;
-    }
-  }
-  if (file == nullptr) return "";
-  const char* slash = std::strrchr(file, '/');
-  return Printable(slash ? slash + 1 : file) + ":" + std::to_string(line);
-}
 
-// One frame: its pc, whether the pc is exact, and its module, symbol and source line.
-int OnFrame(Dwfl_Frame* state, void* arg) {
-  Walk* walk = static_cast<Walk*>(arg);
-  StackFrame f;
-  if (!dwfl_frame_pc(state, &f.pc, &f.activation)) {
-    walk->stopped = std::string("no pc: ") + dwfl_errmsg(-1);
-    return DWARF_CB_ABORT;
-  }
-  // A return address points after the call: look up the call itself, report the pc.
-  const Dwarf_Addr lookup = f.activation ? f.pc : f.pc - 1;
-  if (Dwfl_Module* module = dwfl_addrmodule(walk->dwfl, lookup); module != nullptr) {
-    if (const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)) {
-      f.module = Printable(name);
-    }
-    GElf_Off offset = 0;
-    GElf_Sym sym;
-    if (const char* function = dwfl_module_addrinfo(module, lookup, &offset, &sym, nullptr, nullptr, nullptr)) {
-      char off[32];
-      std::snprintf(off, sizeof off, "+0x%" PRIx64, static_cast<uint64_t>(offset + (f.pc - lookup)));
-      f.symbol = Printable(function) + off;
-    }
-    f.source = SourceLine(module, lookup);
-  }
-  walk->frames.push_back(std::move(f));
-  return walk->frames.size() >= static_cast<size_t>(kMaxFrames) ? DWARF_CB_ABORT : DWARF_CB_OK;
-}
 
-std::string ThreadName(pid_t pid, long tid) {
-  int err = 0;
-  std::string comm = ReadSmall("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm", 64, &err);
-  if (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  return err ? "(comm unreadable)" : Printable(comm);
-}
 
-// One thread's part of [stack]: its line, then its frames from `first` on, renumbered from
-// #0 as CANN numbers them.
-void PrintStack(int number, pid_t pid, long tid, const Walk& walk, size_t first,
-                const std::map<std::string, uint64_t>& bases) {
-  std::printf("%s\n", ThreadLine(number, tid, ThreadName(pid, tid)).c_str());
-  for (size_t i = first; i < walk.frames.size(); ++i) {
-    std::printf("%s\n", FrameLine(static_cast<int>(i - first), walk.frames[i], bases).c_str());
-  }
-  if (!walk.stopped.empty()) std::printf("(the walk stopped: %s)\n", Printable(walk.stopped).c_str());
-}
 
 // The other threads, after the crashing one (config crash-all-threads).
 struct Others {
@@ -369,21 +252,7 @@ int OnThread(Dwfl_Thread* thread, void* arg) {
   return DWARF_CB_OK;
 }
 
-std::string TaskDir(pid_t pid, long tid) { return "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid); }
 
-// Reports the process's modules to `dwfl`: an errno, -1 for libdwfl's own error, or 0.
-// dwfl_linux_proc_report reads /proc/<pid>/maps (and auxv, for the vDSO); when the leader
-// has exited, those are refused, and the crashing thread's maps (`proc_dir`) say the same.
-int ReportModules(Dwfl* dwfl, pid_t pid, const std::string& proc_dir) {
-  const int err = dwfl_linux_proc_report(dwfl, pid);
-  if (err == 0 || proc_dir == "/proc/" + std::to_string(pid)) return err;
-  dwfl_report_begin(dwfl);  // forget what the failed report left
-  FILE* maps = std::fopen((proc_dir + "/maps").c_str(), "re");
-  if (maps == nullptr) return errno;
-  const int task_err = dwfl_linux_proc_maps_report(dwfl, maps);
-  std::fclose(maps);
-  return task_err;
-}
 
 int Unwind(pid_t pid, pid_t tid, bool all_threads, ElfLookup* lookup) {
   Dwfl* dwfl = dwfl_begin(InstallElfLookup(lookup));
@@ -454,6 +323,12 @@ int Inspect(const CrashTarget& t, Mode mode) {
                   std::to_string(t.gid) + " (uids " + Join(process.uids) + ", gids " + Join(process.gids) +
                   "): a setuid or setgid process, or another user's, is not inspected");
   }
+  if (mode == Mode::kLive && ::geteuid() == 0) {
+    // While root: the user the helper becomes may then raise its priority to kStopNice, which
+    // live_stacks.cc does only while a thread of the process is held stopped.
+    const rlimit nice{static_cast<rlim_t>(20 - kStopNice), static_cast<rlim_t>(20 - kStopNice)};
+    ::setrlimit(RLIMIT_NICE, &nice);
+  }
   if (std::string failed = BecomeTheCrashingUser(t, process); !failed.empty()) {
     return Refuse("not inspected: the helper could not become the crashing user: " + failed);
   }
@@ -469,7 +344,8 @@ int Inspect(const CrashTarget& t, Mode mode) {
   // directory: a thread-group leader that has called pthread_exit is a zombie with none of
   // them (the kernel refuses /proc/<tgid>/maps), while its threads share them all.
   const std::vector<long> tids = TaskIds(t.pid);
-  const long host_tid = HostTid(t.pid, t.tid, tids);
+  // A live dump names no thread: any of the process's own tasks shows its memory and maps.
+  const long host_tid = mode == Mode::kLive ? (tids.empty() ? 0 : t.pid) : HostTid(t.pid, t.tid, tids);
   const std::string proc_dir = host_tid != 0 ? TaskDir(t.pid, host_tid) : "/proc/" + std::to_string(t.pid);
   UniqueFd root(::open((proc_dir + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid() && (errno == EACCES || errno == EPERM)) return refused(errno);
@@ -497,7 +373,8 @@ int Inspect(const CrashTarget& t, Mode mode) {
     lookup.maps = std::move(maps);
     lookup.root_fd = root.get();
     if (!root.valid()) lookup.notes.push_back("(no file of the process opened by path: its root is not open)");
-    rc = Unwind(t.pid, static_cast<pid_t>(host_tid), mode == Mode::kAllThreads, &lookup);
+    rc = mode == Mode::kLive ? LiveStacks(t.pid, &lookup)
+                             : Unwind(t.pid, static_cast<pid_t>(host_tid), mode == Mode::kAllThreads, &lookup);
     for (const auto& note : lookup.notes) std::printf("%s\n", note.c_str());
     PrintHelperLine();
   }
@@ -526,9 +403,11 @@ int UnwindHelperMain(int argc, const char* const* argv) {
     mode = Mode::kFactsOnly;
   } else if (ok && std::strcmp(argv[6], kAllThreadsArg) == 0) {
     mode = Mode::kAllThreads;
+  } else if (ok && std::strcmp(argv[6], kLiveArg) == 0) {
+    mode = Mode::kLive;
   } else if (!ok || std::strcmp(argv[6], kUnwindArg) != 0) {
-    std::fprintf(stderr, "usage: atraced %s PID TID UID GID %s|%s|%s (run by atraced itself)\n", kUnwindHelperFlag,
-                 kFactsOnlyArg, kUnwindArg, kAllThreadsArg);
+    std::fprintf(stderr, "usage: atraced %s PID TID UID GID %s|%s|%s|%s (run by atraced itself)\n", kUnwindHelperFlag,
+                 kFactsOnlyArg, kUnwindArg, kAllThreadsArg, kLiveArg);
     return 2;
   }
   return Inspect({static_cast<pid_t>(pid), static_cast<pid_t>(tid), static_cast<uid_t>(uid), static_cast<gid_t>(gid)}, mode);

@@ -10,6 +10,10 @@
 namespace atraced {
 namespace {
 
+// CANN's on-demand dump signal: a dump's report is named and laid out as its stack dump's,
+// where asys looks (PROCESS_DUMP sends no signal).
+constexpr int32_t kDumpSignalNumber = 35;
+
 // The lines a death report and a crash report share: who the process was.
 std::string ProcessLines(const Client& c) {
   return "pid: " + std::to_string(c.peer.pid) + "\n"
@@ -114,6 +118,19 @@ std::string StackDumpReportText(int32_t pid, const Client& holder, const proto::
          "thread: " + std::to_string(m.tid) + "\n" + ProcessLines(holder) +
          "written: " + HumanTime(written) + "\n" +
          RingsLine(rings, ring_names) + CannSections(pid, m.signo, m.tid, facts);
+}
+
+std::string ProcessDumpReportText(const Client& holder, const PeerCredentials& asker, const CrashFacts& facts,
+                                  std::chrono::system_clock::time_point written, size_t rings,
+                                  const std::string& ring_names) {
+  const int32_t pid = holder.peer.pid;
+  return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") dumped from outside; it runs on\n"
+         "dumped by: uid " + std::to_string(asker.uid) + " (pid " + std::to_string(asker.pid) + "), no signal sent\n"
+         "stacks: " + std::to_string(facts.stacks_read) + " of " + std::to_string(facts.thread_count) +
+         " threads read, one at a time; the longest a thread was held stopped: " + std::to_string(facts.max_stop_us) +
+         " us\n" + ProcessLines(holder) +
+         "written: " + HumanTime(written) + "\n" +
+         RingsLine(rings, ring_names) + CannSections(pid, kDumpSignalNumber, pid, facts);
 }
 
 }  // namespace atraced

@@ -66,7 +66,7 @@ struct RingSaver::Job {
   bool answered = false;  // loop side: `done` was called (a completion after it does nothing)
 };
 
-void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
+void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const std::vector<const HeldRing*>& rings,
                      std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir) {
   // Planned from the headers: an event directory is made only when some ring holds a record.
   auto job = std::make_shared<Job>();
@@ -90,7 +90,7 @@ void RingSaver::Save(const Client& c, EventKind kind, const std::vector<const He
   if (!process) return done(Status::Error(EINVAL, "process: malformed process directory " + c.process_dir));
   // The most the files can take is reserved against every bound before anything is made;
   // the completion gives back what was not written (save_reservation.h).
-  if (Status refused = SaveReservation::Take(admission_, queued_, c, kind, bound, &job->reservation); !refused.ok()) {
+  if (Status refused = SaveReservation::Take(admission_, queued_, payer, kind, bound, &job->reservation); !refused.ok()) {
     return done(std::move(refused));
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.

@@ -55,6 +55,13 @@ class RingSaver {
   // `made_dir`, if given, gets the directory's absolute path when it is made (before Save
   // returns).
   void Save(const Client& c, EventKind kind, const std::vector<const HeldRing*>& rings,
+            std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr) {
+    Save(c, c, kind, rings, std::move(reports), std::move(done), made_dir);
+  }
+  // The same, for the process of `owner` (its directory, name and uid) but counted against
+  // `payer`'s process (max-bytes-per-client) and uid (queued save bytes): PROCESS_DUMP, where
+  // whoever asks pays.
+  void Save(const Client& owner, const Client& payer, EventKind kind, const std::vector<const HeldRing*>& rings,
             std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr);
 
   // Saves whose completion has not run yet.

@@ -19,6 +19,7 @@
 #include "event_files.h"
 #include "file_accounting.h"
 #include "atraced/base/cycle_counter.h"
+#include "process_dumps.h"
 #include "process_names.h"
 #include "process_records.h"
 #include "queries.h"
@@ -32,7 +33,7 @@ namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH |
                                        ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS |
-                                       ATR_FEATURE_CRASH_PATH;
+                                       ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP;
 
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
@@ -56,8 +57,7 @@ struct TraceService::Rooms {
         store(*deps.store), processes(*deps.processes), clock(*deps.clock), log(*deps.log),
         ring_slots("rings", "ring", "uid-ring-share", limits.max_rings_total, limits.uid_ring_share),
         ring_memory("ring memory", "byte", "uid-ring-share", limits.max_ring_memory, limits.uid_ring_share),
-        queued_saves("queued save bytes", "byte", "uid-queued-share", limits.max_queued_bytes,
-                     limits.uid_queued_share),
+        queued_saves("queued save bytes", "byte", "uid-queued-share", limits.max_queued_bytes, limits.uid_queued_share),
         records(processes, clock),
         admission(ctx, records),
         accounting(store, records),
@@ -67,7 +67,8 @@ struct TraceService::Rooms {
         rings(ctx, clients, records, ring_slots, ring_memory, saver, admission),
         queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
         departures(ctx, saver, [this](Client& c) { Forget(c); }),
-        crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }) {}
+        crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }),
+        dumps(ctx, clients, saver, admission) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -113,6 +114,7 @@ struct TraceService::Rooms {
   Queries queries;
   Departures departures;
   Crashes crashes;
+  ProcessDumps dumps;
   bool destroying = false;
   // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
   // so that a steady stream of requests encodes its replies without allocating (a fresh
@@ -319,6 +321,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
     case ATR_OP_DUMP:
       return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
+    case ATR_OP_PROCESS_DUMP: return Later(id, h, [&](DeferredReply r) { dumps.Dump(c, payload, std::move(r)); });
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }

@@ -172,6 +172,15 @@ struct DeviceStats {
   uint64_t received = 0, saved = 0, dropped_invalid = 0, dropped_daemon = 0, reconnects = 0;
 };
 
+// PROCESS_DUMP (ATR_FEATURE_PROCESS_DUMP): live processes saved from outside; see wire.h
+// atr_process_dump. Either `pids` or a selection.
+struct ProcessDump {
+  uint32_t select = 0;       // ATR_PROCESS_DUMP_*
+  uint32_t uid = 0;          // ATR_PROCESS_DUMP_UID
+  std::string comm;          // ATR_PROCESS_DUMP_COMM: a program name (name rule), else ""
+  std::vector<int32_t> pids;  // 0..ATR_MAX_DUMP_PROCESSES distinct pids > 0
+};
+
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
 struct HelloReply {
@@ -271,6 +280,18 @@ struct CrashReply {
   std::string report;
 };
 
+// PROCESS_DUMP's reply body: one entry per process chosen.
+struct ProcessDumpEntry {
+  int32_t pid = 0;
+  int32_t status = 0;  // 0 or a negative atr_status
+  uint32_t threads = 0, rings = 0, max_stop_us = 0;
+  std::string text;    // status 0: the event directory's absolute path; else why not
+};
+struct ProcessDumpReply {
+  std::vector<ProcessDumpEntry> entries;  // at most ATR_MAX_DUMP_PROCESSES
+  uint32_t omitted = 0;                   // chosen but not dumped: past the bound
+};
+
 // ---- Encoding: append the payload bytes (not the frame header) to `out` ----------------
 // Encoders do not validate; the caller passes values the decoder would accept. Strings
 // longer than their u16 length field are cut (they cannot be represented).
@@ -292,6 +313,7 @@ void Encode(const Crash& m, std::vector<uint8_t>& out);
 void Encode(const Dump& m, std::vector<uint8_t>& out);
 void Encode(const StackDump& m, std::vector<uint8_t>& out);
 void Encode(const DeviceStats& m, std::vector<uint8_t>& out);
+void Encode(const ProcessDump& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -310,6 +332,7 @@ void Encode(const ListReply& m, std::vector<uint8_t>& out);
 void Encode(const VacuumReply& m, std::vector<uint8_t>& out);
 void Encode(const VacuumByReply& m, std::vector<uint8_t>& out);
 void Encode(const CrashReply& m, std::vector<uint8_t>& out);
+void Encode(const ProcessDumpReply& m, std::vector<uint8_t>& out);
 
 // ---- Decoding: `payload` is the bytes after the frame header ----------------------------
 // On error the output struct is left in an unspecified (but valid) state.
@@ -331,6 +354,7 @@ Status Decode(std::span<const uint8_t> payload, Crash* m);
 Status Decode(std::span<const uint8_t> payload, Dump* m);
 Status Decode(std::span<const uint8_t> payload, StackDump* m);
 Status Decode(std::span<const uint8_t> payload, DeviceStats* m);
+Status Decode(std::span<const uint8_t> payload, ProcessDump* m);
 
 struct ReplyHead {
   int32_t status = 0;
@@ -350,6 +374,7 @@ Status Decode(std::span<const uint8_t> body, ListReply* m);
 Status Decode(std::span<const uint8_t> body, VacuumReply* m);
 Status Decode(std::span<const uint8_t> body, VacuumByReply* m);
 Status Decode(std::span<const uint8_t> body, CrashReply* m);
+Status Decode(std::span<const uint8_t> body, ProcessDumpReply* m);
 
 // ---- Names for logs ----------------------------------------------------------------------
 

@@ -25,6 +25,8 @@
  *        vacuum verbs, applied once (older than a span, down to a size, keep N).
  *        Behind ATR_FEATURE_CRASH_PATH (granted only with ATR_FEATURE_CRASH): CRASH's reply
  *        body carries the report's path.
+ *        Behind ATR_FEATURE_PROCESS_DUMP (any connection): PROCESS_DUMP, the rings and every
+ *        thread's stack of live processes, saved from outside them (atracectl dump).
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -84,6 +86,7 @@
 #define ATR_FEATURE_STACK_DUMP (1ull << 4) /* 1.1: STACK_DUMP, CANN's on-demand stack dump; with CRASH only */
 #define ATR_FEATURE_DEVICE_STATS (1ull << 5) /* 1.1: DEVICE_STATS, a process's device receiver counts */
 #define ATR_FEATURE_CRASH_PATH (1ull << 6) /* 1.1: CRASH's reply body is the report's path; with CRASH only */
+#define ATR_FEATURE_PROCESS_DUMP (1ull << 7) /* 1.1: PROCESS_DUMP, a live process's rings and stacks from outside */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -110,7 +113,9 @@ enum atr_opcode {
   /* 1.1, any connection (no feature bit; a daemon without it answers -ENOSYS): */
   ATR_OP_VACUUM_BY = 19,
   /* 1.1, only after ATR_FEATURE_DEVICE_STATS was granted: */
-  ATR_OP_DEVICE_STATS = 20
+  ATR_OP_DEVICE_STATS = 20,
+  /* 1.1, only after ATR_FEATURE_PROCESS_DUMP was granted: */
+  ATR_OP_PROCESS_DUMP = 21
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -126,9 +131,9 @@ enum atr_suffix { ATR_SUFFIX_TXT = 0, ATR_SUFFIX_BIN = 1 };
  * forwarder on another system does not depend on its own <errno.h>. */
 enum atr_status {
   ATR_OK = 0,
-  ATR_EPERM = -1,            /* forwarder claim by a peer that is not allowed to make it */
-  ATR_ENOENT = -2,           /* unknown event or file id */
-  ATR_ESRCH = -3,            /* the named host pid does not exist */
+  ATR_EPERM = -1,            /* forwarder claim by a peer that is not allowed to make it; PROCESS_DUMP of another user's process */
+  ATR_ENOENT = -2,           /* unknown event or file id; PROCESS_DUMP of a process holding no ring */
+  ATR_ESRCH = -3,            /* the named host pid (or PROCESS_DUMP's pid) does not exist */
   ATR_EIO = -5,              /* the disk failed */
   ATR_EBADF = -9,            /* 1.1: RING_REGISTER without exactly one descriptor */
   ATR_EAGAIN = -11,          /* the client's rate limit on new events, or its uid's share of queued save bytes, is reached; retry later */
@@ -539,5 +544,40 @@ struct atr_device_stats {
   uint64_t reconnects;
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_device_stats) == 48, "atr_device_stats is 48 bytes");
+
+/* PROCESS_DUMP request (ATR_FEATURE_PROCESS_DUMP): save live processes from outside them.
+ * For each process chosen, the daemon writes one schedule dir: every registered, unreleased
+ * ring (RING_SAVE_ALL's files) and a stack report of every thread, read with ptrace as the
+ * process's own user (stackcore_tracer_35_{pid}_{program}_{time}.bin and .txt, STACK_DUMP's
+ * format). The process is not stopped as a whole and not signalled. This 16-byte head, then
+ * comm_len bytes of comm, then pid_count i32 pids. Either pids (pid_count >= 1, select 0) or
+ * a selection (select != 0, pid_count 0): the live processes whose rings the daemon holds
+ * and which the sender may dump (root: any; others: their own uid's), narrowed by every
+ * criterion given. Reply body: u32 count, u32 omitted (chosen but past
+ * ATR_MAX_DUMP_PROCESSES), then count times an atr_process_dump_entry followed by a string
+ * (u16 length + bytes): the absolute event directory on status 0, else why not. */
+#define ATR_PROCESS_DUMP_ALL 0x1u  /* every process the sender may dump */
+#define ATR_PROCESS_DUMP_UID 0x2u  /* ... whose uid is `uid` */
+#define ATR_PROCESS_DUMP_COMM 0x4u /* ... whose program (comm at connect) is `comm` */
+#define ATR_PROCESS_DUMP_KNOWN_SELECT 0x7u
+#define ATR_MAX_DUMP_PROCESSES 128u /* pids in a request, entries in a reply */
+struct atr_process_dump {
+  uint32_t select;    /* ATR_PROCESS_DUMP_*; 0 when pids are given */
+  uint32_t uid;       /* ATR_PROCESS_DUMP_UID: the uid; else 0 */
+  uint16_t pid_count; /* 0..ATR_MAX_DUMP_PROCESSES, distinct pids > 0 */
+  uint8_t comm_len;   /* ATR_PROCESS_DUMP_COMM: 1..ATR_MAX_PROGRAM_NAME; else 0 */
+  uint8_t reserved[5];
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_process_dump) == 16, "atr_process_dump is 16 bytes");
+
+struct atr_process_dump_entry {
+  int32_t pid;
+  int32_t status;       /* 0, or this process's refusal: -ESRCH, -ENOENT, -EPERM, -EAGAIN, ... */
+  uint32_t threads;     /* threads in the stack report */
+  uint32_t rings;       /* ring files written */
+  uint32_t max_stop_us; /* the longest any thread was held stopped, microseconds */
+  uint32_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_process_dump_entry) == 24, "atr_process_dump_entry is 24 bytes");
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

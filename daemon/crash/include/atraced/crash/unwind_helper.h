@@ -26,6 +26,7 @@ inline constexpr const char* kUnwindHelperFlag = "--crash-unwind-helper";
 inline constexpr const char* kFactsOnlyArg = "facts-only";  // threads and maps, no unwinding
 inline constexpr const char* kUnwindArg = "unwind";         // and the frames of TID
 inline constexpr const char* kAllThreadsArg = "all-threads";  // and then every other thread's
+inline constexpr const char* kLiveArg = "live";  // every thread of a running process, one at a time (live_stacks.h)
 
 // The helper's stdout is three sections, each opened by this byte and its name on a line:
 // "threads", "maps", "backtrace". Every byte that comes from the process (thread names,
@@ -35,7 +36,8 @@ inline constexpr char kSectionMark = '\x1e';
 // argv: {program, kUnwindHelperFlag, pid, tid, uid, gid, mode}. Prints the sections; in the
 // backtrace, in CANN's [stack] form (stack_format.h), "Thread 1 (tid, name)" and the frames
 // of `tid` from the faulting one on, then, with kAllThreadsArg, "Thread 2 (...)", ... for
-// each other thread, then what was skipped and the credentials it ran with. Returns the process's exit
+// each other thread, then what was skipped and the credentials it ran with; with kLiveArg, TID
+// is ignored and every thread is read as live_stacks.h says. Returns the process's exit
 // code: 0 with the facts printed, 1 when refused or with no frames (each section then has a
 // line saying why), 2 for a bad command line.
 int UnwindHelperMain(int argc, const char* const* argv);

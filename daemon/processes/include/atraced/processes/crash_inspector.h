@@ -17,6 +17,11 @@ struct CrashFacts {
   std::string threads;    // one line per thread: "tid name"; or a line saying why not
   std::string backtrace;  // one line per frame of the crashing thread; or a line saying why not
   std::string maps;       // /proc/<pid>/maps; or a line saying why not
+  // A live look (CrashTarget::live): the threads whose "Thread N" line the backtrace has, how
+  // many of them were read, and the longest any one was held stopped.
+  uint32_t thread_count = 0;
+  uint32_t stacks_read = 0;
+  uint32_t max_stop_us = 0;
 };
 
 // Who crashed, as the kernel told the daemon: `pid` in the daemon's pid namespace and
@@ -30,6 +35,9 @@ struct CrashTarget {
   // Unwind every thread, whatever crash-all-threads says: CANN's stack dump of every thread
   // (STACK_DUMP with ATR_STACK_DUMP_ALL_THREADS).
   bool every_thread = false;
+  // A process that runs on and asked for nothing (PROCESS_DUMP): every thread, each stopped
+  // alone for a moment and let go before the next; `tid` is unused.
+  bool live = false;
 };
 
 class CrashInspector {
