@@ -180,6 +180,11 @@ TEST_CASE("attack: a reused pid is not unwound, and the dead owner's report read
     auto c = RawClient::Connect(d.socket());
     if (!c || !c->Call(ATR_OP_STATUS, {})) ::_exit(91);
     if (::fork() == 0) {
+      // Only the test holds the write ends: when it gives up, these reads end and so does
+      // this process (ctest waits for every holder of the test's output).
+      ::close(go[1]);
+      ::close(pid_pipe[1]);
+      ::close(result[0]);
       char byte = 0;
       if (::read(go[0], &byte, 1) != 1) ::_exit(0);
       pid_t victim = 0;
@@ -203,7 +208,8 @@ TEST_CASE("attack: a reused pid is not unwound, and the dead owner's report read
   ::waitpid(first, nullptr, 0);
   // Another user's process takes the pid: fork until the kernel hands it out again.
   pid_t victim = -1;
-  for (int attempt = 0; attempt < 20 && victim != first; ++attempt) {
+  // Other tests fork too on a busy machine: try more than once.
+  for (int attempt = 0; attempt < 100 && victim != first; ++attempt) {
     std::ofstream("/proc/sys/kernel/ns_last_pid") << (first - 1);
     victim = ::fork();
     REQUIRE(victim >= 0);
@@ -216,11 +222,17 @@ TEST_CASE("attack: a reused pid is not unwound, and the dead owner's report read
     if (victim != first) ::waitpid(victim, nullptr, 0);
   }
   if (victim != first) {
-    (void)!::write(go[1], "x", 1);
-    WARN("skipped: pid " << first << " was not handed out again in 20 forks");
+    ::close(go[1]);  // the attacker's held connection ends unused
+    ::close(pid_pipe[1]);
+    WARN("skipped: pid " << first << " was not handed out again in 100 forks");
     return;
   }
-  std::this_thread::sleep_for(100ms);  // the victim has exec'd sleep
+  // The victim is the other user's `sleep` before the attacker asks (polled: a busy machine
+  // may take long to get it there).
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       ReadFile("/proc/" + std::to_string(victim) + "/comm") != "sleep\n" && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(10ms);
+  }
   (void)!::write(pid_pipe[1], &victim, sizeof victim);
   (void)!::write(go[1], "x", 1);
   ::close(result[1]);
