@@ -53,7 +53,7 @@ int RunExport(const Globals& g, const Args& args) {
   AddTextBudgetOption(options);
   auto vm = ParseCommand(args,
                          "Usage: atracectl [--socket PATH] export --format chrome-json|html|tar [--output FILE] "
-                         "[--max-size SIZE] [--pid N] [--uid N] [--comm NAME] [--kind KIND] [--side SIDE] "
+                         "[--max-size SIZE] [--pid N] [--uid N] [--comm NAME] [--job J] [--rank R] [--kind KIND] [--side SIDE] "
                          "[--device N] [--since TIME] [--until TIME] [--max-text-mib N]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;

@@ -240,7 +240,10 @@ std::string JsonEntry(const atrace::ListEntry& e, uint64_t now, const std::strin
     << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
     << ",\"how\":" << JsonString(OriginOf(e, trace_dir + "/" + e.path).Label())
     << ",\"path\":" << JsonString(e.path)
-    << ",\"incomplete\":" << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "true" : "false") << "}";
+    << ",\"incomplete\":" << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "true" : "false")
+    << ",\"job\":" << (e.job.empty() ? std::string("null") : JsonString(e.job))
+    << ",\"rank\":" << (e.rank.empty() ? std::string("null") : e.rank)
+    << ",\"world_size\":" << (e.world_size.empty() ? std::string("null") : e.world_size) << "}";
   return o.str();
 }
 
@@ -248,8 +251,11 @@ std::string JsonEntry(const atrace::ListEntry& e, uint64_t now, const std::strin
 // DEVICE is the device id of a device-side directory, "-" for the host's. COMM is the program
 // the directory was made for, "-" where the daemon did not record it (an older root). HOW and
 // TIME are list_columns.h's. STATE is "incomplete" for a directory holding a save that was cut
-// short, else "-"; it comes last so that the columns before it keep their places.
-constexpr const char* kListHeader = "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\n";
+// short, else "-". JOB and RANK are the labels the process sent (its environment's job and
+// rank), "-" where it sent none; they come after STATE so that the columns before keep their
+// places.
+constexpr const char* kListHeader =
+    "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\tJOB\tRANK\n";
 
 std::string TextEntry(const atrace::ListEntry& e, uint64_t now, const std::string& trace_dir) {
   std::ostringstream o;
@@ -258,7 +264,9 @@ std::string TextEntry(const atrace::ListEntry& e, uint64_t now, const std::strin
     << e.uid << "\t" << (e.comm.empty() ? std::string("-") : e.comm) << "\t" << HowColumn(e, trace_dir) << "\t"
     << HumanBytes(e.bytes) << "\t" << HumanBytes(e.apparent_bytes) << "\t" << LocalTimeColumn(e.created_unix_us) << "\t"
     << HumanAge(AgeSeconds(e, now)) << "\t" << e.path << "\t"
-    << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "incomplete" : "-") << "\n";
+    << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "incomplete" : "-") << "\t"
+    << (e.job.empty() ? std::string("-") : TerminalLine(e.job)) << "\t"
+    << (e.rank.empty() ? std::string("-") : TerminalLine(e.rank)) << "\n";
   return o.str();
 }
 
@@ -271,7 +279,7 @@ int RunList(const Globals& g, const Args& args) {
       "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
-                         "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--comm NAME] [--kind KIND] [--side SIDE] "
+                         "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--comm NAME] [--job J] [--rank R] [--kind KIND] [--side SIDE] "
                          "[--device N] [--since TIME] [--until TIME] [--follow] [--json]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;

@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "atraced/atrace_client.h"
+#include "atraced/proto/codec.h"
+#include "escape.h"
 #include "cli.h"
 
 namespace atracectl {
@@ -180,6 +182,8 @@ bool ListFilter::Matches(const atrace::ListEntry& e) const {
   if (pid && e.pid != *pid) return false;
   if (uid && e.uid != *uid) return false;
   if (comm && e.comm != *comm) return false;
+  if (job && e.job != *job) return false;
+  if (rank && e.rank != *rank) return false;
   if (kind && e.kind != *kind) return false;
   if (side && e.side != *side) return false;
   if (device && (e.side != ATRACE_SIDE_DEVICE || e.device_id != *device)) return false;
@@ -195,6 +199,8 @@ void AddFilterOptions(boost::program_options::options_description& options) {
       "pid", po::value<int32_t>(), "only directories of this process")(
       "uid", po::value<uint32_t>(), "only directories this uid's process made")(
       "comm", po::value<std::string>(), "only directories made for this program (its kernel name, as COMM shows it)")(
+      "job", po::value<std::string>(), "only directories of processes labelled with this job (ATRACE_JOB, SLURM_JOB_ID, JOB_ID)")(
+      "rank", po::value<std::string>(), "only directories of processes labelled with this rank (RANK_ID, RANK, SLURM_PROCID)")(
       "kind", po::value<std::string>(), "schedule, stackcore or exit")(
       "side", po::value<std::string>(), "host or device")(
       "device", po::value<uint32_t>(), "only this device's (device side) directories")(
@@ -213,6 +219,18 @@ bool ReadFilter(const boost::program_options::variables_map& vm, int64_t now_us,
   if (vm.count("comm")) {
     f->comm = vm["comm"].as<std::string>();
     if (f->comm->empty() || f->comm->size() > 63) return bad("--comm '" + *f->comm + "': a program name is 1 to 63 bytes");
+  }
+  if (vm.count("job")) {
+    f->job = vm["job"].as<std::string>();
+    if (std::string why = atraced::proto::CheckLabel(atraced::proto::LabelKind::kJob, *f->job); f->job->empty() || !why.empty()) {
+      return bad("--job '" + TerminalLine(*f->job) + "': " + (why.empty() ? "empty" : why));
+    }
+  }
+  if (vm.count("rank")) {
+    f->rank = vm["rank"].as<std::string>();
+    if (std::string why = atraced::proto::CheckLabel(atraced::proto::LabelKind::kRank, *f->rank); f->rank->empty() || !why.empty()) {
+      return bad("--rank '" + TerminalLine(*f->rank) + "': " + (why.empty() ? "empty" : why));
+    }
   }
   if (vm.count("device")) f->device = vm["device"].as<uint32_t>();
   if (vm.count("kind")) {

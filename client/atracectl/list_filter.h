@@ -1,5 +1,5 @@
 // atracectl list's filters (issue 26): which event directories a user asked for.
-//   --pid N, --uid N, --comm NAME, --kind schedule|stackcore|exit, --side host|device, --device N,
+//   --pid N, --uid N, --comm NAME, --job J, --rank R (the labels the process sent), --kind schedule|stackcore|exit, --side host|device, --device N,
 //   --since T, --until T, where T takes journalctl's forms:
 //     "2026-12-01 10:00[:SS]", "2026-12-01" (midnight), "10:00[:SS]" (today), "now",
 //     "today", "yesterday", "tomorrow", "-1h" / "+30min" / "-2d" / "-1w" (from now: a
@@ -36,6 +36,8 @@ struct ListFilter {
   std::optional<int32_t> pid;
   std::optional<uint32_t> uid;
   std::optional<std::string> comm;  // the program, exactly (an unrecorded one matches nothing)
+  std::optional<std::string> job;   // the job label, exactly (a directory without one matches nothing)
+  std::optional<std::string> rank;  // the rank label, exactly
   std::optional<int> kind;  // ATRACE_EVENT_*
   std::optional<int> side;  // ATRACE_SIDE_*
   std::optional<uint32_t> device;

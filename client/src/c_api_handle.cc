@@ -1,5 +1,6 @@
 // Entry points for the client handle itself: open, close, errors, counters.
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,6 +27,8 @@ int atrace_client_internal::OpenWithFeatures(const atrace_client_options* option
     if (o.flags & ATRACE_OPT_NO_FD_PASSING) c->features = 0;
     if (o.flags & ATRACE_OPT_PROCESS_DUMP) c->features |= ATR_FEATURE_PROCESS_DUMP;
     c->features |= extra_features;
+    c->labels = atraced::proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
+    if (!c->labels.empty()) c->features |= ATR_FEATURE_LABELS;
     int rc = Ready(*c);
     if (rc != 0) return rc;
     *out = c.release();

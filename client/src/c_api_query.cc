@@ -161,7 +161,8 @@ int atrace_client_list(atrace_client* client, atrace_list_fn fn, void* user) {
       for (const auto& e : page.entries) {
         atrace_list_entry entry{e.seq,   e.kind,          e.side,         e.device_id,      e.pid,
                                 e.uid,   e.bytes,         e.created_unix_us, e.path.c_str(), e.apparent_bytes,
-                                e.comm.c_str(), e.flags};
+                                e.comm.c_str(), e.flags, e.labels.job.c_str(), e.labels.rank.c_str(),
+                                e.labels.world_size.c_str()};
         int stop = fn(&entry, user);
         if (stop != 0) return stop;
         request.after_seq = e.seq;

@@ -92,7 +92,7 @@ int Connect(atrace_client& c) {
   int result = -ENOENT;
   for (const auto& path : c.socket_paths) {
     std::string message;
-    int rc = Connection::Open(path, c.features, deadline, &c.conn, &message);
+    int rc = Connection::Open(path, c.features, c.labels, deadline, &c.conn, &message);
     if (rc == 0) {
       ++c.stats.connects;
       return 0;

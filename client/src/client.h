@@ -33,6 +33,9 @@ struct atrace_client {
   int io_timeout_ms = ATRACE_DEFAULT_IO_TIMEOUT_MS;
   unsigned max_in_flight = ATRACE_DEFAULT_MAX_IN_FLIGHT;
   uint64_t features = ATR_FEATURE_FD_PASSING;
+  // The job, rank and world size of this process's environment, read at open and sent
+  // (LABELS) on every connection whose HELLO grants ATR_FEATURE_LABELS.
+  atraced::proto::Labels labels;
 
   std::unique_ptr<atrace_client_internal::Connection> conn;
   // Bumped whenever a connection is dropped: events and files remember the generation

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -18,7 +19,7 @@ namespace proto = atraced::proto;
 Connection::Connection(Fd fd)
     : fd_(std::move(fd)), owner_pid_(::getpid()), decoder_(std::make_unique<proto::FrameDecoder>()) {}
 
-int Connection::Open(const std::string& path, uint64_t features, const Deadline& deadline,
+int Connection::Open(const std::string& path, uint64_t features, const proto::Labels& labels, const Deadline& deadline,
                      std::unique_ptr<Connection>* out, std::string* message) {
   Fd fd;
   int rc = ConnectUnix(path, deadline, &fd);
@@ -38,6 +39,22 @@ int Connection::Open(const std::string& path, uint64_t features, const Deadline&
     return r.status;
   }
   if (!proto::Decode(r.body, &c->hello_).ok() || c->hello_.major != ATR_VERSION_MAJOR) return -EPROTO;
+  if ((c->hello_.features & ATR_FEATURE_LABELS) && !labels.empty()) {
+    // Labels are the process's word, not a condition of tracing: refused, they are said
+    // once on stderr (the daemon logs it too) and the connection goes on without them.
+    payload.clear();
+    proto::Encode(labels, payload);
+    c->Queue(ATR_OP_LABELS, payload, 0);
+    rc = c->Pump(deadline, 0);
+    if (rc != 0) return rc;
+    Reply lr = std::move(c->inbox_.front());
+    c->inbox_.pop_front();
+    static std::atomic<bool> told{false};
+    if (lr.status != 0 && !told.exchange(true)) {
+      std::string line = "libatrace_client: atraced refused this process's job/rank labels: " + lr.message + "\n";
+      (void)!::write(STDERR_FILENO, line.data(), line.size());
+    }
+  }
   *out = std::move(c);
   return 0;
 }

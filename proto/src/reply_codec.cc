@@ -306,6 +306,13 @@ void Encode(const ListReply& m, std::vector<uint8_t>& out) {
   // Then each entry's flags (later still 1.1).
   if (!m.flags_sent) return;
   for (const ListEntry& e : m.entries) PutU32(out, e.flags);
+  // Then each entry's labels: job, rank, world size (later still 1.1).
+  if (!m.labels_sent) return;
+  for (const ListEntry& e : m.entries) {
+    PutString16(out, e.labels.job);
+    PutString16(out, e.labels.rank);
+    PutString16(out, e.labels.world_size);
+  }
 }
 
 namespace {
@@ -372,6 +379,19 @@ Status Decode(std::span<const uint8_t> body, ListReply* m) {
   m->flags_sent = m->comm_sent && in.remaining() / 4 >= count;
   for (ListEntry& e : m->entries) {
     if (!m->flags_sent || !in.ReadU32(&e.flags)) e.flags = 0;
+  }
+  // The labels, all or none, after the flags: a body without them comes from an older
+  // daemon, and one with a label that is not one is not believed.
+  m->labels_sent = m->flags_sent && count > 0;
+  for (size_t i = 0; i < m->entries.size() && m->labels_sent; ++i) {
+    Labels& l = m->entries[i].labels;
+    m->labels_sent = ReadString16(in, "job", &l.job).ok() && ReadString16(in, "rank", &l.rank).ok() &&
+                     ReadString16(in, "world_size", &l.world_size).ok() &&
+                     CheckLabel(LabelKind::kJob, l.job).empty() && CheckLabel(LabelKind::kRank, l.rank).empty() &&
+                     CheckLabel(LabelKind::kWorldSize, l.world_size).empty();
+  }
+  if (!m->labels_sent) {
+    for (ListEntry& e : m->entries) e.labels = Labels{};
   }
   return Status::Ok();
 }

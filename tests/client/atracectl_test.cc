@@ -301,7 +301,7 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
 
   auto list = Ctl(d, {"list"});
   REQUIRE(list.exit_code == 0);
-  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\n"));
+  CHECK(Has(list.out, "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\tJOB\tRANK\n"));
   CHECK(Has(list.out, "\tdevice\tschedule\t"));
   CHECK(Has(list.out, "\texit\texit\t-\t"));
   auto lj = Ctl(d, {"list", "--json"});
@@ -309,7 +309,7 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
   std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
                    "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,\"how\":\"(report|exit)\","
-                   "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\",\"incomplete\":false\\}");
+                   "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\",\"incomplete\":false,\"job\":null,\"rank\":null,\"world_size\":null\\}");
   auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
   CHECK(std::distance(begin, std::sregex_iterator()) == 3);
   CHECK(Has(lj.out, "\"class\":\"device\",\"kind\":\"schedule\",\"device_id\":1,"));
@@ -701,7 +701,7 @@ TEST_CASE("atracectl list --follow prints each new directory as it is made, filt
   REQUIRE(first.size() == 1);
   CHECK(Has(first[0], "\"seq\":1,"));
   REQUIRE(exits.Lines(1, std::chrono::seconds(10)) == std::vector<std::string>{
-                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE"});
+                                                         "SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\tJOB\tRANK"});
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(Ctl(d, {"emit", "--event", "schedule", "--object", "one"}, "x").exit_code == 0);
   REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "two"}, "x").exit_code == 0);
@@ -889,7 +889,7 @@ TEST_CASE("atracectl list says how each directory came to be and when, in local 
   auto list = Ctl({"--socket", d.socket(), "list"}, "", {{"TZ", "CST-8"}});
   INFO(list.out << list.err);
   REQUIRE(list.exit_code == 0);
-  CHECK(list.out.rfind("SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\n", 0) == 0);
+  CHECK(list.out.rfind("SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\tJOB\tRANK\n", 0) == 0);
   const std::string comm = "\t" + OwnComm() + "\t";
   for (const std::string& how : {comm + "report\t", comm + "crash SIGSEGV\t", comm + "killed SIGKILL\t", comm + "dump\t",
                                  comm + "oom\t", comm + "crash SIG\\x1b[2J\t", comm + "stackcore\t", std::string("\tatracectl\texit\t")}) {

@@ -77,12 +77,12 @@ TEST_CASE("kill -9 mid-save: after the restart the save's directory is listed in
   CHECK(again.LogHas("1 event dir(s) hold a save that was cut short"));
   const std::string json = CtlOutput(again, {"list", "--json"});
   INFO(json);
-  CHECK(json.find("\"path\":\"" + paths[0] + "\",\"incomplete\":false}") != std::string::npos);
-  CHECK(json.find("\"path\":\"" + paths[1] + "\",\"incomplete\":true}") != std::string::npos);
+  CHECK(json.find("\"path\":\"" + paths[0] + "\",\"incomplete\":false,\"job\":null") != std::string::npos);
+  CHECK(json.find("\"path\":\"" + paths[1] + "\",\"incomplete\":true,\"job\":null") != std::string::npos);
   const std::string text = CtlOutput(again, {"list"});
   INFO(text);
-  CHECK(LineWith(text, paths[0]).ends_with(paths[0] + "\t-"));
-  CHECK(LineWith(text, paths[1]).ends_with(paths[1] + "\tincomplete"));
+  CHECK(LineWith(text, paths[0]).ends_with(paths[0] + "\t-\t-\t-"));
+  CHECK(LineWith(text, paths[1]).ends_with(paths[1] + "\tincomplete\t-\t-"));
   CHECK(CtlOutput(again, {"status", "--json"}).find("\"incomplete_dirs\":1}") != std::string::npos);
   CHECK(CtlOutput(again, {"status"}).find("\nincomplete dirs:   1\n") != std::string::npos);
 }
@@ -106,7 +106,7 @@ TEST_CASE("an order log from before saves were logged loads with every directory
   const std::string json = CtlOutput(d, {"list", "--json"});
   INFO(json);
   for (const std::string& e : events) {
-    CHECK(json.find("\"path\":\"" + proc + "/" + e + "\",\"incomplete\":false}") != std::string::npos);
+    CHECK(json.find("\"path\":\"" + proc + "/" + e + "\",\"incomplete\":false,\"job\":null") != std::string::npos);
   }
   CHECK(json.find("\"incomplete\":true") == std::string::npos);
   CHECK(CtlOutput(d, {"status", "--json"}).find("\"incomplete_dirs\":0}") != std::string::npos);

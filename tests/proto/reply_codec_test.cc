@@ -1,6 +1,8 @@
 // Replies: reply head, every body, and their rejection rules.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <cstring>
 
 #include <string>
@@ -346,6 +348,7 @@ TEST_CASE("LIST reply: layout, round trip, rejections", "[codec][reply][list]") 
   in.entries.push_back(SampleEntry(1, "trace_1_2_20240131235959123456/1_event_2_x"));
   in.entries.push_back(SampleEntry(2, "trace_1_2_20240131235959123456/2_event_2_y"));
   in.entries[0].comm = "python3";  // the second's program is unknown: ""
+  in.labels_sent = false;  // the labels' own test is below: this body ends at the flags
   const auto full = EncodeToVector(in);
   const size_t entry_size = 40 + 2 + in.entries[0].path.size();
   // The apparent sizes follow every entry, then the programs, then the flags.
@@ -438,6 +441,7 @@ TEST_CASE("LIST reply: each entry's flags follow the programs and an older body 
   in.entries.push_back(SampleEntry(2, "trace_1_2_20240131235959123456/2_event_2_y"));
   in.entries[0].comm = "python3";
   in.entries[1].flags = ATR_LIST_INCOMPLETE | 0x80000000u;  // a bit this reader does not know is kept
+  in.labels_sent = false;  // a daemon from before the labels: the flags end the body
   const auto full = EncodeToVector(in);
   REQUIRE(std::vector<uint8_t>(full.end() - 8, full.end()) == Bytes({0, 0, 0, 0, 1, 0, 0, 0x80}));
   const ListReply out = RequireDecoded<ListReply>(full);
@@ -461,6 +465,64 @@ TEST_CASE("LIST reply: each entry's flags follow the programs and an older body 
   const ListReply doubted = RequireDecoded<ListReply>(EncodeToVector(hostile));
   CHECK_FALSE(doubted.flags_sent);
   CHECK(doubted.entries[1].flags == 0);
+}
+
+TEST_CASE("LIST reply: each entry's labels follow the flags, an older or doubted body has none",
+          "[codec][reply][list][labels]") {
+  ListReply in;
+  in.entries.push_back(SampleEntry(1, "trace_1_2_20240131235959123456/1_event_2_x"));
+  in.entries.push_back(SampleEntry(2, "trace_1_2_20240131235959123456/2_event_2_y"));
+  in.entries[1].labels = {"J1", "5", "6"};
+  const auto full = EncodeToVector(in);
+  // Entry 0's three empty strings, then entry 1's.
+  REQUIRE(std::vector<uint8_t>(full.end() - 16, full.end()) ==
+          Bytes({0, 0, 0, 0, 0, 0, 2, 0, 'J', '1', 1, 0, '5', 1, 0, '6'}));
+  const ListReply out = RequireDecoded<ListReply>(full);
+  CHECK(out.labels_sent);
+  CHECK(out.entries[0].labels.empty());
+  CHECK(out.entries[1].labels == Labels{"J1", "5", "6"});
+  CHECK(EncodeToVector(out) == full);
+  // An older daemon's body ends at the flags.
+  ListReply older_in = in;
+  older_in.labels_sent = false;
+  const ListReply older = RequireDecoded<ListReply>(EncodeToVector(older_in));
+  CHECK_FALSE(older.labels_sent);
+  CHECK(older.entries[1].labels.empty());
+  CHECK(older.entries[1].flags == 0);
+  // A label that is not one (an escape sequence) is not believed: none of them are taken.
+  ListReply hostile = in;
+  hostile.entries[1].labels.job = "J\x1b[2J";
+  const ListReply doubted = RequireDecoded<ListReply>(EncodeToVector(hostile));
+  CHECK_FALSE(doubted.labels_sent);
+  CHECK(doubted.entries[1].labels.empty());
+}
+
+TEST_CASE("LABELS request: layout, round trip, each label checked", "[codec][labels]") {
+  const Labels in{"J1", "0", "8"};
+  const auto payload = EncodeToVector(in);
+  CHECK(payload == Bytes({2, 0, 'J', '1', 1, 0, '0', 1, 0, '8'}));
+  Labels out;
+  REQUIRE(Decode(payload, &out).ok());
+  CHECK(out == in);
+  CHECK(Decode(EncodeToVector(Labels{}), &out).ok());
+  CHECK(out.empty());
+  CHECK(Decode(EncodeToVector(Labels{"J", "00", ""}), &out).err() == EINVAL);
+  CHECK(Decode(Bytes({2, 0, 'J'}), &out).err() == EBADMSG);
+}
+
+TEST_CASE("labels from the environment: the first set of each list", "[codec][labels]") {
+  static std::map<std::string, std::string> env;
+  auto get = [](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  env = {{"SLURM_JOB_ID", "77"}, {"JOB_ID", "x"}, {"RANK", "3"}, {"SLURM_PROCID", "9"}, {"SLURM_NTASKS", "16"}};
+  CHECK(LabelsFromEnvironment(get) == Labels{"77", "3", "16"});
+  env = {{"ATRACE_JOB", "J1"}, {"SLURM_JOB_ID", "77"}, {"RANK_ID", "5"}, {"RANK", "3"}, {"RANK_SIZE", "6"},
+         {"WORLD_SIZE", "8"}};
+  CHECK(LabelsFromEnvironment(get) == Labels{"J1", "5", "6"});
+  env = {{"ATRACE_JOB", ""}, {"JOB_ID", "j"}};  // empty is not set
+  CHECK(LabelsFromEnvironment(get) == Labels{"j", "", ""});
 }
 
 TEST_CASE("VACUUM reply: layout, round trip, rejections", "[codec][reply][vacuum]") {

@@ -192,3 +192,35 @@ TEST_CASE("save records that are torn, repeated or name no pending save are refu
   CHECK(twice.rejected == 1);
   CHECK_FALSE(twice.live[0].incomplete);
 }
+
+TEST_CASE("a directory's labels ride in an 'l' record and survive a replay", "[order_log]") {
+  OrderEntry e = Entry(1);
+  e.comm = "train";
+  e.labels = {"J1", "3", "8"};
+  OrderEntry rank_only = Entry(2, AgeClass::kHost, "schedule_event_2_20260101000000000002");
+  rank_only.labels.rank = "0";
+  std::string text(kOrderLogHeader);
+  AppendCreated(e, text);
+  AppendCreated(rank_only, text);
+  CHECK(text.find("\nl 1 job=J1 rank=3 world=8\n") != std::string::npos);
+  CHECK(text.find("\nl 2 rank=0\n") != std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  REQUIRE(r.live.size() == 2);
+  CHECK(r.live[0] == e);
+  CHECK(r.live[1] == rank_only);
+}
+
+TEST_CASE("a labels record that is not one is rejected and the directory kept without labels", "[order_log][security]") {
+  for (const std::string& bad : std::vector<std::string>{"l 1 job=J\x1b[31m", "l 1 rank=-1", "l 1 rank=01", "l 1 world=0", "l 1 job=a job=b",
+                                "l 1 colour=red", "l 1", "l 1 job=", "l 9 job=J", "l 1 job=" + std::string(65, 'j')}) {
+    std::string text(kOrderLogHeader);
+    AppendCreated(Entry(1), text);
+    text += bad + "\n";
+    auto r = ReplayOrderLog(text);
+    INFO(bad);
+    CHECK(r.rejected == 1);
+    REQUIRE(r.live.size() == 1);
+    CHECK(r.live[0].labels.empty());
+  }
+}

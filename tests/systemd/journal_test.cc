@@ -58,6 +58,20 @@ TEST_CASE("journal fields of a created event directory", "[systemd][journal]") {
                             });
 }
 
+TEST_CASE("journal fields carry the job, rank and world size the process sent, only those", "[systemd][journal]") {
+  StoreEvent e{StoreEvent::Kind::kCreated, "/r/atrace/trace_1_2_3/schedule_event_2_3", 2, 1000, "host", 7, 0,
+               {"J1", "5", "6"}};
+  auto f = JournalFields(e);
+  REQUIRE(f.size() == 14);
+  CHECK(f[11] == "ATRACE_JOB=J1");
+  CHECK(f[12] == "ATRACE_RANK=5");
+  CHECK(f[13] == "ATRACE_WORLD_SIZE=6");
+  e.labels = {"slurm.42", "", ""};
+  f = JournalFields(e);
+  REQUIRE(f.size() == 12);
+  CHECK(f[11] == "ATRACE_JOB=slurm.42");
+}
+
 TEST_CASE("journal fields of an aged event directory", "[systemd][journal]") {
   StoreEvent e{StoreEvent::Kind::kAged, "/r/atrace/trace_1_2_3/stackcore_event_2_3", 2, 0, "device",
                18446744073709551615ull, 123456789012ull};

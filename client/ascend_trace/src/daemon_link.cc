@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,7 +100,7 @@ int DaemonLink::Connect() {
   // ATR_FEATURE_CRASH here only asks whether the daemon offers it (CRASH itself goes on the
   // second connection).
   const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0) |
-                            (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0);
+                            (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0) | ATR_FEATURE_LABELS;
   proto::HelloReply reply;
   rc = Hello(sock_.get(), *decoder_, next_request_id_++, features, deadline, &reply);
   if (rc != 0) {
@@ -112,8 +113,34 @@ int DaemonLink::Connect() {
   }
   daemon_pid_ = reply.daemon_pid;
   granted_ = reply.features;
+  if (reply.features & ATR_FEATURE_LABELS) SendLabels(deadline);
+  if (!sock_.valid()) return -ECONNRESET;  // the labels' exchange lost the connection
   if (reply.features & ATR_FEATURE_CRASH) OpenCrashChannel(connected_path, deadline);
   return 0;
+}
+
+void DaemonLink::SendLabels(Clock::time_point deadline) {
+  // Read once, at the first connection: the environment of the process's start.
+  static const proto::Labels labels =
+      proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
+  if (labels.empty()) return;
+  std::vector<uint8_t> payload, frame;
+  proto::Encode(labels, payload);
+  const uint32_t id = next_request_id_++;
+  proto::AppendFrame(frame, ATR_OP_LABELS, 0, id, payload);
+  std::string message;
+  int rc = SendAll(sock_.get(), frame, -1, deadline);
+  if (rc == 0) rc = ReadReply(sock_.get(), *decoder_, ATR_OP_LABELS, id, deadline, nullptr, &message);
+  if (rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -EPIPE || rc == -EPROTO) {
+    Drop();
+    return;
+  }
+  static std::atomic<bool> told{false};
+  const char* quiet = ::getenv("ATRACE_QUIET");
+  if (rc != 0 && !(quiet != nullptr && std::strcmp(quiet, "1") == 0) && !told.exchange(true)) {
+    const std::string line = "libascend_trace: atraced refused this process's job/rank labels: " + message + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+  }
 }
 
 int DaemonLink::Hello(int sock, proto::FrameDecoder& decoder, uint32_t request_id, uint64_t features,
@@ -310,7 +337,7 @@ int DaemonLink::SendAll(int sock, const std::vector<uint8_t>& frame, int fd, Clo
 }
 
 int DaemonLink::ReadReply(int sock, proto::FrameDecoder& decoder, uint16_t opcode, uint32_t request_id,
-                          Clock::time_point deadline, std::vector<uint8_t>* body) {
+                          Clock::time_point deadline, std::vector<uint8_t>* body, std::string* message) {
   for (;;) {
     proto::FrameHeader h;
     std::span<const uint8_t> payload;
@@ -321,6 +348,7 @@ int DaemonLink::ReadReply(int sock, proto::FrameDecoder& decoder, uint16_t opcod
       proto::ReplyHead head;
       if (!proto::DecodeReply(payload, &head).ok()) return -EPROTO;
       if (body != nullptr) body->assign(head.body.begin(), head.body.end());
+      if (message != nullptr) *message = head.message;
       return head.status;
     }
     auto space = decoder.WritableSpace(4096);

@@ -72,7 +72,11 @@ class DaemonLink {
                std::vector<uint8_t>* body = nullptr);
   static int SendAll(int sock, const std::vector<uint8_t>& frame, int fd, std::chrono::steady_clock::time_point deadline);
   static int ReadReply(int sock, atraced::proto::FrameDecoder& decoder, uint16_t opcode, uint32_t request_id,
-                       std::chrono::steady_clock::time_point deadline, std::vector<uint8_t>* body);
+                       std::chrono::steady_clock::time_point deadline, std::vector<uint8_t>* body,
+                       std::string* message = nullptr);
+  // LABELS: the job, rank and world size of the environment (read once), when the daemon
+  // grants ATR_FEATURE_LABELS. A refusal is said once on stderr; tracing goes on without them.
+  void SendLabels(std::chrono::steady_clock::time_point deadline);
   void Drop();
   void NoteOutage(int err);
 

@@ -146,6 +146,13 @@ typedef struct atrace_list_entry {
   const char *comm; /* the program that made it ("" unknown: an older daemon or root);
                        valid during the callback only */
   uint32_t flags;   /* ATRACE_LIST_*; 0 from an older daemon */
+  /* The job, rank and world size its process said it belongs to (from its environment:
+   * ATRACE_JOB, RANK_ID, RANK_SIZE and the like); "" when not sent or from an older daemon.
+   * A process's own word: checked to be short and printable, never trusted. Valid during
+   * the callback only. */
+  const char *job;
+  const char *rank;
+  const char *world_size;
 } atrace_list_entry;
 /* A save into the directory was cut short (the daemon killed or stopped, or a write failed
  * while it wrote a ring save or a report): its files may be empty or short. */

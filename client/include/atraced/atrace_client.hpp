@@ -71,6 +71,7 @@ struct ListEntry {
   uint64_t apparent_bytes = 0;
   std::string comm;  // the program that made it; "" unknown
   uint32_t flags = 0;  // ATRACE_LIST_*
+  std::string job, rank, world_size;  // the process's labels; "" not sent
 };
 
 class File {
@@ -193,7 +194,8 @@ class Client {
         [](const atrace_list_entry* e, void* user) {
           auto* v = static_cast<std::vector<ListEntry>*>(user);
           v->push_back(ListEntry{e->seq, e->kind, e->side, e->device_id, e->pid, e->uid, e->bytes,
-                                 e->created_unix_us, e->path, e->apparent_bytes, e->comm, e->flags});
+                                 e->created_unix_us, e->path, e->apparent_bytes, e->comm, e->flags,
+                                 e->job,  e->rank,           e->world_size});
           return 0;
         },
         out));

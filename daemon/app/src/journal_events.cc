@@ -18,7 +18,7 @@ std::vector<std::string> JournalFields(const StoreEvent& event) {
                         event.cls + ", seq=" + std::to_string(event.seq);
   if (!created) message += ", " + std::to_string(event.bytes) + " bytes freed";
   message += ")";
-  return {
+  std::vector<std::string> fields{
       "MESSAGE_ID=" + std::string(created ? kJournalMessageIdCreated : kJournalMessageIdAged),
       "MESSAGE=" + message,
       "PRIORITY=6",
@@ -31,6 +31,12 @@ std::vector<std::string> JournalFields(const StoreEvent& event) {
       "ATRACE_SEQ=" + std::to_string(event.seq),
       "ATRACE_BYTES=" + std::to_string(event.bytes),
   };
+  // The labels the process sent (checked at LABELS: short, no control bytes), only those it
+  // sent: `journalctl ATRACE_JOB=J` finds a job's directories on every host that forwards.
+  if (!event.labels.job.empty()) fields.push_back("ATRACE_JOB=" + event.labels.job);
+  if (!event.labels.rank.empty()) fields.push_back("ATRACE_RANK=" + event.labels.rank);
+  if (!event.labels.world_size.empty()) fields.push_back("ATRACE_WORLD_SIZE=" + event.labels.world_size);
+  return fields;
 }
 
 bool JournalStreamMatches(const char* journal_stream, int fd) {

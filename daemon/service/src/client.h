@@ -16,6 +16,7 @@
 #include "atraced/admission/fd_budget.h"
 #include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
+#include "atraced/proto/codec.h"
 #include "atraced/processes/oom_count.h"
 #include "atraced/processes/process_identity.h"
 #include "atraced/rings/held_ring.h"
@@ -73,6 +74,9 @@ struct Client {
   uint64_t start_ticks = 0;
   std::string program;
   std::string cmdline;  // captured at HELLO
+  // The job, rank and world size its process sent (LABELS, on this connection or another of
+  // the process): what its directories are labelled with. Grants nothing.
+  proto::Labels labels;
   OomCount oom_at_hello;  // the memory cgroup's OOM kills at HELLO (oom_count.h)
   std::chrono::system_clock::time_point connected{};
   std::chrono::system_clock::time_point last_activity{};

@@ -24,6 +24,7 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
   uint32_t uid = c.peer.uid;  // whose the directory is: who reads it (read_grants.h)
   const ProcessDirName* process = c.process_name ? &*c.process_name : nullptr;
   const std::string* program = &c.program;  // the process the event is for: COMM in a listing
+  const proto::Labels* labels = &c.labels;
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
     if (!c.may_forward) {
       return Status::Error(EPERM, "host_pid: forwarder claim refused: this process may not write for host pid " +
@@ -38,6 +39,7 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
     ProcessRecord* rec = facts ? records_.RecordFor(m.host_pid, facts) : known;
     process = &rec->name;
     program = &rec->program;
+    labels = &rec->labels;
     pid = m.host_pid;
     // The claimed process's own (effective) uid, as the kernel tells it; one /proc cannot
     // tell is the daemon's own, so nobody but root and the reader group reads it.
@@ -46,7 +48,7 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
     log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
   }
   if (!process) return Status::Error(EINVAL, "process: malformed process directory " + c.process_dir);
-  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, uid, *program};
+  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, uid, *program, /*save=*/false, *labels};
   if (Status refused = admission_.AdmitEvent(c, spec.kind); !refused.ok()) return refused;
   auto r = store_.BeginEvent(spec, c.utc_offset_s);
   if (!r.ok()) return Status(r.status()).LoggedAs(r.status().err() == ENOSPC ? Status::LogAs::kSummarized : Status::LogAs::kNotice);

@@ -13,6 +13,7 @@
 
 #include "atraced/admission/rate_limit.h"
 #include "atraced/common/clock.h"
+#include "atraced/proto/codec.h"
 #include "atraced/processes/process_table.h"
 #include "atraced/store/names.h"
 
@@ -41,6 +42,7 @@ struct ProcessRecord {
   uint32_t uid = 0;          // of the connection refused: its summary goes through that uid's throttle
   uint64_t bytes = 0;        // written, for max-bytes-per-client
   std::string program;
+  proto::Labels labels;  // LABELS: copied to each connection of the process, present and later
   // The devices this process receives from (device_reports.h), by device id: the device-side
   // events it began for each, and how many of them its DEVICE_STATS said were saved.
   struct DeviceReport {

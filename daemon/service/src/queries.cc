@@ -103,6 +103,7 @@ Status Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& b
     le.created_unix_us = static_cast<uint64_t>(std::max<int64_t>(0, e.created_us));
     le.path = e.rel_path;
     le.comm = e.comm;
+    le.labels = e.labels;
     le.flags = e.incomplete ? ATR_LIST_INCOMPLETE : 0;
     r.entries.push_back(std::move(le));
   }

@@ -95,7 +95,7 @@ void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(std::move(st).LoggedAs(Status::LogAs::kSummarized));
-  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true},
+  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true, c.labels},
                                  c.utc_offset_s);
   if (!begun.ok()) return done(begun.status());
   job->seq = begun->seq;

@@ -20,6 +20,7 @@
 #include "file_accounting.h"
 #include "atraced/base/cycle_counter.h"
 #include "process_dumps.h"
+#include "process_labels.h"
 #include "process_names.h"
 #include "process_records.h"
 #include "queries.h"
@@ -33,7 +34,7 @@ namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH |
                                        ATR_FEATURE_RING_COUNTER | ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS |
-                                       ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP;
+                                       ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS;
 
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
@@ -68,7 +69,7 @@ struct TraceService::Rooms {
         queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
         departures(ctx, saver, [this](Client& c) { Forget(c); }),
         crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }),
-        dumps(ctx, clients, saver, admission) {}
+        dumps(ctx, clients, saver, admission), labels(clients, records, log) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -115,6 +116,7 @@ struct TraceService::Rooms {
   Departures departures;
   Crashes crashes;
   ProcessDumps dumps;
+  ProcessLabels labels;
   bool destroying = false;
   // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
   // so that a steady stream of requests encodes its replies without allocating (a fresh
@@ -152,6 +154,7 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   c.utc_offset_s = rec->utc_offset_s;
   c.start_ticks = facts ? facts->start_ticks : 0;
   c.program = facts ? facts->program : "unknown";
+  c.labels = rec->labels;  // sent on another connection of the process before this one
   c.connected = r.clock.Now();
   bool in_group = false;
   if (r.limits.forwarder_gid) {
@@ -244,6 +247,8 @@ TraceService::Reply TraceService::Handle(ClientId id, const proto::FrameHeader& 
     refusal = Status::Error(ENOTSUP, "STACK_DUMP: ATR_FEATURE_STACK_DUMP was not negotiated in HELLO");
   } else if (h.opcode == ATR_OP_DEVICE_STATS && !(c.features & ATR_FEATURE_DEVICE_STATS)) {
     refusal = Status::Error(ENOTSUP, "DEVICE_STATS: ATR_FEATURE_DEVICE_STATS was not negotiated in HELLO");
+  } else if (h.opcode == ATR_OP_LABELS && !(c.features & ATR_FEATURE_LABELS)) {
+    refusal = Status::Error(ENOTSUP, "LABELS: ATR_FEATURE_LABELS was not negotiated in HELLO");
   } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
     refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO");
   } else {
@@ -322,6 +327,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
       return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     case ATR_OP_PROCESS_DUMP: return Later(id, h, [&](DeferredReply r) { dumps.Dump(c, payload, std::move(r)); });
+    case ATR_OP_LABELS: return labels.OnLabels(c, payload);
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }

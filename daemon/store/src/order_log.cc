@@ -71,6 +71,21 @@ bool ParseCreated(const std::vector<std::string_view>& f, OrderEntry* e, std::st
   return true;
 }
 
+// "job=J" "rank=R" "world=W", each at most once, each a valid label (proto::CheckLabel).
+bool ParseLabels(const std::vector<std::string_view>& fields, proto::Labels* out) {
+  for (std::string_view f : fields) {
+    const size_t eq = f.find('=');
+    if (eq == std::string_view::npos) return false;
+    const std::string_view key = f.substr(0, eq), value = f.substr(eq + 1);
+    std::string* slot = key == "job" ? &out->job : key == "rank" ? &out->rank : key == "world" ? &out->world_size : nullptr;
+    const proto::LabelKind kind = key == "job" ? proto::LabelKind::kJob : key == "rank" ? proto::LabelKind::kRank
+                                                                                        : proto::LabelKind::kWorldSize;
+    if (slot == nullptr || !slot->empty() || value.empty() || !proto::CheckLabel(kind, value).empty()) return false;
+    *slot = std::string(value);
+  }
+  return true;
+}
+
 void AppendSeqRecord(char type, uint64_t seq, std::string& out) {
   out += type;
   out += ' ';
@@ -101,6 +116,17 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
     out += std::to_string(e.seq);
     out += ' ';
     out += e.comm;
+    out += '\n';
+  }
+  if (!e.labels.empty()) {
+    out += "l ";
+    out += std::to_string(e.seq);
+    for (auto [key, value] : {std::pair{" job=", &e.labels.job}, std::pair{" rank=", &e.labels.rank},
+                              std::pair{" world=", &e.labels.world_size}}) {
+      if (value->empty()) continue;
+      out += key;
+      out += *value;
+    }
     out += '\n';
   }
   if (e.incomplete) AppendSaving(e.seq, out);
@@ -168,6 +194,21 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
         continue;
       }
       entries[it->second].comm = std::string(fields[2]);
+      ++r.records;
+    } else if (fields[0] == "l") {
+      uint64_t seq = 0;
+      proto::Labels labels;
+      if (fields.size() < 3 || fields.size() > 5 || !ParseNumber(fields[1], &seq) ||
+          !ParseLabels({fields.begin() + 2, fields.end()}, &labels)) {
+        problem(line_no, "bad labels record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0 || !entries[it->second].labels.empty()) {
+        problem(line_no, "labels of unknown sequence " + std::to_string(seq));
+        continue;
+      }
+      entries[it->second].labels = std::move(labels);
       ++r.records;
     } else if (fields[0] == "p" || fields[0] == "d") {
       const bool saving = fields[0] == "p";

@@ -106,7 +106,7 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     // The path goes to the logger in pieces: nothing is built unless debug is on.
     log_.Debug("aged event dir ", fs_.trace_dir(), "/", e.rel_path, " (class=", AgeClassName(c), ", seq=", seq,
                ", reason=", AgingReasonName(reason), ")");
-    if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes});
+    if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes, e.meta.labels});
     if (report) report->removed.push_back(e.rel_path);
     // The directory leaves the visible tree now, so what `ls` counts when the caller replies
     // is what the store counts; the remover deletes it where it was moved. A failed job comes

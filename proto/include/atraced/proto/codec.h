@@ -181,6 +181,25 @@ struct ProcessDump {
   std::vector<int32_t> pids;  // 0..ATR_MAX_DUMP_PROCESSES distinct pids > 0
 };
 
+// LABELS (ATR_FEATURE_LABELS): the job, rank and world size a process says it belongs to,
+// each "" when not set; see wire.h. The decoder checks each with CheckLabel.
+struct Labels {
+  std::string job, rank, world_size;
+  bool empty() const { return job.empty() && rank.empty() && world_size.empty(); }
+  bool operator==(const Labels&) const = default;
+};
+
+// "" when `value` is a valid label of its kind (or empty), else why not, naming the label:
+// job: at most ATR_MAX_LABEL bytes of [A-Za-z0-9._:@+=-]; rank: a decimal 0..2147483647;
+// world_size: 1..2147483647 (no sign, no leading zero).
+enum class LabelKind { kJob, kRank, kWorldSize };
+std::string CheckLabel(LabelKind kind, std::string_view value);
+
+// The labels of this process's environment (the first set of each list, ATRACE_JOB,
+// SLURM_JOB_ID, JOB_ID; RANK_ID, RANK, SLURM_PROCID; RANK_SIZE, WORLD_SIZE, SLURM_NTASKS),
+// read through `get` (getenv; a test's own), as they are: the daemon judges them.
+Labels LabelsFromEnvironment(const char* (*get)(const char*));
+
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
 struct HelloReply {
@@ -255,6 +274,7 @@ struct ListEntry {
   uint64_t apparent_bytes = 0;  // after all entries; from an older daemon, `bytes`
   std::string comm;             // after the apparent sizes: the program that made it; "" unknown
   uint32_t flags = 0;           // after the programs: ATR_LIST_* bits; unknown bits are kept
+  Labels labels;                // after the flags: the process's job, rank, world size; "" unknown
 };
 
 struct ListReply {
@@ -262,6 +282,7 @@ struct ListReply {
   bool apparent_sent = true;  // false: the body had no apparent sizes (an older daemon); not encoded
   bool comm_sent = true;      // false: the body had no programs (an older daemon); not encoded
   bool flags_sent = true;     // false: the body had no flags (an older daemon); not encoded
+  bool labels_sent = true;    // false: the body had no labels (an older daemon); not encoded
 };
 
 struct VacuumReply {
@@ -314,6 +335,7 @@ void Encode(const Dump& m, std::vector<uint8_t>& out);
 void Encode(const StackDump& m, std::vector<uint8_t>& out);
 void Encode(const DeviceStats& m, std::vector<uint8_t>& out);
 void Encode(const ProcessDump& m, std::vector<uint8_t>& out);
+void Encode(const Labels& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -355,6 +377,7 @@ Status Decode(std::span<const uint8_t> payload, Dump* m);
 Status Decode(std::span<const uint8_t> payload, StackDump* m);
 Status Decode(std::span<const uint8_t> payload, DeviceStats* m);
 Status Decode(std::span<const uint8_t> payload, ProcessDump* m);
+Status Decode(std::span<const uint8_t> payload, Labels* m);
 
 struct ReplyHead {
   int32_t status = 0;

@@ -27,6 +27,8 @@
  *        body carries the report's path.
  *        Behind ATR_FEATURE_PROCESS_DUMP (any connection): PROCESS_DUMP, the rings and every
  *        thread's stack of live processes, saved from outside them (atracectl dump).
+ *        Behind ATR_FEATURE_LABELS (any connection): LABELS, the job, rank and world size
+ *        the process read from its environment; LIST's reply carries them after the flags.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -87,6 +89,7 @@
 #define ATR_FEATURE_DEVICE_STATS (1ull << 5) /* 1.1: DEVICE_STATS, a process's device receiver counts */
 #define ATR_FEATURE_CRASH_PATH (1ull << 6) /* 1.1: CRASH's reply body is the report's path; with CRASH only */
 #define ATR_FEATURE_PROCESS_DUMP (1ull << 7) /* 1.1: PROCESS_DUMP, a live process's rings and stacks from outside */
+#define ATR_FEATURE_LABELS (1ull << 8) /* 1.1: LABELS, the process's job, rank and world size */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -115,7 +118,9 @@ enum atr_opcode {
   /* 1.1, only after ATR_FEATURE_DEVICE_STATS was granted: */
   ATR_OP_DEVICE_STATS = 20,
   /* 1.1, only after ATR_FEATURE_PROCESS_DUMP was granted: */
-  ATR_OP_PROCESS_DUMP = 21
+  ATR_OP_PROCESS_DUMP = 21,
+  /* 1.1, only after ATR_FEATURE_LABELS was granted: */
+  ATR_OP_LABELS = 22
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -579,5 +584,12 @@ struct atr_process_dump_entry {
   uint32_t reserved;
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_process_dump_entry) == 24, "atr_process_dump_entry is 24 bytes");
+/* LABELS request (ATR_FEATURE_LABELS): what the process says it is part of, three strings
+ * (u16 length + bytes), in this order: job, rank, world_size; each may be empty (not set).
+ * job: at most ATR_MAX_LABEL bytes of [A-Za-z0-9._:@+=-]; rank: a decimal 0..2147483647;
+ * world_size: a decimal 1..2147483647, no sign, no leading zero. Nothing follows. A bad one
+ * refuses the whole request (-EINVAL, the message names the label); nothing is recorded.
+ * Reply body: empty. Labels are the process's word: the daemon grants nothing by them. */
+#define ATR_MAX_LABEL 64u
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

@@ -7,6 +7,7 @@
 //   # atraced order log 1
 //   + <seq> <h|d|e> <device_id> <uid> <created_us> <process dir>/<event dir>
 //   c <seq> <program>
+//   l <seq> [job=<job>] [rank=<rank>] [world=<world size>]
 //   p <seq>
 //   d <seq>
 //   - <seq>
@@ -16,6 +17,11 @@
 // list`'s COMM; nothing is added inside CANN's event directories. A log without it (written
 // before) leaves the program unknown; an older daemon skips the record as unknown, keeping
 // the directory.
+//
+// 'l' (after its 'c', in the same write) holds the labels the process sent (LABELS: its
+// job, rank and world size, each checked by proto::CheckLabel, so no space or newline),
+// for `atracectl list`'s JOB and RANK and the journal; only those set are written. A log
+// without it leaves the labels unknown; an older daemon skips the record as unknown.
 //
 // 'p' (with its '+', in the same write; or alone when a save goes into a directory that
 // exists) says a save is being written into the directory, 'd' that the save completed:
@@ -46,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "atraced/proto/codec.h"
 #include "atraced/store/aging.h"
 
 namespace atraced {
@@ -63,6 +70,7 @@ struct OrderEntry {
   std::string event_dir;     // {event}_event_{pid}_{time}
   std::string comm;          // the program it was made for; "" unknown ('c' record)
   bool incomplete = false;   // a save into it began ('p') and its completion ('d') is not logged
+  proto::Labels labels{};    // the job, rank and world size its process sent ('l' record)
   bool operator==(const OrderEntry&) const = default;
 };
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "atraced/proto/codec.h"
+
 namespace atraced {
 
 struct StoreEvent {
@@ -16,6 +18,7 @@ struct StoreEvent {
   std::string cls;    // "host", "device" or "exit"
   uint64_t seq = 0;
   uint64_t bytes = 0; // for kAged: bytes freed, when known
+  proto::Labels labels{};  // its process's job, rank and world size, each "" when not sent
 };
 
 class StoreEventSink {

@@ -65,6 +65,7 @@ struct EventSpec {
   // A save the daemon writes into the directory in one go (a ring save, a report): logged
   // as begun ('p', order_log.h) until EndSave logs it complete.
   bool save = false;
+  proto::Labels labels{};  // its process's job, rank and world size (order log, listing, journal)
 };
 
 struct BeginResult {
@@ -89,6 +90,7 @@ struct EventInfo {
   // A save into it was cut short (a crash, a kill, a stop) or failed to write: its files
   // may be empty or short. False while a save is still being written into it.
   bool incomplete = false;
+  proto::Labels labels{};  // none known: all ""
 };
 
 struct StoreCounters {

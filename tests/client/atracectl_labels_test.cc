@@ -1,0 +1,82 @@
+// Job and rank labels end to end: a process's environment, through libatrace_client's
+// LABELS, the daemon's order log (across a restart), to atracectl list's JOB and RANK
+// columns, its --job/--rank filters and its --json keys.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/daemon_process.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+using namespace atraced::testing;
+
+namespace {
+
+RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, const std::map<std::string, std::string>& env = {},
+              const std::string& input = "") {
+  std::vector<std::string> argv{ATRACECTL_BINARY, "--socket", d.socket()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv, {.env = env, .input = input});
+}
+
+bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+// One directory made by `atracectl emit` run with `env`: its libatrace_client sends the labels.
+RunResult Emit(const DaemonProcess& d, const std::map<std::string, std::string>& env) {
+  return Ctl(d, {"emit", "--event", "schedule", "--object", "o"}, env, "x");
+}
+
+}  // namespace
+
+TEST_CASE("atracectl list: JOB and RANK from the process's environment, filters and JSON, across a restart",
+          "[atracectl][list][labels]") {
+  TempDir tmp;
+  const std::string root = tmp / "root";
+  {
+    DaemonProcess d({{}, {}, true, 10, std::nullopt, root});
+    REQUIRE(d.Start());
+    REQUIRE(Emit(d, {{"ATRACE_JOB", "J1"}, {"SLURM_JOB_ID", "77"}, {"RANK_ID", "3"}, {"RANK_SIZE", "8"}}).exit_code == 0);
+    REQUIRE(Emit(d, {{"SLURM_JOB_ID", "77"}, {"SLURM_PROCID", "12"}, {"SLURM_NTASKS", "16"}}).exit_code == 0);
+    REQUIRE(Emit(d, {}).exit_code == 0);
+    REQUIRE(d.Stop() == 0);
+  }
+  DaemonProcess d({{}, {}, true, 10, std::nullopt, root});
+  REQUIRE(d.Start());
+  auto list = Ctl(d, {"list"});
+  REQUIRE(list.exit_code == 0);
+  CHECK(Has(list.out, "\tSTATE\tJOB\tRANK\n"));
+  CHECK(Has(list.out, "\t-\tJ1\t3\n"));
+  CHECK(Has(list.out, "\t-\t77\t12\n"));
+  CHECK(Has(list.out, "\t-\t-\t-\n"));
+  auto j1 = Ctl(d, {"list", "--job", "J1", "--json"});
+  REQUIRE(j1.exit_code == 0);
+  CHECK(Has(j1.out, "\"job\":\"J1\",\"rank\":3,\"world_size\":8}"));
+  CHECK_FALSE(Has(j1.out, "\"job\":\"77\""));
+  auto r12 = Ctl(d, {"list", "--rank", "12", "--json"});
+  CHECK(Has(r12.out, "\"job\":\"77\",\"rank\":12,\"world_size\":16}"));
+  CHECK(Has(r12.out, "{\"entries\":[{"));
+  CHECK(Ctl(d, {"list", "--job", "J2", "--json"}).out == "{\"entries\":[]}\n");
+  CHECK(Has(Ctl(d, {"list", "--json"}).out, "\"job\":null,\"rank\":null,\"world_size\":null}"));
+}
+
+TEST_CASE("a label that is not one is refused by the daemon, said once, and the directory made without labels",
+          "[atracectl][labels][security]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  auto made = Emit(d, {{"ATRACE_JOB", "J\x1b]0;owned\x07"}, {"RANK_ID", "1"}});
+  REQUIRE(made.exit_code == 0);  // tracing goes on
+  CHECK(Has(made.err, "atraced refused this process's job/rank labels: job: only letters, digits and . _ : @ + = - are allowed"));
+  CHECK_FALSE(Has(made.err, "\x1b"));
+  auto bad_rank = Emit(d, {{"ATRACE_JOB", "J"}, {"RANK", "-3"}});
+  CHECK(Has(bad_rank.err, "rank: not a decimal from 0 to 2147483647"));
+  auto list = Ctl(d, {"list", "--json"});
+  CHECK_FALSE(Has(list.out, "\"job\":\""));
+  // The filters refuse what no label can be, escaped.
+  auto filter = Ctl(d, {"list", "--job", "J\x1b[2J"});
+  CHECK(filter.exit_code == 2);
+  CHECK(Has(filter.err, "--job 'J\\x1b[2J': job: only letters"));
+  CHECK(Ctl(d, {"list", "--rank", "x"}).exit_code == 2);
+}
