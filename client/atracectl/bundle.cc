@@ -14,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bundle_meta.h"
 #include "child_process.h"
 #include "format.h"
 
@@ -58,8 +59,12 @@ struct Scratch {
   }
 };
 
-// The host's facts in `meta`; the names of those that are there.
-std::vector<std::string> WriteHostFacts(const Globals& g, const std::string& meta) {
+// The host's facts in `meta`; the names of those that are there, bundle.jsonl first.
+std::vector<std::string> WriteHostFacts(const Globals& g, const std::string& meta,
+                                        const std::vector<atrace::ListEntry>& entries) {
+  std::string lines = BundleHostLine(ThisHost());
+  for (const auto& e : entries) lines += BundleDirLine(e);
+  Write(meta + "/" + kBundleMetaName, lines);
   std::vector<std::string> status_cmd{"/proc/self/exe"};
   if (!g.socket.empty()) status_cmd.insert(status_cmd.end(), {"--socket", g.socket});
   status_cmd.insert(status_cmd.end(), {"status", "--json"});
@@ -76,7 +81,7 @@ std::vector<std::string> WriteHostFacts(const Globals& g, const std::string& met
   Copy("/etc/os-release", meta + "/os-release");
   Copy("/etc/atraced/atraced.conf", meta + "/atraced.conf");
   std::vector<std::string> present;
-  for (const char* f : {"status.json", "version.txt", "atraced.conf", "uname.txt", "os-release"}) {
+  for (const char* f : {kBundleMetaName, "status.json", "version.txt", "atraced.conf", "uname.txt", "os-release"}) {
     if (::access((meta + "/" + f).c_str(), F_OK) == 0) present.emplace_back(f);
   }
   return present;
@@ -105,8 +110,10 @@ Copied CopyBounded(int from, int to, uint64_t bound, uint64_t* total) {
 
 }  // namespace
 
-int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vector<std::string>& rel_dirs,
+int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vector<atrace::ListEntry>& entries,
                 uint64_t max_size, NewOutputFile& out) {
+  std::vector<std::string> rel_dirs;
+  for (const auto& e : entries) rel_dirs.push_back(e.path);
   Scratch scratch;
   if (scratch.path.empty()) {
     std::cerr << "atracectl: export: cannot make a scratch directory: " << std::strerror(errno) << "\n";
@@ -114,7 +121,7 @@ int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vecto
   }
   const std::string meta = scratch.path + "/meta";
   ::mkdir(meta.c_str(), 0700);
-  const std::vector<std::string> facts = WriteHostFacts(g, meta);
+  const std::vector<std::string> facts = WriteHostFacts(g, meta, entries);
   // The directories' names, NUL-separated, relative to the trace dir (tar -C there).
   std::string list;
   for (const auto& d : rel_dirs) list += d + '\0';

@@ -100,9 +100,7 @@ int RunExport(const Globals& g, const Args& args) {
   }
   Readers::Of(std::string(status.root) + "/atrace").KeepReadable("export", &chosen);
   if (format == "tar") {
-    std::vector<std::string> dirs;
-    for (const auto& e : chosen) dirs.push_back(e.path);
-    return WriteBundle(g, std::string(status.root) + "/atrace", dirs, max_size, *out);
+    return WriteBundle(g, std::string(status.root) + "/atrace", chosen, max_size, *out);
   }
   // The document is written as it is made, through a small buffer: what is held is the
   // events (bounded by the budget), never the document.

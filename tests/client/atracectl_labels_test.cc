@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -79,4 +80,39 @@ TEST_CASE("a label that is not one is refused by the daemon, said once, and the 
   CHECK(filter.exit_code == 2);
   CHECK(Has(filter.err, "--job 'J\\x1b[2J': job: only letters"));
   CHECK(Ctl(d, {"list", "--rank", "x"}).exit_code == 2);
+}
+
+TEST_CASE("atracectl export --format tar --job: only the job's directories, with bundle.jsonl first",
+          "[atracectl][export][labels]") {
+  TempDir tmp;
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  REQUIRE(Emit(d, {{"ATRACE_JOB", "J1"}, {"RANK_ID", "3"}, {"RANK_SIZE", "8"}}).exit_code == 0);
+  REQUIRE(Emit(d, {{"ATRACE_JOB", "J2"}, {"RANK_ID", "0"}}).exit_code == 0);
+  const std::string bundle = tmp / "j1.tar.gz";
+  auto exported = Ctl(d, {"export", "--format", "tar", "--job", "J1", "-o", bundle});
+  REQUIRE(exported.exit_code == 0);
+  auto members = Run({"tar", "-tzf", bundle});
+  REQUIRE(members.exit_code == 0);
+  CHECK(members.out.rfind("bundle.jsonl\n", 0) == 0);
+  auto meta = Run({"tar", "-xzOf", bundle, "bundle.jsonl"});
+  REQUIRE(meta.exit_code == 0);
+  std::istringstream lines(meta.out);
+  std::string host, dir, more;
+  std::getline(lines, host);
+  std::getline(lines, dir);
+  CHECK_FALSE(std::getline(lines, more));  // J2's directory is not in it
+  CHECK(host.rfind("{\"record\":\"host\",\"format\":1,\"host\":", 0) == 0);
+  for (const char* key : {"\"boot_id\":\"", "\"realtime_us\":", "\"monotonic_us\":", "\"clock_synchronized\":",
+                          "\"adjtimex\":\"", "\"utc_offset_s\":"}) {
+    CHECK(Has(host, key));
+  }
+  CHECK(Has(dir, "\"job\":\"J1\",\"rank\":3,\"world_size\":8}"));
+  CHECK(Has(dir, "\"comm\":\"atracectl\""));
+  int dirs = 0;
+  for (size_t at = members.out.find("/schedule_tracer_o.txt"); at != std::string::npos;
+       at = members.out.find("/schedule_tracer_o.txt", at + 1)) {
+    ++dirs;
+  }
+  CHECK(dirs == 1);
 }
