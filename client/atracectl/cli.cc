@@ -33,6 +33,8 @@ constexpr const char* kUsage =
     "  info     one process's events and what its crash or death reports say\n"
     "  dump     save live processes' records and every thread's stack, from outside them\n"
     "  export   the selected directories' records as a timeline (Trace Event Format)\n"
+    "  merge    one timeline of the bundles of every host of a job, a group per rank\n"
+    "  hang     which ranks of a hung job are stuck where, from their bundles\n"
     "  du       bytes per class and in total\n"
     "  vacuum   apply the aging limits now (--dry-run: only report)\n"
     "\n"
@@ -45,7 +47,7 @@ const std::map<std::string, Runner>& Commands() {
   static const std::map<std::string, Runner> kCommands{
       {"emit", RunEmit},   {"status", RunStatus}, {"list", RunList},
       {"du", RunDu},       {"vacuum", RunVacuum}, {"show", RunShow},
-      {"info", RunInfo},   {"export", RunExport}, {"dump", RunDump}};
+      {"info", RunInfo},   {"export", RunExport}, {"dump", RunDump}, {"merge", RunMerge}, {"hang", RunHang}};
   return kCommands;
 }
 

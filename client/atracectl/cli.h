@@ -31,6 +31,8 @@ int RunShow(const Globals& g, const Args& args);
 int RunInfo(const Globals& g, const Args& args);
 int RunExport(const Globals& g, const Args& args);
 int RunDump(const Globals& g, const Args& args);
+int RunMerge(const Globals& g, const Args& args);
+int RunHang(const Globals& g, const Args& args);
 
 // Connects; on failure prints why on stderr and returns an empty client. `options` beyond
 // the socket (which --socket sets) are the command's: a dump waits longer than a query.

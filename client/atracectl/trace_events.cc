@@ -38,7 +38,8 @@ std::string ProgramOf(const std::string& report) {
 
 }  // namespace
 
-bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t, std::string_view)>& record) {
+bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t, std::string_view)>& record,
+                       std::optional<int32_t> utc_offset_s) {
   while (!text.empty()) {
     const size_t end = text.find('\n');
     const std::string_view line = text.substr(0, end);
@@ -55,11 +56,42 @@ bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t, 
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     tm.tm_isdst = -1;
-    const time_t t = ::mktime(&tm);
+    const time_t t = utc_offset_s ? ::timegm(&tm) - *utc_offset_s : ::mktime(&tm);
     if (t == static_cast<time_t>(-1)) continue;
     if (!record(static_cast<int64_t>(t) * 1000000 + ms * 1000 + us, line.substr(static_cast<size_t>(used)))) return false;
   }
   return true;
+}
+
+std::string ObjectOfFile(const std::string& name) {
+  std::string object = name.substr(0, name.rfind('.'));
+  const size_t tracer_end = object.find("_tracer_");
+  if (tracer_end != std::string::npos) object = object.substr(tracer_end + 8);
+  return object;
+}
+
+std::pair<Mark, std::string_view> ReportMark(const std::string& report) {
+  const DirOrigin origin = ReportOrigin(report);
+  if (origin.origin == Origin::kCrash) return {Mark::kCrash, "crash"};
+  if (origin.IsDeath()) return {Mark::kDeath, "death"};
+  if (origin.origin == Origin::kDump) return {Mark::kDump, "stack dump"};
+  return {Mark::kRecord, "report"};
+}
+
+std::string ChromeProcessName(int64_t pid, std::string_view name) {
+  return "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":0,\"args\":{\"name\":" +
+         JsonString(name) + "}}";
+}
+
+std::string ChromeThreadName(int64_t pid, int tid, std::string_view name) {
+  return "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+         ",\"args\":{\"name\":" + JsonString(name) + "}}";
+}
+
+std::string ChromeEvent(const TimelineEvent& ev) {
+  return "{\"name\":" + JsonString(ev.name) + ",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + std::to_string(ev.ts) +
+         ",\"pid\":" + std::to_string(ev.pid) + ",\"tid\":" + std::to_string(ev.tid) + ",\"args\":{\"text\":" +
+         JsonString(ev.text) + "}}";
 }
 
 void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::string& trace_dir, TextBudget& budget,
@@ -132,15 +164,7 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
         }
         const std::string program = ProgramOf(bytes);
         if (!program.empty() && !device && e.comm.empty()) process.name = program;
-        const DirOrigin origin = ReportOrigin(bytes);
-        const Mark mark = origin.origin == Origin::kCrash ? Mark::kCrash
-                          : origin.IsDeath()              ? Mark::kDeath
-                          : origin.origin == Origin::kDump ? Mark::kDump
-                                                            : Mark::kRecord;
-        const std::string_view event_name = mark == Mark::kCrash   ? "crash"
-                                            : mark == Mark::kDeath ? "death"
-                                            : mark == Mark::kDump  ? "stack dump"
-                                                                   : "report";
+        const auto [mark, event_name] = ReportMark(bytes);
         bytes.resize(std::min<size_t>({bytes.size(), kReportKept, budget.left()}));
         bytes.shrink_to_fit();
         keep({static_cast<int64_t>(e.created_unix_us), pid, tid_of(pid, kEventsTrack), mark, dir_index, event_name,
@@ -149,9 +173,7 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
       }
       ++budget.files_read;
       // {tracer}_tracer_{object}.txt|.bin: the object names the track and its records.
-      std::string object = name.substr(0, name.rfind('.'));
-      const size_t tracer_end = object.find("_tracer_");
-      if (tracer_end != std::string::npos) object = object.substr(tracer_end + 8);
+      const std::string object = ObjectOfFile(name);
       // What is read or decoded of a file is at most what is left of the budget.
       std::string text;
       if (is_bin) {
@@ -214,19 +236,9 @@ void WriteChromeTrace(const Timeline& timeline, const std::function<void(std::st
     put(line);
     first = false;
   };
-  for (const auto& [pid, process] : timeline.processes) {
-    add("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-        ",\"tid\":0,\"args\":{\"name\":" + JsonString(process.name) + "}}");
-  }
-  for (const auto& [key, tid] : timeline.threads) {
-    add("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(key.first) +
-        ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + JsonString(key.second) + "}}");
-  }
-  for (const TimelineEvent& ev : timeline.events) {
-    add("{\"name\":" + JsonString(ev.name) + ",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + std::to_string(ev.ts) +
-        ",\"pid\":" + std::to_string(ev.pid) + ",\"tid\":" + std::to_string(ev.tid) +
-        ",\"args\":{\"text\":" + JsonString(ev.text) + "}}");
-  }
+  for (const auto& [pid, process] : timeline.processes) add(ChromeProcessName(pid, process.name));
+  for (const auto& [key, tid] : timeline.threads) add(ChromeThreadName(key.first, tid, key.second));
+  for (const TimelineEvent& ev : timeline.events) add(ChromeEvent(ev));
   put("\n]}\n");
 }
 

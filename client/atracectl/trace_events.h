@@ -23,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,7 +63,20 @@ struct Timeline {
 // Calls `record(ts_us, text)` for each line "YYYY-MM-DD hh:mm:ss.mmm.uuu text" (CANN's .txt,
 // and asys's text of a .bin) in local time, until it returns false; other lines (a trailer)
 // are skipped. False when `record` stopped it.
-bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t ts_us, std::string_view text)>& record);
+// With `utc_offset_s`, the stamps are read as local time at that offset from UTC (a bundle
+// from another host's zone), not in this machine's zone.
+bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t ts_us, std::string_view text)>& record,
+                       std::optional<int32_t> utc_offset_s = std::nullopt);
+
+// The object of a trace file's name: "{tracer}_tracer_{object}.txt|.bin" -> "{object}".
+std::string ObjectOfFile(const std::string& file_name);
+// How a report (stackcore_tracer_*.txt) is drawn, from its first lines: its mark and name
+// ("crash", "death", "stack dump" or "report").
+std::pair<Mark, std::string_view> ReportMark(const std::string& report);
+// The Trace Event Format lines (without separators) export and merge write.
+std::string ChromeProcessName(int64_t pid, std::string_view name);
+std::string ChromeThreadName(int64_t pid, int tid, std::string_view name);
+std::string ChromeEvent(const TimelineEvent& ev);
 
 // Reads the records of `entries`, whose directories are under `trace_dir`, into `out`. What is
 // held is bounded by `budget` (the text and the bookkeeping of every event, summed over every
