@@ -135,7 +135,6 @@ BundleRead ReadTarStream(const std::function<long(char*, size_t)>& read, const B
   auto data = [&](uint64_t size, std::string* out) {
     char buf[64 * 1024];
     uint64_t left = (size + kBlock - 1) / kBlock * kBlock;
-    if (out != nullptr) out->reserve(size);
     while (left > 0) {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(left, sizeof buf));
       if (fill(buf, want) != want) return false;

@@ -1,0 +1,248 @@
+// atracectl merge and hang over bundles of several hosts: synthetic bundles (fleet_bundles.h)
+// with the stack reports a dump writes, and hostile ones.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "fleet_bundles.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+using namespace atraced::testing;
+using namespace fleet_test;
+
+namespace {
+
+RunResult Ctl(std::vector<std::string> args) {
+  args.insert(args.begin(), ATRACECTL_BINARY);
+  return Run(args);
+}
+
+bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Three hosts, two ranks each; ranks 0-4 blocked in one function, rank 5 in another.
+std::vector<std::string> HungJob(const TempDir& tmp, int world_size, bool h2_synchronized = true) {
+  std::vector<std::string> bundles;
+  const char* hosts[] = {"n0", "n1", "n2"};
+  for (int h = 0; h < 3; ++h) {
+    BundleSpec spec{hosts[h], {}, h != 2 || h2_synchronized, ""};
+    for (int k = 0; k < 2; ++k) {
+      const int rank = h * 2 + k;
+      spec.ranks.push_back({rank, 1000 + rank, rank == 5 ? "load_next_batch" : "wait_allreduce_done", world_size});
+    }
+    bundles.push_back(MakeBundle(tmp / hosts[h], spec));
+  }
+  return bundles;
+}
+
+}  // namespace
+
+TEST_CASE("hang: ranks 0-4 in one function and 5 in another make classes {5} and {0-4}, rank 5 the culprit",
+          "[atracectl][hang]") {
+  TempDir tmp;
+  const auto b = HungJob(tmp, 6);
+  auto text = Ctl({"hang", b[0], b[1], b[2]});
+  REQUIRE(text.exit_code == 0);
+  INFO(text.out);
+  CHECK(Has(text.out, "Ranks seen: 0-5 of 6 (world size)\n"));
+  CHECK_FALSE(Has(text.out, "Missing ranks"));
+  CHECK(Has(text.out, "  ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"
+                      "  ranks 0-4 (5): __futex_abstimed_wait < wait_allreduce_done < main\n"));
+  CHECK(Has(text.out, "Likely culprits: ranks 5:"));
+  CHECK(Has(text.out, "[0-5] main\n  [0-4] wait_allreduce_done\n    [0-4] __futex_abstimed_wait\n  [5] load_next_batch\n"));
+  CHECK(Has(text.out, "[0-5] poll\n"));  // every thread, not only the main one
+  CHECK(Has(text.out, "  rank 5 (n2, pid 1005)\n    CANN_API  2026-12-06 06:09:11.050000 UTC  record 1 of rank 5\n"));
+  CHECK(Has(text.out, "Oldest last record: ranks 0\n"));
+  auto json = Ctl({"hang", "--json", b[0], b[1], b[2]});
+  REQUIRE(json.exit_code == 0);
+  CHECK(Has(json.out, "{\"ranks_expected\":[0,1,2,3,4,5],\"world_size\":6,\"ranks_seen\":[0,1,2,3,4,5],\"missing\":[],"
+                      "\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":[\"__futex_abstimed_wait\","
+                      "\"load_next_batch\",\"main\"]},{\"ranks\":[0,1,2,3,4],\"ranges\":\"0-4\",\"count\":5,"));
+  CHECK(Has(json.out, "\"outliers\":[5],"));
+  CHECK(Has(json.out, "\"last_records\":{\"0\":{\"host\":\"n0\",\"pid\":1000,\"tracers\":{\"CANN_API\":{\"ts_us\":"));
+}
+
+TEST_CASE("hang: a rank the world size expects and no bundle holds is named missing, and the report says it cannot "
+          "decide where dumps are missing",
+          "[atracectl][hang]") {
+  TempDir tmp;
+  const auto b = HungJob(tmp, 7);
+  auto text = Ctl({"hang", b[0], b[1], b[2]});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "Ranks seen: 0-5 of 7 (world size)\nMissing ranks: 6: expected by the world size, in no bundle."));
+  CHECK(Has(text.out, "This report cannot decide where dumps are missing"));
+  auto json = Ctl({"hang", "--json", b[0], b[1], b[2]});
+  CHECK(Has(json.out, "\"ranks_expected\":[0,1,2,3,4,5,6],\"world_size\":7,\"ranks_seen\":[0,1,2,3,4,5],\"missing\":[6],"));
+  // Without rank 5's bundle's host: ranks 4 and 5 are missing too, and rank 5's stack is gone.
+  auto two = Ctl({"hang", "--json", b[0], b[1]});
+  CHECK(Has(two.out, "\"missing\":[4,5,6],"));
+  CHECK(Has(two.out, "\"outliers\":[],"));
+}
+
+TEST_CASE("merge chrome-json: a group per rank in rank order, labelled, records kept twice drawn once, an "
+          "unsynchronized clock flagged",
+          "[atracectl][merge]") {
+  TempDir tmp;
+  // n2 first on the command line, its clock unsynchronized; rank 3 dumped twice (its ring in both).
+  std::vector<std::string> bundles;
+  bundles.push_back(MakeBundle(tmp / "n2", {"n2", {{5, 1005, "f"}, {4, 1004, "f"}}, false, ""}));
+  bundles.push_back(MakeBundle(tmp / "n1", {"n1", {{3, 1003, "f", 6, "J1", "train", 2}, {2, 1002, "f"}}, true, ""}));
+  bundles.push_back(MakeBundle(tmp / "n0", {"n0", {{1, 1001, "f"}, {0, 1000, "f"}}, true, ""}));
+  const std::string out = tmp / "job.json";
+  auto merged = Ctl({"merge", bundles[0], bundles[1], bundles[2], "--format", "chrome-json", "-o", out});
+  INFO(merged.err);
+  REQUIRE(merged.exit_code == 0);
+  const std::string doc = ReadFile(out);
+  for (int rank = 0; rank < 6; ++rank) {
+    const std::string host = "n" + std::to_string(rank / 2);
+    CHECK(Has(doc, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(rank + 1) +
+                       ",\"tid\":0,\"args\":{\"name\":\"rank " + std::to_string(rank) + " \u00b7 " + host + " \u00b7 pid " +
+                       std::to_string(1000 + rank) + " \u00b7 train\"}}"));
+  }
+  // Rank 3's ring: records 0 and 1, then 0, 1 and 2 in the later dump: three drawn.
+  CHECK(Count(doc, "of rank 3\"}}") == 3);
+  CHECK(Count(doc, "of rank 2\"}}") == 2);
+  CHECK(Has(merged.err, "1 record kept in more than one directory of a process, drawn once") == false);
+  CHECK(Has(merged.err, "2 records kept in more than one directory of a process, drawn once"));
+  CHECK(Has(doc, "\"name\":\"clock not synchronized\""));
+  CHECK(Count(doc, "\"name\":\"clock not synchronized\"") == 2);  // n2's two ranks
+  CHECK(Has(doc, "{\"path\":\"" + bundles[0] + "\",\"host\":\"n2\",\"clock_synchronized\":false}"));
+  CHECK(Has(merged.err, "the clock of n2 was not synchronized at export (adjtimex: TIME_ERROR)"));
+  // A document Chrome's and Perfetto's loaders take: JSON (python3 checks it where present).
+  if (Run({"sh", "-c", "command -v python3"}).exit_code == 0) {
+    CHECK(Run({"python3", "-c", "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['traceEvents']) > 30", out})
+              .exit_code == 0);
+  }
+}
+
+TEST_CASE("merge html: one page with every rank's group", "[atracectl][merge]") {
+  TempDir tmp;
+  const auto b = HungJob(tmp, 6);
+  const std::string out = tmp / "job.html";
+  auto merged = Ctl({"merge", b[0], b[1], b[2], "--format", "html", "-o", out});
+  REQUIRE(merged.exit_code == 0);
+  const std::string page = ReadFile(out);
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  for (int rank = 0; rank < 6; ++rank) CHECK(Has(page, "rank " + std::to_string(rank) + " "));
+  CHECK(Has(page, "record 1 of rank 5"));
+}
+
+TEST_CASE("merge and hang: usage errors", "[atracectl][merge][hang]") {
+  CHECK(Ctl({"merge", "--format", "chrome-json", "-o", "/tmp/x"}).exit_code == 2);
+  CHECK(Ctl({"merge", "a.tar.gz", "-o", "/tmp/x"}).exit_code == 2);
+  CHECK(Ctl({"merge", "a.tar.gz", "--format", "svg", "-o", "/tmp/x"}).exit_code == 2);
+  CHECK(Ctl({"hang"}).exit_code == 2);
+  auto none = Ctl({"hang", "/nonexistent/bundle.tar.gz"});
+  CHECK(none.exit_code == 1);
+  CHECK(Has(none.err, "/nonexistent/bundle.tar.gz: No such file or directory"));
+}
+
+TEST_CASE("hostile bundles: a truncated gzip is an error naming the bundle, what came before it is kept",
+          "[atracectl][merge][hang][security]") {
+  TempDir tmp;
+  const auto b = HungJob(tmp, 6);
+  const std::string whole = ReadFile(b[2]);
+  const std::string cut = tmp / "cut.tar.gz";
+  WriteFile(cut, whole.substr(0, whole.size() / 2));
+  auto hang = Ctl({"hang", b[0], b[1], cut});
+  CHECK(hang.exit_code == 1);
+  CHECK(Has(hang.err, cut + ": "));
+  CHECK(Has(hang.err, "truncated"));
+  CHECK(Has(hang.out, "Ranks seen: 0-"));  // the others' ranks are reported
+  auto merge = Ctl({"merge", b[0], cut, "--format", "chrome-json", "-o", tmp / "m.json"});
+  CHECK(merge.exit_code == 1);
+  CHECK(Has(merge.err, "truncated"));
+  // Not a gzip at all.
+  WriteFile(tmp / "text.tar.gz", "hello\n");
+  auto text = Ctl({"hang", tmp / "text.tar.gz"});
+  CHECK(text.exit_code == 1);
+}
+
+TEST_CASE("hostile bundles: member names with '..' or absolute are refused, never followed", "[atracectl][hang][security]") {
+  TempDir tmp;
+  std::string tar = TarMember("../../etc/evil.txt", "x") + TarMember("/etc/evil2.txt", "y") +
+                    TarMember("atrace/../../evil3.txt", "z") +
+                    TarMember("atrace/trace_7_7_20261206060000000000/schedule_event_7_20261206061000000000/"
+                              "schedule_tracer_CANN_API.txt",
+                              "2026-12-06 06:09:10.000.000 fine\n");
+  const std::string bundle = tmp / "evil.tar.gz";
+  WriteGzipTar(bundle, tar);
+  auto merged = Ctl({"merge", bundle, "--format", "chrome-json", "-o", tmp / "m.json"});
+  CHECK(merged.exit_code == 0);
+  CHECK(Count(merged.err, "refused: an absolute name or a '..' component") == 3);
+  CHECK(Has(merged.err, "member ../../etc/evil.txt refused"));
+  CHECK(Has(ReadFile(tmp / "m.json"), "\"text\":\"fine\""));
+  CHECK(::access((tmp / "../etc/evil.txt").c_str(), F_OK) != 0);
+}
+
+TEST_CASE("hostile bundles: a lying .bin is skipped with its reason, the rest drawn", "[atracectl][merge][security]") {
+  TempDir tmp;
+  const std::string dir = "atrace/trace_7_7_20261206060000000000/schedule_event_7_20261206061000000000/";
+  std::string tar = TarMember(dir + "schedule_tracer_LIE.bin", std::string(4096, '\xff')) +
+                    TarMember(dir + "schedule_tracer_CANN_API.txt", "2026-12-06 06:09:10.000.000 fine\n");
+  const std::string bundle = tmp / "lie.tar.gz";
+  WriteGzipTar(bundle, tar);
+  auto merged = Ctl({"merge", bundle, "--format", "chrome-json", "-o", tmp / "m.json"});
+  CHECK(merged.exit_code == 0);
+  CHECK(Has(merged.err, "skipped " + bundle + ": trace_7_7_20261206060000000000/schedule_event_7_20261206061000000000/"
+                        "schedule_tracer_LIE.bin: "));
+  CHECK(Has(ReadFile(tmp / "m.json"), "\"text\":\"fine\""));
+  CHECK(Ctl({"hang", bundle}).exit_code == 0);
+}
+
+TEST_CASE("hostile bundles: labels, hosts and frames with terminal escapes are refused or escaped in every output",
+          "[atracectl][merge][hang][security]") {
+  TempDir tmp;
+  BundleSpec spec{"n\\u001b]0;owned\\u0007", {{0, 1000, "f\x1b[2J"}}, true, ""};
+  spec.ranks[0].job = "J\\u001b[31m";  // not a label: dropped
+  const std::string bundle = MakeBundle(tmp / "esc", spec);
+  auto hang = Ctl({"hang", bundle});
+  REQUIRE(hang.exit_code == 0);
+  CHECK_FALSE(Has(hang.out + hang.err, "\x1b"));
+  CHECK_FALSE(Has(hang.out + hang.err, "\x07"));
+  CHECK(Has(hang.out, "f\\x1b[2J"));
+  auto json = Ctl({"hang", "--json", bundle});
+  CHECK_FALSE(Has(json.out, "\x1b"));
+  CHECK(Has(json.out, "\\u001b"));
+  auto merged = Ctl({"merge", bundle, "--format", "chrome-json", "-o", tmp / "m.json"});
+  REQUIRE(merged.exit_code == 0);
+  CHECK_FALSE(Has(ReadFile(tmp / "m.json") + merged.err, "\x1b"));
+  auto html = Ctl({"merge", bundle, "--format", "html", "-o", tmp / "m.html"});
+  REQUIRE(html.exit_code == 0);
+  CHECK_FALSE(Has(ReadFile(tmp / "m.html"), "\x1b"));
+}
+
+TEST_CASE("hostile bundles: a 1 TiB member, sparse or claimed, is a bounded error, not read", "[atracectl][hang][security]") {
+  TempDir tmp;
+  // Claimed: a header saying 1 TiB (GNU base-256) with nothing behind it.
+  const std::string claimed = tmp / "claimed.tar.gz";
+  WriteGzipTar(claimed, TarMember("atrace/trace_7_7_20261206060000000000/schedule_event_7_20261206061000000000/"
+                                  "schedule_tracer_BIG.txt",
+                                  "", '0', 1ull << 40));
+  auto big = Ctl({"hang", claimed});
+  CHECK(big.exit_code == 1);
+  CHECK(Has(big.err, "holds 1099511627776 bytes, more than the 64 MiB a trace file may: not read further"));
+  // Sparse: a real 1 TiB file of holes, packed by GNU tar --sparse (a few KiB of bundle).
+  const std::string dir = tmp / "sparse/atrace/trace_7_7_20261206060000000000/schedule_event_7_20261206061000000000";
+  REQUIRE(Run({"mkdir", "-p", dir}).exit_code == 0);
+  if (Run({"truncate", "-s", "1T", dir + "/schedule_tracer_HOLES.txt"}).exit_code != 0) {
+    WARN("this file system cannot hold a 1 TiB sparse file: the sparse case is not checked here");
+    return;
+  }
+  const std::string sparse = tmp / "sparse.tar.gz";
+  REQUIRE(Run({"tar", "--sparse", "-czf", sparse, "-C", tmp / "sparse", "atrace"}).exit_code == 0);
+  auto holes = Ctl({"merge", sparse, "--format", "chrome-json", "-o", tmp / "m.json"});
+  CHECK(holes.exit_code == 0);
+  CHECK(Has(holes.err, "schedule_tracer_HOLES.txt skipped: a sparse file"));
+}

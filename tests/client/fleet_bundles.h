@@ -1,0 +1,41 @@
+// Synthetic bundles of `atracectl export --format tar` for the merge and hang tests: a
+// bundle.jsonl and event directories with CANN_API ring text and a dump's stack report in
+// the form the daemon writes (daemon/crash/stack_format.h, the [stack] section asys reads),
+// packed with tar and gzip; and hand-made tar members for hostile ones.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+namespace fleet_test {
+
+struct RankProcess {
+  int rank = 0;
+  int pid = 0;
+  std::string blocked_in;  // the main thread's function below main
+  int world_size = 6;
+  std::string job = "J1";
+  std::string comm = "train";
+  int dumps = 1;  // directories with the ring and a stack report (a later one repeats the ring)
+};
+
+struct BundleSpec {
+  std::string host;
+  std::vector<RankProcess> ranks;
+  bool clock_synchronized = true;
+  std::string extra_meta_lines;  // appended to bundle.jsonl
+};
+
+// Writes the bundle's files under `dir` and packs them into `dir`.tar.gz; returns its path.
+std::string MakeBundle(const std::string& dir, const BundleSpec& spec);
+
+// One ustar member (header and padded data); `claimed_size` (if not 0) is written as the
+// size instead of data.size(), in base-256 when it needs it.
+std::string TarMember(const std::string& name, const std::string& data, char type = '0', uint64_t claimed_size = 0);
+// A tar stream's end and gzip -c of `tar` into `path`.
+void WriteGzipTar(const std::string& path, std::string tar);
+
+}  // namespace fleet_test
