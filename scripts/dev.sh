@@ -29,6 +29,7 @@ test_packages=(
   catch2
   clang libclang-rt-14-dev
   systemd dpkg-dev file
+  systemd-journal-remote  # the fleet's journal path (tests/systemd/journal_remote_fleet.sh)
   python3  # a Python program loads libascend_trace through ctypes, as Python frameworks do
   build-essential debhelper lintian pandoc man-db
   prometheus

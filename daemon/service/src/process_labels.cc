@@ -3,6 +3,7 @@
 namespace atraced {
 
 Status ProcessLabels::OnLabels(Client& c, std::span<const uint8_t> payload) {
+  if (!(c.features & ATR_FEATURE_LABELS)) return Status::Error(ENOTSUP, "LABELS: ATR_FEATURE_LABELS was not negotiated in HELLO");
   proto::Labels m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   if (ProcessRecord* rec = records_.Find(c.peer.pid, c.start_ticks)) rec->labels = m;
