@@ -71,7 +71,7 @@ class ScriptClient {
         proto::Hello h;
         h.major = (b & 4) ? 2 : ATR_VERSION_MAJOR;
         h.features = ((b & 1) ? ATR_FEATURE_FD_PASSING : 0) | ((b & 2) ? ATR_FEATURE_MEMFD : 0) |
-                     ((b & 8) ? ATR_FEATURE_PROCESS_DUMP : 0);
+                     ((b & 8) ? ATR_FEATURE_PROCESS_DUMP : 0) | ((b & 16) ? ATR_FEATURE_LABELS : 0);
         Frame(frames, ATR_OP_HELLO, h);
         break;
       }
@@ -87,7 +87,12 @@ class ScriptClient {
       case kEnd: Frame(frames, ATR_OP_EVENT_END, proto::IdRequest{Id(in.Byte())}); break;
       case kQuery: {
         const uint8_t b = in.Byte();
-        if (b & 1) {
+        if (b & 4) {  // LABELS: the job and rank from the script, valid or not
+          const auto job = in.Bytes(b >> 4);
+          const auto rank = in.Bytes(b & 8 ? 2 : 0);
+          Frame(frames, ATR_OP_LABELS, proto::Labels{std::string(job.begin(), job.end()),
+                                                     std::string(rank.begin(), rank.end()), "8"});
+        } else if (b & 1) {
           Frame(frames, ATR_OP_LIST, proto::ListRequest{0, 1 + in.Byte() % 16u});
         } else if (b & 2) {  // PROCESS_DUMP of this peer (holding nothing), another pid, or a selection
           const uint8_t select = in.Byte() % (ATR_PROCESS_DUMP_KNOWN_SELECT + 1);
