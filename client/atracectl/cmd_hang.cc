@@ -78,7 +78,7 @@ int RunHang(const Globals&, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/FLEET.md)")(
-      "bundle", po::value<std::vector<std::string>>(), "a bundle of `atracectl export --format tar`");
+      "bundle", po::value<std::vector<std::string>>(), "a bundle that atracectl export wrote (tar format)");
   po::positional_options_description positional;
   positional.add("bundle", -1);
   auto vm = ParseCommand(args,

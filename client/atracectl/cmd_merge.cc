@@ -163,7 +163,7 @@ int RunMerge(const Globals&, const Args& args) {
                         "chrome-json: the Trace Event Format (Perfetto, chrome://tracing), streamed; html: one "
                         "self-contained timeline page")(
       "output,o", po::value<std::string>(), "write to FILE (made new, mode 0640; never over an existing file)")(
-      "bundle", po::value<std::vector<std::string>>(), "a bundle of `atracectl export --format tar`");
+      "bundle", po::value<std::vector<std::string>>(), "a bundle that atracectl export wrote (tar format)");
   AddTextBudgetOption(options);
   po::positional_options_description positional;
   positional.add("bundle", -1);
