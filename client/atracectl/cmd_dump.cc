@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "atraced/proto/codec.h"
 #include "atraced/proto/wire.h"
 #include "cli.h"
+#include "escape.h"
 #include "format.h"
 #include "parse.h"
 
@@ -18,10 +20,10 @@ namespace atracectl {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: atracectl [--socket PATH] dump PID... | [--all] [--comm NAME] [--uid UID] [--json]\n"
+    "Usage: atracectl [--socket PATH] dump PID... | [--all] [--comm NAME] [--uid UID] [--job J] [--json]\n"
     "Saves each live process's records (its rings, as RING_SAVE_ALL does) and every thread's stack, read from\n"
     "outside one thread at a time while it runs on, into one schedule directory; prints each directory's path.\n"
-    "--all: every process whose rings the daemon holds; --comm and --uid narrow it (and imply it); they combine.\n"
+    "--all: every process whose rings the daemon holds; --comm, --uid and --job narrow it (and imply it); they combine.\n"
     "Root may dump any process, anyone else their own.";
 
 // Long enough for the daemon's unwind deadline (crash-unwind-timeout-ms, 2 s) for each of
@@ -67,6 +69,7 @@ int RunDump(const Globals& g, const Args& args) {
       "all", po::bool_switch(), "every process whose rings the daemon holds (that you may dump)")(
       "comm", po::value<std::string>(), "the processes named NAME (their comm, as 'atracectl list' shows it)")(
       "uid", po::value<std::string>(), "the processes of uid UID")(
+      "job", po::value<std::string>(), "the processes labelled with job J (ATRACE_JOB, SLURM_JOB_ID, JOB_ID)")(
       "pid", po::value<std::vector<std::string>>(), "a process (the command's arguments)");
   po::positional_options_description positional;
   positional.add("pid", -1);
@@ -96,8 +99,16 @@ int RunDump(const Globals& g, const Args& args) {
     spec.select |= ATRACE_DUMP_UID;
     spec.uid = static_cast<uint32_t>(uid);
   }
-  if (pids.empty() && spec.select == 0) return UsageError("dump: give the PIDs to dump, or --all, --comm NAME or --uid UID");
-  if (!pids.empty() && spec.select != 0) return UsageError("dump: give PIDs or --all/--comm/--uid, not both");
+  std::string job;
+  if (vm->count("job")) {
+    job = (*vm)["job"].as<std::string>();
+    const std::string why = atraced::proto::CheckLabel(atraced::proto::LabelKind::kJob, job);
+    if (job.empty() || !why.empty()) return UsageError("dump: --job '" + TerminalLine(job) + "': " + (why.empty() ? "empty" : why));
+    spec.select |= ATRACE_DUMP_JOB;
+    spec.job = job.c_str();
+  }
+  if (pids.empty() && spec.select == 0) return UsageError("dump: give the PIDs to dump, or --all, --comm NAME, --uid UID or --job J");
+  if (!pids.empty() && spec.select != 0) return UsageError("dump: give PIDs or --all/--comm/--uid/--job, not both");
   if (pids.size() > ATR_MAX_DUMP_PROCESSES) {
     return UsageError("dump: at most " + std::to_string(ATR_MAX_DUMP_PROCESSES) + " PIDs at once");
   }
@@ -133,6 +144,7 @@ int RunDump(const Globals& g, const Args& args) {
   if (entries.empty()) {
     std::cerr << "atracectl: dump: no process " << (spec.select & ATRACE_DUMP_COMM ? "named " + TerminalLine(comm) + " " : "")
               << (spec.select & ATRACE_DUMP_UID ? "of uid " + std::to_string(spec.uid) + " " : "")
+              << (spec.select & ATRACE_DUMP_JOB ? "of job " + TerminalLine(job) + " " : "")
               << "holds rings here that you may dump ('atracectl status' counts the clients; a process shows here once "
                  "it created a tracer)\n";
     return kExitFailed;

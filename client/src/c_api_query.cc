@@ -215,7 +215,8 @@ int atrace_client_dump_processes(atrace_client* client, const atrace_dump_spec* 
                                  uint32_t* omitted) {
   if (omitted != nullptr) *omitted = 0;
   if (client == nullptr || spec == nullptr || (spec->pid_count > 0 && spec->pids == nullptr) ||
-      spec->pid_count > ATR_MAX_DUMP_PROCESSES || ((spec->select & ATRACE_DUMP_COMM) && spec->comm == nullptr)) {
+      spec->pid_count > ATR_MAX_DUMP_PROCESSES || ((spec->select & ATRACE_DUMP_COMM) && spec->comm == nullptr) ||
+      ((spec->select & ATRACE_DUMP_JOB) && spec->job == nullptr)) {
     return -EINVAL;
   }
   return Guarded([&] {
@@ -228,6 +229,7 @@ int atrace_client_dump_processes(atrace_client* client, const atrace_dump_spec* 
       request.select = spec->select;
       request.uid = spec->uid;
       if (spec->select & ATRACE_DUMP_COMM) request.comm = spec->comm;
+      if (spec->select & ATRACE_DUMP_JOB) request.job = spec->job;
       request.pids.assign(spec->pids, spec->pids + spec->pid_count);
       if (int rc = Query(*client, ATR_OP_PROCESS_DUMP, request, &reply); rc != 0) return rc;
     }

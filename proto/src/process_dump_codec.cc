@@ -23,8 +23,10 @@ void Encode(const ProcessDump& m, std::vector<uint8_t>& out) {
   PutU32(out, m.uid);
   PutU16(out, static_cast<uint16_t>(m.pids.size()));
   PutU8(out, static_cast<uint8_t>(m.comm.size()));
-  PutZeros(out, 5);
+  PutU8(out, static_cast<uint8_t>(m.job.size()));
+  PutZeros(out, 4);
   PutBytes(out, m.comm);
+  PutBytes(out, m.job);
   for (int32_t pid : m.pids) PutI32(out, pid);
 }
 
@@ -34,10 +36,10 @@ Status Decode(std::span<const uint8_t> payload, ProcessDump* m) {
   }
   ByteReader in(payload);
   uint16_t pid_count = 0;
-  uint8_t comm_len = 0;
+  uint8_t comm_len = 0, job_len = 0;
   std::span<const uint8_t> reserved;
   PROTO_READ(in.ReadU32(&m->select) && in.ReadU32(&m->uid) && in.ReadU16(&pid_count) && in.ReadU8(&comm_len) &&
-                 in.ReadBytes(5, &reserved),
+                 in.ReadU8(&job_len) && in.ReadBytes(4, &reserved),
              "PROCESS_DUMP");
   for (uint8_t b : reserved) PROTO_TRY(CheckReserved("reserved", b));
   if ((m->select & ~ATR_PROCESS_DUMP_KNOWN_SELECT) != 0) {
@@ -51,7 +53,10 @@ Status Decode(std::span<const uint8_t> payload, ProcessDump* m) {
   if ((m->select & ATR_PROCESS_DUMP_COMM) == 0 ? comm_len != 0 : comm_len == 0) {
     return Error(EINVAL, "comm_len", "a comm is given exactly with ATR_PROCESS_DUMP_COMM");
   }
-  const size_t want = sizeof(atr_process_dump) + comm_len + size_t{4} * pid_count;
+  if ((m->select & ATR_PROCESS_DUMP_JOB) == 0 ? job_len != 0 : job_len == 0) {
+    return Error(EINVAL, "job_len", "a job is given exactly with ATR_PROCESS_DUMP_JOB");
+  }
+  const size_t want = sizeof(atr_process_dump) + comm_len + job_len + size_t{4} * pid_count;
   if (payload.size() != want) {
     return Error(EBADMSG, "PROCESS_DUMP",
                  "payload is " + std::to_string(payload.size()) + " bytes, its counts say " + std::to_string(want));
@@ -60,6 +65,10 @@ Status Decode(std::span<const uint8_t> payload, ProcessDump* m) {
   PROTO_READ(in.ReadBytes(comm_len, &comm), "PROCESS_DUMP");
   m->comm.assign(comm.begin(), comm.end());
   if (!m->comm.empty()) PROTO_TRY(CheckName("comm", m->comm, ATR_MAX_PROGRAM_NAME));
+  std::span<const uint8_t> job;
+  PROTO_READ(in.ReadBytes(job_len, &job), "PROCESS_DUMP");
+  m->job.assign(job.begin(), job.end());
+  if (std::string why = CheckLabel(LabelKind::kJob, m->job); !why.empty()) return Status::Error(EINVAL, why);
   m->pids.clear();
   std::set<int32_t> seen;
   for (uint16_t i = 0; i < pid_count; ++i) {

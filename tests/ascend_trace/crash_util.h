@@ -178,4 +178,19 @@ inline std::string ThreadReportOf(const std::string& dir, const std::string& sig
   return "";
 }
 
+// The first line a child writes on `fd` (hang_child's "ready ..."), waiting at most 20 s
+// between reads; closes `fd`.
+inline std::string FirstLineOf(int fd) {
+  std::string got;
+  pollfd p{fd, POLLIN, 0};
+  char buf[64];
+  while (got.find('\n') == std::string::npos && ::poll(&p, 1, 20000) == 1) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return got;
+}
+
 }  // namespace crash_test

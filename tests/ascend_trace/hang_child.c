@@ -11,7 +11,9 @@
  * "locker_ba" takes lock_b and then wants lock_a in take_a_after_b(). EXTRA more threads wait
  * on a condition nobody signals (idle) or spin, counting (spin: the benchmark's CPU users).
  * Prints "ready <tid of locker_ab> <tid of locker_ba>\n" once both hold their first lock,
- * and the main thread waits in pthread_join for locker_ab, for ever.
+ * and the main thread waits in pthread_join for locker_ab, for ever; with HANG_MAIN_ELSEWHERE
+ * set in the environment it waits there from join_elsewhere() (the odd rank of a hung job,
+ * tests/ascend_trace/hung_job_test.cc).
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer so that the stacks name
  * take_b_after_a, take_a_after_b, locker_main and main. */
 #define _GNU_SOURCE
@@ -63,6 +65,8 @@ __attribute__((noinline)) void *spin_main(void *arg) {
     return NULL;
 }
 
+__attribute__((noinline)) void join_elsewhere(pthread_t t) { pthread_join(t, NULL); }
+
 int main(int argc, char **argv) {
     const int records = argc > 1 ? atoi(argv[1]) : 100;
     const int rings = argc > 2 ? atoi(argv[2]) : 2;
@@ -97,6 +101,7 @@ int main(int argc, char **argv) {
     pthread_barrier_wait(&both_hold);
     printf("ready %d %d\n", (int)locker_tids[0], (int)locker_tids[1]);
     fflush(stdout);
+    if (getenv("HANG_MAIN_ELSEWHERE") != NULL) join_elsewhere(ab); /* never returns */
     pthread_join(ab, NULL); /* never returns */
     return 0;
 }

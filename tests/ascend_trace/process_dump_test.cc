@@ -77,15 +77,7 @@ struct Hung {
       ::_exit(127);
     }
     ::close(out[1]);
-    std::string got;
-    pollfd p{out[0], POLLIN, 0};
-    char buf[64];
-    while (got.find('\n') == std::string::npos && ::poll(&p, 1, 20000) == 1) {
-      const ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      got.append(buf, static_cast<size_t>(n));
-    }
-    ::close(out[0]);
+    const std::string got = FirstLineOf(out[0]);
     REQUIRE(std::sscanf(got.c_str(), "ready %d %d", &ab, &ba) == 2);
     WaitAsleep();
   }

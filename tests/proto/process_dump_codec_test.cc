@@ -25,6 +25,25 @@ TEST_CASE("PROCESS_DUMP: pids after the 16-byte head, round trip", "[codec][proc
   CHECK(m.select == 0);
 }
 
+TEST_CASE("PROCESS_DUMP: a selection by job label, its bytes after the comm's", "[codec][process_dump][labels]") {
+  ProcessDump in{ATR_PROCESS_DUMP_COMM | ATR_PROCESS_DUMP_JOB, 0, "app", {}};
+  in.job = "J1";
+  const auto payload = EncodeToVector(in);
+  CHECK(payload == Bytes({0x0c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 2, 0, 0, 0, 0, 'a', 'p', 'p', 'J', '1'}));
+  const ProcessDump m = RequireDecoded<ProcessDump>(payload);
+  CHECK(m.job == "J1");
+  CHECK(m.comm == "app");
+  ProcessDump no_bit{ATR_PROCESS_DUMP_ALL, 0, "", {}};
+  no_bit.job = "J1";  // a job without ATR_PROCESS_DUMP_JOB
+  ProcessDump out;
+  CHECK(Decode(EncodeToVector(no_bit), &out).err() == EINVAL);
+  ProcessDump bad{ATR_PROCESS_DUMP_JOB, 0, "", {}};
+  bad.job = "J\x1b[2J";
+  const Status refused = Decode(EncodeToVector(bad), &out);
+  CHECK(refused.err() == EINVAL);
+  CHECK(refused.message() == "job: only letters, digits and . _ : @ + = - are allowed");
+}
+
 TEST_CASE("PROCESS_DUMP: a selection by uid and comm", "[codec][process_dump]") {
   const auto payload = EncodeToVector(ProcessDump{ATR_PROCESS_DUMP_UID | ATR_PROCESS_DUMP_COMM, 1000, "train.py", {}});
   CHECK(payload.size() == 16 + 8);
@@ -40,7 +59,7 @@ TEST_CASE("PROCESS_DUMP: garbage is refused, naming the field", "[codec][process
   RequireRejected<ProcessDump>(Bytes({0, 0, 0}), ATR_EBADMSG, "PROCESS_DUMP");
   RequireRejected<ProcessDump>(EncodeToVector(ProcessDump{0, 0, "", {}}), ATR_EINVAL, "select");  // neither
   RequireRejected<ProcessDump>(EncodeToVector(ProcessDump{ATR_PROCESS_DUMP_ALL, 0, "", {1}}), ATR_EINVAL, "select");
-  RequireRejected<ProcessDump>(EncodeToVector(ProcessDump{0x8, 0, "", {}}), ATR_EINVAL, "select");
+  RequireRejected<ProcessDump>(EncodeToVector(ProcessDump{0x10, 0, "", {}}), ATR_EINVAL, "select");
   RequireRejected<ProcessDump>(EncodeToVector(ProcessDump{ATR_PROCESS_DUMP_ALL, 5, "", {}}), ATR_EINVAL, "uid");
   RequireRejected<ProcessDump>(EncodeToVector(ProcessDump{ATR_PROCESS_DUMP_COMM, 0, "", {}}), ATR_EINVAL, "comm_len");
   RequireRejected<ProcessDump>(EncodeToVector(ProcessDump{ATR_PROCESS_DUMP_ALL, 0, "x", {}}), ATR_EINVAL, "comm_len");

@@ -218,12 +218,15 @@ typedef struct atrace_client_stats {
 #define ATRACE_DUMP_ALL 0x1u  /* every such process */
 #define ATRACE_DUMP_UID 0x2u  /* ... of uid `uid` (another uid than the caller's: root only) */
 #define ATRACE_DUMP_COMM 0x4u /* ... whose program (comm) is `comm` */
+#define ATRACE_DUMP_JOB 0x8u  /* ... whose job label (ATRACE_JOB, SLURM_JOB_ID, JOB_ID) is `job` */
 typedef struct atrace_dump_spec {
   unsigned select;       /* ATRACE_DUMP_*; 0 with pids */
   uint32_t uid;
   const char *comm;      /* ATRACE_DUMP_COMM; else NULL */
   const int32_t *pids;   /* pid_count of them (at most 128), select 0 */
   size_t pid_count;
+  /* Appended: read only with ATRACE_DUMP_JOB, so a caller built before it is never read past. */
+  const char *job;       /* ATRACE_DUMP_JOB; else NULL */
 } atrace_dump_spec;
 /* One process of the reply, in the daemon's order. */
 typedef struct atrace_dump_entry {

@@ -24,7 +24,9 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
   uint32_t uid = c.peer.uid;  // whose the directory is: who reads it (read_grants.h)
   const ProcessDirName* process = c.process_name ? &*c.process_name : nullptr;
   const std::string* program = &c.program;  // the process the event is for: COMM in a listing
-  const proto::Labels* labels = &c.labels;
+  // A connection made after its process sent LABELS has them on the process's record.
+  const ProcessRecord* own = c.labels.empty() ? records_.Find(c.peer.pid, c.start_ticks) : nullptr;
+  const proto::Labels* labels = own != nullptr ? &own->labels : &c.labels;
   if (m.host_pid != 0 && m.host_pid != c.peer.pid) {
     if (!c.may_forward) {
       return Status::Error(EPERM, "host_pid: forwarder claim refused: this process may not write for host pid " +

@@ -23,6 +23,7 @@ Client StandIn(const Client& c) {
   s.utc_offset_s = c.utc_offset_s;
   s.start_ticks = c.start_ticks;
   s.program = c.program;
+  s.labels = c.labels;  // its directory is labelled as its process (LABELS)
   s.cmdline = c.cmdline;
   s.connected = c.connected;
   s.last_activity = c.last_activity;
@@ -100,6 +101,7 @@ Status ProcessDumps::Choose(const Client& c, const proto::ProcessDump& m, Reques
     if (client.rings.empty() || (!root && client.peer.uid != c.peer.uid)) continue;
     if ((m.select & ATR_PROCESS_DUMP_UID) && client.peer.uid != m.uid) continue;
     if ((m.select & ATR_PROCESS_DUMP_COMM) && client.program != m.comm) continue;
+    if ((m.select & ATR_PROCESS_DUMP_JOB) && client.labels.job != m.job) continue;  // the holder's: its process's
     chosen.emplace(client.peer.pid, cid);
   }
   for (const auto& [pid, holder] : chosen) add(pid, holder, {pid, 0, 0, 0, 0, ""});

@@ -12,10 +12,13 @@
 #include <utility>
 
 #include "atraced/admission/rate_limit.h"
+#include "atraced/base/status.h"
+#include "atraced/common/log.h"
 #include "atraced/common/clock.h"
 #include "atraced/proto/codec.h"
 #include "atraced/processes/process_table.h"
 #include "atraced/store/names.h"
+#include "client_table.h"
 
 namespace atraced {
 
@@ -81,5 +84,13 @@ class ProcessRecords {
   Clock& clock_;
   Map records_;
 };
+
+// LABELS (ATR_FEATURE_LABELS): the job, rank and world size c's process read from its
+// environment, checked (proto::CheckLabel: a bad one refuses them all, named in the error)
+// and kept on its record and on each of its connections now, so that every directory made for
+// it afterwards is labelled (order log, LIST, journal); a later connection's events take them
+// from the record (EventFiles). They are the process's word: nothing is granted by them.
+Status ApplyLabels(Client& c, std::span<const uint8_t> payload, ClientTable& clients, ProcessRecords& records,
+                   Logger& log);
 
 }  // namespace atraced

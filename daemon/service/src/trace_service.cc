@@ -20,7 +20,6 @@
 #include "file_accounting.h"
 #include "atraced/base/cycle_counter.h"
 #include "process_dumps.h"
-#include "process_labels.h"
 #include "process_names.h"
 #include "process_records.h"
 #include "queries.h"
@@ -33,8 +32,7 @@ namespace atraced {
 namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER |
-                                       ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS | ATR_FEATURE_CRASH_PATH |
-                                       ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS;
+    ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS | ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS;
 
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
@@ -69,7 +67,7 @@ struct TraceService::Rooms {
         queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
         departures(ctx, saver, [this](Client& c) { Forget(c); }),
         crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }),
-        dumps(ctx, clients, saver, admission), labels(clients, records, log) {}
+        dumps(ctx, clients, saver, admission) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -116,7 +114,6 @@ struct TraceService::Rooms {
   Departures departures;
   Crashes crashes;
   ProcessDumps dumps;
-  ProcessLabels labels;
   bool destroying = false;
   // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
   // so that a steady stream of requests encodes its replies without allocating (a fresh
@@ -154,7 +151,6 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   c.utc_offset_s = rec->utc_offset_s;
   c.start_ticks = facts ? facts->start_ticks : 0;
   c.program = facts ? facts->program : "unknown";
-  c.labels = rec->labels;  // sent on another connection of the process before this one
   c.connected = r.clock.Now();
   bool in_group = false;
   if (r.limits.forwarder_gid) {
@@ -325,7 +321,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
       return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     case ATR_OP_PROCESS_DUMP: return Later(id, h, [&](DeferredReply r) { dumps.Dump(c, payload, std::move(r)); });
-    case ATR_OP_LABELS: return labels.OnLabels(c, payload);
+    case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log);
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }

@@ -179,6 +179,7 @@ struct ProcessDump {
   uint32_t uid = 0;          // ATR_PROCESS_DUMP_UID
   std::string comm;          // ATR_PROCESS_DUMP_COMM: a program name (name rule), else ""
   std::vector<int32_t> pids;  // 0..ATR_MAX_DUMP_PROCESSES distinct pids > 0
+  std::string job{};          // ATR_PROCESS_DUMP_JOB: a job label (CheckLabel), else ""
 };
 
 // LABELS (ATR_FEATURE_LABELS): the job, rank and world size a process says it belongs to,

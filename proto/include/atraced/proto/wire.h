@@ -555,7 +555,7 @@ ATR_STATIC_ASSERT(sizeof(struct atr_device_stats) == 48, "atr_device_stats is 48
  * ring (RING_SAVE_ALL's files) and a stack report of every thread, read with ptrace as the
  * process's own user (stackcore_tracer_35_{pid}_{program}_{time}.bin and .txt, STACK_DUMP's
  * format). The process is not stopped as a whole and not signalled. This 16-byte head, then
- * comm_len bytes of comm, then pid_count i32 pids. Either pids (pid_count >= 1, select 0) or
+ * comm_len bytes of comm, job_len bytes of job (ATR_FEATURE_LABELS's job label), then pid_count i32 pids. Either pids (pid_count >= 1, select 0) or
  * a selection (select != 0, pid_count 0): the live processes whose rings the daemon holds
  * and which the sender may dump (root: any; others: their own uid's), narrowed by every
  * criterion given. Reply body: u32 count, u32 omitted (chosen but past
@@ -564,14 +564,16 @@ ATR_STATIC_ASSERT(sizeof(struct atr_device_stats) == 48, "atr_device_stats is 48
 #define ATR_PROCESS_DUMP_ALL 0x1u  /* every process the sender may dump */
 #define ATR_PROCESS_DUMP_UID 0x2u  /* ... whose uid is `uid` */
 #define ATR_PROCESS_DUMP_COMM 0x4u /* ... whose program (comm at connect) is `comm` */
-#define ATR_PROCESS_DUMP_KNOWN_SELECT 0x7u
+#define ATR_PROCESS_DUMP_JOB 0x8u  /* ... whose job label (LABELS) is `job`; a daemon without it: -EINVAL select */
+#define ATR_PROCESS_DUMP_KNOWN_SELECT 0xfu
 #define ATR_MAX_DUMP_PROCESSES 128u /* pids in a request, entries in a reply */
 struct atr_process_dump {
   uint32_t select;    /* ATR_PROCESS_DUMP_*; 0 when pids are given */
   uint32_t uid;       /* ATR_PROCESS_DUMP_UID: the uid; else 0 */
   uint16_t pid_count; /* 0..ATR_MAX_DUMP_PROCESSES, distinct pids > 0 */
   uint8_t comm_len;   /* ATR_PROCESS_DUMP_COMM: 1..ATR_MAX_PROGRAM_NAME; else 0 */
-  uint8_t reserved[5];
+  uint8_t job_len;    /* ATR_PROCESS_DUMP_JOB: 1..ATR_MAX_LABEL; else 0 */
+  uint8_t reserved[4];
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_process_dump) == 16, "atr_process_dump is 16 bytes");
 
