@@ -136,6 +136,38 @@ TEST_CASE("merge html: one page with every rank's group", "[atracectl][merge]") 
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   for (int rank = 0; rank < 6; ++rank) CHECK(Has(page, "rank " + std::to_string(rank) + " "));
   CHECK(Has(page, "record 1 of rank 5"));
+  if (::access("/usr/bin/chromium", X_OK) != 0) {
+    WARN("no /usr/bin/chromium: the page was checked, not rendered");
+    return;
+  }
+  // Drawn by headless Chromium: a page beside it loads it in a frame and writes the state the
+  // page keeps on its <body> (its groups and their labels, top to bottom) into its own DOM.
+  WriteFile(tmp / "drive.html", R"html(<!DOCTYPE html><html><body><pre id="result">not run</pre>
+<iframe id="f" src="job.html" width="1200" height="700"></iframe>
+<script>
+document.getElementById('f').onload = function () {
+  var b = this.contentWindow.document.body.dataset;
+  document.getElementById('result').textContent = JSON.stringify({groups: +b.groups, labels: b.labels});
+};
+</script></body></html>)html");
+  const RunResult dom = Run({"/usr/bin/timeout", "90", "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                             "--no-first-run", "--disable-background-networking", "--allow-file-access-from-files",
+                             "--user-data-dir=" + (tmp / "profile"), "--dump-dom", "file://" + (tmp / "drive.html")});
+  INFO(dom.err.substr(0, 2000));
+  REQUIRE(dom.exit_code == 0);
+  std::smatch m;
+  const std::string result =
+      std::regex_search(dom.out, m, std::regex("<pre id=\"result\">([^<]*)</pre>")) ? m[1].str() : "";
+  INFO(result);
+  CHECK(Has(result, "\"groups\":6,"));
+  // One group per rank, in rank order, each labelled rank, host, pid and program.
+  size_t at = 0;
+  for (int rank = 0; rank < 6; ++rank) {
+    const size_t found = result.find("rank " + std::to_string(rank) + " \xc2\xb7 n" + std::to_string(rank / 2), at);
+    INFO("rank " << rank);
+    CHECK(found != std::string::npos);
+    if (found != std::string::npos) at = found;
+  }
 }
 
 TEST_CASE("merge and hang: usage errors", "[atracectl][merge][hang]") {
