@@ -19,6 +19,12 @@
 // process directories setgid, so what is made in them is group G too), or by the daemon's
 // own group when no reader group is set. Never readable by others.
 //
+// Recovery checks every grant against this (RepairProcessDir) unless the order log vouches for
+// them (its 'g' record, order_log.h, names Stamp()): then a process directory is read only if
+// its metadata changed after its last entry (Unchanged). The known limit: a change of its ACL,
+// mode or owner within the same clock tick as its last entry change, or one followed by an
+// entry change, looks unchanged (docs/SECURITY.md, "Known limits").
+//
 // Threading: the owner thread only.
 #pragma once
 
