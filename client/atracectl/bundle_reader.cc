@@ -238,6 +238,15 @@ BundleRead ReadBundle(const std::string& path, const BundleVisitor& visitor) {
     if (fd >= 0) ::close(fd);
     return r;
   }
+  // gzip's magic first: a file that is not gzip at all is said so, not handed to gzip, whose
+  // own complaint would reach the operator raw and be taken for a truncated bundle.
+  unsigned char magic[2] = {};
+  if (::pread(fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) || magic[0] != 0x1f || magic[1] != 0x8b) {
+    ::close(fd);
+    r.ok = false;
+    r.error = "not a gzip file: a bundle is the .tar.gz that 'atracectl export --format tar' writes";
+    return r;
+  }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     ::close(fd);
@@ -245,7 +254,10 @@ BundleRead ReadBundle(const std::string& path, const BundleVisitor& visitor) {
     r.error = std::strerror(errno);
     return r;
   }
-  const pid_t gzip = StartChild({"gzip", "-dc"}, fd, pipe_fds[1]);
+  // gzip's own messages ("unexpected end of file") are not shown: the error below says it.
+  const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const pid_t gzip = StartChild({"gzip", "-dc"}, fd, pipe_fds[1], devnull);
+  if (devnull >= 0) ::close(devnull);
   ::close(fd);
   ::close(pipe_fds[1]);
   if (gzip <= 0) {

@@ -233,12 +233,14 @@ namespace {
 
 std::string JsonEntry(const atrace::ListEntry& e, uint64_t now, const std::string& trace_dir) {
   std::ostringstream o;
+  const DirOrigin origin = OriginOf(e, trace_dir + "/" + e.path);
   o << "{\"seq\":" << e.seq << ",\"class\":" << JsonString(ClassName(e.kind, e.side))
     << ",\"kind\":" << JsonString(KindName(e.kind)) << ",\"device_id\":" << e.device_id << ",\"pid\":" << e.pid
     << ",\"uid\":" << e.uid << ",\"comm\":" << (e.comm.empty() ? std::string("null") : JsonString(e.comm))
     << ",\"bytes\":" << e.bytes << ",\"apparent_bytes\":" << e.apparent_bytes
     << ",\"created_unix_us\":" << e.created_unix_us << ",\"age_s\":" << AgeSeconds(e, now)
-    << ",\"how\":" << JsonString(OriginOf(e, trace_dir + "/" + e.path).Label())
+    << ",\"how\":" << JsonString(origin.Label())
+    << ",\"signal\":" << (origin.signo ? std::to_string(origin.signo) : std::string("null"))
     << ",\"path\":" << JsonString(e.path)
     << ",\"incomplete\":" << ((e.flags & ATRACE_LIST_INCOMPLETE) ? "true" : "false")
     << ",\"job\":" << (e.job.empty() ? std::string("null") : JsonString(e.job))

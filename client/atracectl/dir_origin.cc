@@ -1,6 +1,9 @@
 #include "dir_origin.h"
 
+#include <string.h>
+
 #include <algorithm>
+#include <charconv>
 
 #include "dir_files.h"
 
@@ -34,6 +37,27 @@ std::string WordAfter(std::string_view text, std::string_view prefix) {
   return std::string(rest.substr(0, std::min(rest.find_first_of(" ,;()"), size_t{32})));
 }
 
+// A report's signal, "11 (SIGSEGV)" as the daemon writes it, or "SIGSEGV" or "11": its
+// number (0 unknown) and its name as coredumpctl shows it ("SIGSEGV"; the word itself when it
+// is no signal's).
+void ReadSignal(std::string_view text, DirOrigin* o) {
+  const std::string word = WordAfter(text, "");
+  int signo = 0;
+  auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), signo);
+  if (ec == std::errc() && p == word.data() + word.size() && signo > 0 && signo < 65) {
+    o->signo = signo;
+    const std::string named = WordAfter(text, "(");
+    const char* abbrev = ::sigabbrev_np(signo);
+    o->detail = named.rfind("SIG", 0) == 0 ? named : abbrev ? "SIG" + std::string(abbrev) : word;
+    return;
+  }
+  o->detail = word;
+  for (int s = 1; s < 65 && !word.empty(); ++s) {
+    const char* abbrev = ::sigabbrev_np(s);
+    if (abbrev && word == "SIG" + std::string(abbrev)) o->signo = s;
+  }
+}
+
 }  // namespace
 
 std::string DirOrigin::Label() const {
@@ -56,7 +80,7 @@ DirOrigin ReportOrigin(std::string_view report) {
   const std::string_view first = report.substr(0, report.find('\n'));
   if (first.find(") caught a fatal signal") != std::string_view::npos) {
     o.origin = Origin::kCrash;
-    o.detail = WordAfter(Fact(report, "signal"), "");
+    ReadSignal(Fact(report, "signal"), &o);
   } else if (first.find(") asked for its stacks") != std::string_view::npos) {
     o.origin = Origin::kDump;
   } else if (first.find(") ended without GOODBYE") != std::string_view::npos) {
@@ -65,7 +89,7 @@ DirOrigin ReportOrigin(std::string_view report) {
       o.origin = Origin::kOom;
     } else if (how.rfind("killed by signal ", 0) == 0) {
       o.origin = Origin::kKilled;
-      o.detail = WordAfter(how, "killed by signal ");
+      ReadSignal(how.substr(17), &o);
     } else if (how.rfind("exited with status ", 0) == 0) {
       o.origin = Origin::kExited;
       o.detail = WordAfter(how, "exited with status ");

@@ -25,7 +25,8 @@ enum class Origin { kReport, kExit, kCrash, kKilled, kOom, kExited, kDied, kDump
 
 struct DirOrigin {
   Origin origin = Origin::kStackcore;
-  std::string detail;  // the signal of a crash or a kill, the status of an exit ("" otherwise)
+  std::string detail;  // the signal's name of a crash or a kill ("SIGSEGV"), the status of an exit ("" otherwise)
+  int signo = 0;       // the signal's number of a crash or a kill, 0 unknown
   // "crash SIGSEGV", "oom", ... (escaped for a terminal by whoever shows it: it is the file's).
   std::string Label() const;
   // A crash, a kill, an OOM kill, an exit without GOODBYE, an unknown end.

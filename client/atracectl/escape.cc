@@ -47,6 +47,28 @@ size_t Utf8At(std::string_view s, size_t i, uint32_t* cp) {
 
 bool IsC1(uint32_t cp) { return cp >= 0x80 && cp <= 0x9f; }
 
+// Unicode's invisible format controls (general category Cf) and the line and paragraph
+// separators: the bidi embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069),
+// the marks (U+200E, U+200F, U+061C), zero-width characters, the BOM and the tag characters.
+// A terminal draws none of them, and an override (U+202E) reorders what follows it, so
+// "txt.exe" can show as "exe.txt" or a frame's name hide behind another's.
+bool IsFormatControl(uint32_t cp) {
+  return cp == 0x00ad || cp == 0x061c || cp == 0x070f || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+         (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+         (cp >= 0xfff9 && cp <= 0xfffb) || cp == 0x110bd || cp == 0x110cd || (cp >= 0x1bca0 && cp <= 0x1bca3) ||
+         (cp >= 0x1d173 && cp <= 0x1d17a) || cp == 0xe0001 || (cp >= 0xe0020 && cp <= 0xe007f);
+}
+
+// "\uXXXX", or "\U00XXXXXX" past the BMP.
+void AppendCodePoint(uint32_t cp, std::string* out) {
+  if (cp <= 0xffff) {
+    AppendU(cp, out);
+    return;
+  }
+  *out += "\\U";
+  for (int shift = 28; shift >= 0; shift -= 4) *out += kHex[(cp >> shift) & 15];
+}
+
 }  // namespace
 
 void AppendForTerminal(std::string_view bytes, TerminalLines lines, std::string* out) {
@@ -68,6 +90,11 @@ void AppendForTerminal(std::string_view bytes, TerminalLines lines, std::string*
     if (n == 0 || cp < 0x20 || cp == 0x7f || IsC1(cp)) {
       for (size_t k = 0; k < (n == 0 ? 1 : n); ++k) AppendHexByte(static_cast<unsigned char>(bytes[i + k]), out);
       i += n == 0 ? 1 : n;
+      continue;
+    }
+    if (IsFormatControl(cp)) {
+      AppendCodePoint(cp, out);
+      i += n;
       continue;
     }
     out->append(bytes.substr(i, n));
@@ -119,8 +146,13 @@ void AppendJson(std::string_view s, std::string* out) {
       case '\b': *out += "\\b"; break;
       case '\f': *out += "\\f"; break;
       default:
-        if (cp < 0x20 || cp == 0x7f || IsC1(cp) || cp == 0x2028 || cp == 0x2029) {
-          AppendU(cp, out);
+        if (cp < 0x20 || cp == 0x7f || IsC1(cp) || IsFormatControl(cp)) {
+          if (cp > 0xffff) {  // as JSON's surrogate pair
+            AppendU(0xd800 + ((cp - 0x10000) >> 10), out);
+            AppendU(0xdc00 + ((cp - 0x10000) & 0x3ff), out);
+          } else {
+            AppendU(cp, out);
+          }
         } else {
           out->append(s.substr(i, n));
         }

@@ -5,9 +5,13 @@
 //   terminal  C0 controls, DEL, C1 controls (U+0080..U+009F, and stray bytes 0x80..0x9F),
 //             invalid UTF-8 and '\' become visible "\xNN" / "\\": no escape sequence (OSC 52,
 //             clear-screen, a window title, a carriage return over a fake prompt) reaches
-//             the operator's terminal. Newline and tab are kept only where the caller says
-//             the text is multi-line (a file's lines); one value (a name, a fact) keeps none;
-//   JSON      as RFC 8259 requires, plus: C1 controls and U+2028/U+2029 as \uXXXX, and
+//             the operator's terminal. Unicode's invisible format controls (the bidi
+//             overrides, embeddings, isolates and marks such as U+202E, zero-width characters,
+//             U+2028/U+2029, the BOM, tag characters) become "\uXXXX" ("\UXXXXXXXX" past
+//             U+FFFF): none can reorder or hide what the operator reads. Newline and tab are
+//             kept only where the caller says the text is multi-line (a file's lines); one
+//             value (a name, a fact) keeps none;
+//   JSON      as RFC 8259 requires, plus: C1 controls and the same format controls as \uXXXX, and
 //             invalid UTF-8 as U+FFFD, so the document is valid UTF-8 and inert in a terminal;
 //   HTML      JSON text made inert inside <script type="application/json">: '<', '>', '&',
 //             U+2028 and U+2029 as \uXXXX (the HTML tokenizer acts on '<' only; the others

@@ -191,6 +191,7 @@ TEST_CASE("hostile bundles: a truncated gzip is an error naming the bundle, what
   CHECK(hang.exit_code == 1);
   CHECK(Has(hang.err, cut + ": "));
   CHECK(Has(hang.err, "truncated"));
+  CHECK(!Has(hang.err, "gzip: "));  // gzip's own message is not passed on raw
   CHECK(Has(hang.out, "Ranks seen: 0-"));  // the others' ranks are reported
   auto merge = Ctl({"merge", b[0], cut, "--format", "chrome-json", "-o", tmp / "m.json"});
   CHECK(merge.exit_code == 1);
@@ -199,6 +200,15 @@ TEST_CASE("hostile bundles: a truncated gzip is an error naming the bundle, what
   WriteFile(tmp / "text.tar.gz", "hello\n");
   auto text = Ctl({"hang", tmp / "text.tar.gz"});
   CHECK(text.exit_code == 1);
+  // A file that is no gzip (/etc/passwd) is said to be none: not gzip's stderr, not "truncated".
+  for (const std::string& path : {tmp / "text.tar.gz", std::string("/etc/passwd")}) {
+    auto not_gzip = Ctl({"hang", path});
+    INFO(not_gzip.err);
+    CHECK(not_gzip.exit_code == 1);
+    CHECK(Has(not_gzip.err, "atracectl: hang: " + path + ": not a gzip file: a bundle is the .tar.gz that 'atracectl export --format tar' writes\n"));
+    CHECK(!Has(not_gzip.err, "gzip: "));
+    CHECK(!Has(not_gzip.err, "truncated"));
+  }
 }
 
 TEST_CASE("hostile bundles: member names with '..' or absolute are refused, never followed", "[atracectl][hang][security]") {
