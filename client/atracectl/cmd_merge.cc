@@ -6,14 +6,15 @@
 //   - a track per tracer object, per device ("device N: object") and the "events" track of
 //     its reports (crash, death, dump) and exits;
 //   - a record kept in several directories of one process (a report, then a later dump) is
-//     drawn once: on each track, a record from another directory at or before the latest
-//     one already drawn there is taken for the same one (a later ring save holds the
-//     earlier's records); a record repeated within one file stays;
+//     drawn once: each save is placed in its ring's sequence of records (ring_windows.h),
+//     by text and order, not by time or directory order; a record repeated within one file
+//     stays;
 //   - a bundle whose host clock was not synchronized at export (bundle.jsonl) is flagged: a
 //     "host clock" track in each of its groups says so at the export time, the chrome-json
 //     document's "metadata" lists every bundle's clock state, and standard error says it.
 // Bundles are streamed (bundle_reader.h). chrome-json is written as it is read: what is held
-// is one trace file and, per track, the latest time drawn, never the records. html holds the
+// is one trace file and, per track, 16 bytes per record of its ring's window, never the
+// records' text. html holds the
 // timeline it draws, bounded by --max-text-mib as export's is.
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "format.h"
 #include "output_file.h"
 #include "parse.h"
+#include "ring_windows.h"
 #include "text_budget.h"
 #include "timeline_html.h"
 #include "trace_events.h"
@@ -45,13 +47,6 @@ namespace {
 
 constexpr size_t kReportKept = 16 * 1024;
 
-// Per track: the latest record drawn, from which directory, and the texts drawn at that time.
-struct Watermark {
-  int64_t ts = INT64_MIN;
-  std::string dir;
-  std::set<std::string> texts;  // at `ts` only (bounded: the records of one microsecond)
-};
-
 class Merger {
  public:
   Merger(FleetGroups& groups, TextBudget* budget, std::function<void(const TimelineEvent&)> emit)
@@ -62,14 +57,14 @@ class Merger {
     const BundleFleetClock& clock = ClockOf(b);
     if (dir.kind == "exit" && exits_.insert({b, dir.path}).second) {
       Emit(g, "events", {dir.created_unix_us, g.id, 0, Mark::kExit, 0, "exit", ""},
-           "exit directory " + dir.path + " (the traces kept as the process exited)", dir.path, true);
+           "exit directory " + dir.path + " (the traces kept as the process exited)");
     }
     const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
     if (name.rfind("stackcore_tracer_", 0) == 0) {
       if (is_bin) return;  // its .txt says it
       if (bytes.size() > kReportKept) bytes.resize(kReportKept);
       const auto [mark, event_name] = ReportMark(bytes);
-      Emit(g, "events", {dir.created_unix_us, g.id, 0, mark, 0, event_name, ""}, std::move(bytes), dir.path, true);
+      Emit(g, "events", {dir.created_unix_us, g.id, 0, mark, 0, event_name, ""}, std::move(bytes));
       return;
     }
     std::string track = ObjectOfFile(name);
@@ -86,13 +81,24 @@ class Merger {
     } else {
       text = std::move(bytes);
     }
+    // The save's records, placed in their ring's sequence (ring_windows.h): only those no
+    // other save of this track drew are drawn.
+    std::vector<SavedRecord> records;
     ForEachRecordLine(
         text,
-        [&](int64_t ts, std::string_view record) {
-          Emit(g, track, {ts, g.id, 0, Mark::kRecord, 0, "", ""}, std::string(record), dir.path, false);
-          return !(budget_ && budget_->reached);
+        [&records](int64_t ts, std::string_view record) {
+          records.push_back({ts, record});
+          return true;
         },
         clock.utc_offset_s);
+    const std::vector<bool> fresh = windows_.Place({g.id, track}, records);
+    for (size_t i = 0; i < records.size() && !(budget_ && budget_->reached); ++i) {
+      if (!fresh[i]) {
+        ++duplicates;
+        continue;
+      }
+      Emit(g, track, {records[i].ts, g.id, 0, Mark::kRecord, 0, "", ""}, std::string(records[i].text));
+    }
   }
 
   // The "host clock" track of each group of an unsynchronized bundle.
@@ -102,8 +108,7 @@ class Merger {
       if (!fb.has_host || fb.host.clock_synchronized.value_or(true)) continue;
       Emit(g, "host clock", {fb.host.exported_unix_us, g.id, 0, Mark::kRecord, 0, "clock not synchronized", ""},
            "the clock of " + g.host + " was not synchronized at export (adjtimex: " + fb.host.adjtimex +
-               "): this host's times may be shifted against the other hosts'",
-           "", true);
+               "): this host's times may be shifted against the other hosts'");
     }
   }
 
@@ -122,24 +127,10 @@ class Merger {
     return it->second;
   }
 
-  void Emit(const FleetGroup& g, const std::string& track, TimelineEvent ev, std::string text, const std::string& dir,
-            bool always) {
+  void Emit(const FleetGroup& g, const std::string& track, TimelineEvent ev, std::string text) {
     auto [tit, added] = tracks.try_emplace({g.id, track}, 0);
     if (added) tit->second = ++tids_[g.id];
     ev.tid = tit->second;
-    if (!always) {
-      Watermark& w = marks_[{g.id, ev.tid}];
-      if (dir != w.dir && (ev.ts < w.ts || (ev.ts == w.ts && w.texts.count(text)))) {
-        ++duplicates;
-        return;
-      }
-      if (ev.ts > w.ts) {
-        w.ts = ev.ts;
-        w.texts.clear();
-      }
-      if (ev.ts == w.ts && w.texts.size() < 64) w.texts.insert(text);
-      w.dir = dir;
-    }
     if (ev.name.empty()) ev.name = tit->first.second;
     ev.text = text;
     emit_(ev);
@@ -150,7 +141,7 @@ class Merger {
   std::function<void(const TimelineEvent&)> emit_;
   std::map<size_t, BundleFleetClock> clocks_;
   std::map<int64_t, int> tids_;
-  std::map<std::pair<int64_t, int>, Watermark> marks_;
+  RingWindows windows_;
   std::set<std::pair<size_t, std::string>> exits_;
 };
 

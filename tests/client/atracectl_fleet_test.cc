@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -287,4 +288,69 @@ TEST_CASE("hostile bundles: a 1 TiB member, sparse or claimed, is a bounded erro
   auto holes = Ctl({"merge", sparse, "--format", "chrome-json", "-o", tmp / "m.json"});
   CHECK(holes.exit_code == 0);
   CHECK(Has(holes.err, "schedule_tracer_HOLES.txt skipped: a sparse file"));
+}
+
+namespace {
+
+// atracectl under peak_rss (tests/support/peak_rss.c): its peak RSS in KiB, with the sanitizer's
+// quarantine off (it keeps freed memory resident on purpose: what is measured is what is held).
+struct Measured {
+  RunResult run;
+  long max_rss_kib = 0;
+  size_t out_size = 0;
+};
+Measured CtlMeasured(const TempDir& tmp, std::vector<std::string> args) {
+  std::vector<std::string> argv{PEAK_RSS_BINARY, tmp / "rss", ATRACECTL_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Measured m;
+  m.run = Run(argv, {.env = {{"ASAN_OPTIONS", "quarantine_size_mb=0:thread_local_quarantine_size_kb=0:detect_leaks=0"}},
+                     .stdout_file = tmp / "out"});
+  m.max_rss_kib = std::stol(ReadFile(tmp / "rss"));
+  m.out_size = ReadFile(tmp / "out").size();
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("merge: a record kept in a report and in a later dump is drawn once, whatever the saves' order and clocks",
+          "[atracectl][merge]") {
+  // Rank 3's ring saved twice: the later save holds records 0-1 again, placed one microsecond
+  // later (its clock anchor moved), and record 2. Drawn: 0, 1, 2, once each, in either order of
+  // the directories in the bundle.
+  for (const bool reverse : {false, true}) {
+    INFO(reverse);
+    TempDir tmp;
+    RankProcess p{3, 1003, "wait_allreduce_done", 4};
+    p.dumps = 2;
+    p.later_shift_us = 1;
+    BundleSpec spec{"n0", {p}, true, ""};
+    spec.reverse_dirs = reverse;
+    const std::string bundle = MakeBundle(tmp / "n0", spec);
+    auto merged = Ctl({"merge", bundle, "--format", "chrome-json", "-o", tmp / "m.json"});
+    INFO(merged.err);
+    REQUIRE(merged.exit_code == 0);
+    const std::string doc = ReadFile(tmp / "m.json");
+    for (int r = 0; r < 3; ++r) CHECK(Count(doc, "record " + std::to_string(r) + " of rank 3\"}}") == 1);
+    CHECK(Has(merged.err, "2 records kept in more than one directory of a process, drawn once"));
+  }
+}
+
+TEST_CASE("merge chrome-json: tracks of large records at one time hold no text per track", "[atracectl][merge][security]") {
+  // 16 tracks of 16 distinct 512 KiB records at the same microsecond: the old rule kept each
+  // track's texts at its latest time (8 MiB a track).
+  TempDir tmp;
+  const std::string rel = "trace_9_9_20261206060000000000/schedule_event_9_20261206061000000000";
+  const std::string dir = tmp / ("b/atrace/" + rel);
+  REQUIRE(Run({"mkdir", "-p", dir}).exit_code == 0);
+  for (int t = 0; t < 16; ++t) {
+    std::string file;
+    for (int r = 0; r < 16; ++r) file += "2026-12-06 06:09:10.000.000 " + std::to_string(r) + std::string(512 * 1024, 'x') + "\n";
+    WriteFile(dir + "/schedule_tracer_T" + std::to_string(t) + ".txt", file);
+  }
+  WriteFile(tmp / "b/bundle.jsonl", "{\"record\":\"dir\",\"path\":\"" + rel + "\",\"pid\":9,\"comm\":\"x\",\"kind\":\"schedule\","
+                                    "\"side\":\"host\",\"device_id\":0,\"created_unix_us\":1,\"job\":null,\"rank\":0,\"world_size\":1}\n");
+  REQUIRE(Run({"tar", "-czf", tmp / "b.tar.gz", "-C", tmp / "b", "bundle.jsonl", "atrace"}).exit_code == 0);
+  auto merged = CtlMeasured(tmp, {"merge", tmp / "b.tar.gz", "--format", "chrome-json", "-o", tmp / "m.json"});
+  REQUIRE(merged.run.exit_code == 0);
+  CHECK(merged.max_rss_kib < 96 * 1024);
 }
