@@ -167,7 +167,8 @@ std::string BundleDirLine(const atrace::ListEntry& e) {
          (e.side == ATRACE_SIDE_DEVICE ? "device" : "host") + "\",\"device_id\":" + std::to_string(e.device_id) +
          ",\"created_unix_us\":" + std::to_string(e.created_unix_us) + ",\"job\":" + JsonOrNull(e.job) +
          ",\"rank\":" + (e.rank.empty() ? "null" : e.rank) +
-         ",\"world_size\":" + (e.world_size.empty() ? "null" : e.world_size) + "}\n";
+         ",\"world_size\":" + (e.world_size.empty() ? "null" : e.world_size) + ",\"uid\":" + std::to_string(e.uid) +
+         ",\"seq\":" + std::to_string(e.seq) + "}\n";
 }
 
 BundleMetaLine ParseBundleMetaLine(std::string_view line) {
@@ -203,6 +204,8 @@ BundleMetaLine ParseBundleMetaLine(std::string_view line) {
     d.pid = static_cast<int32_t>(v);
     if (number("device_id", &v) && v >= 0 && v <= ATR_MAX_DEVICE_ID) d.device_id = static_cast<uint32_t>(v);
     if (number("created_unix_us", &v)) d.created_unix_us = v;
+    if (number("uid", &v) && v >= 0 && v <= 0xffffffffll) d.uid = static_cast<uint32_t>(v);
+    if (number("seq", &v) && v > 0) d.seq = static_cast<uint64_t>(v);
     namespace p = atraced::proto;
     if (const std::string job = text("job"); p::CheckLabel(p::LabelKind::kJob, job).empty()) d.job = job;
     if (f.count("rank") && !str["rank"] && p::CheckLabel(p::LabelKind::kRank, f["rank"]).empty() && number("rank", &v)) d.rank = v;

@@ -7,7 +7,8 @@
 //    "clock_synchronized":true,"adjtimex":"TIME_OK","maxerror_us":...,"esterror_us":...}
 //   {"record":"dir","path":"trace_.../schedule_event_...","pid":12,"comm":"python3",
 //    "kind":"schedule","side":"host","device_id":0,"created_unix_us":...,
-//    "job":"J1","rank":3,"world_size":8}            (labels: null where the process sent none)
+//    "job":"J1","rank":3,"world_size":8,"uid":1000,"seq":42}
+//                                       (labels: null where the process sent none)
 //
 // The clock: CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME read together at export, and
 // adjtimex(2)'s view: "clock_synchronized" is false when adjtimex reports TIME_ERROR or the
@@ -47,6 +48,10 @@ struct BundleDir {
   int64_t created_unix_us = 0;
   std::string job;                         // "" none
   std::optional<int64_t> rank, world_size;  // nullopt none
+  // The uid the daemon made it for (its process's, from LIST; nullopt in an older bundle):
+  // who claims a rank, when two processes do (hang).
+  std::optional<uint32_t> uid;
+  uint64_t seq = 0;  // the daemon's sequence number of the directory (0: an older bundle)
 };
 
 // The host line of this machine, now.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@ struct FleetGroup {
   int32_t pid = 0;
   std::string comm, host, job;
   std::optional<int64_t> rank, world_size;
+  std::optional<uint32_t> uid;  // the daemon's word (bundle.jsonl), nullopt in an older bundle
   int64_t id = 0;  // 1.. in rank order: the merged timeline's process track
 };
 
@@ -51,7 +53,11 @@ class FleetGroups {
   std::map<std::pair<size_t, std::string>, size_t> index_;  // (bundle, process dir) -> groups_
 };
 
-// "0-3,5,7": a set of ranks as ranges.
-std::string RankRanges(const std::vector<int64_t>& sorted_ranks);
+// "0-3,5,7": a set of ranks as ranges; past about `max_chars`, the rest as a count
+// ("...,9 (120 more ranks)").
+std::string RankRanges(const std::vector<int64_t>& sorted_ranks, size_t max_chars = SIZE_MAX);
+// The ranks of [0, world) not in `sorted_seen`, as ranges, and how many: computed from the
+// ranks seen, never rank by rank (a world size is a process's word: 16777216 costs nothing).
+std::string MissingRanges(const std::vector<int64_t>& sorted_seen, int64_t world, size_t max_chars, int64_t* count);
 
 }  // namespace atracectl

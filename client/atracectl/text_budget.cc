@@ -14,8 +14,8 @@ std::string TextBudget::Message(size_t files_total, const std::string& how_to_na
          "grows with it)";
 }
 
-void AddTextBudgetOption(po::options_description& options) {
-  options.add_options()("max-text-mib", po::value<size_t>()->default_value(kDefaultMaxTextMib),
+void AddTextBudgetOption(po::options_description& options, size_t default_mib) {
+  options.add_options()("max-text-mib", po::value<size_t>()->default_value(default_mib),
                         "stop after this many MiB of text from all files together (a small .bin can decode to "
                         "much more text than its size)");
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -26,12 +27,15 @@ struct TextBudget {
     used += bytes;
     return true;
   }
+  // Gives back what was taken for something no longer held (hang's stacks of a report that a
+  // later one replaced).
+  void Give(size_t bytes) { used -= std::min(bytes, used); }
   // "stopped at the text bound (--max-text-mib N): ... <how_to_narrow>".
   std::string Message(size_t files_total, const std::string& how_to_narrow) const;
 };
 
 // --max-text-mib, for the commands that read trace files.
-void AddTextBudgetOption(boost::program_options::options_description& options);
+void AddTextBudgetOption(boost::program_options::options_description& options, size_t default_mib = kDefaultMaxTextMib);
 // The budget --max-text-mib asks for; false (and a usage message) when it is 0.
 bool ReadTextBudget(const boost::program_options::variables_map& vm, TextBudget* budget, int* exit_code);
 

@@ -32,8 +32,10 @@ size_t Count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// Three hosts, two ranks each; ranks 0-4 blocked in one function, rank 5 in another.
-std::vector<std::string> HungJob(const TempDir& tmp, int world_size, bool h2_synchronized = true) {
+// Three hosts, two ranks each; ranks 0-4 blocked in one function and 5 in another; each
+// process of `uid` when given (bundle.jsonl's "uid"), and the processes `extra` on n1 too.
+std::vector<std::string> HungJob(const TempDir& tmp, int world_size, bool h2_synchronized = true,
+                                 const std::vector<RankProcess>& extra = {}, std::optional<uint32_t> uid = std::nullopt) {
   std::vector<std::string> bundles;
   const char* hosts[] = {"n0", "n1", "n2"};
   for (int h = 0; h < 3; ++h) {
@@ -41,7 +43,9 @@ std::vector<std::string> HungJob(const TempDir& tmp, int world_size, bool h2_syn
     for (int k = 0; k < 2; ++k) {
       const int rank = h * 2 + k;
       spec.ranks.push_back({rank, 1000 + rank, rank == 5 ? "load_next_batch" : "wait_allreduce_done", world_size});
+      spec.ranks.back().uid = uid;
     }
+    if (h == 1) spec.ranks.insert(spec.ranks.end(), extra.begin(), extra.end());
     bundles.push_back(MakeBundle(tmp / hosts[h], spec));
   }
   return bundles;
@@ -67,8 +71,8 @@ TEST_CASE("hang: ranks 0-4 in one function and 5 in another make classes {5} and
   CHECK(Has(text.out, "Oldest last record: ranks 0\n"));
   auto json = Ctl({"hang", "--json", b[0], b[1], b[2]});
   REQUIRE(json.exit_code == 0);
-  CHECK(Has(json.out, "{\"ranks_expected\":[0,1,2,3,4,5],\"world_size\":6,\"ranks_seen\":[0,1,2,3,4,5],\"missing\":[],"
-                      "\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":[\"__futex_abstimed_wait\","
+  CHECK(Has(json.out, "{\"ranks_expected\":\"0-5\",\"world_size\":6,\"world_size_claims\":{\"6\":6},\"job_uid\":null,"
+                      "\"ranks_seen\":[0,1,2,3,4,5],\"missing\":\"\",\"missing_count\":0,\"conflicts\":[],\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":[\"__futex_abstimed_wait\","
                       "\"load_next_batch\",\"main\"]},{\"ranks\":[0,1,2,3,4],\"ranges\":\"0-4\",\"count\":5,"));
   CHECK(Has(json.out, "\"outliers\":[5],"));
   CHECK(Has(json.out, "\"last_records\":{\"0\":{\"host\":\"n0\",\"pid\":1000,\"tracers\":{\"CANN_API\":{\"ts_us\":"));
@@ -84,10 +88,11 @@ TEST_CASE("hang: a rank the world size expects and no bundle holds is named miss
   CHECK(Has(text.out, "Ranks seen: 0-5 of 7 (world size)\nMissing ranks: 6: expected by the world size, in no bundle."));
   CHECK(Has(text.out, "This report cannot decide where dumps are missing"));
   auto json = Ctl({"hang", "--json", b[0], b[1], b[2]});
-  CHECK(Has(json.out, "\"ranks_expected\":[0,1,2,3,4,5,6],\"world_size\":7,\"ranks_seen\":[0,1,2,3,4,5],\"missing\":[6],"));
+  CHECK(Has(json.out, "\"ranks_expected\":\"0-6\",\"world_size\":7,"));
+  CHECK(Has(json.out, "\"ranks_seen\":[0,1,2,3,4,5],\"missing\":\"6\",\"missing_count\":1,"));
   // Without rank 5's bundle's host: ranks 4 and 5 are missing too, and rank 5's stack is gone.
   auto two = Ctl({"hang", "--json", b[0], b[1]});
-  CHECK(Has(two.out, "\"missing\":[4,5,6],"));
+  CHECK(Has(two.out, "\"missing\":\"4-6\",\"missing_count\":3,"));
   CHECK(Has(two.out, "\"outliers\":[],"));
 }
 
@@ -310,7 +315,130 @@ Measured CtlMeasured(const TempDir& tmp, std::vector<std::string> args) {
   return m;
 }
 
+// A process of uid 2000 (not the job's 1000) that says it is `rank` of `world_size` and
+// waits where ranks 0-4 do.
+RankProcess OtherUsers(int rank, int pid, int world_size) {
+  RankProcess p{rank, pid, "wait_allreduce_done", world_size};
+  p.uid = 2000;
+  return p;
+}
+
 }  // namespace
+
+TEST_CASE("hang: a rank another user's process also claims is a named conflict, never a merge, and the culprit stays",
+          "[atracectl][hang][security]") {
+  TempDir tmp;
+  // uid 2000's process on n1 says it is rank 5 and waits where the others do.
+  const auto b = HungJob(tmp, 6, true, {OtherUsers(5, 6666, 6)}, 1000);
+  auto text = Ctl({"hang", b[0], b[1], b[2]});
+  INFO(text.out << text.err);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "Rank 5 is claimed by 2 processes: uid 2000, n1, pid 6666; uid 1000, n2, pid 1005. Used: uid 1000, "
+                      "n2, pid 1005 (the job's uid 1000); the others are left out.\n"));
+  CHECK(Has(text.out, "  ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"));
+  CHECK(Has(text.out, "Likely culprits: ranks 5:"));
+  CHECK(Has(text.out, "  rank 5 (n2, pid 1005)\n"));  // the last records are the used claimant's
+  CHECK(!Has(text.out, "Every rank with stacks has its main thread in the same place"));
+  auto json = Ctl({"hang", "--json", b[0], b[1], b[2]});
+  CHECK(Has(json.out, "\"job_uid\":1000,"));
+  CHECK(Has(json.out, "\"conflicts\":[{\"rank\":5,\"claimants\":[{\"uid\":2000,\"host\":\"n1\",\"pid\":6666,\"used\":false},"
+                      "{\"uid\":1000,\"host\":\"n2\",\"pid\":1005,\"used\":true}]}],"));
+  CHECK(Has(json.out, "\"outliers\":[5],"));
+  // Bundles from before uid was recorded: no claimant can be chosen; the rank is left out, named.
+  TempDir old;
+  RankProcess unknown{5, 6666, "wait_allreduce_done", 6};
+  const auto o = HungJob(old, 6, true, {unknown});  // no uids
+  auto undecided = Ctl({"hang", o[0], o[1], o[2]});
+  INFO(undecided.out);
+  CHECK(Has(undecided.out, "Rank 5 is claimed by 2 processes: uid ?, n1, pid 6666; uid ?, n2, pid 1005. None is used"));
+  CHECK(Has(undecided.out, "Ranks seen: 0-4 of 6 (world size)\n"));
+  CHECK(Has(undecided.out, "Missing ranks: 5: expected by the world size"));
+  CHECK(!Has(undecided.out, "  ranks 0-5 "));  // never merged into one class
+}
+
+TEST_CASE("hang: a world size of 16777216 costs nothing: missing ranks as ranges, the job's uid's world size used",
+          "[atracectl][hang][security]") {
+  TempDir tmp;
+  // Another user's process labels rank 7 of a world of 16777216: the job's world size stays 6.
+  const auto b = HungJob(tmp, 6, true, {OtherUsers(7, 7777, 16777216)}, 1000);
+  auto text = CtlMeasured(tmp, {"hang", b[0], b[1], b[2]});
+  const std::string out = ReadFile(tmp / "out");
+  INFO(out);
+  CHECK(text.run.exit_code == 0);
+  CHECK(Has(out, "Ranks seen: 0-5,7 of 6 (world size)\n"));
+  CHECK(!Has(out, "Missing ranks"));
+  // The job's own processes saying 16777216: missing as one range, the output and memory small.
+  TempDir big;
+  std::vector<std::string> bundles;
+  BundleSpec spec{"n0", {}, true, ""};
+  for (int rank = 0; rank < 4; ++rank) spec.ranks.push_back({rank, 1000 + rank, "wait_allreduce_done", 16777216});
+  bundles.push_back(MakeBundle(big / "n0", spec));
+  auto json = CtlMeasured(big, {"hang", "--json", bundles[0]});
+  const std::string doc = ReadFile(big / "out");
+  CHECK(json.run.exit_code == 0);
+  CHECK(Has(doc, "\"ranks_expected\":\"0-16777215\",\"world_size\":16777216,"));
+  CHECK(Has(doc, "\"missing\":\"4-16777215\",\"missing_count\":16777212,"));
+  CHECK(json.out_size < 64 * 1024);
+  CHECK(json.max_rss_kib < 64 * 1024);
+  auto text_big = CtlMeasured(big, {"hang", bundles[0]});
+  CHECK(Has(ReadFile(big / "out"), "Missing ranks: 4-16777215: expected by the world size"));
+  CHECK(text_big.out_size < 64 * 1024);
+}
+
+TEST_CASE("hang: a report shaped as a million-node tree and many large reports are held and printed within bounds",
+          "[atracectl][hang][security]") {
+  TempDir tmp;
+  // One rank whose main thread's [stack] is 4096 threads of 256 distinct frames each: about a
+  // million nodes (the attack of issue 49 took 829 MiB and printed 261 MiB).
+  RankProcess tree{0, 1000, "wait_allreduce_done", 2};
+  std::string threads;
+  for (int t = 0; t < 4096; ++t) {
+    threads += "Thread " + std::to_string(t + 3) + " (" + std::to_string(5000 + t) + ", w)\n";
+    for (int f = 0; f < 256; ++f) {
+      threads += "#" + std::to_string(f) + " 0x1 0x0 /m f" + std::to_string(t) + "_" + std::to_string(f) + "+0x1\n";
+    }
+  }
+  tree.extra_frames = threads;  // after the main thread's frames: threads of their own
+  BundleSpec spec{"n0", {tree, {1, 1001, "wait_allreduce_done", 2}}, true, ""};
+  const std::string bundle = MakeBundle(tmp / "n0", spec);
+  auto text = CtlMeasured(tmp, {"hang", bundle});
+  INFO(text.run.err);
+  CHECK(text.run.exit_code == 0);
+  const std::string out = ReadFile(tmp / "out");
+  CHECK(Has(out, "call path(s) past the tree's bound (--max-tree-nodes), e.g. "));
+  CHECK(Has(text.run.err, "past the tree's bound (--max-tree-nodes 20000) are counted, not drawn"));
+  CHECK(Has(out, "Likely culprits") == false);  // both ranks' main threads are in one place
+  CHECK(text.out_size < 16u << 20);
+  CHECK(text.max_rss_kib < 256 * 1024);
+  auto json = CtlMeasured(tmp, {"hang", "--json", bundle});
+  CHECK(json.out_size < 16u << 20);
+  CHECK(json.max_rss_kib < 256 * 1024);
+  CHECK(Has(ReadFile(tmp / "out"), "\"tree_cut_paths\":"));
+  // A smaller bound is taken: fewer nodes drawn.
+  auto small = CtlMeasured(tmp, {"hang", "--max-tree-nodes", "100", bundle});
+  CHECK(small.out_size < 64 * 1024);
+  // 16 ranks, each report 2048 threads of 24 frames of about 200 bytes: held within
+  // --max-text-mib (64 MiB by default) in all, the rest said to be left out.
+  TempDir many;
+  std::string fat;
+  for (int t = 0; t < 2048; ++t) {
+    fat += "Thread " + std::to_string(t + 3) + " (" + std::to_string(5000 + t) + ", w)\n";
+    for (int f = 0; f < 24; ++f) fat += "#" + std::to_string(f) + " 0x1 0x0 /m " + std::string(180, 'a' + f % 26) + std::to_string(t) + "+0x1\n";
+  }
+  BundleSpec sixteen{"n0", {}, true, ""};
+  for (int rank = 0; rank < 16; ++rank) {
+    RankProcess p{rank, 1000 + rank, "wait_allreduce_done", 16};
+    p.extra_frames = fat;
+    sixteen.ranks.push_back(p);
+  }
+  const std::string fat_bundle = MakeBundle(many / "n0", sixteen);
+  auto held = CtlMeasured(many, {"hang", fat_bundle});
+  INFO(held.run.err);
+  CHECK(held.run.exit_code == 0);
+  CHECK(Has(held.run.err, "past the text bound (--max-text-mib 64) were left out"));
+  CHECK(held.max_rss_kib < 320 * 1024);
+  CHECK(held.out_size < 16u << 20);
+}
 
 TEST_CASE("merge: a record kept in a report and in a later dump is drawn once, whatever the saves' order and clocks",
           "[atracectl][merge]") {
