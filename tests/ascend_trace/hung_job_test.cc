@@ -120,6 +120,7 @@ TEST_CASE("hung job: dump --job and export --job on three hosts, hang names rank
   CHECK(Has(json, "\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":["));
   CHECK(Has(json, "{\"ranks\":[0,1,2,3,4],\"ranges\":\"0-4\",\"count\":5,\"stack\":["));
   CHECK(Has(json, "\"outliers\":[5],"));
+  CHECK(Has(json, "\"job_uid\":" + std::to_string(::getuid()) + ","));  // bundle.jsonl's uid, from LIST
   CHECK(Has(text, "Likely culprits: ranks 5:"));
   CHECK(Has(text, "join_elsewhere"));
   CHECK(Has(text, "[0-5] locker_main"));  // every rank's deadlocked threads, in the tree
