@@ -1,11 +1,11 @@
-// atracectl's one way of showing bytes from trace files (client/atracectl/escape.h), for a
+// atracectl's one way of showing bytes from trace files (client/atracectl/common/escape.h), for a
 // terminal, in JSON and inside the HTML timeline's script block.
 #include <catch2/catch.hpp>
 
 #include <sstream>
 #include <string>
 
-#include "escape.h"
+#include "common/escape.h"
 
 using atracectl::AppendForScriptData;
 using atracectl::AppendForTerminal;

@@ -1,6 +1,6 @@
 #include "common/text_budget.h"
 
-#include "verbs/cli.h"
+#include "common/command_line.h"
 #include "common/format.h"
 
 namespace po = boost::program_options;

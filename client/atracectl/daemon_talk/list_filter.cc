@@ -10,7 +10,7 @@
 #include "atraced/atrace_client.h"
 #include "atraced/proto/codec.h"
 #include "common/escape.h"
-#include "verbs/cli.h"
+#include "common/command_line.h"
 
 namespace atracectl {
 

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "atraced/base/unique_fd.h"
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "daemon_talk/connect.h"
 
 namespace atracectl {
 namespace {

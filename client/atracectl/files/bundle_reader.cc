@@ -127,8 +127,7 @@ BundleRead ReadTarStream(const std::function<long(char*, size_t)>& read, const B
     return got;
   };
   auto fail = [&r](std::string why) {
-    r.ok = false;
-    r.error = std::move(why);
+    r.status = atraced::Status::Error(EPROTO, std::move(why));
     return r;
   };
   // Reads a member's data (padded to whole blocks) into `out`, or skips it when out is null.
@@ -233,8 +232,7 @@ BundleRead ReadBundle(const std::string& path, const BundleVisitor& visitor) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    r.ok = false;
-    r.error = fd < 0 ? std::strerror(errno) : "not a regular file";
+    r.status = fd < 0 ? atraced::Status::Error(errno, std::strerror(errno)) : atraced::Status::Error(EINVAL, "not a regular file");
     if (fd >= 0) ::close(fd);
     return r;
   }
@@ -243,15 +241,13 @@ BundleRead ReadBundle(const std::string& path, const BundleVisitor& visitor) {
   unsigned char magic[2] = {};
   if (::pread(fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) || magic[0] != 0x1f || magic[1] != 0x8b) {
     ::close(fd);
-    r.ok = false;
-    r.error = "not a gzip file: a bundle is the .tar.gz that 'atracectl export --format tar' writes";
+    r.status = atraced::Status::Error(EINVAL, "not a gzip file: a bundle is the .tar.gz that 'atracectl export --format tar' writes");
     return r;
   }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     ::close(fd);
-    r.ok = false;
-    r.error = std::strerror(errno);
+    r.status = atraced::Status::Error(errno, std::strerror(errno));
     return r;
   }
   // gzip's own messages ("unexpected end of file") are not shown: the error below says it.
@@ -262,8 +258,7 @@ BundleRead ReadBundle(const std::string& path, const BundleVisitor& visitor) {
   ::close(pipe_fds[1]);
   if (gzip <= 0) {
     ::close(pipe_fds[0]);
-    r.ok = false;
-    r.error = "gzip " + ChildOutcome(gzip, false);
+    r.status = atraced::Status::Error(-gzip, "gzip " + ChildOutcome(gzip, false));
     return r;
   }
   const int in = pipe_fds[0];
@@ -279,9 +274,8 @@ BundleRead ReadBundle(const std::string& path, const BundleVisitor& visitor) {
   ::kill(gzip, SIGKILL);  // done with it, whether or not it finished (harmless if it did)
   ::close(in);
   const int rc = WaitChild(gzip);
-  if (r.ok && rc != 0 && rc != 128 + SIGKILL) {
-    r.ok = false;
-    r.error = "gzip -dc " + ChildOutcome(rc, true) + ": a truncated or corrupt .tar.gz";
+  if (r.status.ok() && rc != 0 && rc != 128 + SIGKILL) {
+    r.status = atraced::Status::Error(EPROTO, "gzip -dc " + ChildOutcome(rc, true) + ": a truncated or corrupt .tar.gz");
   }
   return r;
 }

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "atraced/base/status.h"
 #include "files/bundle_meta.h"
 
 namespace atracectl {
@@ -29,8 +30,7 @@ namespace atracectl {
 inline constexpr uint64_t kMaxBundleMember = 64ull << 20;
 
 struct BundleRead {
-  bool ok = true;
-  std::string error;                  // !ok: why the bundle ended early
+  atraced::Status status;             // not ok: why the bundle ended early (what was read is kept)
   std::vector<std::string> problems;  // members skipped, and why
   size_t files = 0;                   // trace files handed to `file`
   BundleHost host;

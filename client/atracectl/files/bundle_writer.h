@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "atraced/atrace_client.hpp"
-#include "verbs/cli.h"
+#include "common/command_line.h"
 #include "common/output_file.h"
 
 namespace atracectl {

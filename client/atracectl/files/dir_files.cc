@@ -28,18 +28,19 @@ std::vector<std::string> SortedNames(const std::string& dir, int* err) {
   return out;
 }
 
-bool ReadWhole(const std::string& path, size_t limit, std::string* out, std::string* error) {
+atraced::Status ReadWhole(const std::string& path, size_t limit, std::string* out) {
   bool cut = false;
-  return ReadUpTo(path, limit, limit, out, &cut, error);
+  return ReadUpTo(path, limit, limit, out, &cut);
 }
 
-bool ReadUpTo(const std::string& path, size_t limit, size_t want, std::string* out, bool* cut, std::string* error) {
+atraced::Status ReadUpTo(const std::string& path, size_t limit, size_t want, std::string* out, bool* cut) {
+  using atraced::Status;
   atraced::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return (*error = std::strerror(errno), false);
-  if (!S_ISREG(st.st_mode)) return (*error = "not a regular file", false);
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return Status::Error(errno, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return Status::Error(EINVAL, "not a regular file");
   if (static_cast<uint64_t>(st.st_size) > limit) {
-    return (*error = "larger than " + std::to_string(limit >> 20) + " MiB", false);
+    return Status::Error(EFBIG, "larger than " + std::to_string(limit >> 20) + " MiB");
   }
   *cut = static_cast<size_t>(st.st_size) > want;
   out->resize(std::min(static_cast<size_t>(st.st_size), want));
@@ -47,10 +48,11 @@ bool ReadUpTo(const std::string& path, size_t limit, size_t want, std::string* o
   while (got < out->size()) {
     const ssize_t n = ::read(fd.get(), out->data() + got, out->size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return (*error = n < 0 ? std::strerror(errno) : "shorter than it was a moment ago", false);
+    if (n < 0) return Status::Error(errno, std::strerror(errno));
+    if (n == 0) return Status::Error(EIO, "shorter than it was a moment ago");
     got += static_cast<size_t>(n);
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace atracectl

@@ -107,9 +107,9 @@ DirOrigin OriginOf(const atrace::ListEntry& entry, const std::string& dir) {
     if (name.rfind("stackcore_tracer_", 0) != 0 || name.size() < 4 || name.compare(name.size() - 4, 4, ".txt") != 0) {
       continue;
     }
-    std::string head, why;
+    std::string head;
     bool more = false;
-    if (!ReadUpTo(dir + "/" + name, kMaxReportFile, kReportHead, &head, &more, &why)) continue;
+    if (!ReadUpTo(dir + "/" + name, kMaxReportFile, kReportHead, &head, &more).ok()) continue;
     const DirOrigin o = ReportOrigin(head);
     if (o.origin != Origin::kStackcore) return o;
   }

@@ -26,7 +26,7 @@ FleetGroups::FleetGroups(const std::vector<std::string>& paths) {
     BundleRead r = ReadBundle(paths[b], v);
     fb.host = r.host;
     fb.has_host = r.has_host;
-    if (!r.ok) fb.error = r.error;
+    if (!r.status.ok()) fb.error = r.status.message();
     bundles_.push_back(std::move(fb));
   }
   for (FleetGroup& g : groups_) g.host = HostOf(g.bundle);

@@ -1,91 +1,10 @@
 #include "fleet/stack_tree.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "common/escape.h"
 
 namespace atracectl {
-namespace {
-
-constexpr size_t kMaxThreads = 4096, kMaxFrames = 256, kMaxFrameText = 256;
-
-// "#N 0xPC 0xBASE MODULE[ SYMBOL][ at SOURCE]" -> the frame's name; "" when not a frame line.
-std::string FrameName(std::string_view line) {
-  auto token = [&line]() {
-    const size_t end = line.find(' ');
-    std::string_view t = line.substr(0, end);
-    line.remove_prefix(end == std::string_view::npos ? line.size() : end + 1);
-    return t;
-  };
-  const std::string_view number = token(), pc_text = token(), base_text = token(), module = token();
-  if (number.size() < 2 || number[0] != '#' || pc_text.rfind("0x", 0) != 0 || base_text.rfind("0x", 0) != 0 ||
-      module.empty()) {
-    return "";
-  }
-  std::string_view symbol = line;
-  if (const size_t at = symbol.rfind(" at "); at != std::string_view::npos) symbol = symbol.substr(0, at);
-  if (const size_t plus = symbol.rfind("+0x"); plus != std::string_view::npos) symbol = symbol.substr(0, plus);
-  std::string name;
-  if (!symbol.empty()) {
-    name = std::string(symbol);
-  } else {
-    uint64_t pc = 0, base = 0;
-    std::from_chars(pc_text.data() + 2, pc_text.data() + pc_text.size(), pc, 16);
-    std::from_chars(base_text.data() + 2, base_text.data() + base_text.size(), base, 16);
-    const size_t slash = module.rfind('/');
-    char off[32];
-    std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(base != 0 && pc >= base ? pc - base : pc));
-    name = std::string(slash == std::string_view::npos ? module : module.substr(slash + 1)) + off;
-  }
-  if (name.size() > kMaxFrameText) name.resize(kMaxFrameText);
-  return name;
-}
-
-}  // namespace
-
-std::vector<ThreadStack> ParseStackSection(std::string_view report, size_t max_bytes, bool* cut) {
-  std::vector<ThreadStack> out;
-  size_t held = 0;
-  auto left_out = [cut] {
-    if (cut) *cut = true;
-  };
-  size_t at = report.find("\n[stack]\n");
-  if (at == std::string_view::npos) return out;
-  std::string_view rest = report.substr(at + 9);
-  while (!rest.empty()) {
-    const size_t end = rest.find('\n');
-    const std::string_view line = rest.substr(0, end);
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
-    if (!line.empty() && line.front() == '[') break;  // the next section ([maps])
-    if (line.rfind("Thread ", 0) == 0) {
-      if (out.size() >= kMaxThreads || held >= max_bytes) {
-        left_out();
-        break;
-      }
-      ThreadStack t;
-      const size_t open = line.find('('), comma = line.find(", ", open == std::string_view::npos ? 0 : open);
-      if (open != std::string_view::npos) {
-        std::from_chars(line.data() + open + 1, line.data() + line.size(), t.tid);
-        if (comma != std::string_view::npos && line.back() == ')') {
-          t.name = std::string(line.substr(comma + 2, line.size() - comma - 3).substr(0, kMaxFrameText));
-        }
-      }
-      held += t.name.size() + sizeof t;
-      out.push_back(std::move(t));
-    } else if (!out.empty() && line.rfind("#", 0) == 0) {
-      std::string name = FrameName(line);
-      if (name.empty()) continue;
-      if (out.back().frames.size() >= kMaxFrames || held + name.size() > max_bytes) {
-        left_out();
-        continue;
-      }
-      held += name.size() + sizeof name;
-      out.back().frames.push_back(std::move(name));
-    }
-  }
-  return out;
-}
 
 void RankSet::Insert(int64_t rank) {
   if (ranges_.empty() || rank > ranges_.back().second + 1) {

@@ -1,14 +1,6 @@
-// The stacks of a report's [stack] section (a crash, a stack dump, an `atracectl dump`: the
-// lines daemon/crash/stack_format.h writes and asys reads)
-//
-//   Thread 1 (TID, NAME)
-//   #0 0x<pc> 0x<base> <module>[ <symbol>+0x<off>][ at <source>]
-//
-// and their merge over many ranks into one call-path tree in the manner of LLNL's STAT:
-// a node per frame path from the outermost frame in, carrying the set of ranks whose threads
-// pass through it. A frame is named by its function (the symbol without its offset), else by
-// its module's file name and the pc's offset in it, so that the same place in two processes
-// of one program has one name. Text from a report is bounded here and escaped where printed.
+// The stacks of many ranks (files/stack_report.h) merged into one call-path tree in the manner
+// of LLNL's STAT: a node per frame path from the outermost frame in, carrying the set of ranks
+// whose threads pass through it.
 //
 // The tree is bounded by a total number of nodes (hang's --max-tree-nodes): a call path that
 // would pass it is not added below the node where it leaves the tree; that node counts such
@@ -24,18 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "files/stack_report.h"
+
 namespace atracectl {
-
-struct ThreadStack {
-  long tid = 0;
-  std::string name;
-  std::vector<std::string> frames;  // #0 (innermost) first
-};
-
-// The threads of the report's [stack] section; empty when it has none. At most 4096 threads
-// of 256 frames of 256 bytes each are kept, and at most `max_bytes` of frame text in all
-// (*cut set when a thread or frame was left out for either).
-std::vector<ThreadStack> ParseStackSection(std::string_view report, size_t max_bytes = SIZE_MAX, bool* cut = nullptr);
 
 // A set of ranks as sorted, disjoint ranges: ranks added in order cost one range.
 class RankSet {

@@ -34,17 +34,28 @@ std::vector<bool> RingWindows::Place(const std::pair<int64_t, std::string>& trac
       if (f[static_cast<size_t>(i)].hash == w[0].hash) candidates.push_back(-i);
     }
   }
+  // Of the offsets where every overlapping record matches, the one whose times agree best (the
+  // smallest mean difference: a text repeated over and over matches at several offsets, its
+  // own copy only at one), then the one that overlaps most.
   int64_t best = 0, best_overlap = 0;
+  long double best_skew = 0;
   for (const int64_t d : candidates) {
     const int64_t lo = std::max<int64_t>(0, -d), hi = std::min<int64_t>(n, m - d);
-    if (hi - lo <= best_overlap) continue;
+    if (hi <= lo) continue;
     bool same = true;
+    long double skew = 0;
     for (int64_t i = lo; i < hi && same; ++i) {
       const Seen& a = f[static_cast<size_t>(i)];
       const Seen& b = w[static_cast<size_t>(i + d)];
-      same = a.hash == b.hash && std::llabs(a.ts - b.ts) <= kSameRecordSkewUs;
+      const int64_t apart = std::llabs(a.ts - b.ts);
+      same = a.hash == b.hash && apart <= kSameRecordSkewUs;
+      skew += static_cast<long double>(apart);
     }
-    if (same) best = d, best_overlap = hi - lo;
+    if (!same) continue;
+    skew /= static_cast<long double>(hi - lo);
+    if (best_overlap == 0 || skew < best_skew || (skew == best_skew && hi - lo > best_overlap)) {
+      best = d, best_overlap = hi - lo, best_skew = skew;
+    }
   }
   std::vector<bool> fresh(save.size(), true);
   if (best_overlap == 0) {

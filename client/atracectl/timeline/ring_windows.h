@@ -9,7 +9,8 @@
 //
 // So the records of each save are placed in the sequence by aligning the save with the
 // window known so far: the offset at which every overlapping record has the same text (by a
-// 64-bit hash) and a time within kSameRecordSkewUs, the largest overlap winning. What lies
+// 64-bit hash) and a time within kSameRecordSkewUs; of several such offsets (a text repeated
+// over and over), the one whose times agree best, then the largest overlap. What lies
 // outside the overlap is new; the window grows by it. The order in which saves are read
 // (their placement in a bundle, their directory times) cannot change the result. A record
 // repeated within one save stays repeated. What is held per track is 16 bytes a record of

@@ -151,15 +151,15 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
       if (budget.reached) break;
       if (progress) progress(++files_done, *files_total);
       const std::string path = dir + "/" + name;
-      std::string bytes, why;
+      std::string bytes;
       bool more = false;
       const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
       if (name.rfind("stackcore_tracer_", 0) == 0) {
         if (is_bin) continue;  // its .txt says it
         ++budget.files_read;
         // A report's kind and program are in its first lines; its event keeps its first 16 KiB.
-        if (!ReadUpTo(path, kMaxFileBytes, 64 * 1024, &bytes, &more, &why)) {
-          problems->push_back(path + ": " + why);
+        if (const atraced::Status st = ReadUpTo(path, kMaxFileBytes, 64 * 1024, &bytes, &more); !st.ok()) {
+          problems->push_back(path + ": " + st.message());
           continue;
         }
         const std::string program = ProgramOf(bytes);
@@ -177,8 +177,8 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
       // What is read or decoded of a file is at most what is left of the budget.
       std::string text;
       if (is_bin) {
-        if (!ReadWhole(path, kMaxFileBytes, &bytes, &why)) {
-          problems->push_back(path + ": " + why);
+        if (const atraced::Status st = ReadWhole(path, kMaxFileBytes, &bytes); !st.ok()) {
+          problems->push_back(path + ": " + st.message());
           continue;
         }
         auto decoded = atraced::proto::CannBinToText(
@@ -192,8 +192,8 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
         text = std::move(decoded.text);
         if (decoded.stopped) budget.reached = true;
       } else {
-        if (!ReadUpTo(path, kMaxFileBytes, budget.left(), &text, &more, &why)) {
-          problems->push_back(path + ": " + why);
+        if (const atraced::Status st = ReadUpTo(path, kMaxFileBytes, budget.left(), &text, &more); !st.ok()) {
+          problems->push_back(path + ": " + st.message());
           continue;
         }
         if (more) {  // only the whole lines of what fit

@@ -57,8 +57,6 @@ po::options_description GlobalOptions() {
 
 }  // namespace
 
-namespace {
-
 int Main(int argc, char** argv) {
   // Split at the sub-command by hand, so "atracectl emit --help" reaches emit's parser
   // instead of the global one.

@@ -9,10 +9,11 @@
 
 #include "atraced/proto/codec.h"
 #include "atraced/proto/wire.h"
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "daemon_talk/connect.h"
+#include "verbs/verbs.h"
 #include "common/escape.h"
 #include "common/format.h"
-#include "common/command_line.h"
 
 namespace po = boost::program_options;
 

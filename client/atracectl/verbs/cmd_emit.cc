@@ -9,8 +9,9 @@
 
 #include "atraced/base/name_rule.h"
 #include "atraced/proto/wire.h"
-#include "verbs/cli.h"
 #include "common/command_line.h"
+#include "daemon_talk/connect.h"
+#include "verbs/verbs.h"
 
 namespace po = boost::program_options;
 

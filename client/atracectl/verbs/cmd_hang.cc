@@ -26,12 +26,12 @@
 
 #include "atraced/proto/cann_bin_text.h"
 #include "files/bundle_reader.h"
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "verbs/verbs.h"
 #include "common/escape.h"
 #include "fleet/fleet_groups.h"
 #include "fleet/fleet_report.h"
 #include "common/format.h"
-#include "common/command_line.h"
 #include "common/text_budget.h"
 #include "timeline/trace_events.h"
 
@@ -183,8 +183,8 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
     };
     BundleRead r = ReadBundle(o.paths[b], v);
     for (const auto& p : r.problems) std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << p << "\n";
-    if (!r.ok) {
-      std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << TerminalLine(r.error) << "\n";
+    if (!r.status.ok()) {
+      std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << TerminalLine(r.status.message()) << "\n";
       out.failed = true;
     }
   }

@@ -8,16 +8,19 @@
 #include <ctime>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "daemon_talk/connect.h"
+#include "verbs/verbs.h"
 #include "files/dir_files.h"
 #include "common/escape.h"
 #include "common/format.h"
 #include "daemon_talk/list_columns.h"
-#include "common/command_line.h"
 #include "files/readers.h"
+#include "files/stack_report.h"
 
 namespace po = boost::program_options;
 
@@ -27,20 +30,13 @@ namespace {
 constexpr size_t kTopFrames = 8;
 constexpr size_t kDumpFrames = 32;  // per thread, for a dump's stacks (kept apart from the header's cap)
 
-// One thread of a report's [stack]: its "Thread N (tid, name)" line and its first frames.
-struct ThreadStack {
-  std::string thread;
-  std::vector<std::string> frames;
-  std::vector<std::string> notes;  // "(no backtrace: ...)", "(held stopped N us)"
-};
-
 // What a stackcore report says, by its "key: value" header lines and its [stack] section.
 struct Report {
   std::string file;
   std::string error;  // why it could not be read ("" when read): never shown as an empty report
   std::map<std::string, std::string> facts;  // signal, code, fault address, how, oom, ...
   std::vector<std::string> frames;           // the first kTopFrames frame lines of Thread 1
-  std::vector<ThreadStack> threads;          // every thread, when the report is a dump's
+  std::vector<ThreadStack> threads;          // every thread as written (files/stack_report.h), shown for a dump
   bool dump() const { return facts.count("dumped by") > 0; }
 };
 
@@ -60,14 +56,20 @@ std::string Capped(std::string_view line) {
 Report ReadReport(const std::string& path, const std::string& name) {
   Report r;
   r.file = name;
-  std::string head, why;
+  std::string head;
   bool more = false;
-  if (!ReadUpTo(path, kMaxReportFile, kReportHead, &head, &more, &why)) {
-    r.error = why;
+  if (const atraced::Status st = ReadUpTo(path, kMaxReportFile, kReportHead, &head, &more); !st.ok()) {
+    r.error = st.message();
     return r;
   }
   std::string_view text = head;
-  bool in_stack = false, first_thread = true;
+  r.threads = ParseStackLines(head, kDumpFrames, kMaxValue);
+  // The top frames: those of the crashing thread, Thread 1, the first.
+  for (const ThreadStack& t : r.threads) {
+    if (t.header.rfind("Thread 1 ", 0) != 0) break;
+    for (size_t f = 0; f < t.lines.size() && r.frames.size() < kTopFrames; ++f) r.frames.push_back(t.lines[f]);
+  }
+  bool in_stack = false;
   while (!text.empty()) {
     const size_t end = text.find('\n');
     const std::string_view line = text.substr(0, end);
@@ -76,18 +78,7 @@ Report ReadReport(const std::string& path, const std::string& name) {
       in_stack = line == "[stack]";
       continue;
     }
-    if (in_stack) {
-      if (line.rfind("Thread ", 0) == 0 && line.rfind("Thread 1 ", 0) != 0) first_thread = false;
-      if (first_thread && line.size() > 1 && line[0] == '#' && r.frames.size() < kTopFrames) r.frames.push_back(Capped(line));
-      if (line.rfind("Thread ", 0) == 0) {
-        r.threads.push_back({Capped(line), {}, {}});
-      } else if (!r.threads.empty() && line.size() > 1 && line[0] == '#') {
-        if (r.threads.back().frames.size() < kDumpFrames) r.threads.back().frames.push_back(Capped(line));
-      } else if (!r.threads.empty() && line.size() > 1 && line[0] == '(') {
-        r.threads.back().notes.push_back(Capped(line));
-      }
-      continue;
-    }
+    if (in_stack) continue;
     const size_t colon = line.find(": ");
     if (colon == std::string::npos || colon > 20) continue;
     const std::string key(line.substr(0, colon));
@@ -151,10 +142,15 @@ bool ChooseProcess(const std::vector<atrace::ListEntry>& all, uint64_t seq, cons
   return true;
 }
 
-}  // namespace
+// Which process: a PID, or the process of --seq, or the latest of --comm.
+struct InfoOptions {
+  long pid = 0;
+  uint64_t seq = 0;
+  std::string comm;
+  bool json = false;
+};
 
-int RunInfo(const Globals& g, const Args& args) {
-  int exit_code = kExitOk;
+std::optional<InfoOptions> ParseOptions(const Args& args, int* exit_code) {
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "one JSON object")(
       "pid", po::value<std::string>(), "the process (also the command's one argument)")(
@@ -163,121 +159,156 @@ int RunInfo(const Globals& g, const Args& args) {
   po::positional_options_description positional;
   positional.add("pid", 1);
   auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] info PID|--seq SEQ|--comm NAME [--json]", options,
-                         positional, &exit_code);
-  if (!vm) return exit_code;
+                         positional, exit_code);
+  if (!vm) return std::nullopt;
+  auto usage = [exit_code](const std::string& message) {
+    *exit_code = UsageError(message);
+    return std::nullopt;
+  };
   const size_t given = vm->count("pid") + vm->count("seq") + vm->count("comm");
-  if (given == 0) return UsageError("info: give the PID of a process with event directories, --seq SEQ or --comm NAME");
-  if (given > 1) return UsageError("info: give one of PID, --seq SEQ and --comm NAME");
-  long pid = 0;
-  uint64_t seq = 0;
+  if (given == 0) return usage("info: give the PID of a process with event directories, --seq SEQ or --comm NAME");
+  if (given > 1) return usage("info: give one of PID, --seq SEQ and --comm NAME");
+  InfoOptions o;
+  o.json = (*vm)["json"].as<bool>();
   if (vm->count("pid")) {
     const std::string pid_text = (*vm)["pid"].as<std::string>();
     char* end = nullptr;
-    pid = std::strtol(pid_text.c_str(), &end, 10);
-    if (pid_text.empty() || *end != '\0' || pid <= 0 || pid > 0x3fffffff) {
-      return UsageError("info: '" + TerminalLine(pid_text) + "' is not a process id");
+    o.pid = std::strtol(pid_text.c_str(), &end, 10);
+    if (pid_text.empty() || *end != '\0' || o.pid <= 0 || o.pid > 0x3fffffff) {
+      return usage("info: '" + TerminalLine(pid_text) + "' is not a process id");
     }
   }
   if (vm->count("seq")) {
     const std::string seq_text = (*vm)["seq"].as<std::string>();
     char* end = nullptr;
-    seq = std::strtoull(seq_text.c_str(), &end, 10);
-    if (seq_text.empty() || seq_text[0] == '-' || *end != '\0' || seq == 0) {
-      return UsageError("info: --seq '" + TerminalLine(seq_text) + "' is not a SEQ (a number 'atracectl list' prints)");
+    o.seq = std::strtoull(seq_text.c_str(), &end, 10);
+    if (seq_text.empty() || seq_text[0] == '-' || *end != '\0' || o.seq == 0) {
+      return usage("info: --seq '" + TerminalLine(seq_text) + "' is not a SEQ (a number 'atracectl list' prints)");
     }
   }
-  const std::string comm = vm->count("comm") ? (*vm)["comm"].as<std::string>() : "";
-  if (vm->count("comm") && comm.empty()) return UsageError("info: --comm needs a name");
+  o.comm = vm->count("comm") ? (*vm)["comm"].as<std::string>() : "";
+  if (vm->count("comm") && o.comm.empty()) return usage("info: --comm needs a name");
+  return o;
+}
+
+// What is known of the process: its directories (which this user may read) and their reports.
+struct ProcessInfo {
+  long pid = 0;
+  std::string trace;                            // <root>/atrace/
+  std::vector<atrace::ListEntry> mine;          // its event directories, in creation order
+  std::vector<std::vector<Report>> reports;     // per directory
+  std::map<std::string, std::string> process;   // the first report's program and command line
+  std::map<std::string, int> kinds;
+  bool unreadable = false;  // a report there is but could not be read: said, and exit 1
+};
+
+// The process's directories from the daemon; kExitOk, or the exit code after saying why not.
+int Gather(const Globals& g, const InfoOptions& o, ProcessInfo* info) {
+  long pid = o.pid;
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
   atrace_status status{};
   if (auto ec = client.Status(&status)) return Fail(client, "status", ec);
-  std::vector<atrace::ListEntry> all, mine;
+  std::vector<atrace::ListEntry> all;
   if (auto ec = client.List(&all)) return Fail(client, "list", ec);
   const Readers readers = Readers::Of(std::string(status.root) + "/atrace");
-  if (!comm.empty()) {  // the latest process of that name this user may read
+  if (!o.comm.empty()) {  // the latest process of that name this user may read
     all.erase(std::remove_if(all.begin(), all.end(), [&](const atrace::ListEntry& e) { return !readers.Reads(e.uid); }),
               all.end());
   }
-  if (seq != 0 || !comm.empty()) {
-    if (!ChooseProcess(all, seq, comm, &pid)) return kExitFailed;
+  if (o.seq != 0 || !o.comm.empty()) {
+    if (!ChooseProcess(all, o.seq, o.comm, &pid)) return kExitFailed;
   }
   for (auto& e : all) {
-    if (e.pid == pid) mine.push_back(std::move(e));
+    if (e.pid == pid) info->mine.push_back(std::move(e));
   }
-  if (mine.empty()) {
+  if (info->mine.empty()) {
     std::cerr << "atracectl: info: no event directory of pid " << pid
               << " (none was made, or all were aged; 'atracectl list' shows what there is)\n";
     return kExitFailed;
   }
-  for (const auto& e : mine) {
+  for (const auto& e : info->mine) {
     if (!readers.Reads(e.uid)) {
       std::cerr << "atracectl: info: " << readers.BelongsTo(e.seq, e.uid) << "\n";
       return kExitFailed;
     }
   }
-  const std::string trace = std::string(status.root) + "/atrace/";
-  std::map<std::string, std::string> process;  // the first report's program and command line
-  std::vector<std::vector<Report>> reports;
-  std::map<std::string, int> kinds;
-  bool unreadable = false;  // a report there is but could not be read: said, and exit 1
-  for (const auto& e : mine) {
-    reports.push_back(Reports(trace + e.path));
-    for (const auto& r : reports.back()) unreadable = unreadable || !r.error.empty();
-    ++kinds[std::string(KindName(e.kind))];
-    for (const auto& r : reports.back()) {
+  info->pid = pid;
+  info->trace = std::string(status.root) + "/atrace/";
+  return kExitOk;
+}
+
+// The reports of each of its directories.
+void ReadReports(ProcessInfo* info) {
+  for (const auto& e : info->mine) {
+    info->reports.push_back(Reports(info->trace + e.path));
+    for (const auto& r : info->reports.back()) info->unreadable = info->unreadable || !r.error.empty();
+    ++info->kinds[std::string(KindName(e.kind))];
+    for (const auto& r : info->reports.back()) {
       for (const char* key : {"program", "command line"}) {
-        if (!process.count(key) && r.facts.count(key)) process[key] = r.facts.at(key);
+        if (!info->process.count(key) && r.facts.count(key)) info->process[key] = r.facts.at(key);
       }
     }
   }
-  if ((*vm)["json"].as<bool>()) {
-    std::cout << "{\"pid\":" << pid << ",\"uid\":" << mine.front().uid;
-    for (const auto& [k, v] : process) std::cout << "," << JsonString(k == "command line" ? "command_line" : k) << ":" << JsonString(v);
-    std::cout << ",\"reports_are\":" << JsonString(kReportsAre);
-    std::cout << ",\"first_unix_us\":" << mine.front().created_unix_us << ",\"last_unix_us\":" << mine.back().created_unix_us
-              << ",\"events\":[";
-    for (size_t i = 0; i < mine.size(); ++i) {
-      const auto& e = mine[i];
-      std::cout << (i ? "," : "") << "{\"seq\":" << e.seq << ",\"kind\":" << JsonString(KindName(e.kind))
-                << ",\"created_unix_us\":" << e.created_unix_us << ",\"path\":" << JsonString(trace + e.path)
-                << ",\"reports\":[";
-      for (size_t k = 0; k < reports[i].size(); ++k) {
-        const Report& r = reports[i][k];
-        std::cout << (k ? "," : "") << "{\"file\":" << JsonString(r.file);
-        if (!r.error.empty()) std::cout << ",\"error\":" << JsonString(r.error);
-        for (const char* key : kShownFacts) {
-          if (r.facts.count(key)) {
-            std::string json_key = key;
-            std::replace(json_key.begin(), json_key.end(), ' ', '_');
-            std::cout << "," << JsonString(json_key) << ":" << JsonString(r.facts.at(key));
-          }
+}
+
+void PrintJson(const ProcessInfo& info) {
+  const long pid = info.pid;
+  const auto& mine = info.mine;
+  const auto& reports = info.reports;
+  const std::string& trace = info.trace;
+  std::cout << "{\"pid\":" << pid << ",\"uid\":" << mine.front().uid;
+  for (const auto& [k, v] : info.process) std::cout << "," << JsonString(k == "command line" ? "command_line" : k) << ":" << JsonString(v);
+  std::cout << ",\"reports_are\":" << JsonString(kReportsAre);
+  std::cout << ",\"first_unix_us\":" << mine.front().created_unix_us << ",\"last_unix_us\":" << mine.back().created_unix_us
+            << ",\"events\":[";
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const auto& e = mine[i];
+    std::cout << (i ? "," : "") << "{\"seq\":" << e.seq << ",\"kind\":" << JsonString(KindName(e.kind))
+              << ",\"created_unix_us\":" << e.created_unix_us << ",\"path\":" << JsonString(trace + e.path)
+              << ",\"reports\":[";
+    for (size_t k = 0; k < reports[i].size(); ++k) {
+      const Report& r = reports[i][k];
+      std::cout << (k ? "," : "") << "{\"file\":" << JsonString(r.file);
+      if (!r.error.empty()) std::cout << ",\"error\":" << JsonString(r.error);
+      for (const char* key : kShownFacts) {
+        if (r.facts.count(key)) {
+          std::string json_key = key;
+          std::replace(json_key.begin(), json_key.end(), ' ', '_');
+          std::cout << "," << JsonString(json_key) << ":" << JsonString(r.facts.at(key));
         }
-        std::cout << ",\"top_frames\":[";
-        for (size_t f = 0; f < r.frames.size(); ++f) std::cout << (f ? "," : "") << JsonString(r.frames[f]);
+      }
+      std::cout << ",\"top_frames\":[";
+      for (size_t f = 0; f < r.frames.size(); ++f) std::cout << (f ? "," : "") << JsonString(r.frames[f]);
+      std::cout << "]";
+      if (r.dump()) {
+        std::cout << ",\"stacks\":[";
+        for (size_t t = 0; t < r.threads.size(); ++t) {
+          std::cout << (t ? "," : "") << "{\"thread\":" << JsonString(r.threads[t].header) << ",\"frames\":[";
+          for (size_t f = 0; f < r.threads[t].lines.size(); ++f) {
+            std::cout << (f ? "," : "") << JsonString(r.threads[t].lines[f]);
+          }
+          std::cout << "],\"notes\":[";
+          for (size_t n = 0; n < r.threads[t].notes.size(); ++n) std::cout << (n ? "," : "") << JsonString(r.threads[t].notes[n]);
+          std::cout << "]}";
+        }
         std::cout << "]";
-        if (r.dump()) {
-          std::cout << ",\"stacks\":[";
-          for (size_t t = 0; t < r.threads.size(); ++t) {
-            std::cout << (t ? "," : "") << "{\"thread\":" << JsonString(r.threads[t].thread) << ",\"frames\":[";
-            for (size_t f = 0; f < r.threads[t].frames.size(); ++f) {
-              std::cout << (f ? "," : "") << JsonString(r.threads[t].frames[f]);
-            }
-            std::cout << "],\"notes\":[";
-            for (size_t n = 0; n < r.threads[t].notes.size(); ++n) std::cout << (n ? "," : "") << JsonString(r.threads[t].notes[n]);
-            std::cout << "]}";
-          }
-          std::cout << "]";
-        }
-        std::cout << "}";
       }
-      std::cout << "]}";
+      std::cout << "}";
     }
-    std::cout << "]}\n";
-    return unreadable ? kExitFailed : kExitOk;
+    std::cout << "]}";
   }
+  std::cout << "]}\n";
+}
+
+void PrintText(const ProcessInfo& info) {
+  const long pid = info.pid;
+  const auto& mine = info.mine;
+  const auto& reports = info.reports;
+  const std::string& trace = info.trace;
+  std::map<std::string, std::string> process = info.process;
   std::string counts;
-  for (const auto& [k, n] : kinds) counts += (counts.empty() ? "" : ", ") + k + " " + std::to_string(n);
+  for (const auto& [k, n] : info.kinds) counts += (counts.empty() ? "" : ", ") + k + " " + std::to_string(n);
   auto from_report = [&process](const char* key, const char* none) {
     return process.count(key) ? TerminalLine(process[key]) + "  (as a report says)" : std::string(none);
   };
@@ -317,8 +348,8 @@ int RunInfo(const Globals& g, const Args& args) {
       if (&r == latest_dump) {
         std::cout << "  Thread stacks:  (the latest dump, thread by thread)\n";
         for (const ThreadStack& t : r.threads) {
-          std::cout << "      " << TerminalLine(t.thread) << "\n";
-          for (const auto& f : t.frames) std::cout << "        " << TerminalLine(f) << "\n";
+          std::cout << "      " << TerminalLine(t.header) << "\n";
+          for (const auto& f : t.lines) std::cout << "        " << TerminalLine(f) << "\n";
           for (const auto& n : t.notes) std::cout << "        " << TerminalLine(n) << "\n";
         }
       } else if (!r.frames.empty()) {
@@ -328,7 +359,23 @@ int RunInfo(const Globals& g, const Args& args) {
     }
   }
   if (any_report) std::cout << "\n  Reports are " << kReportsAre << ".\n";
-  return unreadable ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int RunInfo(const Globals& g, const Args& args) {
+  int exit_code = kExitOk;
+  const std::optional<InfoOptions> o = ParseOptions(args, &exit_code);
+  if (!o) return exit_code;
+  ProcessInfo info;
+  if (const int gathered = Gather(g, *o, &info); gathered != kExitOk) return gathered;
+  ReadReports(&info);
+  if (o->json) {
+    PrintJson(info);
+  } else {
+    PrintText(info);
+  }
+  return info.unreadable ? kExitFailed : kExitOk;
 }
 
 }  // namespace atracectl

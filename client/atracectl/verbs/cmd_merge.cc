@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,12 +30,12 @@
 
 #include "atraced/proto/cann_bin_text.h"
 #include "files/bundle_reader.h"
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "verbs/verbs.h"
 #include "common/escape.h"
 #include "fleet/fleet_groups.h"
 #include "common/format.h"
 #include "common/output_file.h"
-#include "common/command_line.h"
 #include "timeline/ring_windows.h"
 #include "common/text_budget.h"
 #include "timeline/timeline_html.h"
@@ -145,10 +146,15 @@ class Merger {
   std::set<std::pair<size_t, std::string>> exits_;
 };
 
-}  // namespace
+// merge's command line, checked.
+struct MergeOptions {
+  std::vector<std::string> paths;
+  bool chrome = true;  // else html
+  std::string output;
+  TextBudget budget;
+};
 
-int RunMerge(const Globals&, const Args& args) {
-  int exit_code = kExitOk;
+std::optional<MergeOptions> ParseOptions(const Args& args, int* exit_code) {
   po::options_description options("options");
   options.add_options()("format", po::value<std::string>(),
                         "chrome-json: the Trace Event Format (Perfetto, chrome://tracing), streamed; html: one "
@@ -161,70 +167,124 @@ int RunMerge(const Globals&, const Args& args) {
   auto vm = ParseCommand(args,
                          "Usage: atracectl merge BUNDLE... --format chrome-json|html -o FILE [--max-text-mib N]\n"
                          "One timeline of the bundles of every host of a job: a process group per rank.",
-                         options, positional, &exit_code);
-  if (!vm) return exit_code;
-  if (!vm->count("bundle")) return UsageError("merge: give one or more bundles (atracectl export --format tar)");
-  if (!vm->count("format")) return UsageError("merge: give --format chrome-json or html");
-  if (!vm->count("output")) return UsageError("merge: give --output FILE");
+                         options, positional, exit_code);
+  if (!vm) return std::nullopt;
+  auto usage = [exit_code](const std::string& message) {
+    *exit_code = UsageError(message);
+    return std::nullopt;
+  };
+  if (!vm->count("bundle")) return usage("merge: give one or more bundles (atracectl export --format tar)");
+  if (!vm->count("format")) return usage("merge: give --format chrome-json or html");
+  if (!vm->count("output")) return usage("merge: give --output FILE");
   const std::string format = (*vm)["format"].as<std::string>();
   if (format != "chrome-json" && format != "html") {
-    return UsageError("merge: --format " + TerminalLine(format) + ": the formats are chrome-json and html");
+    return usage("merge: --format " + TerminalLine(format) + ": the formats are chrome-json and html");
   }
-  TextBudget budget;
-  if (!ReadTextBudget(*vm, &budget, &exit_code)) return exit_code;
-  const auto paths = (*vm)["bundle"].as<std::vector<std::string>>();
-  NewOutputFile out("merge", (*vm)["output"].as<std::string>());
-  if (!out.ok()) return kExitFailed;
+  MergeOptions o;
+  if (!ReadTextBudget(*vm, &o.budget, exit_code)) return std::nullopt;
+  o.paths = (*vm)["bundle"].as<std::vector<std::string>>();
+  o.chrome = format == "chrome-json";
+  o.output = (*vm)["output"].as<std::string>();
+  return o;
+}
 
-  FleetGroups groups(paths);
-  bool failed = false;
-  std::string pending;
-  bool write_failed = false;
-  auto flush = [&] {
-    if (!pending.empty() && !out.Write(pending)) write_failed = true;
-    pending.clear();
-  };
-  auto put = [&](std::string_view piece) {
-    pending.append(piece);
-    if (pending.size() >= 64 * 1024) flush();
-  };
-  const bool chrome = format == "chrome-json";
-  Timeline timeline;  // html only
-  bool first = true;
-  std::function<void(const TimelineEvent&)> emit;
-  if (chrome) {
-    put("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-    emit = [&](const TimelineEvent& ev) {
-      if (!first) put(",\n");
-      first = false;
-      put(ChromeEvent(ev));
-    };
-  } else {
-    emit = [&](const TimelineEvent& ev) {
-      if (!budget.Take(sizeof(TimelineEvent) + ev.text.size() + ev.name.size())) return;
-      const std::string& text = timeline.texts.emplace_back(ev.text);
-      const std::string& name = timeline.texts.emplace_back(ev.name);
-      TimelineEvent kept = ev;
-      kept.text = text;
-      kept.name = name;
-      timeline.events.push_back(kept);
-    };
+// Where the drawn events go: chrome-json writes each as it comes, html keeps them (within the
+// budget) for the page. Writes go through a small buffer to the output file.
+class Drawing {
+ public:
+  Drawing(const MergeOptions& o, NewOutputFile& out) : o_(o), out_(out) {
+    if (o_.chrome) Put("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   }
-  Merger merger(groups, chrome ? nullptr : &budget, emit);
-  for (size_t b = 0; b < paths.size(); ++b) {
+
+  void Event(const TimelineEvent& ev) {
+    if (o_.chrome) {
+      if (!first_) Put(",\n");
+      first_ = false;
+      Put(ChromeEvent(ev));
+      return;
+    }
+    if (!budget_.Take(sizeof(TimelineEvent) + ev.text.size() + ev.name.size())) return;
+    const std::string& text = timeline_.texts.emplace_back(ev.text);
+    const std::string& name = timeline_.texts.emplace_back(ev.name);
+    TimelineEvent kept = ev;
+    kept.text = text;
+    kept.name = name;
+    timeline_.events.push_back(kept);
+  }
+
+  // chrome-json: the process and track names, their order, and each bundle's clock state.
+  void ChromeEnd(const FleetGroups& groups, const Merger& merger) {
+    for (const FleetGroup& g : groups.groups()) {
+      Put(",\n" + ChromeProcessName(g.id, FleetGroups::Label(g)));
+      // Perfetto and chrome://tracing order process groups by this: the ranks' order.
+      Put(",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(g.id) +
+          ",\"tid\":0,\"args\":{\"sort_index\":" + std::to_string(g.id) + "}}");
+    }
+    for (const auto& [key, tid] : merger.tracks) Put(",\n" + ChromeThreadName(key.first, tid, key.second));
+    Put("\n],\"metadata\":{\"atracectl_merge\":{\"bundles\":[");
+    for (size_t b = 0; b < groups.bundles().size(); ++b) {
+      const FleetBundle& fb = groups.bundles()[b];
+      Put(std::string(b ? "," : "") + "{\"path\":" + JsonString(fb.path) + ",\"host\":" + JsonString(groups.HostOf(b)) +
+          ",\"clock_synchronized\":" +
+          (fb.has_host && fb.host.clock_synchronized ? (*fb.host.clock_synchronized ? "true" : "false") : "null") + "}");
+    }
+    Put("]}}}\n");
+  }
+
+  // html: the page of what was kept, in time order.
+  void HtmlEnd(const FleetGroups& groups, const Merger& merger) {
+    for (const FleetGroup& g : groups.groups()) timeline_.processes[g.id] = {FleetGroups::Label(g), g.pid, false};
+    for (const auto& [key, tid] : merger.tracks) timeline_.threads[key] = tid;
+    std::stable_sort(timeline_.events.begin(), timeline_.events.end(),
+                     [](const TimelineEvent& a, const TimelineEvent& b) { return a.ts < b.ts; });
+    WriteTimelinePage(timeline_, std::to_string(o_.paths.size()) + " bundles", [this](std::string_view p) { Put(p); });
+  }
+
+  // Writes what is buffered; false when a write failed (now or before).
+  bool Flush() {
+    if (!pending_.empty() && !out_.Write(pending_)) write_failed_ = true;
+    pending_.clear();
+    return !write_failed_;
+  }
+
+  TextBudget& budget() { return budget_; }
+
+ private:
+  void Put(std::string_view piece) {
+    pending_.append(piece);
+    if (pending_.size() >= 64 * 1024) Flush();
+  }
+
+  const MergeOptions& o_;
+  NewOutputFile& out_;
+  TextBudget budget_ = o_.budget;
+  Timeline timeline_;  // html only
+  std::string pending_;
+  bool first_ = true, write_failed_ = false;
+};
+
+// Every bundle through the merger; false when one could not be read whole.
+bool ReadBundles(const MergeOptions& o, Merger& merger, const TextBudget& budget) {
+  bool ok = true;
+  for (size_t b = 0; b < o.paths.size(); ++b) {
     BundleVisitor v;
     v.file = [&](const BundleDir& dir, const std::string& name, std::string&& bytes) {
-      if (!chrome && budget.reached) return;
+      if (!o.chrome && budget.reached) return;
       merger.File(b, dir, name, std::move(bytes));
     };
-    BundleRead r = ReadBundle(paths[b], v);
-    for (const auto& p : r.problems) std::cerr << "atracectl: merge: " << TerminalLine(paths[b]) << ": " << p << "\n";
-    if (!r.ok) {
-      std::cerr << "atracectl: merge: " << TerminalLine(paths[b]) << ": " << TerminalLine(r.error) << "\n";
-      failed = true;
+    BundleRead r = ReadBundle(o.paths[b], v);
+    for (const auto& p : r.problems) std::cerr << "atracectl: merge: " << TerminalLine(o.paths[b]) << ": " << p << "\n";
+    if (!r.status.ok()) {
+      std::cerr << "atracectl: merge: " << TerminalLine(o.paths[b]) << ": " << TerminalLine(r.status.message()) << "\n";
+      ok = false;
     }
   }
   merger.FlagClocks();
+  return ok;
+}
+
+// Standard error: what was skipped, which hosts' clocks were not synchronized.
+void SayProblems(const FleetGroups& groups, const Merger& merger) {
   for (const auto& p : merger.problems) std::cerr << "atracectl: merge: skipped " << TerminalLine(p) << "\n";
   for (const FleetBundle& fb : groups.bundles()) {
     if (fb.has_host && !fb.host.clock_synchronized.value_or(true)) {
@@ -233,42 +293,39 @@ int RunMerge(const Globals&, const Args& args) {
                 << "): its times may be shifted against the other hosts'\n";
     }
   }
-  if (chrome) {
-    for (const FleetGroup& g : groups.groups()) {
-      put(",\n" + ChromeProcessName(g.id, FleetGroups::Label(g)));
-      // Perfetto and chrome://tracing order process groups by this: the ranks' order.
-      put(",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + std::to_string(g.id) +
-          ",\"tid\":0,\"args\":{\"sort_index\":" + std::to_string(g.id) + "}}");
-    }
-    for (const auto& [key, tid] : merger.tracks) put(",\n" + ChromeThreadName(key.first, tid, key.second));
-    put("\n],\"metadata\":{\"atracectl_merge\":{\"bundles\":[");
-    for (size_t b = 0; b < groups.bundles().size(); ++b) {
-      const FleetBundle& fb = groups.bundles()[b];
-      put(std::string(b ? "," : "") + "{\"path\":" + JsonString(fb.path) + ",\"host\":" + JsonString(groups.HostOf(b)) +
-          ",\"clock_synchronized\":" +
-          (fb.has_host && fb.host.clock_synchronized ? (*fb.host.clock_synchronized ? "true" : "false") : "null") + "}");
-    }
-    put("]}}}\n");
+}
+
+}  // namespace
+
+int RunMerge(const Globals&, const Args& args) {
+  int exit_code = kExitOk;
+  const std::optional<MergeOptions> o = ParseOptions(args, &exit_code);
+  if (!o) return exit_code;
+  NewOutputFile out("merge", o->output);
+  if (!out.ok()) return kExitFailed;
+  FleetGroups groups(o->paths);
+  Drawing drawing(*o, out);
+  Merger merger(groups, o->chrome ? nullptr : &drawing.budget(), [&drawing](const TimelineEvent& ev) { drawing.Event(ev); });
+  bool failed = !ReadBundles(*o, merger, drawing.budget());
+  SayProblems(groups, merger);
+  if (o->chrome) {
+    drawing.ChromeEnd(groups, merger);
   } else {
-    for (const FleetGroup& g : groups.groups()) timeline.processes[g.id] = {FleetGroups::Label(g), g.pid, false};
-    for (const auto& [key, tid] : merger.tracks) timeline.threads[key] = tid;
-    std::stable_sort(timeline.events.begin(), timeline.events.end(),
-                     [](const TimelineEvent& a, const TimelineEvent& b) { return a.ts < b.ts; });
-    WriteTimelinePage(timeline, std::to_string(paths.size()) + " bundles", put);
-    if (budget.reached) {
-      std::cerr << "atracectl: merge: " << budget.Message(0, "merge fewer bundles or use --format chrome-json") << "\n";
+    drawing.HtmlEnd(groups, merger);
+    if (drawing.budget().reached) {
+      std::cerr << "atracectl: merge: " << drawing.budget().Message(0, "merge fewer bundles or use --format chrome-json") << "\n";
       failed = true;
     }
   }
-  flush();
+  const bool written = drawing.Flush();
   if (merger.duplicates) {
     std::cerr << "atracectl: merge: " << merger.duplicates << " record" << (merger.duplicates == 1 ? "" : "s")
               << " kept in more than one directory of a process, drawn once\n";
   }
-  if (write_failed) return kExitFailed;
+  if (!written) return kExitFailed;
   out.Keep();
-  std::cerr << "atracectl: merged " << groups.groups().size() << " processes of " << paths.size() << " bundle"
-            << (paths.size() == 1 ? "" : "s") << " into " << TerminalLine(out.path()) << "\n";
+  std::cerr << "atracectl: merged " << groups.groups().size() << " processes of " << o->paths.size() << " bundle"
+            << (o->paths.size() == 1 ? "" : "s") << " into " << TerminalLine(out.path()) << "\n";
   return failed ? kExitFailed : kExitOk;
 }
 

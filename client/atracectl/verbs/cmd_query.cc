@@ -4,14 +4,15 @@
 #include <iostream>
 #include <sstream>
 
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "daemon_talk/connect.h"
+#include "verbs/verbs.h"
 #include "common/format.h"
 #include "files/dir_origin.h"
 #include "daemon_talk/list_columns.h"
 #include "daemon_talk/list_filter.h"
 #include "files/readers.h"
 #include "daemon_talk/list_follow.h"
-#include "common/command_line.h"
 #include "daemon_talk/prometheus.h"
 
 namespace po = boost::program_options;

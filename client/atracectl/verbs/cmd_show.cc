@@ -19,10 +19,11 @@
 
 #include "atraced/proto/cann_bin_text.h"
 #include "atraced/proto/stack_dump_file.h"
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "daemon_talk/connect.h"
+#include "verbs/verbs.h"
 #include "files/dir_files.h"
 #include "common/format.h"
-#include "common/command_line.h"
 #include "files/readers.h"
 #include "common/text_budget.h"
 
@@ -71,12 +72,17 @@ Shown Show(const std::string& dir, const std::string& name, TextBudget& budget) 
   ++budget.files_read;
   if (!EndsWith(name, ".bin")) {
     s.how = "text";
-    if (ReadUpTo(dir + "/" + name, kMaxFileBytes, budget.left(), &s.text, &s.cut, &s.error)) {
+    if (const atraced::Status st = ReadUpTo(dir + "/" + name, kMaxFileBytes, budget.left(), &s.text, &s.cut); st.ok()) {
       Charge(budget, &s.text, &s.cut);
+    } else {
+      s.error = st.message();
     }
     return s;
   }
-  if (!ReadWhole(dir + "/" + name, kMaxFileBytes, &bytes, &s.error)) return s;
+  if (const atraced::Status st = ReadWhole(dir + "/" + name, kMaxFileBytes, &bytes); !st.ok()) {
+    s.error = st.message();
+    return s;
+  }
   const std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (name.rfind("stackcore_tracer_", 0) == 0) {
     s.how = "stack-dump";

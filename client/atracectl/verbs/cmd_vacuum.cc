@@ -3,10 +3,11 @@
 #include <iostream>
 #include <limits>
 
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "daemon_talk/connect.h"
+#include "verbs/verbs.h"
 #include "common/format.h"
 #include "daemon_talk/list_filter.h"
-#include "common/command_line.h"
 
 namespace po = boost::program_options;
 

@@ -2,7 +2,8 @@
 #include <exception>
 #include <iostream>
 
-#include "verbs/cli.h"
+#include "common/command_line.h"
+#include "verbs/verbs.h"
 
 int main(int argc, char** argv) {
   try {
