@@ -19,11 +19,7 @@ RankClaim Claim(int64_t rank, std::optional<uint32_t> uid, const char* where, in
   c.uid = uid;
   c.host = "n" + std::to_string(rank / 2);
   c.pid = static_cast<int32_t>(1000 + rank);
-  ThreadStack main;
-  main.tid = c.pid;
-  main.name = "main";
-  main.frames = {where, "main"};
-  c.stacks = {main};
+  c.stacks = {ThreadFrames{c.pid, {where, "main"}}};
   c.last["CANN_API"] = {rank * 10, "r"};
   return c;
 }

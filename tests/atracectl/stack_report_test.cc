@@ -1,5 +1,5 @@
-// The [stack] reader (client/atracectl/files/stack_report.h) and the call-path tree over many
-// ranks (fleet/stack_tree.h), driven directly.
+// What atracectl reads of a [stack] section (client/atracectl/files/stack_report.h, over
+// proto's reader) and the call-path tree over many ranks (fleet/stack_tree.h), driven directly.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -9,56 +9,74 @@
 
 using namespace atracectl;
 
+namespace proto = atraced::proto;
+
 namespace {
 
-const char* const kReport =
-    "atraced: process 42 (train) dumped from outside; it runs on\n\n[process]\npid:42\n\n[stack]\n"
-    "Thread 1 (42, train)\n"
-    "#0 0x00007f0000001010 0x00007f0000000000 /lib/libc.so.6 __futex_wait+0x12\n"
-    "#1 0x0000000000401000 0x0000000000400000 /opt/train wait_allreduce_done+0x10 at train.c:10\n"
-    "#2 0x0000000000401234 0x0000000000400000 /opt/train\n"
-    "(held stopped 12 us)\n"
-    "Thread 2 (43, hccl_watchdog)\n"
-    "#0 0x00007f0000002000 0x00007f0000000000 /lib/libc.so.6 poll+0x4\n"
-    "not a frame line\n"
-    "\n[maps]\n#0 0x1 0x0 /not/a/frame of the stack\n";
+proto::StackFrameText Frame(uint32_t n, uint64_t pc, uint64_t base, std::string module, std::string symbol = "",
+                            std::string source = "") {
+  return {n, pc, base, std::move(module), std::move(symbol), std::move(source)};
+}
+
+// A report as the daemon writes it: a header, [process], [stack] through proto's writer, [maps].
+std::string Report(const std::vector<proto::ThreadStack>& threads) {
+  std::string out = "atraced: process 42 (train) dumped from outside; it runs on\n\n[process]\npid:42\n\n[stack]\n";
+  for (const auto& t : threads) out += proto::ThreadBlock(t);
+  return out + "[maps]\n00400000-00402000 r-xp 00000000 08:01 12 /opt/train\n";
+}
+
+proto::ThreadStack Thread(uint32_t number, int64_t tid, std::string name, std::vector<proto::StackFrameText> frames) {
+  proto::ThreadStack t;
+  t.number = number;
+  t.tid = tid;
+  t.name = std::move(name);
+  t.frames = std::move(frames);
+  return t;
+}
 
 }  // namespace
 
-TEST_CASE("stack report: threads with their tid and name, frames named by function or module and offset",
+TEST_CASE("stack report: frames named by function, else by module and offset, through proto's reader",
           "[atracectl][stack]") {
-  const std::vector<ThreadStack> t = ParseStackSection(kReport);
+  proto::ThreadStack main = Thread(1, 42, "train",
+                                   {Frame(0, 0x7f0000001010, 0x7f0000000000, "/lib/libc.so.6", "__futex_wait+0x12"),
+                                    Frame(1, 0x401000, 0x400000, "/opt/train", "wait_allreduce_done+0x10", "train.c:10"),
+                                    Frame(2, 0x401234, 0x400000, "/opt/train"), Frame(3, 0x10, 0, "")});
+  main.held_us = 12;
+  main.asked_us = 3;
+  const std::string report = Report({main, Thread(2, 43, "hccl watchdog", {Frame(0, 0x7f0000002000, 0x7f0000000000, "/lib/libc.so.6", "poll+0x4")})});
+  const std::vector<ThreadFrames> t = FrameNamesOf(report);
   REQUIRE(t.size() == 2);
   CHECK(t[0].tid == 42);
-  CHECK(t[0].name == "train");
-  CHECK(t[0].frames == std::vector<std::string>{"__futex_wait", "wait_allreduce_done", "train+0x1234"});
+  CHECK(t[0].frames == std::vector<std::string>{"__futex_wait", "wait_allreduce_done", "train+0x1234", "??+0x10"});
   CHECK(t[1].tid == 43);
-  CHECK(t[1].name == "hccl_watchdog");
-  CHECK(t[1].frames == std::vector<std::string>{"poll"});  // the [maps] section is not read as frames
+  CHECK(t[1].frames == std::vector<std::string>{"poll"});
+  // info's view: each thread's lines as the writer writes them, the held note among its notes.
+  const std::vector<ThreadLines> lines = ThreadLinesOf(report, 2);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].header == "Thread 1 (42, train)");
+  REQUIRE(lines[0].frames.size() == 2);  // at most max_frames
+  CHECK(lines[0].frames[1] == "#1 0x0000000000401000 0x0000000000400000 /opt/train wait_allreduce_done+0x10 at train.c:10");
+  CHECK(lines[0].notes == std::vector<std::string>{"(held stopped 12 us; it stopped 3 us after it was asked to)"});
+  CHECK(lines[1].header == "Thread 2 (43, hccl watchdog)");
 }
 
-TEST_CASE("stack report: no [stack] section is no threads, and the bounds cut and say so", "[atracectl][stack]") {
-  CHECK(ParseStackSection("atraced: a report\n[process]\npid:1\n").empty());
+TEST_CASE("stack report: no [stack] section is no threads, and the byte bound cuts and says so", "[atracectl][stack]") {
+  CHECK(FrameNamesOf("atraced: a report\n[process]\npid:1\n").empty());
+  CHECK(ThreadLinesOf("atraced: a report\n", 8).empty());
+  std::vector<proto::ThreadStack> threads;
+  for (uint32_t i = 1; i <= 50; ++i) {
+    threads.push_back(Thread(i, 100 + i, "w", {Frame(0, 0x1010, 0x1000, "/m", "f" + std::to_string(i) + "+0x1")}));
+  }
+  const std::string report = Report(threads);
   bool cut = false;
-  const std::vector<ThreadStack> small = ParseStackSection(kReport, 20, &cut);
+  CHECK(FrameNamesOf(report, SIZE_MAX, &cut).size() == 50);
+  CHECK_FALSE(cut);
+  const std::vector<ThreadFrames> small = FrameNamesOf(report, 1000, &cut);
   CHECK(cut);
-  REQUIRE_FALSE(small.empty());
-  size_t frames = 0;
-  for (const auto& t : small) frames += t.frames.size();
-  CHECK(frames < 4);
-  std::string many = "[stack]\n";
-  many.insert(0, "x\n");
-  for (int i = 0; i < 5000; ++i) many += "Thread " + std::to_string(i) + " (" + std::to_string(i) + ", t)\n";
-  cut = false;
-  CHECK(ParseStackSection(many, SIZE_MAX, &cut).size() == 4096);
-  CHECK(cut);
-  std::string deep = "x\n[stack]\nThread 1 (1, t)\n";
-  for (int i = 0; i < 300; ++i) deep += "#" + std::to_string(i) + " 0x1 0x0 /m f" + std::to_string(i) + "+0x1\n";
-  const auto d = ParseStackSection(deep);
-  REQUIRE(d.size() == 1);
-  CHECK(d[0].frames.size() == 256);
-  std::string wide = "x\n[stack]\nThread 1 (1, t)\n#0 0x1 0x0 /m " + std::string(1000, 'f') + "+0x1\n";
-  CHECK(ParseStackSection(wide)[0].frames[0].size() == 256);
+  CHECK(small.size() < 50);
+  std::string wide = "f" + std::string(1000, 'x') + "+0x1";
+  CHECK(FrameName(Frame(0, 1, 0, "/m", wide)).size() == 256);
 }
 
 TEST_CASE("rank set: ranks in any order are held as merged ranges", "[atracectl][stack]") {

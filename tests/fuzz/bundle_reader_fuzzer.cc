@@ -10,6 +10,7 @@
 #include <string>
 
 #include "files/bundle_reader.h"
+#include "files/stack_report.h"
 #include "fleet/stack_tree.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   v.file = [&tree](const atracectl::BundleDir& dir, const std::string& name, std::string&& bytes) {
     if (dir.path.find("..") != std::string::npos || name.find('/') != std::string::npos) std::abort();
     if (bytes.size() > atracectl::kMaxBundleMember) std::abort();
-    for (const auto& t : atracectl::ParseStackSection(bytes)) tree.Add(dir.rank.value_or(0), t.frames);
+    for (const auto& t : atracectl::FrameNamesOf(bytes)) tree.Add(dir.rank.value_or(0), t.frames);
   };
   const atracectl::BundleRead r = atracectl::ReadTarStream(
       [&](char* buf, size_t n) -> long {

@@ -74,8 +74,8 @@ void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport
       r->no_stacks.push_back(rank);
       continue;
     }
-    const ThreadStack* main = &c->stacks.front();
-    for (const ThreadStack& t : c->stacks) {
+    const ThreadFrames* main = &c->stacks.front();
+    for (const ThreadFrames& t : c->stacks) {
       if (t.tid == c->pid) main = &t;
       r->tree.Add(rank, t.frames);
     }

@@ -36,7 +36,7 @@ struct RankClaim {
   std::optional<uint32_t> uid;  // nullopt: the input does not say (an older bundle)
   std::string host;
   int32_t pid = 0;
-  std::vector<ThreadStack> stacks;          // of its latest report; empty: none
+  std::vector<ThreadFrames> stacks;         // of its latest report, by frame name; empty: none
   std::map<std::string, LastRecord> last;   // by tracer object
 };
 

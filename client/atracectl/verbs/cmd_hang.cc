@@ -55,7 +55,7 @@ struct HangOptions {
 struct ProcessRead {
   int64_t stacks_at = INT64_MIN;  // the directory time of the report the stacks come from
   size_t stacks_bytes = 0;        // taken from the budget for them
-  std::vector<ThreadStack> stacks;
+  std::vector<ThreadFrames> stacks;
   std::map<std::string, LastRecord> last;  // by tracer object
 };
 
@@ -125,9 +125,9 @@ void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes
     budget.Give(ps.stacks_bytes);  // replaced if this report has stacks: its room is this one's
     size_t held = 0;
     bool cut = false;
-    std::vector<ThreadStack> stacks = ParseStackSection(bytes, budget.left(), &cut);
-    for (const ThreadStack& t : stacks) {
-      held += sizeof t + t.name.size();
+    std::vector<ThreadFrames> stacks = FrameNamesOf(bytes, budget.left(), &cut);
+    for (const ThreadFrames& t : stacks) {
+      held += sizeof t;
       for (const auto& f : t.frames) held += sizeof f + f.size();
     }
     if (cut) *stacks_cut = budget.reached = true;

@@ -36,7 +36,7 @@ struct Report {
   std::string error;  // why it could not be read ("" when read): never shown as an empty report
   std::map<std::string, std::string> facts;  // signal, code, fault address, how, oom, ...
   std::vector<std::string> frames;           // the first kTopFrames frame lines of Thread 1
-  std::vector<ThreadStack> threads;          // every thread as written (files/stack_report.h), shown for a dump
+  std::vector<ThreadLines> threads;          // every thread as written (files/stack_report.h), shown for a dump
   bool dump() const { return facts.count("dumped by") > 0; }
 };
 
@@ -63,11 +63,11 @@ Report ReadReport(const std::string& path, const std::string& name) {
     return r;
   }
   std::string_view text = head;
-  r.threads = ParseStackLines(head, kDumpFrames, kMaxValue);
+  r.threads = ThreadLinesOf(head, kDumpFrames);
   // The top frames: those of the crashing thread, Thread 1, the first.
-  for (const ThreadStack& t : r.threads) {
+  for (const ThreadLines& t : r.threads) {
     if (t.header.rfind("Thread 1 ", 0) != 0) break;
-    for (size_t f = 0; f < t.lines.size() && r.frames.size() < kTopFrames; ++f) r.frames.push_back(t.lines[f]);
+    for (size_t f = 0; f < t.frames.size() && r.frames.size() < kTopFrames; ++f) r.frames.push_back(t.frames[f]);
   }
   bool in_stack = false;
   while (!text.empty()) {
@@ -285,8 +285,8 @@ void PrintJson(const ProcessInfo& info) {
         std::cout << ",\"stacks\":[";
         for (size_t t = 0; t < r.threads.size(); ++t) {
           std::cout << (t ? "," : "") << "{\"thread\":" << JsonString(r.threads[t].header) << ",\"frames\":[";
-          for (size_t f = 0; f < r.threads[t].lines.size(); ++f) {
-            std::cout << (f ? "," : "") << JsonString(r.threads[t].lines[f]);
+          for (size_t f = 0; f < r.threads[t].frames.size(); ++f) {
+            std::cout << (f ? "," : "") << JsonString(r.threads[t].frames[f]);
           }
           std::cout << "],\"notes\":[";
           for (size_t n = 0; n < r.threads[t].notes.size(); ++n) std::cout << (n ? "," : "") << JsonString(r.threads[t].notes[n]);
@@ -347,9 +347,9 @@ void PrintText(const ProcessInfo& info) {
       }
       if (&r == latest_dump) {
         std::cout << "  Thread stacks:  (the latest dump, thread by thread)\n";
-        for (const ThreadStack& t : r.threads) {
+        for (const ThreadLines& t : r.threads) {
           std::cout << "      " << TerminalLine(t.header) << "\n";
-          for (const auto& f : t.lines) std::cout << "        " << TerminalLine(f) << "\n";
+          for (const auto& f : t.frames) std::cout << "        " << TerminalLine(f) << "\n";
           for (const auto& n : t.notes) std::cout << "        " << TerminalLine(n) << "\n";
         }
       } else if (!r.frames.empty()) {
