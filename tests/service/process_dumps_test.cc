@@ -21,6 +21,8 @@ class LiveInspector final : public CrashInspector {
                  "00400000-00401000 r-xp app\n"};
     f.thread_count = 2;
     f.stacks_read = 1;
+    f.stacks_written = 1;
+    f.threads_written = 2;
     f.max_stop_us = 33;
     return f;
   }
@@ -82,7 +84,7 @@ TEST_CASE("PROCESS_DUMP writes the live rings and every thread's stack into one 
   INFO(text);
   CHECK(text.find("dumped from outside; it runs on\n") != std::string::npos);
   CHECK(text.find("dumped by: uid 1000 (pid 200), no signal sent\n") != std::string::npos);
-  CHECK(text.find("stacks: 1 of 2 threads read") != std::string::npos);
+  CHECK(text.find("stacks: 1 of 2 threads read, one at a time, 1 written below;") != std::string::npos);
   CHECK(text.find("[stack]\nThread 1 (100, app)\n#0 ") != std::string::npos);
   std::string decoded, why;
   const std::string bin = ReadFile(dirs[0] + "/" + names[1]);

@@ -186,7 +186,7 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
   reports.push_back({TraceFileName::Stackcore(name), std::string(bin.begin(), bin.end())});
   name.binary = false;
   reports.push_back({TraceFileName::Stackcore(name), text});
-  r.entries[i].threads = facts.thread_count;
+  r.entries[i].threads = facts.threads_written;
   r.entries[i].max_stop_us = facts.max_stop_us;
   r.entries[i].rings = static_cast<uint32_t>(chosen.size());
   auto dir = std::make_shared<std::string>();  // set by Save once the directory is made
@@ -212,7 +212,8 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
         }
         log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside for uid ", asker.uid, " (pid ",
                     asker.pid, "): ", facts.stacks_read, " of ", facts.thread_count,
-                    " stacks, the longest stop ", facts.max_stop_us, " us; schedule dir with ", turn->rings.size(),
+                    " stacks read, ", facts.stacks_written, " written, the longest stop ", facts.max_stop_us,
+                    " us; schedule dir with ", turn->rings.size(),
                     " ring(s)", st.ok() ? " written to " + *dir : " failed: " + st.message());
         Step(token);
       },
