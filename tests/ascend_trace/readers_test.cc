@@ -3,6 +3,7 @@
 // atracectl info; B is refused and told whose it is; C (the reader group) and root read it;
 // B's list shows B's own and says the rest are hidden; a restart keeps all of it.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -134,4 +135,46 @@ TEST_CASE("readers: info names a report it cannot read and exits 1, never an emp
   CHECK(info.exit_code == 1);
   CHECK(Has(info.err, "cannot be read: " + report + ": Permission denied"));
   CHECK(Has(info.out, "Error: cannot read it: Permission denied"));
+}
+
+TEST_CASE("readers: after an exec of a set-id program, the process's later traces are the new user's alone",
+          "[crash][readers][setid]") {
+  TestUsers u;
+  if (!u.made()) {
+    WARN("skipped: " << u.why_not());
+    return;
+  }
+  DaemonProcess d(atraced::testing::ReadersDaemon(u));
+  REQUIRE(atraced::testing::StartReachable(d));
+  // A set-user-id-B copy of the drop-in program, in a directory of root's that A may enter.
+  const std::string dir = d.tmp().path() + "/setid";
+  REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+  const std::string setid = dir + "/crash_child";
+  REQUIRE(Run({"cp", ASCEND_TRACE_CRASH_CHILD, setid}).exit_code == 0);
+  REQUIRE(::chown(setid.c_str(), u.b.id.uid, u.b.id.gid) == 0);
+  REQUIRE(::chmod(setid.c_str(), 04755) == 0);  // after chown, which clears the bit
+  // A runs it: A's process reports once as A, then executes the set-id copy, which reports
+  // again as the same process, now effectively B.
+  Child child(d, "report-exec", 2, {"CRASH_CHILD_EXEC=" + setid}, "", "", &u.a.id);
+  RequireExited(child, 0);
+  const auto dirs = DirsOf(d, "schedule", child.pid);
+  INFO(d.log());
+  REQUIRE(dirs.size() == 2);
+  auto process_dir = [](const std::string& event) { return event.substr(0, event.rfind('/')); };
+  CHECK(process_dir(dirs[0]) != process_dir(dirs[1]));  // a new process directory for the new owner
+  CHECK(d.LogHas("pid " + std::to_string(child.pid) + " connected as uid " + std::to_string(u.b.id.uid)));
+  // Each directory's trace is its owner's: A's is not B's to read, B's is not A's.
+  size_t a_reads = 0, b_reads = 0;
+  for (const auto& event : dirs) {
+    const std::string file = event + "/schedule_tracer_crash_obj.txt";
+    const bool a = Run({"cat", file}, {.as = u.a.id}).exit_code == 0;
+    const bool b = Run({"cat", file}, {.as = u.b.id}).exit_code == 0;
+    INFO(file << " A reads: " << a << ", B reads: " << b);
+    CHECK(a != b);
+    a_reads += a;
+    b_reads += b;
+    CHECK(Run({"cat", file}).exit_code == 0);  // root
+  }
+  CHECK(a_reads == 1);
+  CHECK(b_reads == 1);
 }

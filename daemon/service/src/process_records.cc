@@ -1,5 +1,7 @@
 #include "process_records.h"
 
+#include <algorithm>
+
 #include "atraced/store/trace_time.h"
 
 namespace atraced {
@@ -32,6 +34,27 @@ ProcessRecord* ProcessRecords::RecordFor(int32_t pid, const std::optional<Proces
   rec.program = facts ? facts->program : "";
   if (rec.name.pgid <= 0) rec.name.pgid = pid;
   return &records_.emplace(key, std::move(rec)).first->second;
+}
+
+ProcessRecord* ProcessRecords::RecordForConnection(int32_t pid, const std::optional<ProcessFacts>& facts, uint32_t uid) {
+  ProcessRecord* rec = RecordFor(pid, facts);
+  if (!rec->owner_uid || *rec->owner_uid == uid) {
+    rec->owner_uid = uid;
+    return rec;
+  }
+  const std::string old_dir = FormatProcessDirName(rec->name);
+  // Named with this connection's time, and never the old directory's name, even within its
+  // microsecond.
+  rec->first_connected = std::max(clock_.Now(), rec->first_connected + std::chrono::microseconds(1));
+  rec->name.time = FormatTraceTime(rec->first_connected);
+  rec->name_settled = false;
+  rec->utc_offset_s.reset();
+  rec->labels = {};  // the new program says its own
+  log_.Notice("pid ", pid, " connected as uid ", uid, ", its directory ", old_dir, " is uid ", *rec->owner_uid,
+              "'s (an exec of a set-id program, or a setuid call): its traces from now on go to ",
+              FormatProcessDirName(rec->name), ", readable by uid ", uid, " alone");
+  rec->owner_uid = uid;
+  return rec;
 }
 
 void ProcessRecords::Disconnected(int32_t pid, uint64_t start_ticks) {

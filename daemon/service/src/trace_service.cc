@@ -57,7 +57,7 @@ struct TraceService::Rooms {
         ring_slots("rings", "ring", "uid-ring-share", limits.max_rings_total, limits.uid_ring_share),
         ring_memory("ring memory", "byte", "uid-ring-share", limits.max_ring_memory, limits.uid_ring_share),
         queued_saves("queued save bytes", "byte", "uid-queued-share", limits.max_queued_bytes, limits.uid_queued_share),
-        records(processes, clock),
+        records(processes, clock, log),
         admission(ctx, records),
         accounting(store, records),
         saver(ctx, admission, queued_saves),
@@ -141,7 +141,7 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   Rooms& r = *rooms_;
   // Pinned: facts of a pid the connector no longer holds would be someone else's.
   auto facts = LookupPinned(r.processes, peer.pid, pidfd);
-  ProcessRecord* rec = r.records.RecordFor(peer.pid, facts);
+  ProcessRecord* rec = r.records.RecordForConnection(peer.pid, facts, peer.uid);
   ++rec->connections;
   Client c;
   c.peer = peer;
