@@ -152,12 +152,11 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   c.start_ticks = facts ? facts->start_ticks : 0;
   c.program = facts ? facts->program : "unknown";
   c.connected = r.clock.Now();
-  bool in_group = false;
-  if (r.limits.forwarder_gid) {
-    in_group = peer.gid == *r.limits.forwarder_gid ||
-               (facts && std::count(facts->groups.begin(), facts->groups.end(), *r.limits.forwarder_gid) > 0);
-  }
-  c.may_forward = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group;
+  auto in_group = [&](const std::optional<gid_t>& gid) {
+    return gid && (peer.gid == *gid || (facts && std::count(facts->groups.begin(), facts->groups.end(), *gid) > 0));
+  };
+  c.may_forward = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group(r.limits.forwarder_gid);
+  c.reads_all = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group(r.limits.reader_gid);
   r.store.HoldProcessDir(c.process_dir);
   const ClientId id = r.clients.Add(std::move(c));
   r.log.Debug("client ", id, " connected: pid ", peer.pid, " uid ", peer.uid, " gid ", peer.gid);
@@ -303,9 +302,9 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
     case ATR_OP_FILE_CLOSE: return events.OnFileClose(c, payload, body);
     case ATR_OP_EVENT_END: return events.OnEventEnd(c, payload, body);
     case ATR_OP_STATUS: return queries.OnStatus(payload, body);
-    case ATR_OP_LIST: return queries.OnList(payload, body);
+    case ATR_OP_LIST: return queries.OnList(c, payload, body);
     case ATR_OP_VACUUM: return queries.OnVacuum(payload, body);
-    case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c.peer, payload, body);
+    case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c, payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
     case ATR_OP_RING_REPORT:
