@@ -61,6 +61,13 @@ void ProcessRecords::Disconnected(int32_t pid, uint64_t start_ticks) {
   if (ProcessRecord* rec = Find(pid, start_ticks); rec != nullptr && rec->connections > 0) --rec->connections;
 }
 
+bool ProcessRecords::ShouldLogLabels(uint32_t uid, uint64_t* suppressed) {
+  // The service's clock, so that tests may move it.
+  const auto now = RefusalLog::TimePoint(
+      std::chrono::duration_cast<RefusalLog::TimePoint::duration>(clock_.Now().time_since_epoch()));
+  return label_lines_.ShouldLog(uid, now, suppressed);
+}
+
 Status ApplyLabels(Client& c, std::span<const uint8_t> payload, ClientTable& clients, ProcessRecords& records,
                    Logger& log) {
   if (!(c.features & ATR_FEATURE_LABELS)) return Status::Error(ENOTSUP, "LABELS: ATR_FEATURE_LABELS was not negotiated in HELLO");
@@ -72,7 +79,12 @@ Status ApplyLabels(Client& c, std::span<const uint8_t> payload, ClientTable& cli
   }
   c.labels = m;
   // Checked to be short and printable, so the line needs no escaping beyond the logger's.
-  log.Info("pid ", c.peer.pid, " labels: job '", m.job, "' rank '", m.rank, "' world size '", m.world_size, "'");
+  if (uint64_t suppressed = 0; records.ShouldLogLabels(c.peer.uid, &suppressed)) {
+    log.Info("pid ", c.peer.pid, " labels: job '", m.job, "' rank '", m.rank, "' world size '", m.world_size, "'",
+             suppressed > 0 ? " (" + std::to_string(suppressed) + " more LABELS of uid " + std::to_string(c.peer.uid) +
+                                  " accepted since its last line)"
+                            : "");
+  }
   return Status::Ok();
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "atraced/admission/rate_limit.h"
+#include "atraced/admission/refusal_log.h"
 #include "atraced/base/status.h"
 #include "atraced/common/log.h"
 #include "atraced/common/clock.h"
@@ -83,6 +84,10 @@ class ProcessRecords {
   ProcessRecord* FindConnected(int32_t pid);
   // One connection of the process closed.
   void Disconnected(int32_t pid, uint64_t start_ticks);
+  // Whether LABELS from `uid` gets its line now: the refusal throttle's rule (refusal_log.h),
+  // one line per uid per interval, `*suppressed` counting those not logged since. A process
+  // may relabel in a loop; the journal gets a line per interval, not one per request.
+  bool ShouldLogLabels(uint32_t uid, uint64_t* suppressed);
 
   Map::iterator begin() { return records_.begin(); }
   Map::iterator end() { return records_.end(); }
@@ -94,6 +99,7 @@ class ProcessRecords {
   Clock& clock_;
   Logger& log_;
   Map records_;
+  RefusalLog label_lines_;  // apart from the refusals': relabelling never hides a refusal's line
 };
 
 // LABELS (ATR_FEATURE_LABELS): the job, rank and world size c's process read from its
