@@ -13,8 +13,9 @@ namespace {
 // Answers as the helper's live mode does, and keeps what it was asked.
 class LiveInspector final : public CrashInspector {
  public:
-  CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds) override {
+  CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds budget) override {
     asked.push_back(target);
+    budgets.push_back(budget);
     CrashFacts f{"100 app\n101 worker\n",
                  "Thread 1 (100, app)\n#0 0x0000000000401136 0x0000000000400000 /usr/bin/app wait_here+0x6\n"
                  "(held stopped 33 us)\nThread 2 (101, worker)\n(no backtrace: it exited)\n",
@@ -27,6 +28,7 @@ class LiveInspector final : public CrashInspector {
     return f;
   }
   std::vector<CrashTarget> asked;
+  std::vector<std::chrono::milliseconds> budgets;
 };
 
 // A connection granted PROCESS_DUMP (atracectl's).
@@ -181,4 +183,43 @@ TEST_CASE("PROCESS_DUMP needs its feature, and garbage is refused", "[service][d
   const auto asker = Asker(f, 201, 1000);
   CHECK(f.Call(asker, ATR_OP_PROCESS_DUMP, {1, 2, 3}).status == ATR_EBADMSG);
   CHECK(f.Call(asker, ATR_OP_PROCESS_DUMP, Payload(proto::ProcessDump{0, 0, "", {}})).status == ATR_EINVAL);
+}
+
+TEST_CASE("PROCESS_DUMP: the asker's unwinds count against its uid's limit, as its crashes do; root's do not",
+          "[service][dump][crash]") {
+  LiveInspector inspector;
+  ServiceLimits o;
+  o.crash_unwinds_per_uid_per_minute = 2;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  ServiceFixture f(o, deps);
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"r"}));
+  const auto user = Asker(f, 200, 1000);
+  auto report_of = [&f](const proto::ProcessDumpReply& reply) {
+    REQUIRE(reply.entries.size() == 1);
+    REQUIRE(reply.entries[0].status == 0);
+    const std::string dir = reply.entries[0].text;
+    for (const auto& name : ListNames(dir)) {
+      if (name.rfind("stackcore_", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".txt") == 0) {
+        return ReadFile(dir + "/" + name);
+      }
+    }
+    return std::string();
+  };
+  for (int i = 0; i < 2; ++i) report_of(Dump(f, user, Pids({100})));
+  const std::string third = report_of(Dump(f, user, Pids({100})));
+  REQUIRE(inspector.budgets.size() == 3);
+  CHECK(inspector.budgets[0] == o.crash_budget);
+  CHECK(inspector.budgets[1] == o.crash_budget);
+  CHECK(inspector.budgets[2] == std::chrono::milliseconds(0));  // threads and maps only
+  CHECK(third.find("(none: uid 1000 already had 2 crashes or dumps unwound in the last minute)") != std::string::npos);
+  // Root, dumping a hung job's ranks, is not held to a user's limit.
+  const auto root = Asker(f, 300, 0);
+  report_of(Dump(f, root, Pids({100})));
+  CHECK(inspector.budgets.back() == o.crash_budget);
+  // A minute later the user may again.
+  f.clock.Advance(std::chrono::minutes(1));
+  report_of(Dump(f, user, Pids({100})));
+  CHECK(inspector.budgets.back() == o.crash_budget);
 }

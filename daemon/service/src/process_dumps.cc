@@ -153,18 +153,10 @@ void ProcessDumps::Step(uint64_t token) {
     }
     CrashTarget target{pid, pid, holder->peer.uid, holder->peer.gid};
     target.live = true;
-    CrashInspector* inspector = deps_.crash_inspector;
-    const auto budget = limits_.crash_budget;
-    auto look = [inspector, target, budget]() -> CrashFacts {
-      if (inspector == nullptr) {
-        return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
-                "(not read: this daemon has no crash inspector)\n"};
-      }
-      return inspector->Inspect(target, budget);
-    };
-    // Off the loop: reading the stacks takes up to the unwind deadline.
-    deps_.crash_runner->Run(target.uid, std::move(look),
-                               [this, token, turn](CrashFacts facts) { Looked(token, turn, std::move(facts)); });
+    // The asker's unwinds count against its uid's limit, as its crashes do; root's do not (an
+    // administrator dumping every rank of a hung job).
+    const std::optional<uint32_t> payer = r.payer.peer.uid == 0 ? std::nullopt : std::optional(r.payer.peer.uid);
+    inspection_.Look(target, payer, [this, token, turn](CrashFacts facts) { Looked(token, turn, std::move(facts)); });
     return;
   }
 }

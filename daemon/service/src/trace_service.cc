@@ -18,6 +18,8 @@
 #include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
+#include "inspection.h"
+#include "opcode_rules.h"
 #include "atraced/base/cycle_counter.h"
 #include "process_dumps.h"
 #include "process_names.h"
@@ -66,8 +68,8 @@ struct TraceService::Rooms {
         rings(ctx, clients, records, ring_slots, ring_memory, saver, admission),
         queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
         departures(ctx, saver, [this](Client& c) { Forget(c); }),
-        crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }),
-        dumps(ctx, clients, saver, admission) {}
+        crashes(ctx, clients, records, saver, admission, inspection, [this](Client& c) { Forget(c); }),
+        dumps(ctx, clients, saver, admission, inspection) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -112,6 +114,7 @@ struct TraceService::Rooms {
   Rings rings;
   Queries queries;
   Departures departures;
+  Inspection inspection{ctx};  // CRASH's, STACK_DUMP's and PROCESS_DUMP's look from outside
   Crashes crashes;
   ProcessDumps dumps;
   bool destroying = false;
