@@ -2,6 +2,8 @@
 // and a process that exits while its stacks are read.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "atraced/proto/stack_dump_file.h"
 #include "service/ring_fixture.h"
 
@@ -183,6 +185,50 @@ TEST_CASE("PROCESS_DUMP needs its feature, and garbage is refused", "[service][d
   const auto asker = Asker(f, 201, 1000);
   CHECK(f.Call(asker, ATR_OP_PROCESS_DUMP, {1, 2, 3}).status == ATR_EBADMSG);
   CHECK(f.Call(asker, ATR_OP_PROCESS_DUMP, Payload(proto::ProcessDump{0, 0, "", {}})).status == ATR_EINVAL);
+}
+
+TEST_CASE("PROCESS_DUMP: one user's 130 processes claiming a job cannot displace the job's own from root's dump",
+          "[service][dump][labels]") {
+  ServiceFixture f;
+  auto label = [&f](int32_t pid, uint32_t uid, const std::string& job) {
+    auto id = f.service->Connect({pid, uid, uid});
+    proto::Hello h;
+    h.features = ATR_FEATURE_LABELS;
+    REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+    REQUIRE(f.Call(id, ATR_OP_LABELS, Payload(proto::Labels{job, "3", "8"})).status == 0);
+  };
+  std::vector<std::unique_ptr<RingClient>> processes;
+  for (int32_t pid = 1000; pid < 1130; ++pid) {  // the attacker's, every one claiming rank 3 of J, lower pids
+    processes.push_back(std::make_unique<RingClient>(f, pid, 2000));
+    processes.back()->Register(1, RingWith({"fake"}));
+    label(pid, 2000, "J");
+  }
+  for (int32_t pid = 5000; pid < 5003; ++pid) {  // the job's own
+    processes.push_back(std::make_unique<RingClient>(f, pid, 1000));
+    processes.back()->Register(1, RingWith({"real"}));
+    label(pid, 1000, "J");
+  }
+  const auto root = Asker(f, 300, 0);
+  proto::ProcessDump m;
+  m.select = ATR_PROCESS_DUMP_JOB;
+  m.job = "J";
+  const auto reply = Dump(f, root, m);
+  REQUIRE(reply.entries.size() == ATR_MAX_DUMP_PROCESSES);
+  CHECK(reply.omitted == 5);
+  size_t real = 0;
+  int32_t last = 0;
+  for (const auto& e : reply.entries) {
+    CHECK(e.pid > last);  // in pid order
+    last = e.pid;
+    if (e.pid >= 5000) {
+      CHECK(e.status == 0);
+      ++real;
+    }
+  }
+  CHECK(real == 3);
+  // The log names exactly which were left out: the attacker's last five.
+  CHECK(f.log.Has(LogLevel::kNotice, "chose 133 processes, 5 past the 128 a dump takes, each uid in turn; left out: "
+                                     "1125 1126 1127 1128 1129"));
 }
 
 TEST_CASE("PROCESS_DUMP: the asker's unwinds count against its uid's limit, as its crashes do; root's do not",
