@@ -65,9 +65,6 @@ std::string Mine(const Client& c) {
 }  // namespace
 
 void ProcessDumps::Dump(Client& c, std::span<const uint8_t> payload, DeferredReply reply) {
-  if (!(c.features & ATR_FEATURE_PROCESS_DUMP)) {
-    return reply.Answer(Status::Error(ENOTSUP, "PROCESS_DUMP: ATR_FEATURE_PROCESS_DUMP was not negotiated in HELLO"));
-  }
   proto::ProcessDump m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return reply.Answer(std::move(st));
   Request r;

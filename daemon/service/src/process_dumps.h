@@ -38,9 +38,9 @@ class ProcessDumps {
       : clients_(clients), processes_(*ctx.deps.processes), saver_(saver), admission_(admission),
         inspection_(inspection), clock_(*ctx.deps.clock), log_(*ctx.deps.log) {}
 
-  // PROCESS_DUMP from `c`: -ENOTSUP unless the connection was granted ATR_FEATURE_PROCESS_DUMP.
-  // `reply` is answered once every process's directory is written (or refused), with the
-  // entries as its body.
+  // PROCESS_DUMP from `c` (granted ATR_FEATURE_PROCESS_DUMP: opcode_rules.h). `reply` is
+  // answered once every process's directory is written (or refused), with the entries as
+  // its body.
   void Dump(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
 
  private:

@@ -70,7 +70,6 @@ bool ProcessRecords::ShouldLogLabels(uint32_t uid, uint64_t* suppressed) {
 
 Status ApplyLabels(Client& c, std::span<const uint8_t> payload, ClientTable& clients, ProcessRecords& records,
                    Logger& log) {
-  if (!(c.features & ATR_FEATURE_LABELS)) return Status::Error(ENOTSUP, "LABELS: ATR_FEATURE_LABELS was not negotiated in HELLO");
   proto::Labels m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   if (ProcessRecord* rec = records.Find(c.peer.pid, c.start_ticks)) rec->labels = m;

@@ -33,9 +33,6 @@
 namespace atraced {
 namespace {
 
-constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER |
-    ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS | ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS;
-
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
 constexpr size_t kMaxKeptScratch = 64 * 1024;
@@ -230,8 +227,8 @@ TraceService::Reply TraceService::Handle(ClientId id, const proto::FrameHeader& 
   UniqueFd passed;
   FdCharge passed_charge;
   Status refusal;
-  const bool ring_op = h.opcode >= ATR_OP_RING_REGISTER && h.opcode <= ATR_OP_GOODBYE;
-  if (attached.valid() && h.opcode != ATR_OP_RING_REGISTER) {
+  const OpcodeRule* rule = RuleOf(h.opcode);  // opcode_rules.h: what it needs; nullptr: ENOSYS below
+  if (attached.valid() && !(rule != nullptr && rule->descriptor)) {
     // A descriptor the protocol did not ask for: the stream is not what the peer thinks.
     refusal = Status::Error(EBADMSG, "descriptor: only RING_REGISTER carries one; closing");
     out.close_after = true;
@@ -239,14 +236,9 @@ TraceService::Reply TraceService::Handle(ClientId id, const proto::FrameHeader& 
     refusal = Status::Error(EPROTO, "flags: a request must not carry the reply flag");
   } else if (!c.hello_done && h.opcode != ATR_OP_HELLO) {
     refusal = Status::Error(EPROTO, "opcode: send HELLO first");
-  } else if ((h.opcode == ATR_OP_CRASH || h.opcode == ATR_OP_DUMP) && !(c.features & ATR_FEATURE_CRASH)) {
-    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO");
-  } else if (h.opcode == ATR_OP_STACK_DUMP && !(c.features & ATR_FEATURE_STACK_DUMP)) {
-    refusal = Status::Error(ENOTSUP, "STACK_DUMP: ATR_FEATURE_STACK_DUMP was not negotiated in HELLO");
-  } else if (h.opcode == ATR_OP_DEVICE_STATS && !(c.features & ATR_FEATURE_DEVICE_STATS)) {
-    refusal = Status::Error(ENOTSUP, "DEVICE_STATS: ATR_FEATURE_DEVICE_STATS was not negotiated in HELLO");
-  } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
-    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO");
+  } else if (rule != nullptr && rule->needs != 0 && !(c.features & rule->needs)) {
+    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": " + FeatureName(rule->needs) +
+                                         " was not negotiated in HELLO");
   } else {
     // A directory of the process may be made from here on: its name is settled now.
     if (h.opcode == ATR_OP_EVENT_BEGIN || h.opcode == ATR_OP_STACK_DUMP) {
@@ -339,9 +331,7 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
                                             std::to_string(ATR_VERSION_MAJOR) + "." + std::to_string(ATR_VERSION_MINOR));
   }
   c.hello_done = true;
-  c.features = m.features & kSupportedFeatures;
-  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
-  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
+  c.features = GrantedFeatures(m.features);  // opcode_rules.h
   // Counter-stamped rings only while the daemon's measurements trust the counter.
   if (deps.counter_clock == nullptr || !deps.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
