@@ -13,7 +13,7 @@ namespace atraced {
 struct FeatureRule {
   uint64_t feature;
   const char* name;   // in refusals: "<OPCODE>: <name> was not negotiated in HELLO"
-  uint64_t requires;  // granted only together with this one (0: alone)
+  uint64_t granted_with;  // granted only together with this one (0: alone)
 };
 
 // Every feature this daemon grants, in bit order.
@@ -40,7 +40,7 @@ inline constexpr uint64_t kSupportedFeatures = [] {
 constexpr uint64_t GrantedFeatures(uint64_t asked) {
   uint64_t granted = asked & kSupportedFeatures;
   for (const FeatureRule& f : kFeatureRules) {
-    if (f.requires != 0 && !(granted & f.requires)) granted &= ~f.feature;
+    if (f.granted_with != 0 && !(granted & f.granted_with)) granted &= ~f.feature;
   }
   return granted;
 }
