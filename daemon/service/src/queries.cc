@@ -95,6 +95,7 @@ Status Queries::OnList(const Client& c, std::span<const uint8_t> payload, std::v
     le.seq = e.seq;
     if (!c.reads_all && e.uid != c.peer.uid) {  // another user's: that it exists, nothing of it
       le.uid = ATR_LIST_HIDDEN_UID;
+      le.path = "hidden";  // no directory; not empty, which a reader refuses (PROTOCOL.md, LIST)
       le.flags = ATR_LIST_HIDDEN;
       r.entries.push_back(std::move(le));
       continue;
