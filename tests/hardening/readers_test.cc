@@ -347,7 +347,7 @@ TEST_CASE("readers: a raw LIST and a VACUUM_BY dry run tell a user nothing of an
   // B: its own entry in full; A's is there (for paging) with nothing of A in it.
   const std::string b_sees = RawListAs(d, u.b.id);
   INFO("B sees " << b_sees);
-  CHECK(b_sees.find("1:4294967295:0:2:hidden:::;") == 0);
+  CHECK(b_sees.find("1:4294967295:0:2:hidden::;") == 0);
   CHECK(b_sees.find("2:" + b_uid + ":") != std::string::npos);
   CHECK(b_sees.find(b_dir) != std::string::npos);
   CHECK(b_sees.find(":bjob;") != std::string::npos);
@@ -368,6 +368,6 @@ TEST_CASE("readers: a raw LIST and a VACUUM_BY dry run tell a user nothing of an
   // A's view mirrors B's.
   const std::string a_sees = RawListAs(d, u.a.id);
   INFO("A sees " << a_sees);
-  CHECK(a_sees.find("2:4294967295:0:2:hidden:::;") != std::string::npos);
+  CHECK(a_sees.find("2:4294967295:0:2:hidden::;") != std::string::npos);
   CHECK(a_sees.find("bjob") == std::string::npos);
 }

@@ -158,7 +158,8 @@ typedef struct atrace_list_entry {
  * while it wrote a ring save or a report): its files may be empty or short. */
 #define ATRACE_LIST_INCOMPLETE 0x1u
 /* Another user's directory, which this user may not read: only seq is real; uid is
- * ATRACE_LIST_HIDDEN_UID (nobody's), path "hidden" (no directory), every other field 0 or "". */
+ * ATRACE_LIST_HIDDEN_UID (nobody's), kind schedule, side host, path "hidden" (no directory),
+ * every other field 0 or "". */
 #define ATRACE_LIST_HIDDEN 0x2u
 #define ATRACE_LIST_HIDDEN_UID 0xffffffffu
 

@@ -95,7 +95,10 @@ Status Queries::OnList(const Client& c, std::span<const uint8_t> payload, std::v
     le.seq = e.seq;
     if (!c.reads_all && e.uid != c.peer.uid) {  // another user's: that it exists, nothing of it
       le.uid = ATR_LIST_HIDDEN_UID;
-      le.path = "hidden";  // no directory; not empty, which a reader refuses (PROTOCOL.md, LIST)
+      // Fixed values where a reader checks the field (PROTOCOL.md, LIST): no directory's.
+      le.kind = ATR_EVENT_SCHEDULE;
+      le.side = ATR_SIDE_HOST;
+      le.path = "hidden";
       le.flags = ATR_LIST_HIDDEN;
       r.entries.push_back(std::move(le));
       continue;
