@@ -4,6 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <string>
+
 #include "atraced/atrace_client.h"
 #include "client.h"
 #include "endpoint.h"
@@ -27,7 +30,14 @@ int atrace_client_internal::OpenWithFeatures(const atrace_client_options* option
     if (o.flags & ATRACE_OPT_NO_FD_PASSING) c->features = 0;
     if (o.flags & ATRACE_OPT_PROCESS_DUMP) c->features |= ATR_FEATURE_PROCESS_DUMP;
     c->features |= extra_features;
-    c->labels = atraced::proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
+    std::string refused;
+    c->labels = atraced::proto::CheckedLabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); },
+                                                             &refused);
+    static std::atomic<bool> told{false};
+    if (!refused.empty() && !told.exchange(true)) {  // left out, the others sent: said once
+      const std::string line = "libatrace_client: a job/rank label of the environment is not sent: " + refused + "\n";
+      (void)!::write(STDERR_FILENO, line.data(), line.size());
+    }
     if (!c->labels.empty()) c->features |= ATR_FEATURE_LABELS;
     int rc = Ready(*c);
     if (rc != 0) return rc;

@@ -5,6 +5,7 @@
 
 #include "atraced/proto/byte_io.h"
 #include "atraced/proto/codec.h"
+#include "atraced/proto/stack_report.h"
 #include "checks.h"
 
 namespace atraced::proto {
@@ -52,16 +53,48 @@ std::string CheckLabel(LabelKind kind, std::string_view value) {
   return "";
 }
 
+namespace {
+
+// Where each label comes from: the first set of its variables.
+struct LabelSource {
+  LabelKind kind;
+  std::string Labels::*field;
+  std::initializer_list<const char*> names;
+};
+const LabelSource kLabelSources[] = {{LabelKind::kJob, &Labels::job, {"ATRACE_JOB", "SLURM_JOB_ID", "JOB_ID"}},
+                                     {LabelKind::kRank, &Labels::rank, {"RANK_ID", "RANK", "SLURM_PROCID"}},
+                                     {LabelKind::kWorldSize, &Labels::world_size, {"RANK_SIZE", "WORLD_SIZE", "SLURM_NTASKS"}}};
+
+// The first set variable of `names` and its value (at most 4 labels long: the daemon refuses
+// it whole), or a null name.
+std::pair<const char*, std::string> FirstSet(const char* (*get)(const char*), std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    const char* v = get(n);
+    if (v != nullptr && *v != '\0') return {n, std::string(v).substr(0, 4 * ATR_MAX_LABEL)};
+  }
+  return {nullptr, ""};
+}
+
+}  // namespace
+
 Labels LabelsFromEnvironment(const char* (*get)(const char*)) {
-  auto first = [get](std::initializer_list<const char*> names) {
-    for (const char* n : names) {
-      const char* v = get(n);
-      if (v != nullptr && *v != '\0') return std::string(v).substr(0, 4 * ATR_MAX_LABEL);  // the daemon refuses it whole
+  Labels out;
+  for (const LabelSource& s : kLabelSources) out.*s.field = FirstSet(get, s.names).second;
+  return out;
+}
+
+Labels CheckedLabelsFromEnvironment(const char* (*get)(const char*), std::string* refused) {
+  Labels out;
+  refused->clear();
+  for (const LabelSource& s : kLabelSources) {
+    auto [name, value] = FirstSet(get, s.names);
+    if (std::string why = CheckLabel(s.kind, value); !why.empty()) {
+      *refused += (refused->empty() ? "" : "; ") + std::string(name) + "='" + EscapeStackText(value, false) + "': " + why;
+      continue;
     }
-    return std::string();
-  };
-  return {first({"ATRACE_JOB", "SLURM_JOB_ID", "JOB_ID"}), first({"RANK_ID", "RANK", "SLURM_PROCID"}),
-          first({"RANK_SIZE", "WORLD_SIZE", "SLURM_NTASKS"})};
+    out.*s.field = std::move(value);
+  }
+  return out;
 }
 
 void Encode(const Labels& m, std::vector<uint8_t>& out) {

@@ -525,6 +525,27 @@ TEST_CASE("labels from the environment: the first set of each list", "[codec][la
   CHECK(LabelsFromEnvironment(get) == Labels{"j", "", ""});
 }
 
+TEST_CASE("labels from the environment, checked: a bad one is left out and named with its value, the others kept",
+          "[codec][labels]") {
+  static std::map<std::string, std::string> env;
+  auto get = [](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  std::string refused;
+  env = {{"ATRACE_JOB", "J1"}, {"RANK_ID", "-3"}, {"RANK_SIZE", "8"}};
+  CHECK(CheckedLabelsFromEnvironment(get, &refused) == Labels{"J1", "", "8"});
+  CHECK(refused == "RANK_ID='-3': rank: not a decimal from 0 to 2147483647");
+  env = {{"SLURM_JOB_ID", "J\x1b]0;owned\x07"}, {"RANK", "2"}, {"WORLD_SIZE", "0"}};
+  CHECK(CheckedLabelsFromEnvironment(get, &refused) == Labels{"", "2", ""});
+  CHECK(refused.rfind("SLURM_JOB_ID='J\\x1b]0;owned\\x07': job: only letters", 0) == 0);
+  CHECK(refused.find("; WORLD_SIZE='0': world_size: ") != std::string::npos);
+  CHECK(refused.find('\x1b') == std::string::npos);
+  env = {{"ATRACE_JOB", "J"}};
+  CHECK(CheckedLabelsFromEnvironment(get, &refused) == Labels{"J", "", ""});
+  CHECK(refused.empty());
+}
+
 TEST_CASE("VACUUM reply: layout, round trip, rejections", "[codec][reply][vacuum]") {
   const VacuumReply in{{"a/b", "c"}, 7};
   const auto body = EncodeToVector(in);

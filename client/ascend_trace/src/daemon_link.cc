@@ -120,9 +120,18 @@ int DaemonLink::Connect() {
 }
 
 void DaemonLink::SendLabels(Clock::time_point deadline) {
-  // Read once, at the first connection: the environment of the process's start.
+  // Read once, at the first connection: the environment of the process's start. A variable
+  // that is not a label is left out (said once), the others sent.
+  static std::string refused;
   static const proto::Labels labels =
-      proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
+      proto::CheckedLabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); }, &refused);
+  static std::atomic<bool> told{false};
+  const char* quiet = ::getenv("ATRACE_QUIET");
+  const bool loud = !(quiet != nullptr && std::strcmp(quiet, "1") == 0);
+  if (!refused.empty() && loud && !told.exchange(true)) {
+    const std::string line = "libascend_trace: a job/rank label of the environment is not sent: " + refused + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+  }
   if (labels.empty()) return;
   std::vector<uint8_t> payload, frame;
   proto::Encode(labels, payload);
@@ -135,9 +144,7 @@ void DaemonLink::SendLabels(Clock::time_point deadline) {
     Drop();
     return;
   }
-  static std::atomic<bool> told{false};
-  const char* quiet = ::getenv("ATRACE_QUIET");
-  if (rc != 0 && !(quiet != nullptr && std::strcmp(quiet, "1") == 0) && !told.exchange(true)) {
+  if (rc != 0 && loud && !told.exchange(true)) {
     const std::string line = "libascend_trace: atraced refused this process's job/rank labels: " + message + "\n";
     (void)!::write(STDERR_FILENO, line.data(), line.size());
   }

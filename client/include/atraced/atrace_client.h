@@ -157,6 +157,11 @@ typedef struct atrace_list_entry {
 /* A save into the directory was cut short (the daemon killed or stopped, or a write failed
  * while it wrote a ring save or a report): its files may be empty or short. */
 #define ATRACE_LIST_INCOMPLETE 0x1u
+/* Another user's directory, which this user may not read: only seq is real; uid is
+ * ATRACE_LIST_HIDDEN_UID (nobody's), kind schedule, side host, path "hidden" (no directory),
+ * every other field 0 or "". */
+#define ATRACE_LIST_HIDDEN 0x2u
+#define ATRACE_LIST_HIDDEN_UID 0xffffffffu
 
 /* journalctl's vacuum verbs for atrace_client_vacuum_by: a directory goes if any verb given
  * says so (PROTOCOL.md, VACUUM_BY). */

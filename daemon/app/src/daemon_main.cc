@@ -182,6 +182,7 @@ class Daemon {
     ServiceLimits limits = LimitsFrom(config_);
     limits.daemon_uid = ::geteuid();
     limits.forwarder_gid = forwarder_gid;
+    limits.reader_gid = reader_gid;
     limits.root = root->path;
     TraceService service(std::move(deps), std::move(limits));
 

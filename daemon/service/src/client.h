@@ -58,6 +58,9 @@ struct Client {
   bool hello_done = false;
   uint64_t features = 0;
   bool may_forward = false;
+  // Reads every user's traces, so LIST and a VACUUM_BY dry run show it everyone's: root, the
+  // daemon's uid and the reader group (by its gid or a supplementary group at connect time).
+  bool reads_all = false;
   std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
   std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
   std::map<uint32_t, ClientRing> rings;            // object id -> ring, live or released

@@ -1,7 +1,10 @@
 #include "process_dumps.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "atraced/processes/process_identity.h"
 #include "atraced/proto/stack_dump_file.h"
@@ -30,6 +33,27 @@ Client StandIn(const Client& c) {
   return s;
 }
 
+// Each uid's processes in pid order, the uids taking turns (the fewest processes first, then
+// by uid): the first ATR_MAX_DUMP_PROCESSES of this order hold every uid's first ones.
+std::vector<std::pair<int32_t, ClientId>> TakingTurns(const std::map<uint32_t, std::map<int32_t, ClientId>>& by_uid) {
+  std::vector<std::pair<std::map<int32_t, ClientId>::const_iterator, std::map<int32_t, ClientId>::const_iterator>> queues;
+  for (const auto& [uid, processes] : by_uid) queues.emplace_back(processes.begin(), processes.end());
+  std::stable_sort(queues.begin(), queues.end(), [](const auto& a, const auto& b) {
+    return std::distance(a.first, a.second) < std::distance(b.first, b.second);
+  });
+  std::vector<std::pair<int32_t, ClientId>> order;
+  for (bool more = true; more;) {
+    more = false;
+    for (auto& [next, end] : queues) {
+      if (next == end) continue;
+      order.emplace_back(next->first, next->second);
+      ++next;
+      more = more || next != end;
+    }
+  }
+  return order;
+}
+
 proto::ProcessDumpEntry Refused(int32_t pid, int err, const std::string& why) {
   return {pid, proto::WireStatus(Status::Error(err, why)), 0, 0, 0, why};
 }
@@ -41,9 +65,6 @@ std::string Mine(const Client& c) {
 }  // namespace
 
 void ProcessDumps::Dump(Client& c, std::span<const uint8_t> payload, DeferredReply reply) {
-  if (!(c.features & ATR_FEATURE_PROCESS_DUMP)) {
-    return reply.Answer(Status::Error(ENOTSUP, "PROCESS_DUMP: ATR_FEATURE_PROCESS_DUMP was not negotiated in HELLO"));
-  }
   proto::ProcessDump m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return reply.Answer(std::move(st));
   Request r;
@@ -96,15 +117,28 @@ Status ProcessDumps::Choose(const Client& c, const proto::ProcessDump& m, Reques
   if ((m.select & ATR_PROCESS_DUMP_UID) && !root && m.uid != c.peer.uid) {
     return Status::Error(EPERM, "select: uid " + std::to_string(m.uid) + " is not yours; " + Mine(c));
   }
-  std::map<int32_t, ClientId> chosen;  // by pid: one holder each, in pid order
+  std::map<uint32_t, std::map<int32_t, ClientId>> by_uid;  // one holder per pid, in pid order, per uid
   for (auto& [cid, client] : clients_) {
     if (client.rings.empty() || (!root && client.peer.uid != c.peer.uid)) continue;
     if ((m.select & ATR_PROCESS_DUMP_UID) && client.peer.uid != m.uid) continue;
     if ((m.select & ATR_PROCESS_DUMP_COMM) && client.program != m.comm) continue;
     if ((m.select & ATR_PROCESS_DUMP_JOB) && client.labels.job != m.job) continue;  // the holder's: its process's
-    chosen.emplace(client.peer.pid, cid);
+    by_uid[client.peer.uid].emplace(client.peer.pid, cid);
   }
-  for (const auto& [pid, holder] : chosen) add(pid, holder, {pid, 0, 0, 0, 0, ""});
+  // Past ATR_MAX_DUMP_PROCESSES, the uids take turns: a label is anyone's word, so one user's
+  // many processes claiming a job cannot displace the job's own (dump --job by root).
+  std::vector<std::pair<int32_t, ClientId>> order = TakingTurns(by_uid);
+  const auto taken = order.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(order.size(), ATR_MAX_DUMP_PROCESSES));
+  std::sort(order.begin(), taken);  // those dumped, in pid order
+  std::string left_out;
+  for (auto it = order.begin(); it != order.end(); ++it) {
+    if (it >= taken && left_out.size() < 1024) left_out += (left_out.empty() ? "" : " ") + std::to_string(it->first);
+    add(it->first, it->second, {it->first, 0, 0, 0, 0, ""});
+  }
+  if (r->omitted > 0) {
+    log_.Notice("PROCESS_DUMP from pid ", c.peer.pid, " uid ", c.peer.uid, " chose ", order.size(), " processes, ",
+                r->omitted, " past the ", ATR_MAX_DUMP_PROCESSES, " a dump takes, each uid in turn; left out: ", left_out);
+  }
   return Status::Ok();
 }
 
@@ -153,18 +187,10 @@ void ProcessDumps::Step(uint64_t token) {
     }
     CrashTarget target{pid, pid, holder->peer.uid, holder->peer.gid};
     target.live = true;
-    CrashInspector* inspector = deps_.crash_inspector;
-    const auto budget = limits_.crash_budget;
-    auto look = [inspector, target, budget]() -> CrashFacts {
-      if (inspector == nullptr) {
-        return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
-                "(not read: this daemon has no crash inspector)\n"};
-      }
-      return inspector->Inspect(target, budget);
-    };
-    // Off the loop: reading the stacks takes up to the unwind deadline.
-    deps_.crash_runner->Run(target.uid, std::move(look),
-                               [this, token, turn](CrashFacts facts) { Looked(token, turn, std::move(facts)); });
+    // The asker's unwinds count against its uid's limit, as its crashes do; root's do not (an
+    // administrator dumping every rank of a hung job).
+    const std::optional<uint32_t> payer = r.payer.peer.uid == 0 ? std::nullopt : std::optional(r.payer.peer.uid);
+    inspection_.Look(target, payer, [this, token, turn](CrashFacts facts) { Looked(token, turn, std::move(facts)); });
     return;
   }
 }
@@ -186,7 +212,7 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
   reports.push_back({TraceFileName::Stackcore(name), std::string(bin.begin(), bin.end())});
   name.binary = false;
   reports.push_back({TraceFileName::Stackcore(name), text});
-  r.entries[i].threads = facts.thread_count;
+  r.entries[i].threads = facts.threads_written;
   r.entries[i].max_stop_us = facts.max_stop_us;
   r.entries[i].rings = static_cast<uint32_t>(chosen.size());
   auto dir = std::make_shared<std::string>();  // set by Save once the directory is made
@@ -212,7 +238,8 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
         }
         log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside for uid ", asker.uid, " (pid ",
                     asker.pid, "): ", facts.stacks_read, " of ", facts.thread_count,
-                    " stacks, the longest stop ", facts.max_stop_us, " us; schedule dir with ", turn->rings.size(),
+                    " stacks read, ", facts.stacks_written, " written, the longest stop ", facts.max_stop_us,
+                    " us; schedule dir with ", turn->rings.size(),
                     " ring(s)", st.ok() ? " written to " + *dir : " failed: " + st.message());
         Step(token);
       },

@@ -25,6 +25,7 @@
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
+#include "inspection.h"
 #include "ring_saver.h"
 #include "service_context.h"
 
@@ -32,13 +33,14 @@ namespace atraced {
 
 class ProcessDumps {
  public:
-  ProcessDumps(const ServiceContext& ctx, ClientTable& clients, RingSaver& saver, Admission& admission)
+  ProcessDumps(const ServiceContext& ctx, ClientTable& clients, RingSaver& saver, Admission& admission,
+               Inspection& inspection)
       : clients_(clients), processes_(*ctx.deps.processes), saver_(saver), admission_(admission),
-        clock_(*ctx.deps.clock), log_(*ctx.deps.log), deps_(ctx.deps), limits_(ctx.limits) {}
+        inspection_(inspection), clock_(*ctx.deps.clock), log_(*ctx.deps.log) {}
 
-  // PROCESS_DUMP from `c`: -ENOTSUP unless the connection was granted ATR_FEATURE_PROCESS_DUMP.
-  // `reply` is answered once every process's directory is written (or refused), with the
-  // entries as its body.
+  // PROCESS_DUMP from `c` (granted ATR_FEATURE_PROCESS_DUMP: opcode_rules.h). `reply` is
+  // answered once every process's directory is written (or refused), with the entries as
+  // its body.
   void Dump(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
 
  private:
@@ -71,10 +73,9 @@ class ProcessDumps {
   ProcessTable& processes_;
   RingSaver& saver_;
   Admission& admission_;
+  Inspection& inspection_;  // the look from outside, and the asker's unwind budget
   Clock& clock_;
   Logger& log_;
-  const ServiceDependencies& deps_;  // the crash inspector and the runner it looks on
-  const ServiceLimits& limits_;      // crash_budget, each process's deadline
   std::map<uint64_t, Request> pending_;
   uint64_t next_token_ = 1;
 };

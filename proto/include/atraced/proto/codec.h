@@ -200,6 +200,10 @@ std::string CheckLabel(LabelKind kind, std::string_view value);
 // SLURM_JOB_ID, JOB_ID; RANK_ID, RANK, SLURM_PROCID; RANK_SIZE, WORLD_SIZE, SLURM_NTASKS),
 // read through `get` (getenv; a test's own), as they are: the daemon judges them.
 Labels LabelsFromEnvironment(const char* (*get)(const char*));
+// The same, checked as the daemon checks them (CheckLabel), before they are sent: a value that
+// is not a label is left out, the others kept, and `refused` says why, naming the variable and
+// its value, escaped ("RANK_ID='-3': rank: not a decimal from 0 to 2147483647"); "" if none.
+Labels CheckedLabelsFromEnvironment(const char* (*get)(const char*), std::string* refused);
 
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 

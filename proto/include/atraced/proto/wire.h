@@ -359,6 +359,10 @@ ATR_STATIC_ASSERT(sizeof(struct atr_status_device) == 56, "atr_status_device is 
  * Then (1.1, later) count strings: each entry's program, "" unknown; then count u32s: each
  * entry's flags (ATR_LIST_*; a reader ignores bits it does not know). */
 #define ATR_LIST_INCOMPLETE (1u << 0) /* a save into it was cut short: files may be empty or short */
+/* Another user's directory, to a client that may not read it: only its seq is real (for
+ * paging); uid is ATR_LIST_HIDDEN_UID (no user's), every other field 0 or empty. */
+#define ATR_LIST_HIDDEN (1u << 1)
+#define ATR_LIST_HIDDEN_UID 0xffffffffu
 struct atr_list_request {
   uint64_t after_seq;
   uint32_t max_entries;

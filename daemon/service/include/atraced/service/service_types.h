@@ -42,6 +42,7 @@ struct ServiceLimits {
   uint32_t max_files_per_client = 256;
   uint32_t daemon_uid = 0;              // may always forward
   std::optional<gid_t> forwarder_gid;   // members may forward
+  std::optional<gid_t> reader_gid;      // members read every user's traces (LIST shows them all)
   std::string root;                     // for STATUS
   // Rings (1.1) held per connection and in all: each costs one read-only mapping of at most
   // ATR_RING_MAX_BYTES of address space and no descriptor (held_ring.h). CANN allows 100

@@ -111,6 +111,7 @@ struct StoreCounters {
 // What an aging pass took off the lists (relative paths), for VACUUM's reply.
 struct AgingReport {
   std::vector<std::string> removed;
+  std::vector<uint32_t> removed_uids;  // VacuumBy's dry run: whose each of `removed` is
   uint64_t bytes = 0;  // VacuumBy: their allocated bytes
 };
 
