@@ -1,5 +1,5 @@
 /* AtraceSubmit of a 112-byte record, timed against whichever libascend_trace the dynamic
- * linker finds: scripts/cann_submit_bench.sh runs this one binary against CANN's library
+ * linker finds: bench/cann_submit_bench.sh runs this one binary against CANN's library
  * (built from its source) and against ours, alternately, by LD_LIBRARY_PATH.
  *
  * With --pair CANN_LIB OURS_LIB (built without linking either) it loads both in one process

@@ -1,7 +1,7 @@
 // count_malloc.so: an LD_PRELOAD shim that counts heap allocations (malloc, calloc, realloc
 // of a null pointer or to a new size, memalign and friends; C++ operator new goes through
 // malloc) in a process and writes the total to the file named by COUNT_MALLOC_OUT at exit.
-// scripts/allocs.sh runs the daemon under it over N events and over 0 events; the
+// bench/allocs.sh runs the daemon under it over N events and over 0 events; the
 // difference / N is the allocations one event costs. It forwards to glibc's __libc_*
 // functions, so it needs no dlsym (which itself allocates) and is safe in every thread.
 #define _GNU_SOURCE

@@ -1,6 +1,6 @@
 // atraced_emit_loop: N synchronous events, one 4 KiB file each, either through atraced or
 // the CANN-style in-process writer. It exists to be run under `strace -f -c` (or perf), so
-// that scripts/syscalls.sh can count the system calls one event costs on each side: the
+// that bench/syscalls.sh can count the system calls one event costs on each side: the
 // difference between a run of N events and a run of 0 is the per-event cost, free of the
 // start-up and connection calls.
 //   atraced_emit_loop daemon <socket> <n>

@@ -1,7 +1,7 @@
 /* Stand-in for Huawei's securec.h (libc_sec), which CANN's trace sources include but its
  * repository does not carry. Declares the functions those sources call, with securec's
  * signatures; securec.c implements them as plain checked copies. Used only to build CANN's
- * libascend_trace for scripts/cann_submit_bench.sh. */
+ * libascend_trace for bench/cann_submit_bench.sh. */
 #ifndef ATRACED_CANN_STUB_SECUREC_H
 #define ATRACED_CANN_STUB_SECUREC_H
 

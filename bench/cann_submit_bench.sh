@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # AtraceSubmit of a 112-byte record: CANN's own libascend_trace against ours, side by side.
-#   bash scripts/cann_submit_bench.sh CANN_SRC_GIT_DIR [--rounds N] [--records N] [--current-clocksource]
+#   bash bench/cann_submit_bench.sh CANN_SRC_GIT_DIR [--rounds N] [--records N] [--current-clocksource]
 # CANN_SRC_GIT_DIR is a git directory of CANN's runtime repository (a bare mirror will do);
 # its HEAD is read with git archive. The script
 #   1. builds CANN's libascend_trace from src/dfx/trace at -O2 (its ring, tracer, recorder,

@@ -5,7 +5,7 @@
 # run of N events and over a run of 0 events; (calls(N) - calls(0)) / N is the per-event
 # cost, free of start-up and connection calls. The client library's own calls are not
 # counted on the daemon side: they are the round trip (one sendmsg, one recvmsg).
-#   bash scripts/syscalls.sh [BUILD_DIR] [N]     (defaults: build/bench, 2000)
+#   bash bench/syscalls.sh [BUILD_DIR] [N]     (defaults: build/bench, 2000)
 # Prints one line per side, the ratio, and the daemon's calls per event by name.
 set -euo pipefail
 build="${1:-build/bench}"
@@ -16,7 +16,7 @@ loop="$build/bench/atraced_emit_loop"
 [[ -x "$atraced" && -x "$loop" ]] || { echo "syscalls.sh: build $atraced and $loop first" >&2; exit 2; }
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-syscalls.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
-# shellcheck source=scripts/event_run.sh
+# shellcheck source=bench/event_run.sh
 source "$(dirname "${BASH_SOURCE[0]}")/event_run.sh"
 
 total() { awk '$NF == "total" { print $4 }' "$1"; }

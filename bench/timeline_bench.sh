@@ -5,9 +5,9 @@
 # comparison), Chromium's run from start to the dumped DOM, and the page's own time to first
 # paint (performance.now() when its first draw ended: parse, decode and draw included).
 # A benchmark figure, not a test: docs/BENCHMARKS.md records a run.
-#   bash scripts/timeline_bench.sh [BUILD_DIR] [RECORDS] [PROCS]
+#   bash bench/timeline_bench.sh [BUILD_DIR] [RECORDS] [PROCS]
 # BUILD_DIR holds daemon/atraced and client/atracectl (default build/rel; an unsanitised
-# tree: scripts/bench.sh's build/bench or `cmake -B build/rel -DCMAKE_BUILD_TYPE=RelWithDebInfo`).
+# tree: bench/bench.sh's build/bench or `cmake -B build/rel -DCMAKE_BUILD_TYPE=RelWithDebInfo`).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$here/build/rel}" && pwd)"

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Heap allocations per synchronous event in the daemon (one 4 KiB file, record num 10, the
-# root at its limit), the same run as scripts/syscalls.sh: the daemon runs with
+# root at its limit), the same run as bench/syscalls.sh: the daemon runs with
 # bench/count_malloc.so preloaded (malloc, calloc, realloc, memalign; operator new goes
 # through malloc), over 20 warm-up events then N events, and over 20 then 0; the count at
 # exit of (N) minus (0), divided by N, is the per-event cost, free of start-up, connection
 # and shutdown allocations. Every thread of the daemon counts (the event loop and the
-# remover). The daemon is stopped only once the remover has finished (scripts/event_run.sh),
+# remover). The daemon is stopped only once the remover has finished (bench/event_run.sh),
 # so no delete is left out of the count.
-#   bash scripts/allocs.sh [BUILD_DIR] [N]     (defaults: build/bench, 2000)
+#   bash bench/allocs.sh [BUILD_DIR] [N]     (defaults: build/bench, 2000)
 set -euo pipefail
 build="${1:-build/bench}"
 n="${2:-2000}"
@@ -19,7 +19,7 @@ shim="$build/bench/count_malloc.so"
 shim="$(cd "$(dirname "$shim")" && pwd)/$(basename "$shim")"
 scratch="$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/atraced-allocs.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
-# shellcheck source=scripts/event_run.sh
+# shellcheck source=bench/event_run.sh
 source "$(dirname "${BASH_SOURCE[0]}")/event_run.sh"
 
 # run N OUT: the daemon under the shim while a client sends 20 warm-up events then N more.

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by scripts/syscalls.sh and scripts/allocs.sh: what both do to a daemon they started
+# Sourced by bench/syscalls.sh and bench/allocs.sh: what both do to a daemon they started
 # on DIR/root with its socket at DIR/s.sock (record num 10), around the counted events.
 #   drive_events LOOP DIR N
 # Waits for the socket, sends 20 warm-up events then N more (LOOP is atraced_emit_loop), then

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds and runs the atraced benchmarks (docs/BENCHMARKS.md) and prints the table.
-#   bash scripts/bench.sh            full run (several minutes; 100,000-dir recovery tree)
-#   bash scripts/bench.sh --quick    smaller counts, under about a minute once built
-#   bash scripts/bench.sh --smoke    tiny counts: every case runs once, in seconds
-#   bash scripts/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
-#   bash scripts/bench.sh --before REV [-- --only cpu,storm]   also builds atraced at git
+#   bash bench/bench.sh            full run (several minutes; 100,000-dir recovery tree)
+#   bash bench/bench.sh --quick    smaller counts, under about a minute once built
+#   bash bench/bench.sh --smoke    tiny counts: every case runs once, in seconds
+#   bash bench/bench.sh [--quick] -- [atraced_bench options]   e.g. -- --only churn,bulk
+#   bash bench/bench.sh --before REV [-- --only cpu,storm]   also builds atraced at git
 #                                    revision REV (build/bench-before/<sha>) and gives it to the
 #                                    cpu and storm cases (REV against this tree)
 # Builds RelWithDebInfo without sanitizers into build/bench (only atraced, the client library
@@ -76,10 +76,10 @@ set -e
 # never slows them down.
 case "$mode" in smoke) calls=50 ;; quick) calls=500 ;; *) calls=2000 ;; esac
 if command -v strace >/dev/null; then
-  echo "== system calls per event (scripts/syscalls.sh)"
-  BENCH_DIR="$scratch" bash scripts/syscalls.sh "$build" "$calls" || true
+  echo "== system calls per event (bench/syscalls.sh)"
+  BENCH_DIR="$scratch" bash bench/syscalls.sh "$build" "$calls" || true
 fi
-# Heap allocations per event in the daemon (scripts/allocs.sh, a counting malloc preloaded).
-echo "== heap allocations per event (scripts/allocs.sh)"
-BENCH_DIR="$scratch" bash scripts/allocs.sh "$build" "$calls" || true
+# Heap allocations per event in the daemon (bench/allocs.sh, a counting malloc preloaded).
+echo "== heap allocations per event (bench/allocs.sh)"
+BENCH_DIR="$scratch" bash bench/allocs.sh "$build" "$calls" || true
 exit $status
