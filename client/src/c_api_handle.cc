@@ -27,8 +27,11 @@ int atrace_client_internal::OpenWithFeatures(const atrace_client_options* option
     if (o.flags & ATRACE_OPT_NO_FD_PASSING) c->features = 0;
     if (o.flags & ATRACE_OPT_PROCESS_DUMP) c->features |= ATR_FEATURE_PROCESS_DUMP;
     c->features |= extra_features;
-    c->labels = atraced::proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
-    if (!c->labels.empty()) c->features |= ATR_FEATURE_LABELS;
+    auto get = [](const char* name) -> const char* { return ::getenv(name); };
+    c->labels = {atraced::proto::LabelsFromEnvironment(get), atraced::proto::HangTimeoutFromEnvironment(get)};
+    if (!c->labels.labels.empty() || !c->labels.hang_timeout.empty()) {
+      c->features |= ATR_FEATURE_LABELS | ATR_FEATURE_HANG_TIMEOUT;
+    }
     int rc = Ready(*c);
     if (rc != 0) return rc;
     *out = c.release();

@@ -132,7 +132,8 @@ class Daemon {
     if (StderrIsJournal()) {
       journal_sink.emplace();
       store.set_event_sink(&*journal_sink);
-      log.Info("stderr is the journal: sending structured entries for created and aged event dirs");
+      log.Info("stderr is the journal: sending structured entries for created and aged event dirs, labelled "
+               "processes' starts and the hang watch's dumps");
     }
     // Recovery and the first aging pass finish before anything is accepted.
     if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
@@ -179,6 +180,7 @@ class Daemon {
     deps.counter_clock = &counter_clock;
     deps.connections = &connections;
     deps.fd_budget = &fd_budget;
+    deps.process_events = journal_sink ? &*journal_sink : nullptr;  // start and hang entries
     ServiceLimits limits = LimitsFrom(config_);
     limits.daemon_uid = ::geteuid();
     limits.forwarder_gid = forwarder_gid;
@@ -219,7 +221,8 @@ class Daemon {
     Listener listener(io, std::move(socket->acceptor), service, log, listener_options);
     listener.Start();
     log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
-               socket->description, ", record num ", record_num, ", io workers ", io_pool.workers());
+               socket->description, ", record num ", record_num, ", io workers ", io_pool.workers(), ", hang timeout ",
+               config_.hang.timeout.count() > 0 ? std::to_string(config_.hang.timeout.count()) + " ms" : "off");
     Notify("READY=1\nSTATUS=" + service.StatusLine());
 
     asio::steady_timer ticker(io);

@@ -1,5 +1,6 @@
 #include "process_records.h"
 
+#include "atraced/base/time_span.h"
 #include "atraced/store/trace_time.h"
 
 namespace atraced {
@@ -39,17 +40,32 @@ void ProcessRecords::Disconnected(int32_t pid, uint64_t start_ticks) {
 }
 
 Status ApplyLabels(Client& c, std::span<const uint8_t> payload, ClientTable& clients, ProcessRecords& records,
-                   Logger& log) {
+                   Logger& log, const std::function<void(const Client&)>& started) {
   if (!(c.features & ATR_FEATURE_LABELS)) return Status::Error(ENOTSUP, "LABELS: ATR_FEATURE_LABELS was not negotiated in HELLO");
-  proto::Labels m;
-  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
-  if (ProcessRecord* rec = records.Find(c.peer.pid, c.start_ticks)) rec->labels = m;
+  proto::LabelsRequest request;
+  if (Status st = proto::Decode(payload, &request); !st.ok()) return st;
+  if (!request.hang_timeout.empty() && !(c.features & ATR_FEATURE_HANG_TIMEOUT)) {
+    return Status::Error(EBADMSG, "LABELS: hang_timeout sent but ATR_FEATURE_HANG_TIMEOUT was not negotiated in HELLO");
+  }
+  const proto::Labels& m = request.labels;
+  bool fresh = !(c.labels == m);
+  if (ProcessRecord* rec = records.Find(c.peer.pid, c.start_ticks)) {
+    fresh = !(rec->labels == m);
+    rec->labels = m;
+  }
+  std::optional<std::chrono::milliseconds> asked;
+  if (!request.hang_timeout.empty()) asked = ParseTimeSpan(request.hang_timeout);  // checked by Decode
   for (auto& [id, other] : clients) {
-    if (other.peer.pid == c.peer.pid && other.start_ticks == c.start_ticks) other.labels = m;
+    if (other.peer.pid != c.peer.pid || other.start_ticks != c.start_ticks) continue;
+    other.labels = m;
+    other.hang_timeout = asked;
   }
   c.labels = m;
+  c.hang_timeout = asked;
   // Checked to be short and printable, so the line needs no escaping beyond the logger's.
-  log.Info("pid ", c.peer.pid, " labels: job '", m.job, "' rank '", m.rank, "' world size '", m.world_size, "'");
+  log.Info("pid ", c.peer.pid, " labels: job '", m.job, "' rank '", m.rank, "' world size '", m.world_size, "'",
+           request.hang_timeout.empty() ? "" : " hang timeout " + request.hang_timeout);
+  if (fresh) started(c);
   return Status::Ok();
 }
 

@@ -18,6 +18,8 @@
 #include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
+#include "granted_features.h"
+#include "hang_watch.h"
 #include "atraced/base/cycle_counter.h"
 #include "process_dumps.h"
 #include "process_names.h"
@@ -30,9 +32,6 @@
 
 namespace atraced {
 namespace {
-
-constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER |
-    ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS | ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS;
 
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
@@ -67,7 +66,7 @@ struct TraceService::Rooms {
         queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
         departures(ctx, saver, [this](Client& c) { Forget(c); }),
         crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }),
-        dumps(ctx, clients, saver, admission) {}
+        dumps(ctx, clients, saver, admission), hang(ctx, clients, dumps) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -114,6 +113,7 @@ struct TraceService::Rooms {
   Departures departures;
   Crashes crashes;
   ProcessDumps dumps;
+  HangWatch hang;
   bool destroying = false;
   // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
   // so that a steady stream of requests encodes its replies without allocating (a fresh
@@ -321,7 +321,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
       return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     case ATR_OP_PROCESS_DUMP: return Later(id, h, [&](DeferredReply r) { dumps.Dump(c, payload, std::move(r)); });
-    case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log);
+    case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log, [this](const Client& l) { hang.Started(l); });
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }
@@ -337,11 +337,7 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
                                             std::to_string(ATR_VERSION_MAJOR) + "." + std::to_string(ATR_VERSION_MINOR));
   }
   c.hello_done = true;
-  c.features = m.features & kSupportedFeatures;
-  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
-  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
-  // Counter-stamped rings only while the daemon's measurements trust the counter.
-  if (deps.counter_clock == nullptr || !deps.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
+  c.features = GrantedFeatures(m.features, deps.counter_clock != nullptr && deps.counter_clock->Granted());
   proto::HelloReply r;
   r.major = ATR_VERSION_MAJOR;
   r.minor = static_cast<uint16_t>(std::min<unsigned>(m.minor, ATR_VERSION_MINOR));
@@ -371,11 +367,13 @@ void TraceService::ApplyLimits(const ServiceLimits& limits) {
   rooms_->limits.rate_limit = limits.rate_limit;
   rooms_->limits.max_bytes_per_client = limits.max_bytes_per_client;
   rooms_->limits.crash_budget = limits.crash_budget;
+  rooms_->limits.hang = limits.hang;
 }
 void TraceService::Tick() {
   rooms_->admission.Tick();
   rooms_->accounting.AccountPassedFiles(rooms_->clients);
   rooms_->accounting.RemeasureWatched();
+  rooms_->hang.Tick();
 }
 
 size_t TraceService::clients() const { return rooms_->clients.size(); }

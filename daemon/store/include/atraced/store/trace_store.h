@@ -66,6 +66,7 @@ struct EventSpec {
   // as begun ('p', order_log.h) until EndSave logs it complete.
   bool save = false;
   proto::Labels labels{};  // its process's job, rank and world size (order log, listing, journal)
+  DumpKind dump = DumpKind::kNone;  // PROCESS_DUMP's directory: an operator's or the hang watch's
 };
 
 struct BeginResult {
@@ -91,6 +92,7 @@ struct EventInfo {
   // may be empty or short. False while a save is still being written into it.
   bool incomplete = false;
   proto::Labels labels{};  // none known: all ""
+  DumpKind dump = DumpKind::kNone;
 };
 
 struct StoreCounters {
