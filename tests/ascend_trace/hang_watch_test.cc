@@ -20,9 +20,11 @@
 #include "hang_child_process.h"
 #include "hardening/as_user.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 using namespace crash_test;
 using atraced::testing::kAttacker;
+using atraced::testing::CountEventDirs;
 using atraced::testing::Run;
 using atraced::testing::RunResult;
 
@@ -69,8 +71,8 @@ RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args) {
 
 bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
-std::vector<std::string> Job(const std::string& job, int rank, std::vector<std::string> more = {}) {
-  more.insert(more.begin(), {"ATRACE_JOB=" + job, "RANK_ID=" + std::to_string(rank), "RANK_SIZE=2"});
+std::vector<std::string> Job(const std::string& job, int rank, std::vector<std::string> more = {}, int size = 2) {
+  more.insert(more.begin(), {"ATRACE_JOB=" + job, "RANK_ID=" + std::to_string(rank), "RANK_SIZE=" + std::to_string(size)});
   return more;
 }
 
@@ -213,4 +215,26 @@ TEST_CASE("hang watch: a process that exits while its job is dumped leaves the o
   CHECK(d.LogHas("hang watch: pid " + std::to_string(staying.pid) + " of job J1 "));
   // The daemon serves on.
   CHECK(Ctl(d, {"status"}).exit_code == 0);
+}
+
+TEST_CASE("hang watch: twelve ranks dumped on one host with record-num 10 all survive and are exported",
+          "[hang_watch][dump_keep]") {
+  DaemonProcess d(Watching("2s"));  // record-num 10, dump-keep 24h: the defaults
+  REQUIRE(d.Start());
+  std::vector<std::unique_ptr<HangChild>> ranks;
+  for (int r = 0; r < 12; ++r) {
+    ranks.push_back(std::make_unique<HangChild>(d, Job("J1", r, {}, 12), std::vector<std::string>{"5", "1"}));
+  }
+  INFO(d.log());
+  for (const auto& r : ranks) REQUIRE(AwaitDumps(d, r->pid, std::chrono::seconds(120)).size() == 1);
+  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 12);
+  atraced::testing::TempDir tmp;
+  const std::string bundle = tmp / "host.tar.gz";
+  const RunResult exported = Ctl(d, {"export", "--format", "tar", "--job", "J1", "-o", bundle});
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const RunResult hang = Run({ATRACECTL_BINARY, "hang", "--json", bundle});
+  INFO(hang.out << hang.err);
+  REQUIRE(hang.exit_code == 0);
+  CHECK(Has(hang.out, "\"ranks_seen\":[0,1,2,3,4,5,6,7,8,9,10,11],\"missing\":[]"));
 }

@@ -128,6 +128,7 @@ class Daemon {
     std::optional<JournalEventSink> journal_sink;
     TraceStore store(**fs, remover, clock, log, record_num);
     store.SetExitRecordNum(config_.exit_record_num);  // before Recover, which applies them
+    store.SetDumpKeep(config_.dump_keep);
     (void)store.SetRetention(config_.retention);      // resolved against the file system by Recover
     if (StderrIsJournal()) {
       journal_sink.emplace();
@@ -282,6 +283,7 @@ class Daemon {
                 ", crash-all-threads ", cl.config.crash_all_threads, ", crash-unwind-timeout-ms ",
                 cl.config.crash_unwind_timeout_ms);
     service_->store().SetRecordNum(record_num);
+    service_->store().SetDumpKeep(cl.config.dump_keep);
     service_->store().SetExitRecordNum(cl.config.exit_record_num);
     if (Status st = service_->store().SetRetention(cl.config.retention); !st.ok()) {
       log_.Error("reload: cannot apply the byte limits: ", st.message());

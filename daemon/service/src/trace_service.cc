@@ -392,7 +392,8 @@ std::string TraceService::StatusLine() const {
   const TraceStore& store = rooms_->store;
   return "host " + std::to_string(store.count(AgeClass::kHost)) + "/" + std::to_string(store.record_num()) +
          ", device " + std::to_string(store.count(AgeClass::kDevice)) + "/" + std::to_string(store.record_num()) +
-         ", exit " + std::to_string(store.count(AgeClass::kExit)) + ", clients " + std::to_string(rooms_->clients.size());
+         ", exit " + std::to_string(store.count(AgeClass::kExit)) + ", clients " + std::to_string(rooms_->clients.size()) +
+         (store.counters().kept_dumps_aged ? ", dumps aged early " + std::to_string(store.counters().kept_dumps_aged) : "");
 }
 
 }  // namespace atraced
