@@ -98,16 +98,18 @@ void Bench(size_t processes, size_t rings_each, int ticks) {
     now += std::chrono::seconds(2);
     return watch.Observe(now, samples).size();
   };
+  auto advance = [&] {
+    for (auto& p : rings) {
+      for (Ring& r : p) __atomic_fetch_add(&r.writer->write_index, 1, __ATOMIC_RELEASE);
+    }
+  };
   for (bool moving : {true, false}) {
     std::vector<double> ns;
     size_t stalls = 0;
-    tick();  // first sight of each: the states are made
+    advance();
+    tick();  // every ring moved: the next tick is the first still one when the writers stop
     for (int t = 0; t < ticks; ++t) {
-      if (moving) {
-        for (auto& p : rings) {
-          for (Ring& r : p) __atomic_fetch_add(&r.writer->write_index, 1, __ATOMIC_RELEASE);
-        }
-      }
+      if (moving) advance();
       const int64_t start = NowNs();
       stalls += tick();
       ns.push_back(static_cast<double>(NowNs() - start));

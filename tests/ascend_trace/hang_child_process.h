@@ -20,6 +20,7 @@
 
 #include "crash_util.h"
 #include "hardening/as_user.h"
+#include "support/reachable_program.h"
 
 namespace crash_test {
 
@@ -31,13 +32,19 @@ struct HangChild {
   HangChild(const DaemonProcess& d, std::vector<std::string> env, std::vector<std::string> args = {}, uid_t uid = 0) {
     int out[2];
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    // Another user may not reach the build tree (a checkout under a 0700 directory).
+    const atraced::testing::ReachableProgram program =
+        uid != 0 ? atraced::testing::Reachable(ASCEND_TRACE_HANG_CHILD)
+                 : atraced::testing::ReachableProgram{ASCEND_TRACE_HANG_CHILD, "", ""};
+    REQUIRE(program.why_not == "");
     env.insert(env.begin(), {"ATRACED_SOCKET=" + d.socket(), "ATRACE_QUIET=1"});
+    if (!program.library_path.empty()) env.push_back(program.LibraryPathEntry());
     pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
       ::dup2(out[1], 1);
       if (uid != 0 && !atraced::testing::BecomeUser(uid)) ::_exit(90);
-      std::vector<const char*> envp, argv{ASCEND_TRACE_HANG_CHILD};
+      std::vector<const char*> envp, argv{program.path.c_str()};
       for (const auto& e : env) envp.push_back(e.c_str());
       envp.push_back(nullptr);
       for (const auto& a : args) argv.push_back(a.c_str());

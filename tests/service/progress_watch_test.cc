@@ -76,14 +76,14 @@ TEST_CASE("a stalled process that burns CPU time is busy", "[progress_watch]") {
   const auto stalls = StallUsing(200ms);  // a spinning thread on a loaded host: a tenth of a CPU
   REQUIRE(stalls.size() == 1);
   CHECK(stalls[0].busy);
-  CHECK(*stalls[0].cpu_used >= 400ms);
+  CHECK(*stalls[0].cpu_used >= 200ms);
 }
 
 TEST_CASE("a stalled process with a timer thread's trickle of CPU time is blocked", "[progress_watch]") {
   const auto stalls = StallUsing(20ms);  // 1% of a CPU: a heartbeat, a watchdog
   REQUIRE(stalls.size() == 1);
   CHECK_FALSE(stalls[0].busy);
-  CHECK(*stalls[0].cpu_used >= 40ms);
+  CHECK(*stalls[0].cpu_used >= 20ms);
 }
 
 TEST_CASE("rings that advance keep a process from being judged, and after a stall make it judged again",
@@ -104,6 +104,18 @@ TEST_CASE("rings that advance keep a process from being judged, and after a stal
   CHECK(f.watch.Observe(f.clock.Now(), std::vector<Sample>{{{10, 1}, written, 4s}}).empty());
   CHECK_FALSE(f.watch.Stalled({10, 1}));
   CHECK(f.Run(10s, {{{10, 1}, written, 4s}}).size() == 1);
+}
+
+TEST_CASE("a process that rests a few ticks between records costs no /proc read", "[progress_watch]") {
+  Fixture f;
+  f.cpu[10] = 0ms;
+  uint64_t written = 1;
+  for (int i = 0; i < 60; ++i) {  // a record every third tick (6 s) under a 20 s timeout
+    f.clock.Advance(2s);
+    if (i % 3 == 0) ++written;
+    CHECK(f.watch.Observe(f.clock.Now(), std::vector<Sample>{{{10, 1}, written, 20s}}).empty());
+  }
+  CHECK(f.cpu_reads == 0);
 }
 
 TEST_CASE("a process dumped with its job is not reported until its rings move", "[progress_watch]") {

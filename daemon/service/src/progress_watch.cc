@@ -21,14 +21,16 @@ std::vector<ProgressWatch::Stall> ProgressWatch::Observe(TimePoint now, std::spa
       continue;
     }
     if (s.written == 0 || st.reported) continue;  // never wrote a record: not judged
+    const auto still = std::chrono::duration_cast<std::chrono::milliseconds>(now - st.moved);
     if (!st.still_seen) {
-      // The first tick it stood still: the CPU baseline of a possible stall.
+      // Still for half its timeout: the CPU baseline of a possible stall. Not sooner: a
+      // process idle between two records for a tick or two costs no /proc read.
+      if (still < s.timeout / 2) continue;
       st.still_seen = true;
       st.still_since = now;
       st.cpu_at_still = cpu_(s.key);
       continue;  // the verdict waits a tick at least, so that busy or blocked is measured
     }
-    const auto still = std::chrono::duration_cast<std::chrono::milliseconds>(now - st.moved);
     if (still < s.timeout) continue;
     st.reported = true;
     Stall stall{s.key, still, false, std::nullopt};

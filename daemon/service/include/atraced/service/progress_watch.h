@@ -8,9 +8,9 @@
 // the process is judged again only after its rings moved.
 //
 // Busy or blocked: CPU time (/proc/PID/stat utime + stime, through `cpu`) is read at the
-// first tick the rings stood still and again at the verdict (a tick later at the soonest), never for a process whose
-// rings keep moving, so a tick costs O(processes) memory reads and no system call for a
-// healthy job. A process that used at least kBusyShare of one CPU meanwhile was busy (a
+// first tick the rings stood still for half the timeout, and again at the verdict (a tick
+// later at the soonest); never for a process whose rings move or rest between records, so a
+// tick costs O(processes) memory reads and no system call for a healthy job. A process that used at least kBusyShare of one CPU meanwhile was busy (a
 // spin, a livelock), else blocked (a lock, a collective waiting for a peer). The share is
 // low on purpose: on a loaded host a spinning thread gets a small slice of a CPU, and a
 // blocked process's timer threads use well under one percent.
