@@ -121,7 +121,11 @@ Status Decode(std::span<const uint8_t> payload, LabelsRequest* m) {
   ByteReader in(payload);
   PROTO_TRY(ReadLabels(in, &m->labels));
   m->hang_timeout.clear();
-  if (in.remaining() != 0) PROTO_TRY(ReadString16(in, "hang_timeout", &m->hang_timeout));
+  if (in.remaining() != 0) {
+    PROTO_TRY(ReadString16(in, "hang_timeout", &m->hang_timeout));
+    // Sent only when set: an empty one is not a form a client writes.
+    if (m->hang_timeout.empty()) return Error(EBADMSG, "LABELS", "hang_timeout sent empty; leave it out");
+  }
   if (in.remaining() != 0) return Error(EBADMSG, "LABELS", std::to_string(in.remaining()) + " bytes after hang_timeout");
   if (std::string why = CheckHangTimeout(m->hang_timeout); !why.empty()) return Status::Error(EINVAL, why);
   return Status::Ok();

@@ -536,6 +536,10 @@ TEST_CASE("LABELS with a hang timeout: a fourth string, checked; the three-label
   auto trailing = EncodeToVector(in);
   trailing.push_back(0);
   CHECK(Decode(trailing, &out).err() == EBADMSG);
+  // Present but empty: not a form a client writes (it leaves the string out).
+  auto empty = EncodeToVector(Labels{"J1", "0", "8"});
+  empty.insert(empty.end(), {0, 0});
+  CHECK(Decode(empty, &out).err() == EBADMSG);
   // A huge span is valid here: the daemon clamps it to its own hang-timeout.
   CHECK(Decode(EncodeToVector(LabelsRequest{{"", "", ""}, "99999d"}), &out).ok());
 }
