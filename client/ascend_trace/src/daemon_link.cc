@@ -100,7 +100,8 @@ int DaemonLink::Connect() {
   // ATR_FEATURE_CRASH here only asks whether the daemon offers it (CRASH itself goes on the
   // second connection).
   const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0) |
-                            (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0) | ATR_FEATURE_LABELS;
+                            (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0) | ATR_FEATURE_LABELS |
+                            ATR_FEATURE_HANG_TIMEOUT;
   proto::HelloReply reply;
   rc = Hello(sock_.get(), *decoder_, next_request_id_++, features, deadline, &reply);
   if (rc != 0) {
@@ -123,8 +124,11 @@ void DaemonLink::SendLabels(Clock::time_point deadline) {
   // Read once, at the first connection: the environment of the process's start. A variable
   // that is not a label is left out (said once), the others sent.
   static std::string refused;
-  static const proto::Labels labels =
-      proto::CheckedLabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); }, &refused);
+  static const proto::LabelsRequest labels = [] {
+    auto get = [](const char* name) -> const char* { return ::getenv(name); };
+    return proto::LabelsRequest{proto::CheckedLabelsFromEnvironment(get, &refused),
+                                proto::HangTimeoutFromEnvironment(get)};
+  }();
   static std::atomic<bool> told{false};
   const char* quiet = ::getenv("ATRACE_QUIET");
   const bool loud = !(quiet != nullptr && std::strcmp(quiet, "1") == 0);
@@ -132,9 +136,12 @@ void DaemonLink::SendLabels(Clock::time_point deadline) {
     const std::string line = "libascend_trace: a job/rank label of the environment is not sent: " + refused + "\n";
     (void)!::write(STDERR_FILENO, line.data(), line.size());
   }
-  if (labels.empty()) return;
+  // The hang timeout only to a daemon that knows it (an older one refuses the bytes).
+  proto::LabelsRequest sent = labels;
+  if (!(granted_ & ATR_FEATURE_HANG_TIMEOUT)) sent.hang_timeout.clear();
+  if (sent.labels.empty() && sent.hang_timeout.empty()) return;
   std::vector<uint8_t> payload, frame;
-  proto::Encode(labels, payload);
+  proto::Encode(sent, payload);
   const uint32_t id = next_request_id_++;
   proto::AppendFrame(frame, ATR_OP_LABELS, 0, id, payload);
   std::string message;
