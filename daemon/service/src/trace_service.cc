@@ -32,7 +32,7 @@ namespace atraced {
 namespace {
 
 constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER |
-    ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS | ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS;
+    ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS | ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS | ATR_FEATURE_LEDGER;
 
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
@@ -338,7 +338,7 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
   }
   c.hello_done = true;
   c.features = m.features & kSupportedFeatures;
-  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER);  // ring features
+  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER | ATR_FEATURE_LEDGER);  // ring features
   if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
   // Counter-stamped rings only while the daemon's measurements trust the counter.
   if (deps.counter_clock == nullptr || !deps.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
