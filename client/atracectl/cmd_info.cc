@@ -2,6 +2,8 @@
 // manner of coredumpctl info (issue 26): its events with their times, and from its reports
 // (a crash, a death without GOODBYE, a stack dump) the program, command line, signal, code,
 // fault address, how it ended, the OOM verdict and the top frames.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +17,7 @@
 #include "dir_files.h"
 #include "escape.h"
 #include "format.h"
+#include "ledger_text.h"
 #include "list_columns.h"
 #include "parse.h"
 #include "readers.h"
@@ -326,6 +329,17 @@ int RunInfo(const Globals& g, const Args& args) {
         for (const auto& f : r.frames) std::cout << "      " << TerminalLine(f) << "\n";
       }
     }
+  }
+  // The collectives, from the latest ledger saved (each save holds the whole ledger).
+  for (size_t i = mine.size(); i-- > 0;) {
+    atraced::proto::LedgerSnapshot ledger;
+    std::string why;
+    const std::string path = trace + mine[i].path + "/" + std::string(atraced::proto::kLedgerFileName);
+    if (::access(path.c_str(), F_OK) != 0) continue;
+    std::cout << "\n   Collectives: (the ledger of SEQ " << mine[i].seq << ")\n";
+    if (!atraced::proto::ReadLedgerFile(path, &ledger, &why)) ledger.problems.push_back(why);
+    std::cout << LedgerSummaryText(ledger, "      ");
+    break;
   }
   if (any_report) std::cout << "\n  Reports are " << kReportsAre << ".\n";
   return unreadable ? kExitFailed : kExitOk;

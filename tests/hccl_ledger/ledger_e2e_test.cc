@@ -151,3 +151,55 @@ TEST_CASE("hccl ledger: a process that inherits LD_PRELOAD and never calls HCCL 
     CHECK(entry.path().filename().string().find(mark) == std::string::npos);
   }
 }
+
+namespace {
+
+std::string Run(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hccl ledger: show and info decode a saved ledger, a hostile communicator name escaped and kept to its process") {
+  Job job;
+  // A one-rank communicator whose name carries a terminal escape and a newline forging a line.
+  const std::string evil = "evil\x1b]52;c;aGk=\x07\nrank 9 of 9: entered #99";
+  std::vector<std::string> env{"LD_PRELOAD=" ATRACE_HCCL_LIBRARY, "ATRACED_SOCKET=" + job.daemon.socket(),
+                               "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path(), "ATRACE_HCCL_DOUBLE_COMM=" + evil,
+                               "HCCL_RANK_ACL_LIB=" ATRACE_ACL_DOUBLE};
+  RankProcess lone({ATRACE_HCCL_RANK, "0", "1", "2"}, env);
+  REQUIRE(lone.Wait() == 0);
+  auto other = job.Rank(0, 1, 1, false, false);  // another process, its own world group
+  REQUIRE(other->Wait() == 0);
+  const auto saved = SavedLedgers(job.daemon.trace_dir(), "exit", lone.pid());
+  REQUIRE(saved.size() == 1);
+  const std::string ctl = std::string(ATRACECTL_BINARY) + " --socket " + job.daemon.socket();
+
+  const std::string dir = std::filesystem::path(saved[0]).parent_path().string();
+  const std::string shown = Run(ctl + " show " + dir);
+  INFO(shown);
+  CHECK(shown.find("collective ledger: 2 call(s) of 2 made; completion tracked") != std::string::npos);
+  CHECK(shown.find("rank 0/1 #2 AllReduce 2048 fp16 sum stream 0x5151") != std::string::npos);
+  CHECK(shown.find('\x1b') == std::string::npos);
+  CHECK(shown.find('\x07') == std::string::npos);
+  CHECK(shown.find("\nrank 9 of 9") == std::string::npos);
+  CHECK(shown.find("evil\\x1b]52;c;aGk=\\x07\\x0arank 9 of 9: entered #99") != std::string::npos);
+
+  const std::string info = Run(ctl + " info " + std::to_string(lone.pid()));
+  INFO(info);
+  CHECK(info.find("Collectives:") != std::string::npos);
+  CHECK(info.find("rank 0/1: entered #2 AllReduce 2048 fp16 sum") != std::string::npos);
+  CHECK(info.find('\x1b') == std::string::npos);
+  CHECK(info.find("\nrank 9 of 9") == std::string::npos);
+  const std::string other_info = Run(ctl + " info " + std::to_string(other->pid()));
+  INFO(other_info);
+  CHECK(other_info.find("comm hccl_world_group rank 0/1: entered #1 AllReduce 1024 fp16 sum") != std::string::npos);
+  CHECK(other_info.find("evil") == std::string::npos);
+}

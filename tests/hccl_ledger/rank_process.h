@@ -98,7 +98,8 @@ inline bool Eventually(const std::function<bool()>& done) {
 }
 
 // The ledgers saved under `trace_dir` in event directories of `kind` ("stackcore", "exit",
-// "schedule") of process `pid`, oldest name first.
+// "schedule") of process `pid`, oldest name first; a file the daemon has made but not yet
+// written (its header does not read yet) is left out.
 inline std::vector<std::string> SavedLedgers(const std::string& trace_dir, const std::string& kind, pid_t pid) {
   std::vector<std::string> found;
   std::error_code ec;
@@ -108,7 +109,9 @@ inline std::vector<std::string> SavedLedgers(const std::string& trace_dir, const
     const auto& path = it->path();
     if (path.filename() == atraced::proto::kLedgerFileName &&
         path.parent_path().filename().string().rfind(event, 0) == 0) {
-      found.push_back(path.string());
+      atraced::proto::LedgerSnapshot snap;
+      std::string why;
+      if (atraced::proto::ReadLedgerFile(path.string(), &snap, &why) && snap.header_valid) found.push_back(path.string());
     }
   }
   std::sort(found.begin(), found.end());

@@ -24,7 +24,9 @@ constexpr uint32_t kRecords = ATR_LEDGER_MAX_RECORDS;
 std::atomic<LedgerWriter*> g_ledger{nullptr};
 std::atomic<bool> g_failed{false};
 std::mutex g_make;  // only the first call of a process (and of a forked child) takes it
-LedgerWriter g_storage;
+// Never destroyed: the polling thread and late callers (other libraries' destructors) may
+// still write into it while the process exits.
+LedgerWriter& g_storage = *new LedgerWriter;
 CommTable g_comms;
 CompletionTracker g_completion;
 
