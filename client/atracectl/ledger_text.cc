@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <cstdint>
 #include <cstdio>
 
 #include "escape.h"
@@ -14,11 +15,13 @@ namespace {
 
 // Local wall time of a record's monotonic time, through the ledger's clock anchors.
 std::string WallTime(const proto::LedgerSnapshot& snap, uint64_t monotonic_ns) {
-  const int64_t ns = static_cast<int64_t>(snap.realtime_ns) +
-                     (static_cast<int64_t>(monotonic_ns) - static_cast<int64_t>(snap.monotonic_ns));
+  // The anchors and stamps are the process's word: any of them may be huge.
+  const __int128 wide = static_cast<__int128>(snap.realtime_ns) + monotonic_ns - snap.monotonic_ns;
+  if (wide < 0 || wide > static_cast<__int128>(INT64_MAX)) return "(time unknown)";
+  const auto ns = static_cast<int64_t>(wide);
   const time_t secs = static_cast<time_t>(ns / 1000000000);
   struct tm local {};
-  if (ns < 0 || ::localtime_r(&secs, &local) == nullptr) return "(time unknown)";
+  if (::localtime_r(&secs, &local) == nullptr || local.tm_year > 9000) return "(time unknown)";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", local.tm_year + 1900, local.tm_mon + 1,
                 local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec, static_cast<long long>(ns % 1000000000 / 1000));
