@@ -31,6 +31,8 @@ test_packages=(
   systemd dpkg-dev file
   systemd-journal-remote  # the fleet's journal path (tests/systemd/journal_remote_fleet.sh)
   python3  # a Python program loads libascend_trace through ctypes, as Python frameworks do
+  acl  # setfacl and getfacl: the per-user read tests take grants away and read them back
+  git iproute2 bsdextrautils  # the package stage's copy, the fleet's namespaces, the man pages' check
   build-essential debhelper lintian pandoc man-db
   prometheus
   chromium  # the html export test renders the page headless (it skips where this is missing)
@@ -104,7 +106,7 @@ fuzz_all() {
   local seconds="${ATRACED_FUZZ_SECONDS:-30}"
   local scratch
   scratch="$(mktemp -d /tmp/atraced-corpus.XXXXXX)"
-  for target in frame_decoder ring_reader hdc_trace names order_log config session viewer_escape bundle_reader ledger_reader; do
+  for target in frame_decoder ring_reader hdc_trace stack_report names order_log config session viewer_escape bundle_reader ledger_reader; do
     echo "== fuzz $target for ${seconds} s"
     mkdir -p "$scratch/$target"
     # -timeout: an input that runs over 10 s is a hang, reported as a failure.
@@ -140,6 +142,32 @@ print_env() {
   printf 'export PKG_CONFIG_PATH=%q\n' "$tree/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
   printf 'export LD_LIBRARY_PATH=%q\n' "$tree/client:$tree/client/ascend_trace${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   printf 'export ATRACED_SOCKET=%q\n' "$socket"
+}
+
+# The release tree, built and tested from a copy of the checkout (what git tracks and the
+# untracked files it does not ignore) under a directory only root may enter, as `mktemp -d`
+# and many home directories are: the tests that act as other users must stage what those
+# users run, not assume they can reach the build tree. The tree is left in build/release
+# (a link into the copy), which is removed when the stage passes.
+release_from_private_copy() {
+  local private copy
+  private="$(mktemp -d "${TMPDIR:-/tmp}/atraced-0700.XXXXXX")"
+  chmod 0700 "$private"
+  copy="$private/atraced"
+  mkdir "$copy"
+  if git rev-parse --git-dir >/dev/null 2>&1; then
+    git ls-files -z --cached --others --exclude-standard |
+      while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done |
+      tar --null -T - -cf - | tar -xf - -C "$copy"
+  else
+    tar --exclude='./build*' -cf - . | tar -xf - -C "$copy"
+  fi
+  rm -rf build/release
+  mkdir -p build
+  ln -s "$copy/build/release" build/release
+  (cd "$copy" && build build/release -DATRACED_WERROR=ON "${check_flags[@]}" && run_tests build/release)
+  rm -f build/release
+  rm -rf "$private"
 }
 
 # Prints how long the stage that started at $1 took.
@@ -206,6 +234,8 @@ case "${1:-}" in
       exit 2
     fi
     start=$(date +%s)
+    echo "== the programs the suite runs, each from a declared package (tests/tools.txt)"
+    python3 scripts/check_test_tools.py --list
     echo "== sanitizer build (ASan + UBSan, clang) with the fuzzers, warnings as errors"
     t=$(date +%s)
     build_asan
@@ -225,10 +255,9 @@ case "${1:-}" in
       -R '^(io_tests|rings_tests|ipc_tests|integration_tests)[.]|^ascend_trace_tests[.](ring: 4 writers|e2e: |crash: |link: |device traces: |dump: )' \
       -E 'device traces: a forked child'
     stage_done "$t"
-    echo "== release build (g++), warnings as errors"
+    echo "== release build (g++), warnings as errors, from a copy of the checkout under a 0700 directory"
     t=$(date +%s)
-    build build/release -DATRACED_WERROR=ON "${check_flags[@]}"
-    run_tests build/release
+    release_from_private_copy
     stage_done "$t"
     echo "== Debian packages: build in a clean copy, lintian, install, check, purge"
     t=$(date +%s)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/daemon_process.h"
+#include "support/reachable_program.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -50,6 +51,12 @@ struct Child {
     std::vector<std::string> env_strings{"ATRACED_SOCKET=" + d.socket(), "ASAN_OPTIONS=handle_segv=0",
                                          "TSAN_OPTIONS=handle_segv=0"};
     env_strings.insert(env_strings.end(), env.begin(), env.end());
+    // Another user may not reach the build tree (a checkout under a 0700 directory).
+    const atraced::testing::ReachableProgram program =
+        as != nullptr ? atraced::testing::Reachable(ASCEND_TRACE_CRASH_CHILD)
+                      : atraced::testing::ReachableProgram{ASCEND_TRACE_CRASH_CHILD, "", ""};
+    REQUIRE(program.why_not == "");
+    if (!program.library_path.empty()) env_strings.push_back(program.LibraryPathEntry());
     std::vector<const char*> envp;
     for (const auto& e : env_strings) envp.push_back(e.c_str());
     envp.push_back(nullptr);
@@ -67,7 +74,7 @@ struct Child {
       ::setrlimit(RLIMIT_CORE, &core);
       if (!core_dir.empty() && ::chdir(core_dir.c_str()) != 0) ::_exit(126);
       if (as != nullptr && !atraced::testing::BecomeUser(*as)) ::_exit(124);
-      const char* argv[] = {ASCEND_TRACE_CRASH_CHILD, mode.c_str(), count.c_str(), nullptr};
+      const char* argv[] = {program.path.c_str(), mode.c_str(), count.c_str(), nullptr};
       ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp.data()));
       ::_exit(127);
     }

@@ -22,6 +22,7 @@
 #include "crash_util.h"
 #include "hardening/as_user.h"
 #include "support/raw_client.h"
+#include "support/reachable_program.h"
 #include "support/subprocess.h"
 
 using namespace crash_test;
@@ -63,14 +64,19 @@ struct Hung {
   Hung(const DaemonProcess& d, uid_t uid, std::vector<std::string> args = {}) {
     int out[2];
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    // Another user may not reach the build tree (a checkout under a 0700 directory).
+    const atraced::testing::ReachableProgram program =
+        uid != 0 ? atraced::testing::Reachable(ASCEND_TRACE_HANG_CHILD)
+                 : atraced::testing::ReachableProgram{ASCEND_TRACE_HANG_CHILD, "", ""};
+    REQUIRE(program.why_not == "");
+    const std::string socket = "ATRACED_SOCKET=" + d.socket(), libraries = program.LibraryPathEntry();
     pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
       ::dup2(out[1], 1);
       if (uid != 0 && !BecomeUser(uid)) ::_exit(90);
-      const std::string socket = "ATRACED_SOCKET=" + d.socket();
-      const char* envp[] = {socket.c_str(), "ATRACE_QUIET=1", nullptr};
-      std::vector<const char*> argv{ASCEND_TRACE_HANG_CHILD};
+      const char* envp[] = {socket.c_str(), "ATRACE_QUIET=1", libraries.empty() ? nullptr : libraries.c_str(), nullptr};
+      std::vector<const char*> argv{program.path.c_str()};
       for (const auto& a : args) argv.push_back(a.c_str());
       argv.push_back(nullptr);
       ::execve(argv[0], const_cast<char**>(argv.data()), const_cast<char**>(envp));
@@ -103,49 +109,14 @@ struct Hung {
   bool Alive() const { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 };
 
-// atracectl against `d`, as root, or as `uid` with group nogroup (the socket's).
+// atracectl against `d`, as root, as the attacker, or as `uid` with group nogroup (the socket's).
 RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args, uid_t uid = 0) {
   args.insert(args.begin(), {ATRACECTL_BINARY, "--socket", d.socket()});
-  if (uid == 0 || uid == kAttacker) {
-    RunOptions o;
-    if (uid != 0) o.uid = uid;
-    return Run(args, o);
-  }
+  RunOptions o;
+  if (uid == kAttacker) o.uid = uid;
   // kOther: its own uid, nogroup's gid, so that the 0660 socket lets it in.
-  int out[2], err[2];
-  REQUIRE(::pipe(out) == 0);
-  REQUIRE(::pipe(err) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 || ::setresuid(uid, uid, uid) != 0) {
-      ::_exit(90);
-    }
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    argv.push_back(nullptr);
-    ::execv(argv[0], const_cast<char**>(argv.data()));
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  ::close(err[1]);
-  RunResult r;
-  auto drain = [](int fd) {
-    std::string s;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) s.append(buf, static_cast<size_t>(n));
-    ::close(fd);
-    return s;
-  };
-  auto e = std::async(std::launch::async, drain, err[0]);
-  r.out = drain(out[0]);
-  r.err = e.get();
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  if (uid != 0 && uid != kAttacker) o.as = atraced::testing::Identity{uid, 65534, {}};
+  return Run(args, o);
 }
 
 size_t ThreadCount(pid_t pid) {

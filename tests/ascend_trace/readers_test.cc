@@ -10,6 +10,7 @@
 #include <string>
 
 #include "crash_util.h"
+#include "support/missing_tool.h"
 #include "support/subprocess.h"
 #include "support/test_users.h"
 
@@ -119,6 +120,10 @@ TEST_CASE("readers: A reads its own crash report with cat, show and info, B is t
 
 TEST_CASE("readers: info names a report it cannot read and exits 1, never an empty report with 0",
           "[crash][readers]") {
+  if (const std::string missing = atraced::testing::MissingTool("setfacl", "acl"); !missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
   TestUsers u;
   if (!u.made()) {
     WARN("skipped: " << u.why_not());

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "as_user.h"
+#include "support/missing_tool.h"
 #include "support/daemon_helpers.h"
 #include "support/raw_client.h"
 #include "support/subprocess.h"
@@ -190,6 +191,10 @@ TEST_CASE("readers: each user reads their own traces, another user's are refused
 }
 
 TEST_CASE("readers: a tree an older daemon made becomes private at the first start", "[hardening][security][readers]") {
+  if (const std::string missing = atraced::testing::MissingTool("setfacl", "acl"); !missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
   TestUsers u;
   if (!u.made()) {
     WARN("skipped: " << u.why_not());

@@ -13,6 +13,7 @@
 
 #include "atraced/store/posix_file_system.h"
 #include "atraced/store/trace_store.h"
+#include "support/missing_tool.h"
 #include "support/capture_log.h"
 #include "support/fake_clock.h"
 #include "support/subprocess.h"
@@ -77,6 +78,10 @@ std::string Parent(const std::string& path) { return path.substr(0, path.rfind('
 
 TEST_CASE("a process dir is readable by its uid and the reader group, and so is all made in it later",
           "[store][readers]") {
+  if (const std::string missing = atraced::testing::MissingTool("getfacl", "acl"); !missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
   TempDir tmp;
   Daemon d(tmp.path(), kReaders);
   REQUIRE(d.fs->no_acl_warning().empty());
@@ -110,6 +115,10 @@ TEST_CASE("a process dir is readable by its uid and the reader group, and so is 
 }
 
 TEST_CASE("without a reader group only the uid a dir was made for is named", "[store][readers]") {
+  if (const std::string missing = atraced::testing::MissingTool("getfacl", "acl"); !missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
   TempDir tmp;
   Daemon d(tmp.path(), std::nullopt);
   const std::string file = d.Write(kOwner, "mine");
@@ -124,6 +133,10 @@ TEST_CASE("without a reader group only the uid a dir was made for is named", "[s
 }
 
 TEST_CASE("the group a trace dir carries reads nothing below it, setgid or not", "[store][readers]") {
+  if (const std::string missing = atraced::testing::MissingTool("getfacl", "acl"); !missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
   if (::geteuid() != 0) {
     WARN("skipped: needs root to give the trace dir another group");
     return;
@@ -145,6 +158,10 @@ TEST_CASE("the group a trace dir carries reads nothing below it, setgid or not",
 }
 
 TEST_CASE("recovery makes an older daemon's tree readable by its uid only, and says so", "[store][readers]") {
+  if (const std::string missing = atraced::testing::MissingTool("getfacl", "acl"); !missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
   if (::geteuid() != 0) {
     WARN("skipped: needs root to give the tree another group");
     return;

@@ -1,5 +1,7 @@
 #include "support/subprocess.h"
 
+#include "support/reachable_program.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -114,10 +116,32 @@ RunResult Run(const std::vector<std::string>& argv, const RunOptions& options) {
     r.err = "nothing to run";
     return r;
   }
+  const bool become = options.uid.has_value() || options.as.has_value();
   // Everything the child needs is made before the fork: after it, the child only calls
   // what is safe in the copy of a process that may have other threads.
-  const std::vector<std::string> env = Environment(options);
-  std::vector<char*> cargv = Pointers(argv), cenv = Pointers(env);
+  std::vector<std::string> args = argv;
+  std::vector<std::string> env = Environment(options);
+  if (become && argv[0].find('/') != std::string::npos && !FirstUnreachable(argv[0]).empty()) {
+    // Another user cannot reach the build tree: run a staged copy (support/reachable_program.h).
+    const ReachableProgram staged = Reachable(argv[0]);
+    if (!staged.why_not.empty()) {
+      r.err = "cannot run " + argv[0] + " as another user: " + FirstUnreachable(argv[0]) + " is closed to it, and " +
+              staged.why_not;
+      return r;
+    }
+    args[0] = staged.path;
+    if (!staged.library_path.empty()) {
+      std::string value = staged.library_path;
+      for (auto e = env.begin(); e != env.end(); ++e) {
+        if (e->rfind("LD_LIBRARY_PATH=", 0) != 0) continue;
+        value += ":" + e->substr(16);
+        env.erase(e);
+        break;
+      }
+      env.push_back("LD_LIBRARY_PATH=" + value);
+    }
+  }
+  std::vector<char*> cargv = Pointers(args), cenv = Pointers(env);
   auto output = [](const std::string& path, const char* name) {
     return path.empty() ? MemoryFile(name, "") : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   };
@@ -131,7 +155,6 @@ RunResult Run(const std::vector<std::string>& argv, const RunOptions& options) {
   Fd report_read(report[0]), report_write(report[1]);
   const int err_fd = options.stderr_to_stdout ? out.fd : err.fd;
   const Identity who = options.as.value_or(Identity{options.uid.value_or(0), options.uid.value_or(0), {}});
-  const bool become = options.uid.has_value() || options.as.has_value();
   const pid_t pid = ::fork();
   if (pid < 0) {
     r.err = std::string("fork: ") + std::strerror(errno);
