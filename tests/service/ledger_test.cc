@@ -139,3 +139,34 @@ TEST_CASE("a ledger with no complete record makes no file", "[service][ledger]")
   REQUIRE(dirs.size() == 1);
   CHECK(ListNames(dirs[0]) == std::vector<std::string>{"schedule_tracer_obj2.txt"});
 }
+
+TEST_CASE("the ledger is in a crash's and a death's stackcore dir, and in DUMP's", "[service][ledger]") {
+  FakeCrashInspector inspector;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  deps.schedule_departures = [](std::chrono::milliseconds, std::function<void()>) {};
+  ServiceFixture f({}, deps);
+  f.processes.processes[100] = {100, 1000, "app", {}, {}};
+  LedgerClient c(f, ATR_FEATURE_MEMFD | ATR_FEATURE_LEDGER);
+  REQUIRE(c.Register(LedgerRegister(1), LedgerWith(2)) == 0);  // the ledger alone: no tracer ring
+
+  SECTION("DUMP (signal 35)") {
+    REQUIRE(f.Call(CrashChannel(f, 100), ATR_OP_DUMP, Payload(proto::Dump{35, 101})).status == 0);
+    const auto dirs = KindDirs(f, "schedule");
+    REQUIRE(dirs.size() == 1);
+    CHECK(SavedLedger(dirs[0]).records.size() == 2);
+  }
+  SECTION("CRASH") {
+    REQUIRE(f.Call(CrashChannel(f, 100), ATR_OP_CRASH, Payload(proto::Crash{SIGSEGV, 1, 101, 0})).status == 0);
+    const auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    CHECK(SavedLedger(dirs[0]).records.size() == 2);
+  }
+  SECTION("a death without GOODBYE") {
+    f.processes.ended[100] = ProcessEnd{true, SIGKILL};
+    f.service->Disconnect(c.id);
+    const auto dirs = KindDirs(f, "stackcore");
+    REQUIRE(dirs.size() == 1);
+    CHECK(SavedLedger(dirs[0]).records.size() == 2);
+  }
+}
