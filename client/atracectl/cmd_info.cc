@@ -10,6 +10,7 @@
 #include <ctime>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -234,8 +235,20 @@ int RunInfo(const Globals& g, const Args& args) {
       }
     }
   }
+  // The collectives, from the latest ledger saved (each save holds the whole ledger).
+  std::optional<atraced::proto::LedgerSnapshot> ledger;
+  uint64_t ledger_seq = 0;
+  for (size_t i = mine.size(); i-- > 0 && !ledger;) {
+    const std::string path = trace + mine[i].path + "/" + std::string(atraced::proto::kLedgerFileName);
+    if (::access(path.c_str(), F_OK) != 0) continue;
+    std::string why;
+    ledger.emplace();
+    if (!atraced::proto::ReadLedgerFile(path, &*ledger, &why)) ledger->problems.push_back(why);
+    ledger_seq = mine[i].seq;
+  }
   if ((*vm)["json"].as<bool>()) {
     std::cout << "{\"pid\":" << pid << ",\"uid\":" << mine.front().uid;
+    if (ledger) std::cout << ",\"collectives\":" << LedgerSummaryJson(*ledger, ledger_seq);
     for (const auto& [k, v] : process) std::cout << "," << JsonString(k == "command line" ? "command_line" : k) << ":" << JsonString(v);
     std::cout << ",\"reports_are\":" << JsonString(kReportsAre);
     std::cout << ",\"first_unix_us\":" << mine.front().created_unix_us << ",\"last_unix_us\":" << mine.back().created_unix_us
@@ -330,16 +343,8 @@ int RunInfo(const Globals& g, const Args& args) {
       }
     }
   }
-  // The collectives, from the latest ledger saved (each save holds the whole ledger).
-  for (size_t i = mine.size(); i-- > 0;) {
-    atraced::proto::LedgerSnapshot ledger;
-    std::string why;
-    const std::string path = trace + mine[i].path + "/" + std::string(atraced::proto::kLedgerFileName);
-    if (::access(path.c_str(), F_OK) != 0) continue;
-    std::cout << "\n   Collectives: (the ledger of SEQ " << mine[i].seq << ")\n";
-    if (!atraced::proto::ReadLedgerFile(path, &ledger, &why)) ledger.problems.push_back(why);
-    std::cout << LedgerSummaryText(ledger, "      ");
-    break;
+  if (ledger) {
+    std::cout << "\n   Collectives: (the ledger of SEQ " << ledger_seq << ")\n" << LedgerSummaryText(*ledger, "      ");
   }
   if (any_report) std::cout << "\n  Reports are " << kReportsAre << ".\n";
   return unreadable ? kExitFailed : kExitOk;

@@ -122,4 +122,27 @@ std::string LedgerSummaryText(const proto::LedgerSnapshot& snap, const std::stri
   return out;
 }
 
+std::string LedgerSummaryJson(const proto::LedgerSnapshot& snap, uint64_t seq) {
+  std::string out = "{\"seq\":" + std::to_string(seq) + ",\"readable\":" + (snap.header_valid ? "true" : "false") +
+                    ",\"completion_tracked\":" + (snap.completion_tracked() ? "true" : "false") +
+                    ",\"torn\":" + std::to_string(snap.torn) + ",\"invalid\":" + std::to_string(snap.invalid) +
+                    ",\"communicators\":[";
+  bool first = true;
+  for (const CommunicatorSummary& c : SummarizeLedger(snap)) {
+    const proto::LedgerRecord& r = c.last_entered;
+    out += std::string(first ? "" : ",") + "{\"name\":" + JsonString(c.name) +
+           ",\"rank\":" + (c.rank_known ? std::to_string(c.rank) : "null") +
+           ",\"size\":" + (c.rank_known ? std::to_string(c.size) : "null") + ",\"calls\":" + std::to_string(c.calls) +
+           ",\"last_entered\":{\"seq\":" + std::to_string(r.comm_seq) + ",\"op\":" + JsonString(proto::LedgerOpName(r.op)) +
+           ",\"count\":" + std::to_string(r.count) +
+           ",\"dtype\":" + (r.data_type != 255 ? JsonString(proto::HcclDataTypeName(r.data_type)) : "null") +
+           ",\"reduce\":" +
+           (proto::LedgerOpHasReduce(r.op) && r.reduce_op != 255 ? JsonString(proto::HcclReduceOpName(r.reduce_op)) : "null") +
+           ",\"peer\":" + (r.peer ? std::to_string(*r.peer) : "null") + "},\"last_completed\":" +
+           (c.last_completed ? std::to_string(*c.last_completed) : "null") + "}";
+    first = false;
+  }
+  return out + "]}";
+}
+
 }  // namespace atracectl

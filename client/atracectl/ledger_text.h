@@ -39,5 +39,9 @@ inline constexpr size_t kMaxCommunicators = 64;
 // entered and the last completed ("comm hccl_world_group rank 5/8: entered #1042 AllReduce
 // 4096 fp16 sum, completed #1041"); a head line says when completion is not tracked.
 std::string LedgerSummaryText(const atraced::proto::LedgerSnapshot& snap, const std::string& indent);
+// The same as one JSON object: {"seq", "completion_tracked", "torn", "invalid", "communicators":
+// [{"name", "rank", "size" (null when unknown), "calls", "last_entered": {"seq", "op", "count",
+// "dtype", "reduce", "peer"}, "last_completed" (null when none)}]}; `seq` is the directory's.
+std::string LedgerSummaryJson(const atraced::proto::LedgerSnapshot& snap, uint64_t seq);
 
 }  // namespace atracectl

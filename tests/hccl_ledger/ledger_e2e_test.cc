@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "atraced/proto/ledger_reader.h"
 #include "rank_process.h"
@@ -198,8 +199,65 @@ TEST_CASE("hccl ledger: show and info decode a saved ledger, a hostile communica
   CHECK(info.find("rank 0/1: entered #2 AllReduce 2048 fp16 sum") != std::string::npos);
   CHECK(info.find('\x1b') == std::string::npos);
   CHECK(info.find("\nrank 9 of 9") == std::string::npos);
+  const std::string json = Run(ctl + " info --json " + std::to_string(lone.pid()));
+  INFO(json);
+  CHECK(json.find("\"collectives\":{\"seq\":") != std::string::npos);
+  CHECK(json.find("\"completion_tracked\":true") != std::string::npos);
+  CHECK(json.find("\"rank\":0,\"size\":1,\"calls\":2,\"last_entered\":{\"seq\":2,\"op\":\"AllReduce\",\"count\":2048,"
+                  "\"dtype\":\"fp16\",\"reduce\":\"sum\",\"peer\":null},\"last_completed\":") != std::string::npos);
+  CHECK(json.find("evil\\u001b]52;c;aGk=\\u0007\\nrank 9 of 9") != std::string::npos);  // JSON-escaped
   const std::string other_info = Run(ctl + " info " + std::to_string(other->pid()));
   INFO(other_info);
   CHECK(other_info.find("comm hccl_world_group rank 0/1: entered #1 AllReduce 1024 fp16 sum") != std::string::npos);
   CHECK(other_info.find("evil") == std::string::npos);
+}
+
+TEST_CASE("hccl ledger: Python loads the interposer and HCCL with ctypes, calls from threads, and forks") {
+  if (ATRACE_HCCL_INSTRUMENTED) {
+    WARN("skipped: an instrumented library does not load into the uninstrumented python3");
+    return;
+  }
+  if (::access("/usr/bin/python3", X_OK) != 0) {
+    WARN("skipped: no /usr/bin/python3 (Debian package python3)");
+    return;
+  }
+  Job job;
+  RankProcess py({"/usr/bin/python3", ATRACE_HCCL_PY_RANK, ATRACE_HCCL_LIBRARY, ATRACE_HCCL_DOUBLE},
+                 {"ATRACED_SOCKET=" + job.daemon.socket(), "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path()});
+  REQUIRE(py.WaitForLine("parent done"));
+  const int status = py.Wait();
+  INFO(py.output());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const size_t at = py.output().find("child ");
+  REQUIRE(at != std::string::npos);
+  const pid_t child = static_cast<pid_t>(std::stol(py.output().substr(at + 6)));
+
+  // The parent: the hundred calls of its four threads, each its own sequence number; none of
+  // the five made through libhccl's own handle (docs/HCCL_LEDGER.md, what is not reached).
+  const auto parent = SavedLedgers(job.daemon.trace_dir(), "exit", py.pid());
+  REQUIRE(parent.size() == 1);
+  const LedgerSnapshot p = job.Ledger(parent[0]);
+  REQUIRE(p.records.size() == 100);
+  std::set<uint64_t> seqs, counts;
+  for (const auto& r : p.records) {
+    seqs.insert(r.comm_seq);
+    counts.insert(r.count);
+    CHECK(r.comm == "hccl_world_group");
+    CHECK(r.rank_known);
+    CHECK(r.size == 1);
+  }
+  CHECK(seqs.size() == 100);
+  CHECK(*seqs.rbegin() == 100);
+  CHECK(counts.size() == 100);
+  CHECK(counts.count(777) == 0);
+  // The child: its own ledger, its own count from 1, nothing written into its parent's.
+  const auto forked = SavedLedgers(job.daemon.trace_dir(), "exit", child);
+  REQUIRE(forked.size() == 1);
+  const LedgerSnapshot c = job.Ledger(forked[0]);
+  REQUIRE(c.records.size() == 10);
+  for (uint64_t i = 0; i < 10; ++i) {
+    CHECK(c.records[i].comm_seq == i + 1);
+    CHECK(c.records[i].count == 5001 + i);
+  }
 }

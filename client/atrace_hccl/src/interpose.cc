@@ -83,7 +83,7 @@ class Call {
       if (!e->rank_known) r.flags |= ATR_LEDGER_REC_NO_RANK;
     } else {
       r.comm_seq = g_unlisted_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-      r.comm = "(unlisted: the communicator table is full)";
+      r.comm = comm == nullptr ? "(no communicator)" : "(unlisted: the communicator table is full)";
       r.flags |= ATR_LEDGER_REC_NO_RANK;
     }
     slot_ = Completion().Claim();
