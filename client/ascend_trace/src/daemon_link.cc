@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "atraced/proto/ledger_layout.h"
 #include "atraced/proto/ring_layout.h"
 #include "crash_channel.h"
 #include "crash_handler.h"
@@ -101,7 +102,7 @@ int DaemonLink::Connect() {
   // second connection).
   const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0) |
                             (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0) | ATR_FEATURE_LABELS |
-                            ATR_FEATURE_HANG_TIMEOUT;
+                            ATR_FEATURE_HANG_TIMEOUT | ATR_FEATURE_LEDGER;
   proto::HelloReply reply;
   rc = Hello(sock_.get(), *decoder_, next_request_id_++, features, deadline, &reply);
   if (rc != 0) {
@@ -220,6 +221,7 @@ void DaemonLink::RegisterAll(State& s) {
       o.registered_epoch = epoch_;
     }
   }
+  if (s.ledger.valid()) SendLedger(s);
   // Destroyed exitSave objects: registered and released again, so the exit save has them.
   for (auto& r : s.released) {
     if (SendRegister(s, r->name, r->wire_id, true, r->shape, r->mapped_bytes, r->structs, r->memfd.get()) == 0) {
@@ -233,11 +235,12 @@ void DaemonLink::RegisterAll(State& s) {
 }
 
 int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, bool exit_save, const RingShape& shape,
-                             uint64_t ring_bytes, const std::vector<proto::RingStructEntry>& structs, int memfd) {
+                             uint64_t ring_bytes, const std::vector<proto::RingStructEntry>& structs, int memfd,
+                             uint8_t kind_flags) {
   proto::RingRegister m;
   m.object_id = wire_id;
   m.flags = static_cast<uint8_t>((exit_save ? ATR_RING_EXIT_SAVE : 0) | (shape.no_lock ? ATR_RING_NO_LOCK : 0) |
-                                 (shape.counter ? ATR_RING_COUNTER : 0));
+                                 (shape.counter ? ATR_RING_COUNTER : 0) | kind_flags);
   m.msg_num = shape.msg_num;
   m.msg_size = shape.msg_size;
   m.ring_bytes = static_cast<uint32_t>(ring_bytes);
@@ -252,6 +255,23 @@ int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, 
                  proto::StatusName(rc).data());
   }
   return rc;
+}
+
+int DaemonLink::SendLedger(State& s) {
+  if (!(granted_ & ATR_FEATURE_LEDGER)) return -ENOTSUP;  // an older daemon: the ledger stays in the process
+  LedgerSlot& l = s.ledger;
+  // Saved at a clean exit too (GOODBYE): the last collectives of a job that ends are evidence.
+  const RingShape shape{l.records, ATR_LEDGER_RECORD_SIZE, false, false};
+  const int rc = SendRegister(s, "hccl", l.wire_id, /*exit_save=*/true, shape, l.bytes, {}, l.memfd.get(), ATR_RING_LEDGER);
+  if (rc == 0) l.registered_epoch = epoch_;
+  return rc;
+}
+
+int DaemonLink::RegisterLedger(State& s) {
+  const uint64_t before = epoch_;
+  if (int rc = EnsureConnected(s); rc != 0) return rc;
+  if (epoch_ != before && s.ledger.registered_epoch == epoch_) return 0;  // a fresh connect registered it
+  return SendLedger(s);
 }
 
 bool DaemonLink::CounterRingsAccepted(State& s) {
@@ -299,7 +319,7 @@ int DaemonLink::SaveAll(State& s, bool wait) {
 }
 
 void DaemonLink::Goodbye(State& s) {
-  bool exit_save = !s.released.empty();
+  bool exit_save = !s.released.empty() || s.ledger.valid();
   for (const ObjectSlot& o : s.objects) exit_save = exit_save || (o.live && o.exit_save && o.pid == ::getpid());
   const bool connected = sock_.valid() && owner_ == ::getpid();
   if (!connected && !exit_save) return;  // nothing the daemon holds or should write

@@ -28,6 +28,7 @@ inline constexpr FeatureRule kFeatureRules[] = {
     {ATR_FEATURE_PROCESS_DUMP, "ATR_FEATURE_PROCESS_DUMP", 0},
     {ATR_FEATURE_LABELS, "ATR_FEATURE_LABELS", 0},
     {ATR_FEATURE_HANG_TIMEOUT, "ATR_FEATURE_HANG_TIMEOUT", ATR_FEATURE_LABELS},
+    {ATR_FEATURE_LEDGER, "ATR_FEATURE_LEDGER", ATR_FEATURE_MEMFD},
 };
 
 inline constexpr uint64_t kSupportedFeatures = [] {

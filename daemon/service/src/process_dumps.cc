@@ -200,7 +200,7 @@ void ProcessDumps::Step(uint64_t token) {
     // connection gone, its rings released) still gets them saved.
     auto turn = std::make_shared<Turn>();
     turn->owner = StandIn(*holder);
-    for (const HeldRing* ring : RingSaver::Unreleased(*holder)) {
+    for (const HeldRing* ring : RingSaver::WithLedger(*holder, RingSaver::Unreleased(*holder))) {  // the stand-in holds none
       turn->rings.push_back(*ring);
       turn->ring_names += (turn->ring_names.empty() ? "" : ", ") + ring->name();
     }

@@ -75,7 +75,7 @@ void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const
     bound += report.bytes.size();
     job->parts.emplace_back(report.name).bytes = std::move(report.bytes);
   }
-  for (const HeldRing* ring : rings) {
+  for (const HeldRing* ring : WithLedger(c, rings)) {
     std::vector<std::string> problems;
     std::optional<RingSavePlan> plan = ring->PlanSave(&problems);
     for (const auto& p : problems) log_.Warning("ring ", ring->name(), " of pid ", c.peer.pid, ": ", p);
@@ -184,9 +184,16 @@ void RingSaver::Complete(Job& job) {
 std::vector<const HeldRing*> RingSaver::Unreleased(const Client& c) {
   std::vector<const HeldRing*> chosen;
   for (auto& [id, held] : c.rings) {
-    if (!c.released.count(id)) chosen.push_back(&held.ring);
+    if (!c.released.count(id) && !held.ring.ledger()) chosen.push_back(&held.ring);
   }
   return chosen;
+}
+
+std::vector<const HeldRing*> RingSaver::WithLedger(const Client& c, std::vector<const HeldRing*> rings) {
+  for (auto& [id, held] : c.rings) {
+    if (held.ring.ledger()) rings.push_back(&held.ring);
+  }
+  return rings;
 }
 
 namespace {
@@ -203,7 +210,7 @@ std::vector<const HeldRing*> OnePerName(const Client& c, Wanted wanted, std::str
   };
   std::map<std::string, uint32_t> by_name;
   for (auto& [id, held] : c.rings) {
-    if (!wanted(held.ring)) continue;
+    if (held.ring.ledger() || !wanted(held.ring)) continue;  // the ledger joins every save (Save)
     auto [pos, inserted] = by_name.try_emplace(held.ring.name(), id);
     if (!inserted && rank(id) > rank(pos->second)) pos->second = id;
   }

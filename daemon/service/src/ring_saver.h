@@ -75,6 +75,10 @@ class RingSaver {
   // -ESHUTDOWN, now; what their worker finishes later is not counted. Returns how many.
   size_t AbandonRunning();
 
+  // The process's collective ledger (HeldRing::ledger) is saved with every save of its
+  // connection, whatever the rings chosen: the lists below never hold it, Save adds it.
+  // `rings` and c's ledger, if it holds one (what a save of a stand-in for c needs).
+  static std::vector<const HeldRing*> WithLedger(const Client& c, std::vector<const HeldRing*> rings);
   // The rings RING_SAVE_ALL and DUMP save: every live one (destroyed exitSave ones wait for exit).
   static std::vector<const HeldRing*> Unreleased(const Client& c);
   // The rings GOODBYE saves: the exitSave objects, live or destroyed, one per name, chosen

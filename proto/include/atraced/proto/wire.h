@@ -31,6 +31,9 @@
  *        the process read from its environment; LIST's reply carries them after the flags.
  *        Behind ATR_FEATURE_HANG_TIMEOUT (with ATR_FEATURE_LABELS): LABELS may end with a
  *        fourth string, the process's ATRACE_HANG_TIMEOUT (it may only shorten the daemon's).
+ *        Behind ATR_FEATURE_LEDGER (granted only with ATR_FEATURE_MEMFD): RING_REGISTER's
+ *        ATR_RING_LEDGER, a collective ledger (ledger_layout.h) held and saved beside the
+ *        process's rings as hccl_tracer_ledger.bin.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -93,6 +96,7 @@
 #define ATR_FEATURE_PROCESS_DUMP (1ull << 7) /* 1.1: PROCESS_DUMP, a live process's rings and stacks from outside */
 #define ATR_FEATURE_LABELS (1ull << 8) /* 1.1: LABELS, the process's job, rank and world size */
 #define ATR_FEATURE_HANG_TIMEOUT (1ull << 9) /* 1.1: LABELS may carry hang_timeout; with LABELS only */
+#define ATR_FEATURE_LEDGER (1ull << 10) /* 1.1: RING_REGISTER's ATR_RING_LEDGER, the collective ledger; with MEMFD only */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -439,7 +443,10 @@ ATR_STATIC_ASSERT(sizeof(struct atr_hello_reply_memfd) == 8, "atr_hello_reply_me
 #define ATR_RING_EXIT_SAVE 0x01u   /* atr_ring_register.flags: save at GOODBYE, even once released */
 #define ATR_RING_NO_LOCK 0x02u     /* the ring is single-writer (ATR_RING_FLAG_NO_LOCK in its header) */
 #define ATR_RING_COUNTER 0x04u     /* stamped with the cycle counter (ATR_RING_FLAG_COUNTER); needs ATR_FEATURE_RING_COUNTER */
-#define ATR_RING_KNOWN_REGISTER_FLAGS 0x07u
+/* The memfd is the process's collective ledger (ledger_layout.h), not a tracer ring: msg_num
+ * is its record count, msg_size ATR_LEDGER_RECORD_SIZE, struct_count 0; needs ATR_FEATURE_LEDGER. */
+#define ATR_RING_LEDGER 0x08u
+#define ATR_RING_KNOWN_REGISTER_FLAGS 0x0fu
 #define ATR_MAX_STRUCT_ENTRIES 10u /* CANN: TRACE_STRUCT_ENTRY_MAX_NUM, buffer types 0..9 */
 #define ATR_MAX_STRUCT_FIELDS 1024u
 #define ATR_MAX_STRUCT_NAME 31u    /* struct and field names, CANN: < TRACE_NAME_LENGTH */
