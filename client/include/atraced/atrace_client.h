@@ -162,6 +162,10 @@ typedef struct atrace_list_entry {
  * every other field 0 or "". */
 #define ATRACE_LIST_HIDDEN 0x2u
 #define ATRACE_LIST_HIDDEN_UID 0xffffffffu
+/* A dump of a live process that someone asked for (atracectl dump, PROCESS_DUMP). */
+#define ATRACE_LIST_DUMP 0x4u
+/* A dump of a live process that the daemon's hang watch took by itself (hang-timeout). */
+#define ATRACE_LIST_HANG 0x8u
 
 /* journalctl's vacuum verbs for atrace_client_vacuum_by: a directory goes if any verb given
  * says so (PROTOCOL.md, VACUUM_BY). */

@@ -80,6 +80,9 @@ struct Client {
   // The job, rank and world size its process sent (LABELS, on this connection or another of
   // the process): what its directories are labelled with. Grants nothing.
   proto::Labels labels;
+  // LABELS' hang_timeout (ATRACE_HANG_TIMEOUT): what the process asked of the hang watch,
+  // which takes it only below its own hang-timeout. nullopt: not asked.
+  std::optional<std::chrono::milliseconds> hang_timeout;
   OomCount oom_at_hello;  // the memory cgroup's OOM kills at HELLO (oom_count.h)
   std::chrono::system_clock::time_point connected{};
   std::chrono::system_clock::time_point last_activity{};

@@ -110,10 +110,12 @@ std::string StackDumpReportText(int32_t pid, const Client& holder, const proto::
 
 std::string ProcessDumpReportText(const Client& holder, const PeerCredentials& asker, const CrashFacts& facts,
                                   std::chrono::system_clock::time_point written, size_t rings,
-                                  const std::string& ring_names) {
+                                  const std::string& ring_names, const std::string& hang) {
   const int32_t pid = holder.peer.pid;
-  return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") dumped from outside; it runs on\n"
-         "dumped by: uid " + std::to_string(asker.uid) + " (pid " + std::to_string(asker.pid) + "), no signal sent\n"
+  const std::string by = hang.empty() ? "dumped by: uid " + std::to_string(asker.uid) + " (pid " +
+                                            std::to_string(asker.pid) + "), no signal sent\n"
+                                      : "dumped by: atraced's hang watch, no signal sent\nhang: " + hang + "\n";
+  return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") dumped from outside; it runs on\n" + by +
          "stacks: " + std::to_string(facts.stacks_read) + " of " + std::to_string(facts.thread_count) +
          " threads read, one at a time, " + std::to_string(facts.stacks_written) +
          " written below; the longest a thread was held stopped: " + std::to_string(facts.max_stop_us) + " us\n" +

@@ -76,6 +76,24 @@ void ProcessDumps::Dump(Client& c, std::span<const uint8_t> payload, DeferredRep
   Step(token);  // the reply comes with the last process's directory
 }
 
+void ProcessDumps::DumpOnOwn(std::vector<OwnTarget> targets, OwnDone done) {
+  Request r;
+  r.own = std::move(done);
+  for (OwnTarget& t : targets) {
+    const Client* holder = clients_.Find(t.holder);
+    const int32_t pid = holder != nullptr ? holder->peer.pid : 0;
+    r.pids.push_back(pid);
+    r.holders.push_back(holder != nullptr ? t.holder : 0);
+    r.entries.push_back(holder != nullptr ? proto::ProcessDumpEntry{pid, 0, 0, 0, 0, ""}
+                                          : Refused(0, ENOENT, "it let go of its rings before its turn"));
+    r.notes.push_back(std::move(t.note));
+  }
+  r.backtraces.resize(r.pids.size());
+  const uint64_t token = next_token_++;
+  pending_.emplace(token, std::move(r));
+  Step(token);
+}
+
 Status ProcessDumps::Choose(const Client& c, const proto::ProcessDump& m, Request* r) {
   const bool root = c.peer.uid == 0;
   auto holder_of = [this](int32_t pid) -> ClientId {
@@ -173,6 +191,7 @@ void ProcessDumps::Step(uint64_t token) {
       r.entries[i] = Refused(pid, EPERM, "not inspected: " + *why);
       continue;
     }
+    if (r.own) r.payer = StandIn(*holder);  // the daemon's own dump: as the process's own user
     if (Status refused = admission_.AdmitEvent(r.payer, EventKind::kSchedule); !refused.ok()) {
       r.entries[i] = Refused(pid, refused.err(), refused.message());
       continue;
@@ -181,15 +200,17 @@ void ProcessDumps::Step(uint64_t token) {
     // connection gone, its rings released) still gets them saved.
     auto turn = std::make_shared<Turn>();
     turn->owner = StandIn(*holder);
-    for (const HeldRing* ring : RingSaver::Unreleased(*holder)) {
+    for (const HeldRing* ring : RingSaver::WithLedger(*holder, RingSaver::Unreleased(*holder))) {  // the stand-in holds none
       turn->rings.push_back(*ring);
       turn->ring_names += (turn->ring_names.empty() ? "" : ", ") + ring->name();
     }
     CrashTarget target{pid, pid, holder->peer.uid, holder->peer.gid};
     target.live = true;
     // The asker's unwinds count against its uid's limit, as its crashes do; root's do not (an
-    // administrator dumping every rank of a hung job).
-    const std::optional<uint32_t> payer = r.payer.peer.uid == 0 ? std::nullopt : std::optional(r.payer.peer.uid);
+    // administrator dumping every rank of a hung job), nor the hang watch's, which has its own
+    // bound (hang-dumps-per-hour) and must read every rank of a job in one pass.
+    const bool unlimited = r.own || r.payer.peer.uid == 0;
+    const std::optional<uint32_t> payer = unlimited ? std::nullopt : std::optional(r.payer.peer.uid);
     inspection_.Look(target, payer, [this, token, turn](CrashFacts facts) { Looked(token, turn, std::move(facts)); });
     return;
   }
@@ -204,7 +225,8 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
   const auto now = clock_.Now();
   std::vector<const HeldRing*> chosen;
   for (const HeldRing& ring : turn->rings) chosen.push_back(&ring);
-  const std::string text = ProcessDumpReportText(owner, r.payer.peer, facts, now, chosen.size(), turn->ring_names);
+  const std::string text =
+      ProcessDumpReportText(owner, r.payer.peer, facts, now, chosen.size(), turn->ring_names, r.own ? r.notes[i] : "");
   const std::vector<uint8_t> bin = proto::EncodeStackDumpFile(text);
   StackcoreFileName name{kNamedSignal, owner.peer.pid, owner.program, FormatTraceTime(now, owner.utc_offset_s),
                          /*binary=*/true};
@@ -227,6 +249,7 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
         const Client& dumped = turn->owner;
         if (st.ok()) {
           e.text = *dir;
+          if (request.own) request.backtraces[i] = facts.backtrace;
         } else {
           e = Refused(dumped.peer.pid, st.err(), "save: " + st.message());
         }
@@ -236,14 +259,15 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
           }
           request.next = request.pids.size();
         }
-        log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside for uid ", asker.uid, " (pid ",
-                    asker.pid, "): ", facts.stacks_read, " of ", facts.thread_count,
-                    " stacks read, ", facts.stacks_written, " written, the longest stop ", facts.max_stop_us,
-                    " us; schedule dir with ", turn->rings.size(),
+        log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside ",
+                    request.own ? std::string("by the hang watch") :
+                                  "for uid " + std::to_string(asker.uid) + " (pid " + std::to_string(asker.pid) + ")",
+                    ": ", facts.stacks_read, " of ", facts.thread_count, " stacks read, ", facts.stacks_written,
+                    " written, the longest stop ", facts.max_stop_us, " us; schedule dir with ", turn->rings.size(),
                     " ring(s)", st.ok() ? " written to " + *dir : " failed: " + st.message());
         Step(token);
       },
-      dir.get());
+      dir.get(), r.own ? DumpKind::kHang : DumpKind::kOperator);
 }
 
 void ProcessDumps::Finish(uint64_t token) {
@@ -251,6 +275,11 @@ void ProcessDumps::Finish(uint64_t token) {
   if (it == pending_.end()) return;
   Request r = std::move(it->second);
   pending_.erase(it);
+  if (r.own) {
+    std::vector<OwnResult> results;
+    for (size_t i = 0; i < r.entries.size(); ++i) results.push_back({std::move(r.entries[i]), std::move(r.backtraces[i])});
+    return r.own(std::move(results));
+  }
   std::vector<uint8_t> body;
   proto::Encode(proto::ProcessDumpReply{std::move(r.entries), r.omitted}, body);
   r.reply.Answer(Status::Ok(), body);

@@ -10,7 +10,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <string>
 #include <memory>
 #include <span>
 #include <vector>
@@ -43,6 +45,21 @@ class ProcessDumps {
   // its body.
   void Dump(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
 
+  // The daemon's own dump (the hang watch, through DumpForHang in hang_dump_path.h): each
+  // target dumped as a PROCESS_DUMP would, one after another, each as its own process's
+  // user (its uid and its process pay, as if it had asked), its directory marked as the
+  // hang watch's (DumpKind::kHang) and its report saying why (`note`, one line).
+  struct OwnTarget {
+    ClientId holder = 0;
+    std::string note;
+  };
+  struct OwnResult {
+    proto::ProcessDumpEntry entry;  // its directory (text) or its refusal
+    std::string backtrace;          // the stacks read (CrashFacts::backtrace), "" when refused
+  };
+  using OwnDone = std::function<void(std::vector<OwnResult>)>;
+  void DumpOnOwn(std::vector<OwnTarget> targets, OwnDone done);
+
  private:
   // One request: its processes, dumped one after another.
   struct Request {
@@ -53,6 +70,9 @@ class ProcessDumps {
     std::vector<proto::ProcessDumpEntry> entries;
     size_t next = 0;
     uint32_t omitted = 0;
+    // The daemon's own (DumpOnOwn): each process pays for itself; `done` instead of `reply`.
+    OwnDone own;
+    std::vector<std::string> notes, backtraces;
   };
   // One process's turn: what is kept of it while its stacks are read.
   struct Turn {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "atraced/base/time_span.h"
 #include "atraced/store/trace_time.h"
 
 namespace atraced {
@@ -69,21 +70,36 @@ bool ProcessRecords::ShouldLogLabels(uint32_t uid, uint64_t* suppressed) {
 }
 
 Status ApplyLabels(Client& c, std::span<const uint8_t> payload, ClientTable& clients, ProcessRecords& records,
-                   Logger& log) {
-  proto::Labels m;
-  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
-  if (ProcessRecord* rec = records.Find(c.peer.pid, c.start_ticks)) rec->labels = m;
+                   Logger& log, const std::function<void(const Client&)>& started) {
+  proto::LabelsRequest request;  // ATR_FEATURE_LABELS was checked from opcode_rules.h
+  if (Status st = proto::Decode(payload, &request); !st.ok()) return st;
+  if (!request.hang_timeout.empty() && !(c.features & ATR_FEATURE_HANG_TIMEOUT)) {
+    return Status::Error(EBADMSG, "LABELS: hang_timeout sent but ATR_FEATURE_HANG_TIMEOUT was not negotiated in HELLO");
+  }
+  const proto::Labels& m = request.labels;
+  bool fresh = !(c.labels == m);
+  if (ProcessRecord* rec = records.Find(c.peer.pid, c.start_ticks)) {
+    fresh = !(rec->labels == m);
+    rec->labels = m;
+  }
+  std::optional<std::chrono::milliseconds> asked;
+  if (!request.hang_timeout.empty()) asked = ParseTimeSpan(request.hang_timeout);  // checked by Decode
   for (auto& [id, other] : clients) {
-    if (other.peer.pid == c.peer.pid && other.start_ticks == c.start_ticks) other.labels = m;
+    if (other.peer.pid != c.peer.pid || other.start_ticks != c.start_ticks) continue;
+    other.labels = m;
+    other.hang_timeout = asked;
   }
   c.labels = m;
+  c.hang_timeout = asked;
   // Checked to be short and printable, so the line needs no escaping beyond the logger's.
   if (uint64_t suppressed = 0; records.ShouldLogLabels(c.peer.uid, &suppressed)) {
     log.Info("pid ", c.peer.pid, " labels: job '", m.job, "' rank '", m.rank, "' world size '", m.world_size, "'",
+             request.hang_timeout.empty() ? "" : " hang timeout " + request.hang_timeout,
              suppressed > 0 ? " (" + std::to_string(suppressed) + " more LABELS of uid " + std::to_string(c.peer.uid) +
                                   " accepted since its last line)"
                             : "");
   }
+  if (fresh) started(c);
   return Status::Ok();
 }
 

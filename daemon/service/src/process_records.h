@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -103,11 +104,13 @@ class ProcessRecords {
 };
 
 // LABELS (ATR_FEATURE_LABELS): the job, rank and world size c's process read from its
-// environment, checked (proto::CheckLabel: a bad one refuses them all, named in the error)
+// environment, and the hang timeout it asks for (ATR_FEATURE_HANG_TIMEOUT), checked
+// (proto::CheckLabel, CheckHangTimeout: a bad one refuses them all, named in the error)
 // and kept on its record and on each of its connections now, so that every directory made for
 // it afterwards is labelled (order log, LIST, journal); a later connection's events take them
 // from the record (EventFiles). They are the process's word: nothing is granted by them.
+// `started` is called when the process's labels are new (its start entry, hang_watch.h).
 Status ApplyLabels(Client& c, std::span<const uint8_t> payload, ClientTable& clients, ProcessRecords& records,
-                   Logger& log);
+                   Logger& log, const std::function<void(const Client&)>& started);
 
 }  // namespace atraced

@@ -18,6 +18,7 @@
 #include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
+#include "hang_watch.h"
 #include "inspection.h"
 #include "opcode_rules.h"
 #include "atraced/base/cycle_counter.h"
@@ -66,7 +67,7 @@ struct TraceService::Rooms {
         queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
         departures(ctx, saver, [this](Client& c) { Forget(c); }),
         crashes(ctx, clients, records, saver, admission, inspection, [this](Client& c) { Forget(c); }),
-        dumps(ctx, clients, saver, admission, inspection) {}
+        dumps(ctx, clients, saver, admission, inspection), hang(ctx, clients, dumps) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -114,6 +115,7 @@ struct TraceService::Rooms {
   Inspection inspection{ctx};  // CRASH's, STACK_DUMP's and PROCESS_DUMP's look from outside
   Crashes crashes;
   ProcessDumps dumps;
+  HangWatch hang;
   bool destroying = false;
   // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
   // so that a steady stream of requests encodes its replies without allocating (a fresh
@@ -315,7 +317,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
       return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     case ATR_OP_PROCESS_DUMP: return Later(id, h, [&](DeferredReply r) { dumps.Dump(c, payload, std::move(r)); });
-    case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log);
+    case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log, [this](const Client& l) { hang.Started(l); });
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }
@@ -363,11 +365,13 @@ void TraceService::ApplyLimits(const ServiceLimits& limits) {
   rooms_->limits.rate_limit = limits.rate_limit;
   rooms_->limits.max_bytes_per_client = limits.max_bytes_per_client;
   rooms_->limits.crash_budget = limits.crash_budget;
+  rooms_->limits.hang = limits.hang;
 }
 void TraceService::Tick() {
   rooms_->admission.Tick();
   rooms_->accounting.AccountPassedFiles(rooms_->clients);
   rooms_->accounting.RemeasureWatched();
+  rooms_->hang.Tick();
 }
 
 size_t TraceService::clients() const { return rooms_->clients.size(); }
@@ -386,7 +390,8 @@ std::string TraceService::StatusLine() const {
   const TraceStore& store = rooms_->store;
   return "host " + std::to_string(store.count(AgeClass::kHost)) + "/" + std::to_string(store.record_num()) +
          ", device " + std::to_string(store.count(AgeClass::kDevice)) + "/" + std::to_string(store.record_num()) +
-         ", exit " + std::to_string(store.count(AgeClass::kExit)) + ", clients " + std::to_string(rooms_->clients.size());
+         ", exit " + std::to_string(store.count(AgeClass::kExit)) + ", clients " + std::to_string(rooms_->clients.size()) +
+         (store.counters().kept_dumps_aged ? ", dumps aged early " + std::to_string(store.counters().kept_dumps_aged) : "");
 }
 
 }  // namespace atraced
