@@ -1,6 +1,6 @@
 /* HcclAllReduce through a stub libhccl (bench/hccl_stub.c), N calls in one thread after a
  * warm-up: run as it is, it times the call alone; with LD_PRELOAD=libatrace_hccl.so, the call
- * and its ledger record. scripts/hccl_ledger_bench.sh runs both and counts system calls.
+ * and its ledger record. bench/hccl_ledger_bench.sh runs both and counts system calls.
  *
  *   atraced_hccl_ledger_bench N
  *

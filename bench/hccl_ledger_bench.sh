@@ -6,7 +6,7 @@
 # and min-max ns per call (thread CPU time and wall time) of each side and of the difference,
 # and the system calls per call with the interposer, counted with `strace -f -c` over N calls
 # and over 0 ((calls(N) - calls(0)) / N: start-up and the ledger's creation cancel out).
-#   bash scripts/hccl_ledger_bench.sh [BUILD_DIR] [N]      (default build/release)
+#   bash bench/hccl_ledger_bench.sh [BUILD_DIR] [N]      (default build/release)
 set -euo pipefail
 build="${1:-build/release}"
 n="${2:-2000000}"
