@@ -33,6 +33,8 @@ int RunExport(const Globals& g, const Args& args);
 int RunDump(const Globals& g, const Args& args);
 int RunMerge(const Globals& g, const Args& args);
 int RunHang(const Globals& g, const Args& args);
+// hang --journal DIR (journal/cmd_hang_journal.cc); RunHang hands it over.
+int RunHangJournal(const Globals& g, const Args& args);
 
 // Connects; on failure prints why on stderr and returns an empty client. `options` beyond
 // the socket (which --socket sets) are the command's: a dump waits longer than a query.

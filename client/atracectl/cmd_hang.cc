@@ -74,7 +74,11 @@ struct Class {
 
 }  // namespace
 
-int RunHang(const Globals&, const Args& args) {
+int RunHang(const Globals& globals, const Args& args) {
+  // The journal's form reads no bundle (journal/cmd_hang_journal.cc).
+  for (const std::string& a : args) {
+    if (a == "--journal" || a.rfind("--journal=", 0) == 0) return RunHangJournal(globals, args);
+  }
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/FLEET.md)")(
