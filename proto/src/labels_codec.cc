@@ -60,7 +60,7 @@ Labels LabelsFromEnvironment(const char* (*get)(const char*)) {
     }
     return std::string();
   };
-  return {first({"ATRACE_JOB", "SLURM_JOB_ID", "JOB_ID"}), first({"RANK_ID", "RANK", "SLURM_PROCID"}),
+  return {first({"ATRACE_JOB", "SLURM_JOB_ID", "JOB_ID"}), first({"RANK_ID", "RANK", "SLURM_PROCID", "JOB_COMPLETION_INDEX"}),
           first({"RANK_SIZE", "WORLD_SIZE", "SLURM_NTASKS"})};
 }
 

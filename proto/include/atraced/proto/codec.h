@@ -197,7 +197,8 @@ enum class LabelKind { kJob, kRank, kWorldSize };
 std::string CheckLabel(LabelKind kind, std::string_view value);
 
 // The labels of this process's environment (the first set of each list, ATRACE_JOB,
-// SLURM_JOB_ID, JOB_ID; RANK_ID, RANK, SLURM_PROCID; RANK_SIZE, WORLD_SIZE, SLURM_NTASKS),
+// SLURM_JOB_ID, JOB_ID; RANK_ID, RANK, SLURM_PROCID,
+// JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's pod index); RANK_SIZE, WORLD_SIZE, SLURM_NTASKS),
 // read through `get` (getenv; a test's own), as they are: the daemon judges them.
 Labels LabelsFromEnvironment(const char* (*get)(const char*));
 
