@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "exec_job.h"
-#include "hang_entry.h"
+#include "journal/exec_job.h"
+#include "journal/hang_entry.h"
 #include "journal_entries.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -139,7 +139,7 @@ TEST_CASE("hang --journal: a world size of 16777216 is reported as ranges, in a 
   const auto text = Ctl({"hang", "--journal", tmp.path()});
   INFO(text.out << text.err);
   REQUIRE(text.exit_code == 0);
-  CHECK(Has(text.out, "Ranks seen: 0-7 of 16777216 (world size)\nMissing ranks: 8-16777215 (16777208): "));
+  CHECK(Has(text.out, "Ranks seen: 0-7 of 16777216 (world size)\nMissing ranks: 8-16777215: "));
   CHECK(text.out.size() < 16384);
   const auto json = Ctl({"hang", "--journal", tmp.path(), "--json"});
   CHECK(Has(json.out, "\"ranks_expected\":\"0-16777215\",\"world_size\":16777216,"));
@@ -181,7 +181,7 @@ TEST_CASE("hang --journal: a rank that started and has no hang entry is named wi
   REQUIRE(WriteJournal(tmp.path(), "remote-hosts", entries, &why));
   const auto text = Ctl({"hang", "--journal", tmp.path()});
   INFO(text.out);
-  CHECK(Has(text.out, "Missing ranks: 8 (1): expected by the world size, with no hang entry in the journal"));
+  CHECK(Has(text.out, "Missing ranks: 8: expected by the world size, with no hang entry in the journal"));
   CHECK(Has(text.out, "Started, with no hang entry: rank 8 (n2, pid 1008)\n"));
 }
 

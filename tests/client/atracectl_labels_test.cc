@@ -3,6 +3,8 @@
 // columns, its --job/--rank filters and its --json keys.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <map>
 #include <sstream>
 #include <string>
@@ -107,7 +109,8 @@ TEST_CASE("atracectl export --format tar --job: only the job's directories, with
                           "\"adjtimex\":\"", "\"utc_offset_s\":"}) {
     CHECK(Has(host, key));
   }
-  CHECK(Has(dir, "\"job\":\"J1\",\"rank\":3,\"world_size\":8}"));
+  // The uid the daemon made it for and its sequence number: hang names a rank's claimants by uid.
+  CHECK(Has(dir, "\"job\":\"J1\",\"rank\":3,\"world_size\":8,\"uid\":" + std::to_string(::getuid()) + ",\"seq\":"));
   CHECK(Has(dir, "\"comm\":\"atracectl\""));
   int dirs = 0;
   for (size_t at = members.out.find("/schedule_tracer_o.txt"); at != std::string::npos;

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hang_entry.h"
-#include "journal_report.h"
+#include "journal/hang_entry.h"
+#include "journal/journal_report.h"
 
 namespace j = atracectl::journal;
 

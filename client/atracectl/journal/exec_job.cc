@@ -1,4 +1,4 @@
-#include "exec_job.h"
+#include "journal/exec_job.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "child_process.h"
+#include "common/child_process.h"
 
 namespace atracectl::journal {
 

@@ -1,11 +1,12 @@
-#include "hang_entry.h"
+#include "journal/hang_entry.h"
 
 #include <charconv>
 #include <map>
 
 #include "atraced/proto/codec.h"
-#include "hang_journal_fields.h"
-#include "stack_tree.h"
+#include "atraced/proto/stack_report.h"
+#include "files/stack_report.h"
+#include "journal/hang_journal_fields.h"
 
 namespace atracectl::journal {
 namespace {
@@ -118,14 +119,16 @@ ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t rea
 FramePlace PlaceOfFrame(std::string_view line) {
   FramePlace place;
   line = line.substr(0, kMaxValue);
-  // The [stack] section's own parser names the frame, so that a frame here and the same frame
-  // in a bundle's report have one name (and one class).
-  std::string section = "\n[stack]\nThread 1 (1, main)\n";
+  // The [stack] section's own reader takes the line and names the frame, so that a frame here
+  // and the same frame in a bundle's report have one name (and one class).
+  std::string section = "Thread 1 (1, main)\n";
   section.append(line.substr(0, line.find('\n')));
   section += "\n";
-  const std::vector<ThreadStack> threads = ParseStackSection(section);
-  if (!threads.empty() && !threads.front().frames.empty()) place.function = threads.front().frames.front();
-  if (const size_t at = line.rfind(" at "); at != std::string_view::npos) place.source = std::string(line.substr(at + 4));
+  const atraced::proto::StackSection read = atraced::proto::ReadStackSection(section);
+  if (read.threads.empty() || read.threads.front().frames.empty()) return place;
+  const atraced::proto::StackFrameText& frame = read.threads.front().frames.front();
+  place.function = FrameName(frame);
+  place.source = frame.source.substr(0, kMaxValue);
   return place;
 }
 

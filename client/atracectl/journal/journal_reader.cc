@@ -1,4 +1,4 @@
-#include "journal_reader.h"
+#include "journal/journal_reader.h"
 
 #include <systemd/sd-journal.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "hang_journal_fields.h"
+#include "journal/hang_journal_fields.h"
 
 namespace atracectl::journal {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <utility>
 
-#include "hang_entry.h"
+#include "journal/hang_entry.h"
 
 typedef struct sd_journal sd_journal;
 

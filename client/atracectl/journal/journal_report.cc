@@ -1,12 +1,13 @@
-#include "journal_report.h"
+#include "journal/journal_report.h"
 
 #include <algorithm>
 #include <map>
 
-#include "escape.h"
-#include "exec_job.h"
-#include "fleet_groups.h"
-#include "hang_journal_fields.h"
+#include "common/escape.h"
+#include "fleet/fleet_groups.h"
+#include "fleet/hang_text.h"
+#include "journal/exec_job.h"
+#include "journal/hang_journal_fields.h"
 
 namespace atracectl::journal {
 namespace {
@@ -17,7 +18,7 @@ struct JobView {
   std::vector<const HangEntry*> entry_of;         // parallel to claims
   std::vector<std::vector<FramePlace>> places_of;  // parallel to claims: its named frames
   std::vector<const HangEntry*> unranked;
-  FleetReport report;
+  FleetReport report{kDefaultMaxTreeNodes};
 };
 
 void Build(const JobEntries& entries, JobView* v) {
@@ -33,9 +34,8 @@ void Build(const JobEntries& entries, JobView* v) {
     c.host = e.host.empty() ? "?" : e.host;
     c.pid = e.pid;
     std::vector<FramePlace> places;
-    ThreadStack main;
+    ThreadFrames main;
     main.tid = e.pid;
-    main.name = e.comm;
     for (const std::string& line : e.frames) {
       FramePlace p = PlaceOfFrame(line);
       if (p.function.empty()) continue;

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "fleet_report.h"
-#include "journal_reader.h"
+#include "fleet/fleet_report.h"
+#include "journal/journal_reader.h"
 
 namespace atracectl::journal {
 

@@ -86,6 +86,16 @@ bool ParseLabels(const std::vector<std::string_view>& fields, proto::Labels* out
   return true;
 }
 
+constexpr size_t kMaxGrantStamp = 64;
+
+// A grant stamp's characters (FileSystem::GrantStamp): no space, nothing to escape.
+bool IsStampText(std::string_view s) {
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '=' || c == ',')) return false;
+  }
+  return true;
+}
+
 void AppendSeqRecord(char type, uint64_t seq, std::string& out) {
   out += type;
   out += ' ';
@@ -136,6 +146,12 @@ void AppendSaving(uint64_t seq, std::string& out) { AppendSeqRecord('p', seq, ou
 void AppendSaved(uint64_t seq, std::string& out) { AppendSeqRecord('d', seq, out); }
 
 void AppendRemoved(uint64_t seq, std::string& out) { AppendSeqRecord('-', seq, out); }
+
+void AppendGrantStamp(const std::string& stamp, std::string& out) {
+  out += "g ";
+  out += stamp.empty() ? "-" : stamp;
+  out += '\n';
+}
 
 OrderLogReplay ReplayOrderLog(std::string_view text) {
   OrderLogReplay r;
@@ -229,6 +245,13 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
         continue;
       }
       e.incomplete = saving;
+      ++r.records;
+    } else if (fields[0] == "g") {
+      if (fields.size() != 2 || fields[1].empty() || fields[1].size() > kMaxGrantStamp || !IsStampText(fields[1])) {
+        problem(line_no, "bad grant record");
+        continue;
+      }
+      r.grant_stamp = fields[1] == "-" ? "" : std::string(fields[1]);
       ++r.records;
     } else if (fields[0] == "-") {
       uint64_t seq = 0;

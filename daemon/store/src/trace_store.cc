@@ -85,6 +85,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
       if (st.ok()) {
         if (Status granted = fs_.GrantRead(proc, spec.uid); !granted.ok()) {
           log_.Warning("uid ", spec.uid, " cannot read its own traces in ", Abs(proc), ": ", granted.message());
+          WithdrawGrantStamp();  // so that the next start checks every grant
         }
       }
       made = fs_.MakeDir(rel);

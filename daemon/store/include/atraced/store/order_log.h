@@ -11,6 +11,7 @@
 //   p <seq>
 //   d <seq>
 //   - <seq>
+//   g <grant stamp>
 //
 // 'c' (after its '+', in the same write) names the program of the process the directory was
 // made for (its kernel name, made safe: [A-Za-z0-9_.-], at most 63 bytes), for `atracectl
@@ -30,6 +31,15 @@
 // recovery marks it incomplete (OrderEntry::incomplete), which the start-up rewrite keeps
 // (as a 'p'). A log without them (written before, or an event written by its client through
 // FILE_APPEND) is complete; an older daemon skips both records as unknown.
+//
+// 'g' (first after the header, written by the start-up rewrite) vouches for the read grants
+// (read_grants.h): every process directory of the log was granted, or checked, as the
+// stamp describes (FileSystem::GrantStamp: the grant's form, ACLs or modes, the reader
+// group, the daemon's uid), so a start under the same stamp checks only a directory whose
+// metadata changed since (FileSystem::RecheckGrant). A grant that fails later appends
+// 'g -', which withdraws it; the last 'g' counts. A log without it (written before) has
+// every grant checked; an older daemon skips the record as unknown and rewrites the log
+// without it.
 //
 // '+' is written *before* the directory is made, so a crash leaves either a record whose
 // directory never appeared (dropped at recovery) or a directory that is in the log; a
@@ -80,10 +90,13 @@ void AppendCreated(const OrderEntry& entry, std::string& out);
 void AppendSaving(uint64_t seq, std::string& out);  // 'p'
 void AppendSaved(uint64_t seq, std::string& out);   // 'd'
 void AppendRemoved(uint64_t seq, std::string& out);
+// 'g': `stamp` (a FileSystem::GrantStamp), or "" for 'g -' (the grants are vouched for no more).
+void AppendGrantStamp(const std::string& stamp, std::string& out);
 
 struct OrderLogReplay {
   std::vector<OrderEntry> live;      // created and not removed, oldest first
   std::vector<OrderEntry> removing;  // a removal had begun: finish it
+  std::string grant_stamp;           // the last 'g' record's stamp; "" for none or 'g -'
   size_t records = 0;                // well-formed records read
   size_t rejected = 0;               // malformed or inconsistent lines skipped
   std::vector<std::string> problems; // the first few, for the log

@@ -138,7 +138,9 @@ class TraceStore {
   // directories are not sized here (a walk of every one would triple the time to ready):
   // see SizeRecovered.
   // Each recovered process directory is made readable by the uid the order log has for it,
-  // root and the reader group, nobody else (FileSystem::RepairGrant).
+  // root and the reader group, nobody else (FileSystem::RepairGrant); under an order log
+  // that vouches for the grants (its 'g' record) only those whose metadata changed since are
+  // read (FileSystem::RecheckGrant).
   Status Recover();
   // Sizes up to `max` recovered directories for the byte budget and returns how many are
   // left; once none is, the byte limits are applied. The daemon runs it in slices from its
@@ -290,8 +292,14 @@ class TraceStore {
   // Moves an aged directory into the aside directory (one rename) and returns where the
   // remover is to delete it: there, or where it is if it cannot be moved.
   std::string MoveAside(std::string rel_path, const std::string& event_dir);
-  // Recovery: the read grant of every live process directory, from the uid in the order log.
-  void GrantRecovered(const std::vector<OrderEntry>& live);
+  // Recovery: the read grant of every live process directory, from the uid in the order log
+  // (rechecked only if `vouched`), and in full for `unfinished`: process directories of
+  // records whose event directory never appeared (a crash may have cut their grant short).
+  // Returns whether every grant is now right.
+  bool GrantRecovered(const std::vector<OrderEntry>& live, bool vouched,
+                      const std::map<std::string, uint32_t>& unfinished);
+  // A grant failed on the event path: the order log vouches for the grants no more.
+  void WithdrawGrantStamp();
   // Recovery: hands what an earlier run left in the aside directory to the remover.
   void SweepAside(std::vector<RemovalJob>* sweeps);
   void Enforce(AgeClass c, bool dry_run, AgingReport* report);
@@ -345,6 +353,9 @@ class TraceStore {
   // not reused until the delete is done.
   std::unordered_set<std::string> removing_paths_;
   uint64_t aside_serial_ = 1;  // the next name in the aside directory
+  // The order log's 'g' record: every process directory's grant is as this stamp says
+  // (FileSystem::GrantStamp); "" while one is not known to be.
+  std::string grant_stamp_;
   size_t sweeps_outstanding_ = 0;  // recovery's deletes of what no log names, not yet done
   std::unique_ptr<WritableFile> log_file_;
   size_t log_records_ = 0;

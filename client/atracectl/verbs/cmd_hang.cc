@@ -1,0 +1,263 @@
+// atracectl hang BUNDLE... [--json]: where the ranks of a hung job are, from the bundles of
+// its hosts (`dump --job J`, then `export --format tar --job J`, on every host):
+//   - missing ranks: expected by the world size the processes were labelled with, in no
+//     bundle (the first place to look: a host whose bundle was not gathered, a rank that
+//     died before it traced); the report cannot tell a rank that is gone from one whose
+//     dump or bundle is missing;
+//   - conflicts: a rank two processes claim, each named (fleet_report.h);
+//   - classes: the ranks grouped by their main thread's stack (from the latest report with
+//     stacks of each process: a dump, a stack dump or a crash), smallest class first; the
+//     ranks of the smallest classes are named as the likely culprits;
+//   - the call-path tree of every thread of every rank (stack_tree.h), each frame with the
+//     ranks that pass through it, as ranges;
+//   - per rank, the last record of each tracer (time and text), and the ranks whose last
+//     record is the oldest.
+// Steps: options, gather (bundles -> one RankClaim per process), classify (fleet_report.h),
+// print. Bundles are streamed (bundle_reader.h): what is held is the stacks of each process's
+// latest report and one record per tracer per process, within --max-text-mib in all, and the
+// tree within --max-tree-nodes.
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "atraced/proto/cann_bin_text.h"
+#include "files/bundle_reader.h"
+#include "common/command_line.h"
+#include "verbs/verbs.h"
+#include "common/escape.h"
+#include "fleet/fleet_groups.h"
+#include "fleet/fleet_report.h"
+#include "fleet/hang_text.h"
+#include "common/format.h"
+#include "common/text_budget.h"
+#include "timeline/trace_events.h"
+
+namespace po = boost::program_options;
+
+namespace atracectl {
+namespace {
+
+constexpr size_t kRecordKept = 240;         // of a last record's text
+constexpr size_t kHangDefaultTextMib = 64;  // stacks and last records held, in all
+
+struct HangOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+  TextBudget budget;
+  size_t max_tree_nodes = kDefaultMaxTreeNodes;
+};
+
+// What was read of each process (a group of fleet_groups.h).
+struct ProcessRead {
+  int64_t stacks_at = INT64_MIN;  // the directory time of the report the stacks come from
+  size_t stacks_bytes = 0;        // taken from the budget for them
+  std::vector<ThreadFrames> stacks;
+  std::map<std::string, LastRecord> last;  // by tracer object
+};
+
+struct Gathered {
+  std::vector<RankClaim> claims;
+  size_t unranked = 0;
+  bool failed = false;          // a bundle could not be read whole
+  bool stacks_cut = false;      // a report's stacks were cut at the budget
+};
+
+std::string UtcTime(int64_t us) {
+  const time_t s = static_cast<time_t>(us / 1000000);
+  struct tm tm {};
+  ::gmtime_r(&s, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld UTC", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
+  return buf;
+}
+
+std::optional<HangOptions> ParseOptions(const Args& args, int* exit_code) {
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/FLEET.md)")(
+      "max-tree-nodes", po::value<size_t>()->default_value(kDefaultMaxTreeNodes),
+      "the call-path tree's bound: paths past it are counted, with an example, not drawn")(
+      "bundle", po::value<std::vector<std::string>>(), "a bundle that atracectl export wrote (tar format)");
+  AddTextBudgetOption(options, kHangDefaultTextMib);
+  po::positional_options_description positional;
+  positional.add("bundle", -1);
+  auto vm = ParseCommand(args,
+                         "Usage: atracectl hang BUNDLE... [--json] [--max-text-mib N] [--max-tree-nodes N]\n"
+                         "Which ranks of a hung job are stuck where: missing ranks, ranks two processes claim, ranks "
+                         "grouped by their main thread's stack (smallest group first), the call-path tree of every "
+                         "thread, each rank's last records.",
+                         options, positional, exit_code);
+  if (!vm) return std::nullopt;
+  if (!vm->count("bundle")) {
+    *exit_code = UsageError("hang: give one or more bundles (atracectl export --format tar)");
+    return std::nullopt;
+  }
+  HangOptions o;
+  o.paths = (*vm)["bundle"].as<std::vector<std::string>>();
+  o.json = (*vm)["json"].as<bool>();
+  o.max_tree_nodes = (*vm)["max-tree-nodes"].as<size_t>();
+  if (o.max_tree_nodes == 0) {
+    *exit_code = UsageError("--max-tree-nodes: give 1 or more");
+    return std::nullopt;
+  }
+  if (!ReadTextBudget(*vm, &o.budget, exit_code)) return std::nullopt;
+  return o;
+}
+
+// One trace file of a process: its stacks (a report) or its last record per tracer.
+void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes, std::optional<int32_t> offset,
+              const std::string& bundle, ProcessRead& ps, TextBudget& budget, bool* stacks_cut) {
+  const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+  if (name.rfind("stackcore_tracer_", 0) == 0) {
+    if (is_bin || dir.created_unix_us < ps.stacks_at) return;
+    budget.Give(ps.stacks_bytes);  // replaced if this report has stacks: its room is this one's
+    size_t held = 0;
+    bool cut = false;
+    std::vector<ThreadFrames> stacks = FrameNamesOf(bytes, budget.left(), &cut);
+    for (const ThreadFrames& t : stacks) {
+      held += sizeof t;
+      for (const auto& f : t.frames) held += sizeof f + f.size();
+    }
+    if (cut) *stacks_cut = budget.reached = true;
+    if (stacks.empty()) {
+      budget.Take(ps.stacks_bytes);
+      return;
+    }
+    budget.Take(std::min(held, budget.left()));
+    ps.stacks = std::move(stacks);
+    ps.stacks_bytes = held;
+    ps.stacks_at = dir.created_unix_us;
+    return;
+  }
+  std::string text;
+  if (is_bin) {
+    auto decoded = atraced::proto::CannBinToText(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), offset.value_or(0));
+    if (!decoded.ok) {
+      std::cerr << "atracectl: hang: " << TerminalLine(bundle) << ": skipped " << TerminalLine(dir.path + "/" + name)
+                << ": " << TerminalLine(decoded.error) << "\n";
+      return;
+    }
+    text = std::move(decoded.text);
+  } else {
+    text = std::move(bytes);
+  }
+  const std::string object = ObjectOfFile(name);
+  auto found = ps.last.find(object);
+  if (found == ps.last.end()) {
+    if (!budget.Take(object.size() + kRecordKept + sizeof(LastRecord))) return;
+    found = ps.last.emplace(object, LastRecord{}).first;
+  }
+  LastRecord& last = found->second;
+  ForEachRecordLine(
+      text,
+      [&last](int64_t ts, std::string_view record) {
+        if (ts >= last.ts) last = {ts, std::string(record.substr(0, kRecordKept))};
+        return true;
+      },
+      offset);
+}
+
+// Every bundle, streamed: one RankClaim per process with a rank.
+Gathered Gather(HangOptions& o, FleetGroups& groups) {
+  Gathered out;
+  std::map<int64_t, ProcessRead> state;  // by group id
+  for (size_t b = 0; b < o.paths.size(); ++b) {
+    const FleetBundle& fb = groups.bundles()[b];
+    const std::optional<int32_t> offset = fb.has_host ? std::optional<int32_t>(fb.host.utc_offset_s) : std::nullopt;
+    BundleVisitor v;
+    v.file = [&](const BundleDir& dir, const std::string& name, std::string&& bytes) {
+      ReadFile(dir, name, std::move(bytes), offset, o.paths[b], state[groups.Of(b, dir).id], o.budget, &out.stacks_cut);
+    };
+    BundleRead r = ReadBundle(o.paths[b], v);
+    for (const auto& p : r.problems) std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << p << "\n";
+    if (!r.status.ok()) {
+      std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << TerminalLine(r.status.message()) << "\n";
+      out.failed = true;
+    }
+  }
+  for (const FleetGroup& g : groups.groups()) {
+    if (!g.rank) {
+      ++out.unranked;
+      continue;
+    }
+    ProcessRead& ps = state[g.id];
+    out.claims.push_back({*g.rank, g.world_size, g.uid, g.host, g.pid, std::move(ps.stacks), std::move(ps.last)});
+  }
+  return out;
+}
+
+std::string Json(const FleetReport& r) {
+  std::string o = "{" + SharedJson(r) + ",\"oldest_last_record\":" + JsonInts(r.oldest) + ",\"last_records\":{";
+  bool first = true;
+  for (const auto& [rank, c] : r.ranks) {
+    o += std::string(first ? "" : ",") + "\"" + std::to_string(rank) + "\":{\"host\":" + JsonString(c->host) +
+         ",\"pid\":" + std::to_string(c->pid) + ",\"tracers\":{";
+    bool tfirst = true;
+    for (const auto& [tracer, rec] : c->last) {
+      o += std::string(tfirst ? "" : ",") + JsonString(tracer) + ":{\"ts_us\":" + std::to_string(rec.ts) +
+           ",\"text\":" + JsonString(rec.text) + "}";
+      tfirst = false;
+    }
+    o += "}}";
+    first = false;
+  }
+  o += "},\"tree\":" + r.tree.Json() + ",\"tree_cut_paths\":" + std::to_string(r.tree.cut_paths()) +
+       ",\"unranked_processes\":" + std::to_string(r.unranked) + "}\n";
+  return o;
+}
+
+std::string Text(const FleetReport& r) {
+  std::string o = SeenText(r, "in no bundle. Look there first (a host whose bundle was not gathered, a rank that "
+                              "ended or never traced). This report cannot decide where dumps are missing: a rank "
+                              "absent here may be stuck as well.");
+  if (!r.no_stacks.empty()) {
+    o += "Ranks without stacks: " + RankRanges(r.no_stacks, kRanksShown) +
+         " (no dump, stack dump or crash report in their bundle: run 'atracectl dump --job J' before export)\n";
+  }
+  o += "\n" + ClassesText(r);
+  o += "\nCall-path tree of every thread of every rank ([ranks] frame, outermost first):\n" + r.tree.Text();
+  o += "\nLast record of each tracer, per rank:\n";
+  for (const auto& [rank, c] : r.ranks) {
+    o += "  rank " + std::to_string(rank) + " (" + TerminalLine(c->host) + ", pid " + std::to_string(c->pid) + ")\n";
+    for (const auto& [tracer, rec] : c->last) {
+      o += "    " + TerminalLine(tracer) + "  " + UtcTime(rec.ts) + "  " + TerminalLine(rec.text) + "\n";
+    }
+  }
+  if (!r.oldest.empty()) o += "Oldest last record: ranks " + RankRanges(r.oldest, kRanksShown) + "\n";
+  if (r.unranked) o += std::to_string(r.unranked) + " process(es) without a rank label are left out.\n";
+  return o;
+}
+
+}  // namespace
+
+int RunHang(const Globals& globals, const Args& args) {
+  // The journal's form reads no bundle (verbs/cmd_hang_journal.cc).
+  for (const std::string& a : args) {
+    if (a == "--journal" || a.rfind("--journal=", 0) == 0) return RunHangJournal(globals, args);
+  }
+  int exit_code = kExitOk;
+  std::optional<HangOptions> o = ParseOptions(args, &exit_code);
+  if (!o) return exit_code;
+  FleetGroups groups(o->paths);
+  const Gathered gathered = Gather(*o, groups);
+  FleetReport report(o->max_tree_nodes);
+  Classify(gathered.claims, gathered.unranked, &report);
+  std::cout << (o->json ? Json(report) : Text(report));
+  if (gathered.stacks_cut || o->budget.reached) {
+    std::cerr << "atracectl: hang: stacks or last records past the text bound (--max-text-mib "
+              << (o->budget.total >> 20) << ") were left out; raise it to see them\n";
+  }
+  if (report.tree.cut_paths()) {
+    std::cerr << "atracectl: hang: " << report.tree.cut_paths()
+              << " call path(s) past the tree's bound (--max-tree-nodes " << o->max_tree_nodes
+              << ") are counted, not drawn\n";
+  }
+  return gathered.failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace atracectl
