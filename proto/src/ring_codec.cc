@@ -6,6 +6,7 @@
 
 #include "atraced/proto/byte_io.h"
 #include "atraced/proto/codec.h"
+#include "atraced/proto/ledger_layout.h"
 #include "atraced/proto/ring_layout.h"
 #include "checks.h"
 
@@ -99,6 +100,27 @@ void Encode(const RingRegister& m, std::vector<uint8_t>& out) {
   }
 }
 
+// The rest of a RING_REGISTER with ATR_RING_LEDGER: a collective ledger (ledger_layout.h),
+// whose geometry is the ledger's, not CANN's.
+static Status DecodeLedgerRegister(ByteReader& in, uint8_t name_len, uint8_t struct_count, RingRegister* m) {
+  if (m->flags & (ATR_RING_NO_LOCK | ATR_RING_COUNTER)) {
+    return Error(EINVAL, "flags", "ATR_RING_LEDGER takes neither ATR_RING_NO_LOCK nor ATR_RING_COUNTER");
+  }
+  if (m->msg_num == 0 || (m->msg_num & (m->msg_num - 1)) != 0 || m->msg_num > ATR_LEDGER_MAX_RECORDS) {
+    return Error(EINVAL, "msg_num", std::to_string(m->msg_num) + " is not a power of two in 1..1024 (ledger records)");
+  }
+  PROTO_TRY(CheckRange("msg_size", m->msg_size, ATR_LEDGER_RECORD_SIZE, ATR_LEDGER_RECORD_SIZE));
+  PROTO_TRY(CheckRange("ring_bytes", m->ring_bytes, static_cast<int64_t>(ATR_LEDGER_BYTES(m->msg_num)), ATR_RING_MAX_BYTES));
+  PROTO_TRY(CheckRange("utc_offset_s", m->utc_offset_s, -ATR_MAX_UTC_OFFSET, ATR_MAX_UTC_OFFSET));
+  PROTO_TRY(CheckRange("struct_count", struct_count, 0, 0));
+  std::span<const uint8_t> raw;
+  if (!in.ReadBytes(name_len, &raw)) return Error(EBADMSG, "name_len", "runs past the payload");
+  m->name.assign(raw.begin(), raw.end());
+  PROTO_TRY(CheckName("object name", m->name, ATR_MAX_OBJECT_NAME));
+  if (in.remaining() != 0) return Error(EBADMSG, "RING_REGISTER", std::to_string(in.remaining()) + " bytes after the name");
+  return Status::Ok();
+}
+
 Status Decode(std::span<const uint8_t> payload, RingRegister* m) {
   PROTO_TRY(CheckMinSize("RING_REGISTER", payload.size(), sizeof(atr_ring_register)));
   ByteReader in(payload);
@@ -112,6 +134,7 @@ Status Decode(std::span<const uint8_t> payload, RingRegister* m) {
   if ((m->flags & ~ATR_RING_KNOWN_REGISTER_FLAGS) != 0) {
     return Error(EINVAL, "flags", "unknown bits " + std::to_string(m->flags));
   }
+  if (m->flags & ATR_RING_LEDGER) return DecodeLedgerRegister(in, name_len, struct_count, m);
   if (m->msg_num == 0 || (m->msg_num & (m->msg_num - 1)) != 0 || m->msg_num > ATR_RING_MAX_MSG_NUM) {
     return Error(EINVAL, "msg_num", std::to_string(m->msg_num) + " is not a power of two in 1..1024");
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "atraced/proto/codec.h"
+#include "atraced/proto/ledger_layout.h"
 #include "atraced/proto/ring_layout.h"
 #include "proto_test_util.h"
 
@@ -52,7 +53,7 @@ TEST_CASE("RING_REGISTER: rejections", "[codec][ring]") {
   RingRegister m = BinaryRing();
   SECTION("id") { m.object_id = 0; reject(m, ATR_EINVAL, "object_id"); }
   SECTION("tracer type") { m.tracer_type = 1; reject(m, ATR_EINVAL, "tracer_type"); }
-  SECTION("flags") { m.flags = 8; reject(m, ATR_EINVAL, "flags"); }
+  SECTION("flags") { m.flags = 16; reject(m, ATR_EINVAL, "flags"); }
   SECTION("msg_num not a power of two") { m.msg_num = 1000; reject(m, ATR_EINVAL, "msg_num"); }
   SECTION("msg_num too big") { m.msg_num = 2048; reject(m, ATR_EINVAL, "msg_num"); }
   SECTION("msg_size") { m.msg_size = 63; reject(m, ATR_EINVAL, "msg_size"); }
@@ -96,6 +97,38 @@ TEST_CASE("RING_REGISTER: rejections", "[codec][ring]") {
     auto p = EncodeToVector(m);
     p[p.size() - 3] = 1;  // the field head's reserved byte
     RequireRejected<RingRegister>(p, ATR_EINVAL, "reserved");
+  }
+}
+
+TEST_CASE("RING_REGISTER with ATR_RING_LEDGER: the ledger's geometry, not CANN's", "[codec][ring]") {
+  RingRegister m;
+  m.object_id = 7;
+  m.flags = ATR_RING_LEDGER | ATR_RING_EXIT_SAVE;
+  m.msg_num = 1024;  // 1024 * (192 + 16) is past CANN's 128 KiB: a ledger is not held to it
+  m.msg_size = ATR_LEDGER_RECORD_SIZE;
+  m.ring_bytes = static_cast<uint32_t>(ATR_LEDGER_BYTES(1024));
+  m.name = "hccl";
+  const auto out = RequireDecoded<RingRegister>(EncodeToVector(m));
+  CHECK(out.flags == (ATR_RING_LEDGER | ATR_RING_EXIT_SAVE));
+  CHECK(out.msg_num == 1024);
+  auto reject = [](RingRegister r, int32_t status, const char* needle) {
+    RequireRejected<RingRegister>(EncodeToVector(r), status, needle);
+  };
+  SECTION("a record size that is not the ledger's") { m.msg_size = 128; reject(m, ATR_EINVAL, "msg_size"); }
+  SECTION("too many records") { m.msg_num = 2048; reject(m, ATR_EINVAL, "msg_num"); }
+  SECTION("smaller than its records") { m.ring_bytes = 4096; reject(m, ATR_EINVAL, "ring_bytes"); }
+  SECTION("with struct entries") {
+    m.structs = {RingStructEntry{2, "task", {RingStructField{6, 2, 4, "id"}}}};
+    reject(m, ATR_EINVAL, "struct_count");
+  }
+  SECTION("no-lock or counter") {
+    m.flags |= ATR_RING_COUNTER;
+    reject(m, ATR_EINVAL, "flags");
+  }
+  SECTION("trailing byte") {
+    auto p = EncodeToVector(m);
+    p.push_back(0);
+    RequireRejected<RingRegister>(p, ATR_EBADMSG, "after the name");
   }
 }
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "atraced/proto/ledger_layout.h"
 #include "atraced/proto/ring_layout.h"
 #include "crash_channel.h"
 #include "crash_handler.h"
@@ -100,7 +101,8 @@ int DaemonLink::Connect() {
   // ATR_FEATURE_CRASH here only asks whether the daemon offers it (CRASH itself goes on the
   // second connection).
   const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0) |
-                            (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0) | ATR_FEATURE_LABELS;
+                            (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0) | ATR_FEATURE_LABELS |
+                            ATR_FEATURE_HANG_TIMEOUT | ATR_FEATURE_LEDGER;
   proto::HelloReply reply;
   rc = Hello(sock_.get(), *decoder_, next_request_id_++, features, deadline, &reply);
   if (rc != 0) {
@@ -120,12 +122,27 @@ int DaemonLink::Connect() {
 }
 
 void DaemonLink::SendLabels(Clock::time_point deadline) {
-  // Read once, at the first connection: the environment of the process's start.
-  static const proto::Labels labels =
-      proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
-  if (labels.empty()) return;
+  // Read once, at the first connection: the environment of the process's start. A variable
+  // that is not a label is left out (said once), the others sent.
+  static std::string refused;
+  static const proto::LabelsRequest labels = [] {
+    auto get = [](const char* name) -> const char* { return ::getenv(name); };
+    return proto::LabelsRequest{proto::CheckedLabelsFromEnvironment(get, &refused),
+                                proto::HangTimeoutFromEnvironment(get)};
+  }();
+  static std::atomic<bool> told{false};
+  const char* quiet = ::getenv("ATRACE_QUIET");
+  const bool loud = !(quiet != nullptr && std::strcmp(quiet, "1") == 0);
+  if (!refused.empty() && loud && !told.exchange(true)) {
+    const std::string line = "libascend_trace: a job/rank label of the environment is not sent: " + refused + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+  }
+  // The hang timeout only to a daemon that knows it (an older one refuses the bytes).
+  proto::LabelsRequest sent = labels;
+  if (!(granted_ & ATR_FEATURE_HANG_TIMEOUT)) sent.hang_timeout.clear();
+  if (sent.labels.empty() && sent.hang_timeout.empty()) return;
   std::vector<uint8_t> payload, frame;
-  proto::Encode(labels, payload);
+  proto::Encode(sent, payload);
   const uint32_t id = next_request_id_++;
   proto::AppendFrame(frame, ATR_OP_LABELS, 0, id, payload);
   std::string message;
@@ -135,9 +152,7 @@ void DaemonLink::SendLabels(Clock::time_point deadline) {
     Drop();
     return;
   }
-  static std::atomic<bool> told{false};
-  const char* quiet = ::getenv("ATRACE_QUIET");
-  if (rc != 0 && !(quiet != nullptr && std::strcmp(quiet, "1") == 0) && !told.exchange(true)) {
+  if (rc != 0 && loud && !told.exchange(true)) {
     const std::string line = "libascend_trace: atraced refused this process's job/rank labels: " + message + "\n";
     (void)!::write(STDERR_FILENO, line.data(), line.size());
   }
@@ -206,6 +221,7 @@ void DaemonLink::RegisterAll(State& s) {
       o.registered_epoch = epoch_;
     }
   }
+  if (s.ledger.valid()) SendLedger(s);
   // Destroyed exitSave objects: registered and released again, so the exit save has them.
   for (auto& r : s.released) {
     if (SendRegister(s, r->name, r->wire_id, true, r->shape, r->mapped_bytes, r->structs, r->memfd.get()) == 0) {
@@ -219,11 +235,12 @@ void DaemonLink::RegisterAll(State& s) {
 }
 
 int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, bool exit_save, const RingShape& shape,
-                             uint64_t ring_bytes, const std::vector<proto::RingStructEntry>& structs, int memfd) {
+                             uint64_t ring_bytes, const std::vector<proto::RingStructEntry>& structs, int memfd,
+                             uint8_t kind_flags) {
   proto::RingRegister m;
   m.object_id = wire_id;
   m.flags = static_cast<uint8_t>((exit_save ? ATR_RING_EXIT_SAVE : 0) | (shape.no_lock ? ATR_RING_NO_LOCK : 0) |
-                                 (shape.counter ? ATR_RING_COUNTER : 0));
+                                 (shape.counter ? ATR_RING_COUNTER : 0) | kind_flags);
   m.msg_num = shape.msg_num;
   m.msg_size = shape.msg_size;
   m.ring_bytes = static_cast<uint32_t>(ring_bytes);
@@ -238,6 +255,23 @@ int DaemonLink::SendRegister(State&, const std::string& name, uint32_t wire_id, 
                  proto::StatusName(rc).data());
   }
   return rc;
+}
+
+int DaemonLink::SendLedger(State& s) {
+  if (!(granted_ & ATR_FEATURE_LEDGER)) return -ENOTSUP;  // an older daemon: the ledger stays in the process
+  LedgerSlot& l = s.ledger;
+  // Saved at a clean exit too (GOODBYE): the last collectives of a job that ends are evidence.
+  const RingShape shape{l.records, ATR_LEDGER_RECORD_SIZE, false, false};
+  const int rc = SendRegister(s, "hccl", l.wire_id, /*exit_save=*/true, shape, l.bytes, {}, l.memfd.get(), ATR_RING_LEDGER);
+  if (rc == 0) l.registered_epoch = epoch_;
+  return rc;
+}
+
+int DaemonLink::RegisterLedger(State& s) {
+  const uint64_t before = epoch_;
+  if (int rc = EnsureConnected(s); rc != 0) return rc;
+  if (epoch_ != before && s.ledger.registered_epoch == epoch_) return 0;  // a fresh connect registered it
+  return SendLedger(s);
 }
 
 bool DaemonLink::CounterRingsAccepted(State& s) {
@@ -285,7 +319,7 @@ int DaemonLink::SaveAll(State& s, bool wait) {
 }
 
 void DaemonLink::Goodbye(State& s) {
-  bool exit_save = !s.released.empty();
+  bool exit_save = !s.released.empty() || s.ledger.valid();
   for (const ObjectSlot& o : s.objects) exit_save = exit_save || (o.live && o.exit_save && o.pid == ::getpid());
   const bool connected = sock_.valid() && owner_ == ::getpid();
   if (!connected && !exit_save) return;  // nothing the daemon holds or should write

@@ -34,6 +34,9 @@ class DaemonLink {
 
   // Registers a new object's ring, connecting first if needed. Best effort.
   void Register(State& s, ObjectSlot& o);
+  // Registers s.ledger (ATR_RING_LEDGER), connecting first if needed: 0, or a negative
+  // status/errno (-ENOTSUP: the daemon does not hold ledgers). Best effort.
+  int RegisterLedger(State& s);
   // Tells a connected daemon that an object was destroyed (it keeps an exitSave ring until
   // GOODBYE). Without a connection nothing is sent: a reconnect registers only what lives.
   void Release(State& s, uint32_t wire_id);
@@ -65,7 +68,9 @@ class DaemonLink {
   void OpenCrashChannel(const std::string& path, std::chrono::steady_clock::time_point deadline);
   void RegisterAll(State& s);
   int SendRegister(State& s, const std::string& name, uint32_t wire_id, bool exit_save, const RingShape& shape,
-                   uint64_t ring_bytes, const std::vector<atraced::proto::RingStructEntry>& structs, int memfd);
+                   uint64_t ring_bytes, const std::vector<atraced::proto::RingStructEntry>& structs, int memfd,
+                   uint8_t kind_flags = 0);
+  int SendLedger(State& s);
   // One request, one reply. Returns the reply status (0 or < 0), or a transport -errno after
   // which the connection is dropped.
   int Exchange(uint16_t opcode, const std::vector<uint8_t>& payload, int fd, int timeout_ms,

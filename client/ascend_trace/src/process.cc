@@ -64,6 +64,7 @@ void AfterForkChild() {
     }
   }
   s.released.clear();
+  s.ledger = LedgerSlot{};  // the parent's; libatrace_hccl attaches the child's own
   s.link->ForgetAfterFork();
   s.mu.unlock();
 }

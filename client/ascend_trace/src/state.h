@@ -6,6 +6,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -75,6 +76,18 @@ struct ReleasedRing {
   uint64_t registered_epoch = 0;
 };
 
+// The process's collective ledger, handed over by libatrace_hccl (ledger_attach.h): registered
+// on this library's connection so that every save of its rings carries it.
+struct LedgerSlot {
+  atraced::UniqueFd memfd;
+  uint32_t records = 0;
+  uint64_t bytes = 0;
+  uint32_t wire_id = 0;
+  pid_t pid = 0;  // who attached it; a forked child attaches its own
+  uint64_t registered_epoch = 0;
+  bool valid() const { return memfd.valid() && pid == ::getpid(); }
+};
+
 struct EventSlot {
   uint32_t generation = 1;
   bool live = false;
@@ -92,6 +105,7 @@ struct State {
   TraceGlobalAttr global_attr{};
   uint32_t next_wire_id = 1;
   std::unique_ptr<DaemonLink> link;
+  LedgerSlot ledger;
 };
 
 // The one State, created on first use and never destroyed: the exit handler and late

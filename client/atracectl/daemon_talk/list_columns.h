@@ -9,7 +9,7 @@
 
 namespace atracectl {
 
-// "crash SIGSEGV", "killed SIGKILL", "oom", "exited 1", "died", "dump", "report", "exit" or
+// "crash SIGSEGV", "killed SIGKILL", "oom", "exited 1", "died", "dump", "hang", "report", "exit" or
 // "stackcore", for the directory of `entry` under `trace_dir` (<root>/atrace); escaped for a
 // terminal (the signal is the report's word).
 std::string HowColumn(const atrace::ListEntry& entry, const std::string& trace_dir);

@@ -70,6 +70,7 @@ std::string DirOrigin::Label() const {
     case Origin::kExited: return detail.empty() ? "exited" : "exited " + detail;
     case Origin::kDied: return "died";
     case Origin::kDump: return "dump";
+    case Origin::kHang: return "hang";
     case Origin::kStackcore: break;
   }
   return "stackcore";
@@ -101,7 +102,12 @@ DirOrigin ReportOrigin(std::string_view report) {
 }
 
 DirOrigin OriginOf(const atrace::ListEntry& entry, const std::string& dir) {
-  if (entry.kind == ATRACE_EVENT_SCHEDULE) return {Origin::kReport, ""};
+  if (entry.kind == ATRACE_EVENT_SCHEDULE) {
+    // A live process's dump (PROCESS_DUMP) says whose it is: an operator's, or the hang watch's.
+    if (entry.flags & ATRACE_LIST_HANG) return {Origin::kHang, ""};
+    if (entry.flags & ATRACE_LIST_DUMP) return {Origin::kDump, ""};
+    return {Origin::kReport, ""};
+  }
   if (entry.kind == ATRACE_EVENT_EXIT) return {Origin::kExit, ""};
   for (const std::string& name : SortedNames(dir)) {
     if (name.rfind("stackcore_tracer_", 0) != 0 || name.size() < 4 || name.compare(name.size() - 4, 4, ".txt") != 0) {

@@ -21,7 +21,7 @@
 
 namespace atracectl {
 
-enum class Origin { kReport, kExit, kCrash, kKilled, kOom, kExited, kDied, kDump, kStackcore };
+enum class Origin { kReport, kExit, kCrash, kKilled, kOom, kExited, kDied, kDump, kHang, kStackcore };
 
 struct DirOrigin {
   Origin origin = Origin::kStackcore;

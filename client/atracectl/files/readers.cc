@@ -60,7 +60,9 @@ Readers Readers::Of(const std::string& trace_dir) {
 }
 
 std::string Readers::BelongsTo(uint64_t seq, uint32_t owner) const {
-  return "SEQ " + std::to_string(seq) + " belongs to uid " + std::to_string(owner) + ": readable by that user, root" +
+  // The daemon names no owner to a user who may not read the directory (ATR_LIST_HIDDEN).
+  const std::string whose = owner == ATRACE_LIST_HIDDEN_UID ? "another user" : "uid " + std::to_string(owner);
+  return "SEQ " + std::to_string(seq) + " belongs to " + whose + ": readable by that user, root" +
          (group_.empty() ? std::string() : " and group " + group_);
 }
 

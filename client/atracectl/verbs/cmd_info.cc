@@ -2,6 +2,8 @@
 // manner of coredumpctl info (issue 26): its events with their times, and from its reports
 // (a crash, a death without GOODBYE, a stack dump) the program, command line, signal, code,
 // fault address, how it ended, the OOM verdict and the top frames.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include "daemon_talk/list_columns.h"
 #include "files/readers.h"
 #include "files/stack_report.h"
+#include "files/ledger_text.h"
 
 namespace po = boost::program_options;
 
@@ -200,6 +203,8 @@ struct ProcessInfo {
   std::map<std::string, std::string> process;   // the first report's program and command line
   std::map<std::string, int> kinds;
   bool unreadable = false;  // a report there is but could not be read: said, and exit 1
+  std::optional<atraced::proto::LedgerSnapshot> ledger;  // the latest collective ledger saved
+  uint64_t ledger_seq = 0;                                // the directory it was saved in
 };
 
 // The process's directories from the daemon; kExitOk, or the exit code after saying why not.
@@ -252,12 +257,25 @@ void ReadReports(ProcessInfo* info) {
   }
 }
 
+// The collectives, from the latest ledger saved (each save holds the whole ledger).
+void ReadLatestLedger(ProcessInfo* info) {
+  for (size_t i = info->mine.size(); i-- > 0 && !info->ledger;) {
+    const std::string path = info->trace + info->mine[i].path + "/" + std::string(atraced::proto::kLedgerFileName);
+    if (::access(path.c_str(), F_OK) != 0) continue;
+    std::string why;
+    info->ledger.emplace();
+    if (!atraced::proto::ReadLedgerFile(path, &*info->ledger, &why)) info->ledger->problems.push_back(why);
+    info->ledger_seq = info->mine[i].seq;
+  }
+}
+
 void PrintJson(const ProcessInfo& info) {
   const long pid = info.pid;
   const auto& mine = info.mine;
   const auto& reports = info.reports;
   const std::string& trace = info.trace;
   std::cout << "{\"pid\":" << pid << ",\"uid\":" << mine.front().uid;
+  if (info.ledger) std::cout << ",\"collectives\":" << LedgerSummaryJson(*info.ledger, info.ledger_seq);
   for (const auto& [k, v] : info.process) std::cout << "," << JsonString(k == "command line" ? "command_line" : k) << ":" << JsonString(v);
   std::cout << ",\"reports_are\":" << JsonString(kReportsAre);
   std::cout << ",\"first_unix_us\":" << mine.front().created_unix_us << ",\"last_unix_us\":" << mine.back().created_unix_us
@@ -358,6 +376,10 @@ void PrintText(const ProcessInfo& info) {
       }
     }
   }
+  if (info.ledger) {
+    std::cout << "\n   Collectives: (the ledger of SEQ " << info.ledger_seq << ")\n"
+              << LedgerSummaryText(*info.ledger, "      ");
+  }
   if (any_report) std::cout << "\n  Reports are " << kReportsAre << ".\n";
 }
 
@@ -370,6 +392,7 @@ int RunInfo(const Globals& g, const Args& args) {
   ProcessInfo info;
   if (const int gathered = Gather(g, *o, &info); gathered != kExitOk) return gathered;
   ReadReports(&info);
+  ReadLatestLedger(&info);
   if (o->json) {
     PrintJson(info);
   } else {

@@ -1,7 +1,8 @@
 // atracectl show SEQ|DIR [--json]: one event directory's files, decoded (issue 26).
 //   .txt (records, stackcore reports)  as they are;
 //   .bin of an object                  the text CANN's asys writes for it (cann_bin_text.h);
-//   .bin of a stack dump               the report it holds (stack_dump_file.h).
+//   .bin of a stack dump               the report it holds (stack_dump_file.h);
+//   hccl_tracer_ledger.bin             the collective ledger, a line per call (ledger_text.h).
 // SEQ is the number `atracectl list` prints; DIR a path to an event directory (any other
 // directory is refused).
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ledger_reader.h"
 #include "atraced/proto/stack_dump_file.h"
 #include "common/command_line.h"
 #include "daemon_talk/connect.h"
@@ -26,6 +28,7 @@
 #include "common/format.h"
 #include "files/readers.h"
 #include "common/text_budget.h"
+#include "files/ledger_text.h"
 
 namespace po = boost::program_options;
 
@@ -37,8 +40,9 @@ constexpr size_t kMaxFileBytes = 64u << 20;  // a trace file is at most a ring, 
 struct Shown {
   std::string text;   // what a reader sees (the file's own bytes: escaped when written)
   std::string error;  // why it could not be read or decoded ("" when shown)
-  std::string how;    // "text", "cann-bin" (as asys writes it), "stack-dump"
+  std::string how;    // "text", "cann-bin" (as asys writes it), "stack-dump", "hccl-ledger"
   bool cut = false;   // the text bound was reached inside this file
+  bool escaped = false;  // the decoder escaped what came from outside already (the ledger's names)
 };
 
 int32_t LocalUtcOffsetNow() {
@@ -84,7 +88,11 @@ Shown Show(const std::string& dir, const std::string& name, TextBudget& budget) 
     return s;
   }
   const std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  if (name.rfind("stackcore_tracer_", 0) == 0) {
+  if (name == atraced::proto::kLedgerFileName) {
+    s.how = "hccl-ledger";
+    s.text = LedgerText(atraced::proto::ReadLedger(raw));
+    s.escaped = true;
+  } else if (name.rfind("stackcore_tracer_", 0) == 0) {
     s.how = "stack-dump";
     if (!atraced::proto::DecodeStackDumpFile(raw, &s.text, &s.error)) s.error = "not a stack dump: " + s.error;
   } else {
@@ -237,7 +245,11 @@ int RunShow(const Globals& g, const Args& args) {
     if (!s.error.empty()) {
       std::cout << "(" << TerminalLine(s.error) << ")\n";
     } else {
-      WriteTerminalText(std::cout, s.text);
+      if (s.escaped) {
+        std::cout << s.text;
+      } else {
+        WriteTerminalText(std::cout, s.text);
+      }
       if (!s.text.empty() && s.text.back() != '\n') std::cout << "\n";
     }
   }

@@ -9,6 +9,7 @@
 
 #include "atraced/rings/counter_clock.h"
 #include "atraced/rings/ring_format.h"
+#include "atraced/proto/ledger_reader.h"
 #include "atraced/proto/ring_reader.h"
 
 namespace atraced {
@@ -25,6 +26,22 @@ struct RingMapping {
            ((reg.flags & ATR_RING_COUNTER) ? ATR_RING_FLAG_COUNTER : 0);
   }
   proto::RingExpectation expectation() const { return {reg.msg_num, reg.msg_size, flags()}; }
+  bool ledger() const { return (reg.flags & ATR_RING_LEDGER) != 0; }
+  // The header as a save or a registration checks it: a tracer ring's or a ledger's.
+  bool HeaderValid(std::vector<std::string>* problems, uint64_t* write_index, uint64_t* slots) const {
+    if (ledger()) {
+      proto::LedgerSnapshot head = proto::ReadLedgerHeader(map, size, reg.msg_num);
+      if (problems) problems->insert(problems->end(), head.problems.begin(), head.problems.end());
+      *write_index = head.write_index;
+      *slots = head.record_count;
+      return head.header_valid;
+    }
+    proto::RingSnapshot head = proto::ReadRingHeader(map, size, expectation());
+    if (problems) problems->insert(problems->end(), head.problems.begin(), head.problems.end());
+    *write_index = head.write_index;
+    *slots = head.msg_num;
+    return head.header_valid;
+  }
 
   const proto::RingRegister reg;
   const void* const map;
@@ -72,10 +89,11 @@ Result<HeldRing> HeldRing::Map(UniqueFd memfd, const proto::RingRegister& m, Unm
   auto ring = std::make_shared<RingMapping>(m, map, size, unmapper, clock);
   // The header must agree with the registration now; the slots are checked at each save
   // (reading them here would fault in a ring's every page, and copy it for nothing).
-  proto::RingSnapshot snap = proto::ReadRingHeader(map, size, ring->expectation());
-  if (!snap.header_valid) {
-    // The reader's problems already start with "ring header: ".
-    return Status::Error(EINVAL, snap.problems.empty() ? std::string("ring header: invalid") : snap.problems.front());
+  std::vector<std::string> problems;
+  uint64_t write_index = 0, slots = 0;
+  if (!ring->HeaderValid(&problems, &write_index, &slots)) {
+    // The readers' problems already start with "ring header: " or "ledger header: ".
+    return Status::Error(EINVAL, problems.empty() ? std::string("ring header: invalid") : problems.front());
   }
   return HeldRing(std::move(ring));
 }
@@ -97,12 +115,31 @@ const std::string& HeldRing::name() const { return ring_->reg.name; }
 bool HeldRing::exit_save() const { return (ring_->reg.flags & ATR_RING_EXIT_SAVE) != 0; }
 bool HeldRing::binary() const { return !ring_->reg.structs.empty(); }
 size_t HeldRing::bytes() const { return ring_->size; }
+uint64_t HeldRing::write_index() const {
+  // Map checked the header fits; the field is 8-byte aligned in a page-aligned mapping.
+  const auto* field = reinterpret_cast<const uint64_t*>(static_cast<const uint8_t*>(ring_->map) + ATR_RING_OFF_WRITE_INDEX);
+  return __atomic_load_n(field, __ATOMIC_RELAXED);
+}
+
+std::optional<HeldRing::Record> HeldRing::LastRecord(size_t max_bytes) const {
+  std::vector<uint8_t> copy;
+  proto::CopyRingUsed(ring_->map, ring_->size, &copy);
+  const proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), ring_->expectation());
+  if (!snap.header_valid || snap.records.empty()) return std::nullopt;
+  const proto::RingRecord& last = snap.records.back();
+  std::string_view data(reinterpret_cast<const char*>(last.data.data()), last.data.size());
+  data = data.substr(0, std::min(data.find('\0'), max_bytes));
+  return Record{last.index, std::string(data)};
+}
 
 std::optional<RingSavePlan> HeldRing::PlanSave(std::vector<std::string>* problems) const {
-  proto::RingSnapshot head = proto::ReadRingHeader(ring_->map, ring_->size, ring_->expectation());
-  if (problems) problems->insert(problems->end(), head.problems.begin(), head.problems.end());
-  if (!head.header_valid || head.write_index == 0) return std::nullopt;
-  const uint64_t slots = std::min<uint64_t>(head.write_index, head.msg_num);
+  uint64_t write_index = 0, capacity = 0;
+  if (!ring_->HeaderValid(problems, &write_index, &capacity) || write_index == 0) return std::nullopt;
+  const uint64_t slots = std::min<uint64_t>(write_index, capacity);
+  if (ring_->ledger()) {
+    // The ledger is saved as it is laid out (its file format): header and every slot.
+    return RingSavePlan(ring_, TraceFileName::Ledger(), slots, ATR_LEDGER_BYTES(capacity));
+  }
   return RingSavePlan(ring_, TraceFileName::Object({"schedule", ring_->reg.name, binary()}), slots,
                       MaxFormatted(ring_->reg, slots));
 }
@@ -111,6 +148,7 @@ std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
   // Reused across saves on this thread: a fresh 150 KiB buffer per save is a fresh mmap
   // and ~40 page faults each time.
   thread_local std::vector<uint8_t> copy;
+  if (ring_->ledger()) return FormatLedger(copy, problems);
   proto::CopyRingUsed(ring_->map, ring_->size, &copy, slots_);
   proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), ring_->expectation());
   if (problems) problems->insert(problems->end(), snap.problems.begin(), snap.problems.end());
@@ -133,6 +171,18 @@ std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
   }
   return core::FormatRingText(snap, time, reg.utc_offset_s);
 }
+
+std::string RingSavePlan::FormatLedger(std::vector<uint8_t>& copy, std::vector<std::string>* problems) const {
+  proto::CopyLedgerUsed(ring_->map, ring_->size, &copy);
+  // Checked, so that the log says what is wrong with it and an empty or broken one makes no
+  // file; written as copied: its readers check every record again (ledger_reader.h).
+  proto::LedgerSnapshot snap = proto::ReadLedger(std::span<const uint8_t>(copy), ring_->reg.msg_num);
+  if (problems) problems->insert(problems->end(), snap.problems.begin(), snap.problems.end());
+  if (!snap.header_valid || snap.records.empty()) return {};
+  return std::string(copy.begin(), copy.end());
+}
+
+bool HeldRing::ledger() const { return ring_->ledger(); }
 
 std::optional<HeldRing::File> HeldRing::Save(std::vector<std::string>* problems) const {
   std::optional<RingSavePlan> plan = PlanSave(problems);

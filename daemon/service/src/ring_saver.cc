@@ -67,7 +67,7 @@ struct RingSaver::Job {
 };
 
 void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const std::vector<const HeldRing*>& rings,
-                     std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir) {
+                     std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir, DumpKind dump) {
   // Planned from the headers: an event directory is made only when some ring holds a record.
   auto job = std::make_shared<Job>();
   uint64_t bound = 0;
@@ -75,7 +75,7 @@ void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const
     bound += report.bytes.size();
     job->parts.emplace_back(report.name).bytes = std::move(report.bytes);
   }
-  for (const HeldRing* ring : rings) {
+  for (const HeldRing* ring : WithLedger(c, rings)) {
     std::vector<std::string> problems;
     std::optional<RingSavePlan> plan = ring->PlanSave(&problems);
     for (const auto& p : problems) log_.Warning("ring ", ring->name(), " of pid ", c.peer.pid, ": ", p);
@@ -95,7 +95,8 @@ void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(std::move(st).LoggedAs(Status::LogAs::kSummarized));
-  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true, c.labels},
+  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true, c.labels,
+                                  dump},
                                  c.utc_offset_s);
   if (!begun.ok()) return done(begun.status());
   job->seq = begun->seq;
@@ -183,9 +184,16 @@ void RingSaver::Complete(Job& job) {
 std::vector<const HeldRing*> RingSaver::Unreleased(const Client& c) {
   std::vector<const HeldRing*> chosen;
   for (auto& [id, held] : c.rings) {
-    if (!c.released.count(id)) chosen.push_back(&held.ring);
+    if (!c.released.count(id) && !held.ring.ledger()) chosen.push_back(&held.ring);
   }
   return chosen;
+}
+
+std::vector<const HeldRing*> RingSaver::WithLedger(const Client& c, std::vector<const HeldRing*> rings) {
+  for (auto& [id, held] : c.rings) {
+    if (held.ring.ledger()) rings.push_back(&held.ring);
+  }
+  return rings;
 }
 
 namespace {
@@ -202,7 +210,7 @@ std::vector<const HeldRing*> OnePerName(const Client& c, Wanted wanted, std::str
   };
   std::map<std::string, uint32_t> by_name;
   for (auto& [id, held] : c.rings) {
-    if (!wanted(held.ring)) continue;
+    if (held.ring.ledger() || !wanted(held.ring)) continue;  // the ledger joins every save (Save)
     auto [pos, inserted] = by_name.try_emplace(held.ring.name(), id);
     if (!inserted && rank(id) > rank(pos->second)) pos->second = id;
   }

@@ -60,9 +60,10 @@ class RingSaver {
   }
   // The same, for the process of `owner` (its directory, name and uid) but counted against
   // `payer`'s process (max-bytes-per-client) and uid (queued save bytes): PROCESS_DUMP, where
-  // whoever asks pays.
+  // whoever asks pays; `dump` marks the directory as a dump and whose (order_log.h's 'o').
   void Save(const Client& owner, const Client& payer, EventKind kind, const std::vector<const HeldRing*>& rings,
-            std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr);
+            std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr,
+            DumpKind dump = DumpKind::kNone);
 
   // Saves whose completion has not run yet.
   size_t in_flight() const { return jobs_.size(); }
@@ -74,6 +75,10 @@ class RingSaver {
   // -ESHUTDOWN, now; what their worker finishes later is not counted. Returns how many.
   size_t AbandonRunning();
 
+  // The process's collective ledger (HeldRing::ledger) is saved with every save of its
+  // connection, whatever the rings chosen: the lists below never hold it, Save adds it.
+  // `rings` and c's ledger, if it holds one (what a save of a stand-in for c needs).
+  static std::vector<const HeldRing*> WithLedger(const Client& c, std::vector<const HeldRing*> rings);
   // The rings RING_SAVE_ALL and DUMP save: every live one (destroyed exitSave ones wait for exit).
   static std::vector<const HeldRing*> Unreleased(const Client& c);
   // The rings GOODBYE saves: the exitSave objects, live or destroyed, one per name, chosen

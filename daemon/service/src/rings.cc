@@ -19,6 +19,9 @@ Status Rings::OnRingRegister(Client& c, std::span<const uint8_t> payload, Unique
   if ((m.flags & ATR_RING_COUNTER) && !(c.features & ATR_FEATURE_RING_COUNTER)) {
     return refuse(ENOTSUP, "flags: ATR_RING_COUNTER needs ATR_FEATURE_RING_COUNTER, not granted in HELLO");
   }
+  if ((m.flags & ATR_RING_LEDGER) && !(c.features & ATR_FEATURE_LEDGER)) {
+    return refuse(ENOTSUP, "flags: ATR_RING_LEDGER needs ATR_FEATURE_LEDGER, not granted in HELLO");
+  }
   if (c.rings.count(m.object_id)) return refuse(EEXIST, "object_id: " + std::to_string(m.object_id) + " is already registered");
   if (c.rings.size() >= limits_.max_rings_per_client) {
     return refuse(EBUSY, "rings: this connection already holds " + std::to_string(c.rings.size()) + " rings, the limit");
@@ -126,7 +129,7 @@ void Rings::OnDump(Client& c, std::span<const uint8_t> payload, DeferredReply re
   // Sent on the crash connection, which holds no ring: the rings are another connection's.
   Client* holder = clients_.RingHolderOf(c);
   const std::vector<const HeldRing*> chosen = holder ? RingSaver::Unreleased(*holder) : std::vector<const HeldRing*>{};
-  if (chosen.empty()) {
+  if (holder == nullptr || holder->rings.empty()) {  // a ledger alone is saved too
     return reply.Answer(Status::Error(ENOENT, "DUMP: no connection of pid " + std::to_string(c.peer.pid) +
                                                   " holds an unreleased ring: there is nothing to save"));
   }

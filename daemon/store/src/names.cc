@@ -1,5 +1,7 @@
 #include "atraced/store/names.h"
 
+#include "atraced/proto/ledger_reader.h"
+
 #include <charconv>
 #include <limits>
 
@@ -194,8 +196,11 @@ std::optional<StackcoreFileName> ParseStackcoreFileName(std::string_view text) {
 }
 
 bool IsTraceFileName(std::string_view text) {
-  return ParseStackcoreFileName(text).has_value() || ParseObjectFileName(text).has_value();
+  return ParseStackcoreFileName(text).has_value() || ParseObjectFileName(text).has_value() ||
+         text == proto::kLedgerFileName;
 }
+
+TraceFileName TraceFileName::Ledger() { return TraceFileName(std::string(proto::kLedgerFileName)); }
 
 std::string FormatMarkerName(const EventMarker& m) {
   return ".atraced_" + std::to_string(m.seq) + "_" + std::string(SideName(m.side)) + "_" +

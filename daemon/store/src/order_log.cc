@@ -139,6 +139,11 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
     }
     out += '\n';
   }
+  if (e.dump != DumpKind::kNone) {
+    out += "o ";
+    out += std::to_string(e.seq);
+    out += e.dump == DumpKind::kHang ? " hang\n" : " dump\n";
+  }
   if (e.incomplete) AppendSaving(e.seq, out);
 }
 
@@ -225,6 +230,19 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
         continue;
       }
       entries[it->second].labels = std::move(labels);
+      ++r.records;
+    } else if (fields[0] == "o") {
+      uint64_t seq = 0;
+      if (fields.size() != 3 || !ParseNumber(fields[1], &seq) || (fields[2] != "dump" && fields[2] != "hang")) {
+        problem(line_no, "bad dump record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0 || entries[it->second].dump != DumpKind::kNone) {
+        problem(line_no, "dump record of unknown sequence " + std::to_string(seq));
+        continue;
+      }
+      entries[it->second].dump = fields[2] == "hang" ? DumpKind::kHang : DumpKind::kOperator;
       ++r.records;
     } else if (fields[0] == "p" || fields[0] == "d") {
       const bool saving = fields[0] == "p";

@@ -1,4 +1,5 @@
-// A ring of a libascend_trace client, held by the daemon (protocol 1.1, ATR_FEATURE_MEMFD).
+// A ring of a libascend_trace client, held by the daemon (protocol 1.1, ATR_FEATURE_MEMFD), or
+// the process's collective ledger (ATR_FEATURE_LEDGER), held and saved the same way.
 //
 // The client passes a sealed memfd. The daemon checks it is what it claims to be — a memfd
 // (it answers F_GET_SEALS), sealed against shrinking (so a mapping can never fault with
@@ -54,6 +55,9 @@ class RingSavePlan {
   std::string Format(std::vector<std::string>* problems) const;
 
  private:
+  // A collective ledger's part: the ledger as laid out (ledger_layout.h), "" when no record
+  // of it checks out.
+  std::string FormatLedger(std::vector<uint8_t>& copy, std::vector<std::string>* problems) const;
   friend class HeldRing;
   RingSavePlan(std::shared_ptr<const RingMapping> ring, TraceFileName name, uint64_t slots, uint64_t max_bytes)
       : ring_(std::move(ring)), file_name_(std::move(name)), slots_(slots), max_bytes_(max_bytes) {}
@@ -82,7 +86,22 @@ class HeldRing {
   const std::string& name() const;
   bool exit_save() const;
   bool binary() const;
+  // The process's collective ledger (ATR_RING_LEDGER), saved as hccl_tracer_ledger.bin with
+  // every save of its connection's rings.
+  bool ledger() const;
   size_t bytes() const;
+  // The header's write_index now (records claimed so far), one load from the mapping, no
+  // copy and no check: the hang watch's measure of progress (progress_watch.h). The process
+  // can make it say anything, which changes only how that process itself is judged.
+  uint64_t write_index() const;
+  // The newest complete record now (copied and checked as a save is), its bytes up to the
+  // first NUL and at most `max_bytes`, raw: the caller escapes them. nullopt: no record
+  // checks out. The hang watch's "each tracer's last record".
+  struct Record {
+    uint64_t index = 0;  // its position in the writer's sequence
+    std::string bytes;
+  };
+  std::optional<Record> LastRecord(size_t max_bytes) const;
 
   struct File {
     TraceFileName name;

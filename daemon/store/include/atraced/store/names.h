@@ -5,6 +5,7 @@
 //   {file} = {tracer}_tracer_{object}.txt|.bin
 //          | schedule_tracer_ts_{device}.txt
 //          | stackcore_tracer_{signo}_{tid}_{program}_{time}.txt
+//          | hccl_tracer_ledger.bin (the process's collective ledger, proto/ledger_reader.h)
 //
 // plus names of atraced's own, all hidden (leading '.') so CANN tools skip them:
 //   - the aside directory .atraced_aged, where aging moves an event directory (one rename)
@@ -78,7 +79,7 @@ struct StackcoreFileName {
 std::string FormatStackcoreFileName(const StackcoreFileName& name);
 std::optional<StackcoreFileName> ParseStackcoreFileName(std::string_view text);
 
-// True if `text` is a file name one of the three file forms above parses.
+// True if `text` is a file name one of the file forms above parses.
 bool IsTraceFileName(std::string_view text);
 
 // A trace file name, well-formed by construction: it is made only from typed parts that were
@@ -89,6 +90,7 @@ class TraceFileName {
   static TraceFileName Object(const ObjectFileName& n) { return TraceFileName(FormatObjectFileName(n)); }
   static TraceFileName Ts(uint32_t device_id) { return TraceFileName(FormatTsFileName(device_id)); }
   static TraceFileName Stackcore(const StackcoreFileName& n) { return TraceFileName(FormatStackcoreFileName(n)); }
+  static TraceFileName Ledger();
   const std::string& str() const { return name_; }
 
  private:

@@ -8,6 +8,7 @@
 //   + <seq> <h|d|e> <device_id> <uid> <created_us> <process dir>/<event dir>
 //   c <seq> <program>
 //   l <seq> [job=<job>] [rank=<rank>] [world=<world size>]
+//   o <seq> <dump|hang>
 //   p <seq>
 //   d <seq>
 //   - <seq>
@@ -23,6 +24,11 @@
 // job, rank and world size, each checked by proto::CheckLabel, so no space or newline),
 // for `atracectl list`'s JOB and RANK and the journal; only those set are written. A log
 // without it leaves the labels unknown; an older daemon skips the record as unknown.
+//
+// 'o' (after its 'l', in the same write) says the directory is a dump of a live process
+// (PROCESS_DUMP): `dump` one an operator asked for, `hang` one the daemon's hang watch took by
+// itself; for `atracectl list`'s HOW and dump-keep. A log without it leaves the directory
+// an ordinary schedule one; an older daemon skips the record as unknown.
 //
 // 'p' (with its '+', in the same write; or alone when a save goes into a directory that
 // exists) says a save is being written into the directory, 'd' that the save completed:
@@ -70,6 +76,9 @@ namespace atraced {
 inline constexpr std::string_view kOrderLogName = ".atraced_order";
 inline constexpr std::string_view kOrderLogHeader = "# atraced order log 1\n";
 
+// Who asked for a dump's directory ('o' record): nobody (not a dump), an operator, the hang watch.
+enum class DumpKind : uint8_t { kNone, kOperator, kHang };
+
 struct OrderEntry {
   uint64_t seq = 0;
   AgeClass cls = AgeClass::kHost;
@@ -81,6 +90,7 @@ struct OrderEntry {
   std::string comm;          // the program it was made for; "" unknown ('c' record)
   bool incomplete = false;   // a save into it began ('p') and its completion ('d') is not logged
   proto::Labels labels{};    // the job, rank and world size its process sent ('l' record)
+  DumpKind dump = DumpKind::kNone;  // a dump of a live process, and whose ('o' record)
   bool operator==(const OrderEntry&) const = default;
 };
 

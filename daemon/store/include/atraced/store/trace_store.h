@@ -66,6 +66,7 @@ struct EventSpec {
   // as begun ('p', order_log.h) until EndSave logs it complete.
   bool save = false;
   proto::Labels labels{};  // its process's job, rank and world size (order log, listing, journal)
+  DumpKind dump = DumpKind::kNone;  // PROCESS_DUMP's directory: an operator's or the hang watch's
 };
 
 struct BeginResult {
@@ -91,6 +92,7 @@ struct EventInfo {
   // may be empty or short. False while a save is still being written into it.
   bool incomplete = false;
   proto::Labels labels{};  // none known: all ""
+  DumpKind dump = DumpKind::kNone;
 };
 
 struct StoreCounters {
@@ -106,11 +108,15 @@ struct StoreCounters {
   uint64_t bytes_freed = 0;     // the (allocated) bytes of aged directories
   // Writes and new events refused with ENOSPC, indexed by ByteLimit (max-use, keep-free).
   std::array<uint64_t, 3> refused_by_limit{};
+  // Dumps (EventInfo::dump) aged by the byte budget or keep-free while dump-keep still spared
+  // them from the count: each is logged, and STATUS shows the count.
+  uint64_t kept_dumps_aged = 0;
 };
 
 // What an aging pass took off the lists (relative paths), for VACUUM's reply.
 struct AgingReport {
   std::vector<std::string> removed;
+  std::vector<uint32_t> removed_uids;  // VacuumBy's dry run: whose each of `removed` is
   uint64_t bytes = 0;  // VacuumBy: their allocated bytes
 };
 
@@ -204,6 +210,10 @@ class TraceStore {
 
   // Applies a new record number at once.
   void SetRecordNum(uint32_t record_num);
+  // dump-keep: a dump's directory (EventSpec::dump) is spared by the count limits for this
+  // long after it was made (0: never), so that a job's dumps wait for their export. The byte
+  // limits still count and may age it (with a log line, StoreCounters::kept_dumps_aged).
+  void SetDumpKeep(std::chrono::seconds keep);
   // Applies a new bound on exit directories at once (default kExitRecordNumDefault).
   void SetExitRecordNum(uint32_t exit_record_num);
   // Applies new retention settings (byte budget, keep-free, policy, max age) at once. Sizes
@@ -280,6 +290,8 @@ class TraceStore {
   Entry* FindEntry(uint64_t seq);
   // Plans the victims of class `c` if it held `extra` more directories than it does.
   std::vector<Victim> PlanVictims(AgeClass c, size_t extra);
+  // Whether dump-keep spares `e` from the count limits now.
+  bool Kept(const Entry& e, int64_t now_us) const;
   // Plans, under the aging policy, victims from the classes in `pool` merged in creation
   // order until `need` bytes are freed; skips pinned directories, `protect` and `skip`'s.
   std::vector<Victim> PlanBytes(std::span<const AgeClass> pool, uint64_t need, uint64_t protect, uint64_t* freed,
@@ -334,6 +346,7 @@ class TraceStore {
   Clock& clock_;
   Logger& log_;
   uint32_t record_num_;
+  int64_t dump_keep_us_ = 24ll * 3600 * 1000000;
   uint32_t exit_record_num_ = kExitRecordNumDefault;
   uint64_t next_seq_ = 1;
   std::array<ClassMap, kAgeClassCount> classes_;

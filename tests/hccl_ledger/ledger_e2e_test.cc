@@ -1,0 +1,263 @@
+// Ranks of a job as processes, over the libhccl and acl doubles with LD_PRELOAD=libatrace_hccl.so,
+// against the real daemon: the ledger outlives a rank that is killed in a collective, and is
+// saved at a clean exit, with completions where an acl runtime is loaded and without.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "atraced/proto/ledger_reader.h"
+#include "rank_process.h"
+#include "support/daemon_process.h"
+#include "support/temp_dir.h"
+
+using atraced::proto::LedgerSnapshot;
+using atraced::testing::DaemonProcess;
+using hccl_ledger_test::Eventually;
+using hccl_ledger_test::RankProcess;
+using hccl_ledger_test::SavedLedgers;
+
+namespace {
+
+struct Job {
+  DaemonProcess daemon;
+  atraced::testing::TempDir meeting;  // the double's rendezvous files
+
+  Job() { REQUIRE(daemon.Start()); }
+
+  std::unique_ptr<RankProcess> Rank(int rank, int size, int calls, bool hold, bool acl) {
+    std::vector<std::string> argv{ATRACE_HCCL_RANK, std::to_string(rank), std::to_string(size), std::to_string(calls)};
+    if (hold) argv.push_back("hold");
+    std::vector<std::string> env{"LD_PRELOAD=" ATRACE_HCCL_LIBRARY, "ATRACED_SOCKET=" + daemon.socket(),
+                                 "ATRACE_HCCL_DOUBLE_DIR=" + meeting.path(), "RANK_ID=" + std::to_string(rank),
+                                 "RANK_SIZE=" + std::to_string(size)};
+    if (acl) env.push_back("HCCL_RANK_ACL_LIB=" ATRACE_ACL_DOUBLE);
+    return std::make_unique<RankProcess>(argv, env);
+  }
+
+  // The sequence number rank `rank` entered in the double's rendezvous: it is inside the
+  // collective (past libatrace_hccl's record) once this reads the call's number.
+  uint64_t Entered(int rank) const {
+    const int fd = ::open((meeting.path() + "/hccl_world_group.rdv").c_str(), O_RDONLY | O_CLOEXEC);
+    uint64_t v = 0;
+    if (fd >= 0) {
+      if (::pread(fd, &v, sizeof v, rank * 8) != sizeof v) v = 0;
+      ::close(fd);
+    }
+    return v;
+  }
+
+  LedgerSnapshot Ledger(const std::string& path) const {
+    LedgerSnapshot snap;
+    std::string why;
+    REQUIRE(atraced::proto::ReadLedgerFile(path, &snap, &why));
+    INFO(why);
+    return snap;
+  }
+};
+
+void CheckCalls(const LedgerSnapshot& snap, uint32_t rank, uint64_t calls) {
+  REQUIRE(snap.header_valid);
+  REQUIRE(snap.records.size() == calls);
+  for (uint64_t i = 0; i < calls; ++i) {
+    const auto& r = snap.records[i];
+    CHECK(r.comm == "hccl_world_group");
+    CHECK(r.comm_seq == i + 1);
+    CHECK(r.op == ATR_LEDGER_OP_ALL_REDUCE);
+    CHECK(r.count == 1024 * (i + 1));
+    CHECK(r.data_type == 3);
+    CHECK(r.reduce_op == 0);
+    CHECK(r.stream == 0x5151);
+    CHECK(r.rank_known);
+    CHECK(r.rank == rank);
+    CHECK(r.size == 2);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("hccl ledger: a rank SIGKILLed inside a collective leaves its ledger in its death save, ending at the call it was in") {
+  Job job;
+  // Rank 1 makes two AllReduces and waits; rank 0 enters a third that rank 1 never joins.
+  auto r0 = job.Rank(0, 2, 3, false, true);
+  auto r1 = job.Rank(1, 2, 2, true, true);
+  REQUIRE(r1->WaitForLine("finished"));
+  REQUIRE(r0->WaitForLine("enter 3"));
+  REQUIRE(Eventually([&] { return job.Entered(0) == 3; }));
+  r0->Kill();
+  std::vector<std::string> saved;
+  REQUIRE(Eventually([&] { return !(saved = SavedLedgers(job.daemon.trace_dir(), "stackcore", r0->pid())).empty(); }));
+  REQUIRE(saved.size() == 1);
+  const LedgerSnapshot snap = job.Ledger(saved[0]);
+  CheckCalls(snap, 0, 3);
+  CHECK(snap.completion_tracked());
+  // The call it died in was entered, and never completed.
+  CHECK(snap.records[2].completion_tracked);
+  CHECK_FALSE(snap.records[2].completion_ns.has_value());
+  // The rank still alive: its ledger, dumped from outside, shows it done with #2; the
+  // completions arrive as the library's thread polls the events.
+  REQUIRE(Eventually([&] {
+    const std::string cmd = std::string(ATRACECTL_BINARY) + " --socket " + job.daemon.socket() + " dump " +
+                            std::to_string(r1->pid()) + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) return false;
+    const auto dumps = SavedLedgers(job.daemon.trace_dir(), "schedule", r1->pid());
+    if (dumps.empty()) return false;
+    const LedgerSnapshot s = job.Ledger(dumps.back());
+    return s.records.size() == 2 && s.records[0].completion_ns && s.records[1].completion_ns;
+  }));
+  const auto dumps = SavedLedgers(job.daemon.trace_dir(), "schedule", r1->pid());
+  const LedgerSnapshot live = job.Ledger(dumps.back());
+  CheckCalls(live, 1, 2);
+  CHECK(*live.records[0].completion_ns >= live.records[0].enqueue_ns);
+}
+
+TEST_CASE("hccl ledger: without an acl runtime the ledger holds enqueues only and says so, and a clean exit saves it") {
+  Job job;
+  auto r0 = job.Rank(0, 2, 4, false, false);
+  auto r1 = job.Rank(1, 2, 4, false, false);
+  for (auto* r : {r0.get(), r1.get()}) {
+    const int status = r->Wait();
+    INFO(r->output());
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+  }
+  uint32_t rank = 0;
+  for (auto* r : {r0.get(), r1.get()}) {
+    const auto saved = SavedLedgers(job.daemon.trace_dir(), "exit", r->pid());
+    REQUIRE(saved.size() == 1);
+    const LedgerSnapshot snap = job.Ledger(saved[0]);
+    CheckCalls(snap, rank++, 4);
+    CHECK_FALSE(snap.completion_tracked());
+    for (const auto& rec : snap.records) CHECK_FALSE(rec.completion_tracked);
+  }
+}
+
+TEST_CASE("hccl ledger: a process that inherits LD_PRELOAD and never calls HCCL gets no ledger") {
+  Job job;
+  // hccl_rank without its arguments returns 2 before any HCCL call (an instrumented program:
+  // the sanitizer trees' interposer loads into no other).
+  RankProcess p({ATRACE_HCCL_RANK}, {"LD_PRELOAD=" ATRACE_HCCL_LIBRARY, "ATRACED_SOCKET=" + job.daemon.socket()});
+  const int status = p.Wait();
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 2);
+  // No process directory of it: trace_{pgid}_{pid}_{time}.
+  std::error_code ec;
+  const std::string mark = "_" + std::to_string(p.pid()) + "_";
+  for (const auto& entry : std::filesystem::directory_iterator(job.daemon.trace_dir(), ec)) {
+    CHECK(entry.path().filename().string().find(mark) == std::string::npos);
+  }
+}
+
+namespace {
+
+std::string Run(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hccl ledger: show and info decode a saved ledger, a hostile communicator name escaped and kept to its process") {
+  Job job;
+  // A one-rank communicator whose name carries a terminal escape and a newline forging a line.
+  const std::string evil = "evil\x1b]52;c;aGk=\x07\nrank 9 of 9: entered #99";
+  std::vector<std::string> env{"LD_PRELOAD=" ATRACE_HCCL_LIBRARY, "ATRACED_SOCKET=" + job.daemon.socket(),
+                               "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path(), "ATRACE_HCCL_DOUBLE_COMM=" + evil,
+                               "HCCL_RANK_ACL_LIB=" ATRACE_ACL_DOUBLE};
+  RankProcess lone({ATRACE_HCCL_RANK, "0", "1", "2"}, env);
+  REQUIRE(lone.Wait() == 0);
+  auto other = job.Rank(0, 1, 1, false, false);  // another process, its own world group
+  REQUIRE(other->Wait() == 0);
+  const auto saved = SavedLedgers(job.daemon.trace_dir(), "exit", lone.pid());
+  REQUIRE(saved.size() == 1);
+  const std::string ctl = std::string(ATRACECTL_BINARY) + " --socket " + job.daemon.socket();
+
+  const std::string dir = std::filesystem::path(saved[0]).parent_path().string();
+  const std::string shown = Run(ctl + " show " + dir);
+  INFO(shown);
+  CHECK(shown.find("collective ledger: 2 call(s) of 2 made; completion tracked") != std::string::npos);
+  CHECK(shown.find("rank 0/1 #2 AllReduce 2048 fp16 sum stream 0x5151") != std::string::npos);
+  CHECK(shown.find('\x1b') == std::string::npos);
+  CHECK(shown.find('\x07') == std::string::npos);
+  CHECK(shown.find("\nrank 9 of 9") == std::string::npos);
+  CHECK(shown.find("evil\\x1b]52;c;aGk=\\x07\\x0arank 9 of 9: entered #99") != std::string::npos);
+
+  const std::string info = Run(ctl + " info " + std::to_string(lone.pid()));
+  INFO(info);
+  CHECK(info.find("Collectives:") != std::string::npos);
+  CHECK(info.find("rank 0/1: entered #2 AllReduce 2048 fp16 sum") != std::string::npos);
+  CHECK(info.find('\x1b') == std::string::npos);
+  CHECK(info.find("\nrank 9 of 9") == std::string::npos);
+  const std::string json = Run(ctl + " info --json " + std::to_string(lone.pid()));
+  INFO(json);
+  CHECK(json.find("\"collectives\":{\"seq\":") != std::string::npos);
+  CHECK(json.find("\"completion_tracked\":true") != std::string::npos);
+  CHECK(json.find("\"rank\":0,\"size\":1,\"calls\":2,\"last_entered\":{\"seq\":2,\"op\":\"AllReduce\",\"count\":2048,"
+                  "\"dtype\":\"fp16\",\"reduce\":\"sum\",\"peer\":null},\"last_completed\":") != std::string::npos);
+  CHECK(json.find("evil\\u001b]52;c;aGk=\\u0007\\nrank 9 of 9") != std::string::npos);  // JSON-escaped
+  const std::string other_info = Run(ctl + " info " + std::to_string(other->pid()));
+  INFO(other_info);
+  CHECK(other_info.find("comm hccl_world_group rank 0/1: entered #1 AllReduce 1024 fp16 sum") != std::string::npos);
+  CHECK(other_info.find("evil") == std::string::npos);
+}
+
+TEST_CASE("hccl ledger: Python loads the interposer and HCCL with ctypes, calls from threads, and forks") {
+  if (ATRACE_HCCL_INSTRUMENTED) {
+    WARN("skipped: an instrumented library does not load into the uninstrumented python3");
+    return;
+  }
+  if (::access("/usr/bin/python3", X_OK) != 0) {
+    WARN("skipped: no /usr/bin/python3 (Debian package python3)");
+    return;
+  }
+  Job job;
+  RankProcess py({"/usr/bin/python3", ATRACE_HCCL_PY_RANK, ATRACE_HCCL_LIBRARY, ATRACE_HCCL_DOUBLE},
+                 {"ATRACED_SOCKET=" + job.daemon.socket(), "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path()});
+  REQUIRE(py.WaitForLine("parent done"));
+  const int status = py.Wait();
+  INFO(py.output());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const size_t at = py.output().find("child ");
+  REQUIRE(at != std::string::npos);
+  const pid_t child = static_cast<pid_t>(std::stol(py.output().substr(at + 6)));
+
+  // The parent: the hundred calls of its four threads, each its own sequence number; none of
+  // the five made through libhccl's own handle (docs/HCCL_LEDGER.md, what is not reached).
+  const auto parent = SavedLedgers(job.daemon.trace_dir(), "exit", py.pid());
+  REQUIRE(parent.size() == 1);
+  const LedgerSnapshot p = job.Ledger(parent[0]);
+  REQUIRE(p.records.size() == 100);
+  std::set<uint64_t> seqs, counts;
+  for (const auto& r : p.records) {
+    seqs.insert(r.comm_seq);
+    counts.insert(r.count);
+    CHECK(r.comm == "hccl_world_group");
+    CHECK(r.rank_known);
+    CHECK(r.size == 1);
+  }
+  CHECK(seqs.size() == 100);
+  CHECK(*seqs.rbegin() == 100);
+  CHECK(counts.size() == 100);
+  CHECK(counts.count(777) == 0);
+  // The child: its own ledger, its own count from 1, nothing written into its parent's.
+  const auto forked = SavedLedgers(job.daemon.trace_dir(), "exit", child);
+  REQUIRE(forked.size() == 1);
+  const LedgerSnapshot c = job.Ledger(forked[0]);
+  REQUIRE(c.records.size() == 10);
+  for (uint64_t i = 0; i < 10; ++i) {
+    CHECK(c.records[i].comm_seq == i + 1);
+    CHECK(c.records[i].count == 5001 + i);
+  }
+}
