@@ -232,7 +232,7 @@ TEST_CASE("hang --journal --follow reports a job once no new entry of it came fo
   CHECK(reports == 1);
 }
 
-TEST_CASE("hang --journal --exec runs CMD once per job with its hosts file; journal text never becomes shell text",
+TEST_CASE("hang --journal --exec runs CMD once per job with its hosts file, and journal text never becomes shell text",
           "[atracectl][hang][journal][security]") {
   REQUIRE_JOURNAL_REMOTE();
   TempDir tmp;

@@ -510,7 +510,7 @@ TEST_CASE("LABELS request: layout, round trip, each label checked", "[codec][lab
   CHECK(Decode(Bytes({2, 0, 'J'}), &out).err() == EBADMSG);
 }
 
-TEST_CASE("LABELS with a hang timeout: a fourth string, checked; the three-label form unchanged", "[codec][labels][hang]") {
+TEST_CASE("LABELS with a hang timeout: a fourth string, checked, and the three-label form unchanged", "[codec][labels][hang]") {
   const LabelsRequest in{{"J1", "0", "8"}, "2s"};
   const auto payload = EncodeToVector(in);
   CHECK(payload == Bytes({2, 0, 'J', '1', 1, 0, '0', 1, 0, '8', 2, 0, '2', 's'}));
