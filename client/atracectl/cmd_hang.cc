@@ -1,5 +1,9 @@
 // atracectl hang BUNDLE... [--json]: where the ranks of a hung job are, from the bundles of
 // its hosts (`dump --job J`, then `export --format tar --job J`, on every host):
+//   - collectives first: per HCCL communicator, the ranks grouped by the last call they
+//     entered in it (from each process's collective ledger, hccl_tracer_ledger.bin, of its
+//     latest save), the ranks behind in the smallest communicator that is behind, missing
+//     ranks, mismatched calls (fleet/collectives.h);
 //   - missing ranks: expected by the world size the processes were labelled with, in no
 //     bundle (the first place to look: a host whose bundle was not gathered, a rank that
 //     died before it traced); the report cannot tell a rank that is gone from one whose
@@ -23,9 +27,12 @@
 #include <vector>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ledger_reader.h"
 #include "bundle_reader.h"
 #include "cli.h"
 #include "escape.h"
+#include "fleet/collectives_input.h"
+#include "fleet/collectives_text.h"
 #include "fleet_groups.h"
 #include "format.h"
 #include "parse.h"
@@ -49,6 +56,10 @@ struct ProcessState {
   std::vector<ThreadStack> stacks;
   std::string stacks_dir;
   std::map<std::string, LastRecord> last;  // by tracer object
+  int64_t ledger_at = INT64_MIN;  // the directory time of the save the ledger comes from
+  RankLedger::Ledger ledger = RankLedger::Ledger::kNone;
+  std::string ledger_problem;
+  std::vector<CommLedger> comms;
 };
 
 std::string UtcTime(int64_t us) {
@@ -103,6 +114,16 @@ int RunHang(const Globals&, const Args& args) {
       const FleetGroup& g = groups.Of(b, dir);
       ProcessState& ps = state[g.id];
       const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+      if (name == atraced::proto::kLedgerFileName) {
+        if (dir.created_unix_us < ps.ledger_at) return;  // a later save's ledger is kept
+        const atraced::proto::LedgerSnapshot snap = atraced::proto::ReadLedger(
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+        ps.ledger_at = dir.created_unix_us;
+        ps.ledger = snap.header_valid ? RankLedger::Ledger::kRead : RankLedger::Ledger::kUnreadable;
+        ps.ledger_problem = snap.problems.empty() ? "" : snap.problems.front();
+        ps.comms = snap.header_valid ? CommLedgersOf(snap) : std::vector<CommLedger>{};
+        return;
+      }
       if (name.rfind("stackcore_tracer_", 0) == 0) {
         if (is_bin || dir.created_unix_us < ps.stacks_at) return;
         std::vector<ThreadStack> stacks = ParseStackSection(bytes);
@@ -188,6 +209,25 @@ int RunHang(const Globals&, const Args& args) {
   std::stable_sort(classes.begin(), classes.end(), [](const Class& a, const Class& b) {
     return a.ranks.size() != b.ranks.size() ? a.ranks.size() < b.ranks.size() : a.ranks.front() < b.ranks.front();
   });
+  // The collectives: every process that claims a rank, with its ledger (conflicts are the
+  // analysis's to settle), and the stack class of each rank to join to.
+  std::vector<RankLedger> ledgers;
+  for (const FleetGroup& g : groups.groups()) {
+    if (!g.rank) continue;
+    const ProcessState& ps = state[g.id];
+    RankLedger& l = ledgers.emplace_back();
+    l.rank = *g.rank;
+    l.host = g.host;
+    l.pid = g.pid;
+    l.ledger = ps.ledger;
+    l.problem = ps.ledger_problem;
+    l.comms = ps.comms;
+  }
+  const CollectivesReport collectives = AnalyzeCollectives(ledgers, world);
+  StackClassOf stack_class;
+  for (size_t i = 0; i < classes.size(); ++i) {
+    for (int64_t r : classes[i].ranks) stack_class[r] = i;
+  }
   std::vector<int64_t> outliers;
   if (classes.size() > 1) {
     for (const Class& c : classes) {
@@ -210,7 +250,8 @@ int RunHang(const Globals&, const Args& args) {
   }
 
   if (json) {
-    std::string o = "{\"ranks_expected\":";
+    std::string o = "{\"communicators\":" + CommunicatorsJson(collectives, stack_class) + "," +
+                    CollectivesJsonMembers(collectives) + ",\"ranks_expected\":";
     if (world) {
       o += "[";
       for (int64_t r = 0; r < *world && r < (1 << 24); ++r) o += (r ? "," : "") + std::to_string(r);
@@ -247,7 +288,8 @@ int RunHang(const Globals&, const Args& args) {
     return failed ? kExitFailed : kExitOk;
   }
 
-  std::string o;
+  std::string o = CollectivesText(collectives, stack_class);
+  if (!o.empty()) o += "\n";
   o += "Ranks seen: " + (seen.empty() ? std::string("none") : RankRanges(seen)) +
        (world ? " of " + std::to_string(*world) + " (world size)" : std::string(" (no world size labelled)")) + "\n";
   if (!missing.empty()) {
@@ -261,8 +303,9 @@ int RunHang(const Globals&, const Args& args) {
          "'atracectl dump --job J' before export)\n";
   }
   o += "\nClasses by the main thread's stack, smallest first:\n";
-  for (const Class& c : classes) {
-    o += "  ranks " + RankRanges(c.ranks) + " (" + std::to_string(c.ranks.size()) + "): ";
+  for (size_t i = 0; i < classes.size(); ++i) {
+    const Class& c = classes[i];
+    o += "  S" + std::to_string(i + 1) + " ranks " + RankRanges(c.ranks) + " (" + std::to_string(c.ranks.size()) + "): ";
     for (size_t f = 0; f < c.stack.size() && f < 6; ++f) o += (f ? " < " : "") + TerminalLine(c.stack[f]);
     if (c.stack.size() > 6) o += " < ...";
     o += "\n";

@@ -57,8 +57,8 @@ TEST_CASE("hang: ranks 0-4 in one function and 5 in another make classes {5} and
   INFO(text.out);
   CHECK(Has(text.out, "Ranks seen: 0-5 of 6 (world size)\n"));
   CHECK_FALSE(Has(text.out, "Missing ranks"));
-  CHECK(Has(text.out, "  ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"
-                      "  ranks 0-4 (5): __futex_abstimed_wait < wait_allreduce_done < main\n"));
+  CHECK(Has(text.out, "  S1 ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"
+                      "  S2 ranks 0-4 (5): __futex_abstimed_wait < wait_allreduce_done < main\n"));
   CHECK(Has(text.out, "Likely culprits: ranks 5:"));
   CHECK(Has(text.out, "[0-5] main\n  [0-4] wait_allreduce_done\n    [0-4] __futex_abstimed_wait\n  [5] load_next_batch\n"));
   CHECK(Has(text.out, "[0-5] poll\n"));  // every thread, not only the main one
