@@ -38,7 +38,10 @@ CommLedger Comm(const std::string& name, uint32_t rank, uint32_t size, uint64_t 
   c.rank = rank;
   c.size = size;
   c.completion_tracked = true;
-  for (uint64_t s = first; s <= last; ++s) c.recent.push_back(Call(s));
+  for (uint64_t s = first;; ++s) {  // to `last` inclusive, which may be UINT64_MAX
+    c.recent.push_back(Call(s));
+    if (s == last) break;
+  }
   c.last_entered = c.recent.back();
   c.last_completed = done;
   return c;

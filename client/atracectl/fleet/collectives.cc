@@ -220,9 +220,10 @@ CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::
         names.push_back(c.name);
       }
       // A ledger naming one communicator twice (summaries keep each instance): the latest call.
-      auto same = std::find_if(it->second.begin(), it->second.end(), [&](const Member& m) { return m.rank == rank; });
+      const int64_t job_rank = rank;  // a structured binding is not captured (C++20 before P1091 in clang 14)
+      auto same = std::find_if(it->second.begin(), it->second.end(), [&](const Member& m) { return m.rank == job_rank; });
       if (same == it->second.end()) {
-        it->second.push_back({rank, &c});
+        it->second.push_back({job_rank, &c});
       } else if (c.last_entered.index > same->comm->last_entered.index) {
         same->comm = &c;
       }
