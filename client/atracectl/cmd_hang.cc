@@ -250,8 +250,7 @@ int RunHang(const Globals&, const Args& args) {
   }
 
   if (json) {
-    std::string o = "{\"communicators\":" + CommunicatorsJson(collectives, stack_class) + "," +
-                    CollectivesJsonMembers(collectives) + ",\"ranks_expected\":";
+    std::string o = "{\"ranks_expected\":";
     if (world) {
       o += "[";
       for (int64_t r = 0; r < *world && r < (1 << 24); ++r) o += (r ? "," : "") + std::to_string(r);
@@ -283,7 +282,9 @@ int RunHang(const Globals&, const Args& args) {
       o += "}}";
       first = false;
     }
-    o += "},\"tree\":" + tree.Json() + ",\"unranked_processes\":" + std::to_string(unranked) + "}\n";
+    o += "},\"tree\":" + tree.Json() + ",\"unranked_processes\":" + std::to_string(unranked) +
+         ",\"communicators\":" + CommunicatorsJson(collectives, stack_class) + "," + CollectivesJsonMembers(collectives) +
+         "}\n";
     std::cout << o;
     return failed ? kExitFailed : kExitOk;
   }

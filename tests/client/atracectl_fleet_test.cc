@@ -56,6 +56,8 @@ TEST_CASE("hang: ranks 0-4 in one function and 5 in another make classes {5} and
   REQUIRE(text.exit_code == 0);
   INFO(text.out);
   CHECK(Has(text.out, "Ranks seen: 0-5 of 6 (world size)\n"));
+  // Ranks without libatrace_hccl: the collectives say so in one line, before the stacks.
+  CHECK(text.out.rfind("Collectives: no rank has a collective ledger", 0) == 0);
   CHECK_FALSE(Has(text.out, "Missing ranks"));
   CHECK(Has(text.out, "  S1 ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"
                       "  S2 ranks 0-4 (5): __futex_abstimed_wait < wait_allreduce_done < main\n"));

@@ -222,6 +222,18 @@ TEST_CASE("collectives: a rank whose ledger is missing is named, and missing fro
   CHECK(Contains(CommunicatorsJson(r, {}), "\"missing\":[2,6,7],\"missing_ranges\":\"2,6-7\",\"missing_count\":3"));
 }
 
+TEST_CASE("collectives: a job without ledgers gets one line saying how to have them") {
+  std::vector<RankLedger> ranks = World({});
+  for (RankLedger& rank : ranks) rank.ledger = RankLedger::Ledger::kNone, rank.comms.clear();
+  const CollectivesReport r = AnalyzeCollectives(ranks, 8);
+  CHECK(r.comms.empty());
+  CHECK(r.no_ledger.size() == 8);
+  CHECK(CollectivesText(r, {}) ==
+        "Collectives: no rank has a collective ledger (run the ranks under LD_PRELOAD=libatrace_hccl.so to see where "
+        "each is in its HCCL communicators).\n");
+  CHECK(CollectivesText(AnalyzeCollectives({}, std::nullopt), {}).empty());
+}
+
 TEST_CASE("collectives: another user's process claiming a rank cannot make it look behind") {
   std::vector<RankLedger> ranks = World({});
   // uid 1001 says it is rank 5, one call in: a conflict, the job's uid (1000) is used.

@@ -92,6 +92,10 @@ std::string CallText(const proto::LedgerRecord& r) {
 
 std::string CollectivesText(const CollectivesReport& r, const StackClassOf& stack_class) {
   if (!r.any_ledger && r.no_ledger.empty() && r.unreadable.empty() && r.notes.empty()) return "";
+  if (!r.any_ledger && r.unreadable.empty() && r.notes.empty()) {
+    return "Collectives: no rank has a collective ledger (run the ranks under LD_PRELOAD=libatrace_hccl.so to see "
+           "where each is in its HCCL communicators).\n";
+  }
   std::string o = "Collectives (each rank's ledger of HCCL calls):\n";
   if (r.stuck) {
     const CommReport& s = r.comms[*r.stuck];

@@ -20,7 +20,7 @@ std::string ElementCount(uint64_t count);
 // "#1042 AllReduce (4 Mi fp16, sum)"; a root or peer when the op has one.
 std::string CallText(const atraced::proto::LedgerRecord& r);
 
-// The section (empty when no rank had a ledger and none was expected): a lead line naming the
+// The section (empty without ranks; one line when none has a ledger): a lead line naming the
 // ranks behind in the stuck communicator, then per communicator its classes (smallest first),
 // missing ranks, rank conflicts and mismatches; then the ranks without a ledger and notes.
 std::string CollectivesText(const CollectivesReport& r, const StackClassOf& stack_class);
