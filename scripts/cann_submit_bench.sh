@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # AtraceSubmit of a 112-byte record: CANN's own libascend_trace against ours, side by side.
-#   bash scripts/cann_submit_bench.sh CANN_SRC_GIT_DIR [--rounds N] [--records N]
+#   bash scripts/cann_submit_bench.sh CANN_SRC_GIT_DIR [--rounds N] [--records N] [--current-clocksource]
 # CANN_SRC_GIT_DIR is a git directory of CANN's runtime repository (a bare mirror will do);
 # its HEAD is read with git archive. The script
 #   1. builds CANN's libascend_trace from src/dfx/trace at -O2 (its ring, tracer, recorder,
@@ -14,29 +14,35 @@
 #      reversed every other round, against a daemon of ours on a scratch root and socket;
 #   4. does that once per kernel clocksource (tsc, then kvm-clock) where it runs as root and
 #      the kernel offers both, restarting the daemon under each (its counter checks run at
-#      start-up), and puts the original clocksource back on any exit; elsewhere it runs
-#      under the current clocksource only and says so;
-#   5. prints, per clocksource, the median and min-max ns/record of each case and side by
+#      start-up), and puts the original clocksource back on any exit; elsewhere, or with
+#      --current-clocksource (a machine shared with other measurements), it runs under the
+#      current clocksource only and says so;
+#   5. runs it with --pair: both libraries loaded in one process, PAIR_ROUNDS short
+#      rounds (default 101) alternating between them, steadier on a busy machine;
+#   6. prints, per clocksource, the median and min-max ns/record of each case and side by
 #      thread CPU time and by wall time, the median and min-max of the per-round ratios to
 #      CANN, the clock each ring is stamped with (its header), the load (uptime) before and
 #      after, and atraced_tick_bench: what the daemon's tick costs for the counter's upkeep.
-# Environment: BUILD_DIR, JOBS, BENCH_DIR (scratch parent, default $TMPDIR or /tmp), CC.
+# Environment: BUILD_DIR, JOBS, BENCH_DIR (scratch parent, default $TMPDIR or /tmp), CC,
+# PAIR_ROUNDS, PAIR_RECORDS (default 200000).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 cann_git="${1:-}"
 if [[ -z "$cann_git" || "$cann_git" == -* ]]; then
-  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 shift
 rounds=7
 records=2000000
+switch_clocksource=1
 while (($#)); do
   case "$1" in
     --rounds) shift; rounds="${1:?--rounds needs a number}" ;;
     --records) shift; records="${1:?--records needs a number}" ;;
+    --current-clocksource) switch_clocksource=0 ;;
     *) echo "cann_submit_bench.sh: unknown argument [$1]" >&2; exit 2 ;;
   esac
   shift
@@ -122,10 +128,13 @@ cann_lib="$scratch/cann-lib"
 bench="$scratch/cann_submit_bench"
 "$cc" -O2 -std=c11 -Wall -Wextra -Werror -Iclient/ascend_trace/include -Iproto/include bench/cann_submit_bench.c \
   -L"$cann_lib" -Wl,--no-as-needed -lascend_trace -Wl,--as-needed -lpthread -ldl -o "$bench"
+pair="$scratch/cann_pair_bench"  # the same program, linked against neither library
+"$cc" -O2 -std=c11 -Wall -Wextra -Werror -Iclient/ascend_trace/include -Iproto/include bench/cann_submit_bench.c -lpthread -ldl -o "$pair"
 
 # ---- 4. the passes ---------------------------------------------------------------------------
-cases=(locked1 nolock1 locked4)
-declare -A label=([locked1]="1 thread, locked" [nolock1]="1 thread, noLock" [locked4]="4 threads, one locked object")
+cases=(locked1 nolock1 locked4 locked16)
+declare -A label=([locked1]="1 thread, locked" [nolock1]="1 thread, noLock" [locked4]="4 threads, one locked object"
+  [locked16]="16 threads, one locked object")
 
 start_daemon() {
   local d="$scratch/daemon-$1"
@@ -176,6 +185,11 @@ run_pass() {
         print s, $2, $4 >> (o "/cpu"); print s, $2, $6 >> (o "/wall"); print s, $2, $8 >> (o "/failed") }' "$out/$side.$r"
     done
   done
+  local pair_before pair_after
+  pair_before="$(uptime)"
+  "$pair" --pair "$cann_lib/libascend_trace.so" "$ours_lib/libascend_trace.so" --rounds "${PAIR_ROUNDS:-101}" \
+    --records "${PAIR_RECORDS:-200000}" >"$out/pairs"
+  pair_after="$(uptime)"
   load_after="$(uptime)"
   stop_daemon
 
@@ -188,7 +202,10 @@ run_pass() {
     for c in "${cases[@]}"; do
       echo "      $c stamps with: $(awk -v c="$c" '$2 == c { sub(/.* clock /, ""); print }' "$out/$side.1")"
     done
-    echo "      records refused (slot busy), all rounds: $(awk -v s="$side" '$1 == s { n += $3 } END { print n + 0 }' "$out/failed")"
+    for c in "${cases[@]}"; do
+      echo "      $c records refused (slot busy), all rounds: $(awk -v s="$side" -v c="$c" '$1 == s && $2 == c { n += $3 }
+        END { print n + 0 }' "$out/failed")"
+    done
   done
   cat "$out"/*.err | sort | uniq -c | sed 's/^/   stderr: /'
   grep -i 'cycle counter' "$daemon_log" | sed 's/^/   daemon: /' || echo "   daemon: granted the cycle counter (no cycle-counter line in its log)"
@@ -210,12 +227,16 @@ run_pass() {
       echo "$row"
     done
   done
+  echo "-- in one process, CANN's library and ours alternating (cann_submit_bench --pair), ns/record"
+  echo "   load before: $pair_before"
+  echo "   load after:  $pair_after"
+  sed 's/^/   /' "$out/pairs"
   echo "-- the daemon's tick under $cs (atraced_tick_bench)"
   "$build/bench/atraced_tick_bench" | sed 's/^/   /' || echo "   (the counter lost its grant during the tick bench)"
 }
 
 can_switch=0
-if [[ -w "$cs_file" ]] && grep -qw tsc "$cs_avail" && grep -qw kvm-clock "$cs_avail"; then can_switch=1; fi
+if ((switch_clocksource)) && [[ -w "$cs_file" ]] && grep -qw tsc "$cs_avail" && grep -qw kvm-clock "$cs_avail"; then can_switch=1; fi
 if ((can_switch)); then
   for cs in tsc kvm-clock; do
     echo "$cs" >"$cs_file"
@@ -223,8 +244,8 @@ if ((can_switch)); then
     run_pass "$cs"
   done
 else
-  echo "== cannot switch clocksources here (needs root and both tsc and kvm-clock in $cs_avail):" \
-    "measuring under the current one, $cs_original, only"
+  echo "== not switching clocksources (--current-clocksource, or not root, or not both tsc and kvm-clock in" \
+    "$cs_avail): measuring under the current one, $cs_original, only"
   run_pass "$cs_original"
 fi
 echo

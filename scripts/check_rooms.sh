@@ -2,7 +2,8 @@
 # Checks the daemon's rooms (daemon/CMakeLists.txt, docs/ARCHITECTURE.md):
 #   1. a room includes headers only of itself and of the rooms below it;
 #   2. the include graph of daemon/ has no cycle (tsort finds loops);
-#   3. no source file in daemon/ is over 600 lines, and the dispatcher is under 400;
+#   3. warns (does not fail) for a source file of daemon/ over 600 lines: concepts, not a
+#      line count, decide where code goes; a long file is a hint to look for two concerns;
 #   4. the tests of a room sit in tests/<room>/: every test source there reaches a header of
 #      its room (directly or through a fixture header of tests/) and none of a room above it.
 #      The suites outside the rooms' directories (proto, client, ascend_trace, integration,
@@ -69,11 +70,8 @@ rm -f "$edges.err"
 
 while read -r lines file; do
   [[ "$file" == total ]] && continue
-  limit=600
-  [[ "$file" == service/src/trace_service.cc ]] && limit=400
-  if ((lines > limit)); then
-    echo "$file: $lines lines, over the $limit a file of daemon/ may have" >&2
-    failed=1
+  if ((lines > 600)); then
+    echo "warning: $file: $lines lines, over 600: does it hold two concerns?" >&2
   fi
 done < <(find . -name '*.h' -o -name '*.cc' | sed 's|^\./||' | xargs wc -l)
 
@@ -114,4 +112,4 @@ for room in "${!allowed[@]}"; do
 done
 
 if ((failed)); then exit 1; fi
-echo "rooms: every include points down, no cycle, every file within its size, every test in its room"
+echo "rooms: every include points down, no cycle, every test in its room"

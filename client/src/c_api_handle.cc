@@ -4,6 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <string>
+
 #include "atraced/atrace_client.h"
 #include "client.h"
 #include "endpoint.h"
@@ -27,8 +30,18 @@ int atrace_client_internal::OpenWithFeatures(const atrace_client_options* option
     if (o.flags & ATRACE_OPT_NO_FD_PASSING) c->features = 0;
     if (o.flags & ATRACE_OPT_PROCESS_DUMP) c->features |= ATR_FEATURE_PROCESS_DUMP;
     c->features |= extra_features;
-    c->labels = atraced::proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
-    if (!c->labels.empty()) c->features |= ATR_FEATURE_LABELS;
+    auto get = [](const char* name) -> const char* { return ::getenv(name); };
+    std::string refused;
+    c->labels = {atraced::proto::CheckedLabelsFromEnvironment(get, &refused),
+                 atraced::proto::HangTimeoutFromEnvironment(get)};
+    static std::atomic<bool> told{false};
+    if (!refused.empty() && !told.exchange(true)) {  // left out, the others sent: said once
+      const std::string line = "libatrace_client: a job/rank label of the environment is not sent: " + refused + "\n";
+      (void)!::write(STDERR_FILENO, line.data(), line.size());
+    }
+    if (!c->labels.labels.empty() || !c->labels.hang_timeout.empty()) {
+      c->features |= ATR_FEATURE_LABELS | ATR_FEATURE_HANG_TIMEOUT;
+    }
     int rc = Ready(*c);
     if (rc != 0) return rc;
     *out = c.release();

@@ -35,7 +35,7 @@ struct atrace_client {
   uint64_t features = ATR_FEATURE_FD_PASSING;
   // The job, rank and world size of this process's environment, read at open and sent
   // (LABELS) on every connection whose HELLO grants ATR_FEATURE_LABELS.
-  atraced::proto::Labels labels;
+  atraced::proto::LabelsRequest labels;  // and ATRACE_HANG_TIMEOUT, sent where the daemon grants it
 
   std::unique_ptr<atrace_client_internal::Connection> conn;
   // Bumped whenever a connection is dropped: events and files remember the generation

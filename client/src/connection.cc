@@ -19,7 +19,7 @@ namespace proto = atraced::proto;
 Connection::Connection(Fd fd)
     : fd_(std::move(fd)), owner_pid_(::getpid()), decoder_(std::make_unique<proto::FrameDecoder>()) {}
 
-int Connection::Open(const std::string& path, uint64_t features, const proto::Labels& labels, const Deadline& deadline,
+int Connection::Open(const std::string& path, uint64_t features, const proto::LabelsRequest& labels, const Deadline& deadline,
                      std::unique_ptr<Connection>* out, std::string* message) {
   Fd fd;
   int rc = ConnectUnix(path, deadline, &fd);
@@ -39,11 +39,14 @@ int Connection::Open(const std::string& path, uint64_t features, const proto::La
     return r.status;
   }
   if (!proto::Decode(r.body, &c->hello_).ok() || c->hello_.major != ATR_VERSION_MAJOR) return -EPROTO;
-  if ((c->hello_.features & ATR_FEATURE_LABELS) && !labels.empty()) {
+  if ((c->hello_.features & ATR_FEATURE_LABELS) && !(labels.labels.empty() && labels.hang_timeout.empty())) {
     // Labels are the process's word, not a condition of tracing: refused, they are said
     // once on stderr (the daemon logs it too) and the connection goes on without them.
+    // The hang timeout only to a daemon that knows it (an older one refuses the bytes).
+    proto::LabelsRequest sent = labels;
+    if (!(c->hello_.features & ATR_FEATURE_HANG_TIMEOUT)) sent.hang_timeout.clear();
     payload.clear();
-    proto::Encode(labels, payload);
+    proto::Encode(sent, payload);
     c->Queue(ATR_OP_LABELS, payload, 0);
     rc = c->Pump(deadline, 0);
     if (rc != 0) return rc;

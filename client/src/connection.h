@@ -31,7 +31,7 @@ class Connection {
  public:
   // Connects to `path`, sends HELLO asking for `features`, and waits for the reply, all
   // before `deadline`. Returns 0 or -errno (a refused HELLO returns its status).
-  static int Open(const std::string& path, uint64_t features, const atraced::proto::Labels& labels, const Deadline& deadline,
+  static int Open(const std::string& path, uint64_t features, const atraced::proto::LabelsRequest& labels, const Deadline& deadline,
                   std::unique_ptr<Connection>* out, std::string* message);
 
   pid_t owner_pid() const { return owner_pid_; }

@@ -3,8 +3,11 @@
 // checked here is only that they are short and harmless to print anywhere.
 #include <cstdlib>
 
+#include "atraced/base/time_span.h"
+
 #include "atraced/proto/byte_io.h"
 #include "atraced/proto/codec.h"
+#include "atraced/proto/stack_report.h"
 #include "checks.h"
 
 namespace atraced::proto {
@@ -52,16 +55,63 @@ std::string CheckLabel(LabelKind kind, std::string_view value) {
   return "";
 }
 
+namespace {
+
+// Where each label comes from: the first set of its variables.
+struct LabelSource {
+  LabelKind kind;
+  std::string Labels::*field;
+  std::initializer_list<const char*> names;
+};
+const LabelSource kLabelSources[] = {{LabelKind::kJob, &Labels::job, {"ATRACE_JOB", "SLURM_JOB_ID", "JOB_ID"}},
+                                     {LabelKind::kRank, &Labels::rank, {"RANK_ID", "RANK", "SLURM_PROCID"}},
+                                     {LabelKind::kWorldSize, &Labels::world_size, {"RANK_SIZE", "WORLD_SIZE", "SLURM_NTASKS"}}};
+
+// The first set variable of `names` and its value (at most 4 labels long: the daemon refuses
+// it whole), or a null name.
+std::pair<const char*, std::string> FirstSet(const char* (*get)(const char*), std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    const char* v = get(n);
+    if (v != nullptr && *v != '\0') return {n, std::string(v).substr(0, 4 * ATR_MAX_LABEL)};
+  }
+  return {nullptr, ""};
+}
+
+}  // namespace
+
+std::string CheckHangTimeout(std::string_view value) {
+  if (value.empty()) return "";
+  if (value.size() > ATR_MAX_LABEL) {
+    return "hang_timeout: " + std::to_string(value.size()) + " bytes, longer than " + std::to_string(ATR_MAX_LABEL);
+  }
+  const auto span = ParseTimeSpan(value);
+  if (!span || span->count() <= 0) return "hang_timeout: not a time span above zero like 500ms, 30s or 5min";
+  return "";
+}
+
+std::string HangTimeoutFromEnvironment(const char* (*get)(const char*)) {
+  const char* v = get("ATRACE_HANG_TIMEOUT");
+  return v == nullptr ? std::string() : std::string(v).substr(0, 4 * ATR_MAX_LABEL);  // the daemon refuses it whole
+}
+
 Labels LabelsFromEnvironment(const char* (*get)(const char*)) {
-  auto first = [get](std::initializer_list<const char*> names) {
-    for (const char* n : names) {
-      const char* v = get(n);
-      if (v != nullptr && *v != '\0') return std::string(v).substr(0, 4 * ATR_MAX_LABEL);  // the daemon refuses it whole
+  Labels out;
+  for (const LabelSource& s : kLabelSources) out.*s.field = FirstSet(get, s.names).second;
+  return out;
+}
+
+Labels CheckedLabelsFromEnvironment(const char* (*get)(const char*), std::string* refused) {
+  Labels out;
+  refused->clear();
+  for (const LabelSource& s : kLabelSources) {
+    auto [name, value] = FirstSet(get, s.names);
+    if (std::string why = CheckLabel(s.kind, value); !why.empty()) {
+      *refused += (refused->empty() ? "" : "; ") + std::string(name) + "='" + EscapeStackText(value, false) + "': " + why;
+      continue;
     }
-    return std::string();
-  };
-  return {first({"ATRACE_JOB", "SLURM_JOB_ID", "JOB_ID"}), first({"RANK_ID", "RANK", "SLURM_PROCID"}),
-          first({"RANK_SIZE", "WORLD_SIZE", "SLURM_NTASKS"})};
+    out.*s.field = std::move(value);
+  }
+  return out;
 }
 
 void Encode(const Labels& m, std::vector<uint8_t>& out) {
@@ -70,18 +120,47 @@ void Encode(const Labels& m, std::vector<uint8_t>& out) {
   PutString16(out, m.world_size);
 }
 
-Status Decode(std::span<const uint8_t> payload, Labels* m) {
-  ByteReader in(payload);
+void Encode(const LabelsRequest& m, std::vector<uint8_t>& out) {
+  Encode(m.labels, out);
+  if (!m.hang_timeout.empty()) PutString16(out, m.hang_timeout);
+}
+
+namespace {
+
+// The three labels, read and checked.
+Status ReadLabels(ByteReader& in, Labels* m) {
   PROTO_TRY(ReadString16(in, "job", &m->job));
   PROTO_TRY(ReadString16(in, "rank", &m->rank));
   PROTO_TRY(ReadString16(in, "world_size", &m->world_size));
-  if (in.remaining() != 0) return Error(EBADMSG, "LABELS", std::to_string(in.remaining()) + " bytes after world_size");
   for (auto [kind, value] : {std::pair{LabelKind::kJob, &m->job}, std::pair{LabelKind::kRank, &m->rank},
                              std::pair{LabelKind::kWorldSize, &m->world_size}}) {
     if (std::string why = CheckLabel(kind, *value); !why.empty()) {
       return Status::Error(EINVAL, why);
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Decode(std::span<const uint8_t> payload, Labels* m) {
+  ByteReader in(payload);
+  PROTO_TRY(ReadLabels(in, m));
+  if (in.remaining() != 0) return Error(EBADMSG, "LABELS", std::to_string(in.remaining()) + " bytes after world_size");
+  return Status::Ok();
+}
+
+Status Decode(std::span<const uint8_t> payload, LabelsRequest* m) {
+  ByteReader in(payload);
+  PROTO_TRY(ReadLabels(in, &m->labels));
+  m->hang_timeout.clear();
+  if (in.remaining() != 0) {
+    PROTO_TRY(ReadString16(in, "hang_timeout", &m->hang_timeout));
+    // Sent only when set: an empty one is not a form a client writes.
+    if (m->hang_timeout.empty()) return Error(EBADMSG, "LABELS", "hang_timeout sent empty; leave it out");
+  }
+  if (in.remaining() != 0) return Error(EBADMSG, "LABELS", std::to_string(in.remaining()) + " bytes after hang_timeout");
+  if (std::string why = CheckHangTimeout(m->hang_timeout); !why.empty()) return Status::Error(EINVAL, why);
   return Status::Ok();
 }
 

@@ -170,7 +170,8 @@ TEST_CASE("the shipped conf/atraced.conf parses and documents every key", "[conf
   CHECK(ParseConfigText(text, "conf/atraced.conf", &c) == "");
   for (const char* key : {"root", "socket", "record-num", "log-level", "socket-group", "forwarder-group",
                           "idle-timeout", "max-clients", "max-events-per-client", "max-files-per-client",
-                          "uid-descriptor-share", "exit-record-num", "crash-all-threads", "crash-unwind-timeout-ms"}) {
+                          "uid-descriptor-share", "exit-record-num", "crash-all-threads", "crash-unwind-timeout-ms",
+                          "hang-timeout", "hang-watch-unlabelled", "hang-dumps-per-hour", "dump-keep"}) {
     CAPTURE(key);
     // Documented with its default, commented out, or set (socket-group = atrace).
     CHECK((text.find(std::string("# ") + key + " =") != std::string::npos ||
@@ -246,6 +247,40 @@ TEST_CASE("bad retention values name the key and what is allowed", "[config]") {
   auto p = Parse(args);
   CHECK(p.outcome == Outcome::kUsageError);
   CHECK(p.output.find(needle) != std::string::npos);
+}
+
+TEST_CASE("the hang watch's keys: defaults, spans, and a bad value named with its key", "[config][hang]") {
+  const Config defaults = Parse({}).config;
+  CHECK(defaults.hang.timeout == std::chrono::seconds(300));
+  CHECK_FALSE(defaults.hang.watch_unlabelled);
+  CHECK(defaults.hang.dumps_per_hour == 64u);
+  CHECK(defaults.dump_keep == std::chrono::hours(24));
+
+  atraced::testing::TempDir tmp;
+  atraced::testing::WriteFile(tmp / "h.conf", "hang-timeout = 5min\nhang-watch-unlabelled = 1\nhang-dumps-per-hour = 12\n"
+                                              "dump-keep = 2h\n");
+  auto p = Parse({"--config", tmp / "h.conf"});
+  REQUIRE(p.outcome == Outcome::kRun);
+  CHECK(p.config.hang.timeout == std::chrono::minutes(5));
+  CHECK(p.config.hang.watch_unlabelled);
+  CHECK(p.config.hang.dumps_per_hour == 12u);
+  CHECK(p.config.dump_keep == std::chrono::hours(2));
+  // The flag wins over the file; 0 turns the watch off.
+  CHECK(Parse({"--config", tmp / "h.conf", "--hang-timeout", "0"}).config.hang.timeout.count() == 0);
+  CHECK(Parse({"--hang-timeout", "2s"}).config.hang.timeout == std::chrono::seconds(2));
+
+  auto [args, needle] = GENERATE(table<std::vector<std::string>, std::string>({
+      {{"--hang-timeout", "5 min"}, "invalid value [5 min] for hang-timeout"},
+      {{"--hang-timeout", "-1"}, "invalid value [-1] for hang-timeout"},
+      {{"--hang-timeout", "8d"}, "invalid value [8d] for hang-timeout: expected a time span like 500ms"},
+      {{"--hang-watch-unlabelled", "yes"}, "invalid value [yes] for hang-watch-unlabelled"},
+      {{"--hang-dumps-per-hour", "0"}, "invalid value [0] for hang-dumps-per-hour: expected an integer in [1, 100000]"},
+      {{"--dump-keep", "1500ms"}, "invalid value [1500ms] for dump-keep: expected whole seconds"},
+  }));
+  auto bad = Parse(args);
+  CAPTURE(bad.output);
+  CHECK(bad.outcome == Outcome::kUsageError);
+  CHECK(bad.output.find(needle) != std::string::npos);
 }
 
 TEST_CASE("time spans", "[config]") {

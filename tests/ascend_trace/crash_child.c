@@ -26,8 +26,13 @@
  *   oom     first moves itself into the cgroup whose cgroup.procs $CRASH_CHILD_CGROUP_PROCS
  *           names (before the library connects: the daemon reads the cgroup at HELLO), then
  *           after one byte on stdin touches memory until the OOM killer ends it
+ *   report  reports crash_obj's event now (a schedule dir), then returns
+ *   report-exec  as report, then executes $CRASH_CHILD_EXEC (a set-id copy of this program,
+ *           in the tests of a credential change) with "report N": the same process, as
+ *           another user, reports again
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer: the daemon's
  * backtrace names crash_here/abort_here and main. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -172,6 +177,25 @@ int main(int argc, char **argv) {
         pthread_attr_setstacksize(&small, 256 * 1024);
         if (pthread_create(&t, &small, overflow_thread, &h) != 0) return 10;
         pthread_join(t, NULL);
+    }
+    if (strcmp(argv[1], "report") == 0 || strcmp(argv[1], "report-exec") == 0) {
+        TraEventHandle ev = AtraceEventCreate("crash_event");
+        TraceEventAttr event_attr;
+        const char *next = getenv("CRASH_CHILD_EXEC");
+        memset(&event_attr, 0, sizeof event_attr);
+        event_attr.limitedNum = 1;
+        if (ev < 0 || AtraceEventSetAttr(ev, &event_attr) != TRACE_SUCCESS || AtraceEventBindTrace(ev, h) != TRACE_SUCCESS ||
+            AtraceEventReportSync(ev) != TRACE_SUCCESS) {
+            return 10;
+        }
+        if (strcmp(argv[1], "report-exec") == 0) {
+            char *const next_argv[] = {(char *)next, "report", argv[2], NULL};
+            extern char **environ;
+            const int null_fd = open("/dev/null", O_WRONLY);
+            if (next == NULL || null_fd < 0 || dup2(null_fd, 1) != 1) return 10;  /* the parent reads only the first "ready" */
+            execve(next, next_argv, environ);
+            return 13;
+        }
     }
     if (strcmp(argv[1], "oom") == 0) {
         char c;

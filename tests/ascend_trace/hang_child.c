@@ -13,7 +13,9 @@
  * Prints "ready <tid of locker_ab> <tid of locker_ba>\n" once both hold their first lock,
  * and the main thread waits in pthread_join for locker_ab, for ever; with HANG_MAIN_ELSEWHERE
  * set in the environment it waits there from join_elsewhere() (the odd rank of a hung job,
- * tests/ascend_trace/hung_job_test.cc).
+ * tests/ascend_trace/hung_job_test.cc). With HANG_TICK_MS=N the main thread instead submits
+ * "a tick K" to hang_a every N ms, for ever: a rank whose other threads are stuck but which
+ * makes progress (hang_watch_test.cc: the hang watch must never dump it).
  * Exit code 10: a call failed. Built with -g -fno-omit-frame-pointer so that the stacks name
  * take_b_after_a, take_a_after_b, locker_main and main. */
 #define _GNU_SOURCE
@@ -73,6 +75,8 @@ int main(int argc, char **argv) {
     const int extra = argc > 3 ? atoi(argv[3]) : 0;
     const int spin = argc > 4 && strcmp(argv[4], "spin") == 0;
     sigset_t all;
+    const char *tick_ms = getenv("HANG_TICK_MS");
+    TraHandle first = -1;
     pthread_t ab, ba, other;
     char line[64], name[16];
     int r, i;
@@ -84,6 +88,7 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "hang_%c", 'a' + r);
         h = AtraceCreate(TRACER_TYPE_SCHEDULE, name);
         if (h < 0) return 10;
+        if (r == 0) first = h;
         for (i = 0; i < records; ++i) {
             snprintf(line, sizeof line, "%c record %d", 'a' + r, i);
             if (AtraceSubmit(h, line, (uint32_t)strlen(line)) != TRACE_SUCCESS) return 10;
@@ -101,6 +106,13 @@ int main(int argc, char **argv) {
     pthread_barrier_wait(&both_hold);
     printf("ready %d %d\n", (int)locker_tids[0], (int)locker_tids[1]);
     fflush(stdout);
+    if (tick_ms != NULL) {
+        for (i = 0;; ++i) {
+            snprintf(line, sizeof line, "a tick %d", i);
+            if (AtraceSubmit(first, line, (uint32_t)strlen(line)) != TRACE_SUCCESS) return 10;
+            usleep((useconds_t)atoi(tick_ms) * 1000u);
+        }
+    }
     if (getenv("HANG_MAIN_ELSEWHERE") != NULL) join_elsewhere(ab); /* never returns */
     pthread_join(ab, NULL); /* never returns */
     return 0;

@@ -382,3 +382,40 @@ TEST_CASE("dump: a traced process keeps its tracer, its rings are saved and the 
   ::kill(tracer, SIGKILL);
   ::waitpid(tracer, nullptr, 0);
 }
+
+TEST_CASE("dump: a process of 200+ threads keeps every thread's stack, and the counts say so truthfully",
+          "[dump][process_dump]") {
+  DaemonProcess d;
+  REQUIRE(d.Start());
+  Hung hung(d, 0, {"100", "2", "200"});  // 203 threads, and a sanitizer's own
+  // Until every extra thread exists: they are started after "ready".
+  for (int i = 0; i < 20000 && ThreadCount(hung.pid) < 203; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const size_t threads = ThreadCount(hung.pid);
+  REQUIRE(threads >= 203);
+  const RunResult r = Ctl(d, {"dump", "--json", std::to_string(hung.pid)});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // The reply's count is the threads in the report, all of them.
+  CHECK(r.out.find("\"threads\":" + std::to_string(threads) + ",") != std::string::npos);
+  const size_t path_at = r.out.find("\"path\":\"") + 8;
+  const std::string dir = r.out.substr(path_at, r.out.find('"', path_at) - path_at);
+  const std::string text = StackReport(dir, hung.pid, ".txt");
+  REQUIRE(!text.empty());
+  // A block per thread of the process, each with its frames and its stop, the last one too.
+  const std::string n = std::to_string(threads);
+  CHECK(text.find("stacks: " + n + " of " + n + " threads read, one at a time, " + n + " written below;") !=
+        std::string::npos);
+  size_t blocks = 0, held = 0;
+  for (const auto& line : Lines(text)) {
+    blocks += line.rfind("Thread ", 0) == 0;
+    held += line.rfind("(held stopped ", 0) == 0;
+  }
+  CHECK(blocks == threads);
+  CHECK(held == threads);
+  CHECK(text.find("Thread " + n + " (") != std::string::npos);
+  CHECK(text.find("(stacks read one thread at a time: " + n + " of " + n + " threads;") != std::string::npos);
+  CHECK(text.find("the stacks are cut at") == std::string::npos);
+  CHECK(text.find("more threads not read") == std::string::npos);
+  // The log line counts what was read and what was written apart, both all.
+  CHECK(d.WaitForLog(n + " of " + n + " stacks read, " + n + " written"));
+}

@@ -308,7 +308,7 @@ TEST_CASE("atracectl status, list, du and vacuum: human and --json", "[atracectl
   REQUIRE(lj.exit_code == 0);
   CHECK(lj.out.rfind("{\"entries\":[{\"seq\":", 0) == 0);
   std::regex entry("\\{\"seq\":[0-9]+,\"class\":\"(host|device|exit)\",\"kind\":\"[a-z]+\",\"device_id\":[0-9]+,"
-                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,\"how\":\"(report|exit)\","
+                   "\"pid\":[0-9]+,\"uid\":[0-9]+,\"comm\":\"atracectl\",\"bytes\":[0-9]+,\"apparent_bytes\":[0-9]+,\"created_unix_us\":[0-9]+,\"age_s\":[0-9]+,\"how\":\"(report|exit)\",\"signal\":null,"
                    "\"path\":\"trace_[0-9]+_[0-9]+_[0-9]{20}/[a-z]+_event_[0-9]+_[0-9]{20}\",\"incomplete\":false,\"job\":null,\"rank\":null,\"world_size\":null\\}");
   auto begin = std::sregex_iterator(lj.out.begin(), lj.out.end(), entry);
   CHECK(std::distance(begin, std::sregex_iterator()) == 3);
@@ -884,6 +884,9 @@ TEST_CASE("atracectl list says how each directory came to be and when, in local 
     // Bad input: a report whose signal would move the terminal's cursor; one of no known form.
     REQUIRE(WriteEvent(*c, 6, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), head + "caught a fatal signal\nsignal: SIG\x1b[2J\n"}}) == "");
     REQUIRE(WriteEvent(*c, 7, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), "no header at all\n"}}) == "");
+    // The daemon's own form ("11 (SIGSEGV)") and a bare number: both named as coredumpctl names them.
+    REQUIRE(WriteEvent(*c, 8, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), head + "caught a fatal signal\nsignal: 7 (SIGBUS)\n"}}) == "");
+    REQUIRE(WriteEvent(*c, 9, ATR_EVENT_STACKCORE, {{StackcoreFileRequest("x"), head + "caught a fatal signal\nsignal: 6\n"}}) == "");
   }
   REQUIRE(Ctl(d, {"emit", "--event", "exit", "--object", "o"}, "x\n").exit_code == 0);
   auto list = Ctl({"--socket", d.socket(), "list"}, "", {{"TZ", "CST-8"}});
@@ -892,7 +895,7 @@ TEST_CASE("atracectl list says how each directory came to be and when, in local 
   CHECK(list.out.rfind("SEQ\tCLASS\tKIND\tDEVICE\tPID\tUID\tCOMM\tHOW\tSIZE\tAPPARENT\tTIME\tAGE\tPATH\tSTATE\tJOB\tRANK\n", 0) == 0);
   const std::string comm = "\t" + OwnComm() + "\t";
   for (const std::string& how : {comm + "report\t", comm + "crash SIGSEGV\t", comm + "killed SIGKILL\t", comm + "dump\t",
-                                 comm + "oom\t", comm + "crash SIG\\x1b[2J\t", comm + "stackcore\t", std::string("\tatracectl\texit\t")}) {
+                                 comm + "oom\t", comm + "crash SIG\\x1b[2J\t", comm + "crash SIGBUS\t", comm + "crash SIGABRT\t", comm + "stackcore\t", std::string("\tatracectl\texit\t")}) {
     INFO(how);
     CHECK(Has(list.out, how));
   }
@@ -906,8 +909,12 @@ TEST_CASE("atracectl list says how each directory came to be and when, in local 
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "\t%Y-%m-%d %H:%M:%S\t", &tm);
   CHECK(Has(list.out, stamp));
-  CHECK(Has(json.out, "\"how\":\"crash SIGSEGV\","));
-  CHECK(Has(json.out, "\"how\":\"crash SIG\\u001b[2J\","));
+  // --json: the name as the text says it, and the number.
+  CHECK(Has(json.out, "\"how\":\"crash SIGSEGV\",\"signal\":11,"));
+  CHECK(Has(json.out, "\"how\":\"crash SIGBUS\",\"signal\":7,"));
+  CHECK(Has(json.out, "\"how\":\"crash SIGABRT\",\"signal\":6,"));
+  CHECK(Has(json.out, "\"how\":\"killed SIGKILL\",\"signal\":9,"));
+  CHECK(Has(json.out, "\"how\":\"crash SIG\\u001b[2J\",\"signal\":null,"));
 }
 
 TEST_CASE("atracectl info: a PID, the process of a SEQ, or the latest of a COMM, and bad input refused",

@@ -1,11 +1,11 @@
-// atracectl's one way of showing bytes from trace files (client/atracectl/escape.h), for a
+// atracectl's one way of showing bytes from trace files (client/atracectl/common/escape.h), for a
 // terminal, in JSON and inside the HTML timeline's script block.
 #include <catch2/catch.hpp>
 
 #include <sstream>
 #include <string>
 
-#include "escape.h"
+#include "common/escape.h"
 
 using atracectl::AppendForScriptData;
 using atracectl::AppendForTerminal;
@@ -104,6 +104,31 @@ TEST_CASE("terminal: UTF-8 text is kept, invalid UTF-8 is shown byte by byte", "
   CHECK(Terminal("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
   CHECK(Terminal("\xe6\x97") == "\\xe6\\x97");              // cut short
   CHECK(Terminal("a\\x1b") == "a\\\\x1b");                   // a backslash is not an escape
+}
+
+TEST_CASE("terminal and JSON: bidi overrides, isolates, marks and other invisible format controls are escaped",
+          "[atracectl][escape][security]") {
+  // "rank 3 \u202e3 knar" would show as "rank 3 rank 3": the override reorders what follows it.
+  CHECK(Terminal("rank 3 \xe2\x80\xaeknar 3") == "rank 3 \\u202eknar 3");
+  CHECK(TerminalLine("a\xe2\x80\xae" "b") == "a\\u202eb");
+  // Every bidi control (embeddings, overrides, isolates, marks), zero-width ones, the
+  // separators, the BOM, a tag character; each escaped in both forms, nothing else changed.
+  const std::pair<const char*, const char*> cases[] = {
+      {"\xe2\x80\xaa", "202a"}, {"\xe2\x80\xab", "202b"}, {"\xe2\x80\xac", "202c"}, {"\xe2\x80\xad", "202d"},
+      {"\xe2\x80\xae", "202e"}, {"\xe2\x81\xa6", "2066"}, {"\xe2\x81\xa7", "2067"}, {"\xe2\x81\xa8", "2068"},
+      {"\xe2\x81\xa9", "2069"}, {"\xe2\x80\x8e", "200e"}, {"\xe2\x80\x8f", "200f"}, {"\xd8\x9c", "061c"},
+      {"\xe2\x80\x8b", "200b"}, {"\xe2\x80\x8d", "200d"}, {"\xe2\x80\xa8", "2028"}, {"\xe2\x80\xa9", "2029"},
+      {"\xef\xbb\xbf", "feff"}, {"\xc2\xad", "00ad"}};
+  for (const auto& [utf8, hex] : cases) {
+    INFO(hex);
+    CHECK(Terminal(std::string("x") + utf8 + "y") == std::string("x\\u") + hex + "y");
+    CHECK(JsonString(std::string("x") + utf8 + "y") == std::string("\"x\\u") + hex + "y\"");
+  }
+  CHECK(Terminal("\xf3\xa0\x80\x81") == "\\U000e0001");               // LANGUAGE TAG
+  CHECK(JsonString("\xf3\xa0\x80\x81") == "\"\\udb40\\udc01\"");  // as a surrogate pair
+  // Letters of right-to-left scripts are text, not controls: kept.
+  CHECK(Terminal("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xd8\xb3\xd9\x84\xd8\xa7\xd9\x85") ==
+        "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xd8\xb3\xd9\x84\xd8\xa7\xd9\x85");
 }
 
 TEST_CASE("terminal: a long text written in pieces is what one piece would be", "[atracectl][escape]") {

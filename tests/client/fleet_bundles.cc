@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -29,7 +30,7 @@ std::string StackReport(const RankProcess& p) {
          "Thread 2 (" + pid + ", " + p.comm + ")\n"
          "#0 0x00007f0000001000 0x00007f0000000000 /lib/x86_64-linux-gnu/libc.so.6 __futex_abstimed_wait+0x12\n"
          "#1 0x0000000000401000 0x0000000000400000 /opt/job/train " + p.blocked_in + "+0x10 at train.c:10\n"
-         "#2 0x0000000000401100 0x0000000000400000 /opt/job/train main+0x20 at train.c:40\n"
+         "#2 0x0000000000401100 0x0000000000400000 /opt/job/train main+0x20 at train.c:40\n" + p.extra_frames +
          "\n[maps]\n00400000-00402000 r-xp 00000000 08:01 12 /opt/job/train\n\n[threads]\n";
 }
 
@@ -41,6 +42,7 @@ std::string MakeBundle(const std::string& dir, const BundleSpec& spec) {
                      "\"monotonic_us\":1,\"boottime_us\":1,\"clock_synchronized\":" +
                      (spec.clock_synchronized ? "true" : "false") + ",\"adjtimex\":\"" +
                      (spec.clock_synchronized ? "TIME_OK" : "TIME_ERROR") + "\"}\n";
+  std::vector<std::string> members{"bundle.jsonl"};
   for (const RankProcess& p : spec.ranks) {
     for (int n = 0; n < p.dumps; ++n) {
       const std::string rel = ProcDir(p.pid) + "/" + EventDir(p.pid, n);
@@ -49,25 +51,31 @@ std::string MakeBundle(const std::string& dir, const BundleSpec& spec) {
       std::string ring;
       for (int r = 0; r <= n + 1; ++r) {
         char line[96];
-        std::snprintf(line, sizeof line, "2026-12-06 06:09:%02d.%03d.000 record %d of rank %d\n", 10 + r, p.rank * 10, r,
-                      p.rank);
+        std::snprintf(line, sizeof line, "2026-12-06 06:09:%02d.%03d.%03d record %d of rank %d\n", 10 + r, p.rank * 10,
+                      n * p.later_shift_us, r, p.rank);
         ring += line;
       }
       WriteFile(dir + "/atrace/" + rel + "/schedule_tracer_CANN_API.txt", ring);
       WriteFile(dir + "/atrace/" + rel + "/stackcore_tracer_35_" + std::to_string(p.pid) + "_" + p.comm + "_2026120606" +
                     std::to_string(10 + n) + "00000000.txt",
                 StackReport(p));
+      members.push_back("atrace/" + rel);
       meta += "{\"record\":\"dir\",\"path\":\"" + rel + "\",\"pid\":" + std::to_string(p.pid) + ",\"comm\":\"" + p.comm +
               "\",\"kind\":\"schedule\",\"side\":\"host\",\"device_id\":0,\"created_unix_us\":" +
               std::to_string(1796537400000000 + n * 1000000) + ",\"job\":\"" + p.job + "\",\"rank\":" +
-              std::to_string(p.rank) + ",\"world_size\":" + std::to_string(p.world_size) + "}\n";
+              std::to_string(p.rank) + ",\"world_size\":" + std::to_string(p.world_size) +
+              (p.uid ? ",\"uid\":" + std::to_string(*p.uid) : std::string()) + "}\n";
     }
   }
   meta += spec.extra_meta_lines;
   REQUIRE(Run({"mkdir", "-p", dir + "/atrace"}).exit_code == 0);
   WriteFile(dir + "/bundle.jsonl", meta);
   const std::string out = dir + ".tar.gz";
-  REQUIRE(Run({"tar", "-czf", out, "-C", dir, "bundle.jsonl", "atrace"}).exit_code == 0);
+  if (spec.reverse_dirs) std::reverse(members.begin() + 1, members.end());
+  std::vector<std::string> tar{"tar", "-czf", out, "-C", dir};
+  tar.insert(tar.end(), members.begin(), members.end());
+  if (spec.ranks.empty()) tar.push_back("atrace");
+  REQUIRE(Run(tar).exit_code == 0);
   return out;
 }
 

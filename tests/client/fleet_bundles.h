@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct RankProcess {
   std::string job = "J1";
   std::string comm = "train";
   int dumps = 1;  // directories with the ring and a stack report (a later one repeats the ring)
+  std::optional<uint32_t> uid = std::nullopt;  // bundle.jsonl's "uid" (none: a bundle from before it)
+  // Each later dump's copy of the ring placed this many microseconds later (the counter
+  // clock's anchor moved between the saves), as the daemon's saves can.
+  int later_shift_us = 0;
+  std::string extra_frames = "";  // more [stack] lines (threads of their own) after the main thread's
 };
 
 struct BundleSpec {
@@ -27,6 +33,7 @@ struct BundleSpec {
   std::vector<RankProcess> ranks;
   bool clock_synchronized = true;
   std::string extra_meta_lines;  // appended to bundle.jsonl
+  bool reverse_dirs = false;     // the event directories in the tar in reverse order (later dumps first)
 };
 
 // Writes the bundle's files under `dir` and packs them into `dir`.tar.gz; returns its path.

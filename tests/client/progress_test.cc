@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "progress.h"
+#include "common/progress.h"
 
 namespace {
 

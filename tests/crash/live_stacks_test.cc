@@ -111,6 +111,8 @@ TEST_CASE("live stacks: every thread, each held alone, leaves state, mask and pe
   const size_t threads = ThreadCount(child.pid);  // 3, and a sanitizer's own
   CHECK(facts.thread_count == threads);
   CHECK(facts.stacks_read == threads);
+  CHECK(facts.stacks_written == threads);
+  CHECK(facts.threads_written == threads);
   CHECK(facts.backtrace.find("pause") != std::string::npos);
   CHECK(facts.backtrace.find(" main+0x") != std::string::npos);
   CHECK(facts.backtrace.find("(stacks read one thread at a time: " + std::to_string(threads) + " of " +

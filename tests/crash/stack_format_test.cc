@@ -1,7 +1,9 @@
-// The crash report's stack lines in CANN's form (atraced/crash/stack_format.h), without a
-// process: module bases from maps text, the faulting frame under a signal handler, the lines.
+// The crash report's stack lines in CANN's form (atraced/crash/stack_format.h, written by
+// atraced/proto/stack_report.h), without a process: module bases from maps text, the
+// faulting frame under a signal handler, the lines.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,10 +11,15 @@
 #include "support/asys_stackcore.h"
 
 using atraced::crash::FaultingFrame;
-using atraced::crash::FrameLine;
 using atraced::crash::ModuleBases;
 using atraced::crash::StackFrame;
-using atraced::crash::ThreadLine;
+using atraced::proto::ThreadLine;
+
+namespace {
+std::string FrameLine(uint32_t number, const StackFrame& frame, const std::map<std::string, uint64_t>& bases) {
+  return atraced::proto::FrameLine(atraced::crash::FrameText(number, frame, bases));
+}
+}  // namespace
 
 namespace {
 
@@ -70,21 +77,24 @@ TEST_CASE("stack format: frame lines carry asys's four tokens, then symbol and s
   StackFrame f = Frame(0x55b6b13ff870, true, "/opt/app/bin/app", "crash_here+0x10");
   f.source = "crash_child.c:44";
   CHECK(FrameLine(0, f, bases) ==
-        "#0 0x000055b6b13ff870 0x000055b6b13fe000 /opt/app/bin/app crash_here+0x10 at crash_child.c:44");
+        "#0 0x000055b6b13ff870 0x000055b6b13fe000 /opt/app/bin/app crash_here+0x10 at crash_child.c:44\n");
   CHECK(FrameLine(12, Frame(0x7f9e37a7b24a, false, "/usr/lib/x86_64-linux-gnu/libc.so.6"), bases) ==
-        "#12 0x00007f9e37a7b24a 0x00007f9e37a00000 /usr/lib/x86_64-linux-gnu/libc.so.6");
+        "#12 0x00007f9e37a7b24a 0x00007f9e37a00000 /usr/lib/x86_64-linux-gnu/libc.so.6\n");
   // No module: "??" keeps the four tokens; base 0 tells asys there is nothing to resolve.
-  CHECK(FrameLine(3, Frame(0xdead, false), bases) == "#3 0x000000000000dead 0x0000000000000000 ??");
-  CHECK(ThreadLine(2, 4711, "worker") == "Thread 2 (4711, worker)");
+  CHECK(FrameLine(3, Frame(0xdead, false), bases) == "#3 0x000000000000dead 0x0000000000000000 ??\n");
+  // A module's space is escaped: its base is still found, and the module stays one token.
+  CHECK(FrameLine(4, Frame(0x7f9e38000010, false, "/opt/app/lib/lib with space.so"), bases) ==
+        "#4 0x00007f9e38000010 0x00007f9e38000000 /opt/app/lib/lib\\x20with\\x20space.so\n");
+  CHECK(ThreadLine(2, 4711, "worker") == "Thread 2 (4711, worker)\n");
 }
 
 TEST_CASE("stack format: a report built of these lines passes asys's rules", "[crash][stack]") {
   const auto bases = ModuleBases(kMaps);
   const std::string report =
       "atraced: process 1 (app) caught a fatal signal\n\n[process]\ncrash reason:11\n\n[stack]\n" +
-      ThreadLine(1, 1, "app") + "\n" +
-      FrameLine(0, Frame(0x55b6b13ff870, true, "/opt/app/bin/app", "crash_here+0x10"), bases) + "\n" +
-      FrameLine(1, Frame(0x7f9e37a7b24a, false, "/usr/lib/x86_64-linux-gnu/libc.so.6"), bases) + "\n" +
+      ThreadLine(1, 1, "app") +
+      FrameLine(0, Frame(0x55b6b13ff870, true, "/opt/app/bin/app", "crash_here+0x10"), bases) +
+      FrameLine(1, Frame(0x7f9e37a7b24a, false, "/usr/lib/x86_64-linux-gnu/libc.so.6"), bases) +
       FrameLine(2, Frame(0xdead, false), bases) + "\n\n[maps]\n" + kMaps + "\n[threads]\n1 app\n";
   const auto asys = atraced::testing::ParseAsAsys(report);
   REQUIRE(asys.frames.size() == 3);

@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes as the decompressed tar stream of a bundle that merge and
-// hang read (client/atracectl/bundle_reader.h), and each file it hands out through what merge
+// hang read (client/atracectl/files/bundle_reader.h), and each file it hands out through what merge
 // and hang make of it: bundle.jsonl's lines, a report's [stack] section and its call-path
 // tree. Whatever the bytes: no crash, no read past the input, names handed out are relative
 // with no "..", what is held stays bounded.
@@ -9,8 +9,9 @@
 #include <cstring>
 #include <string>
 
-#include "bundle_reader.h"
-#include "stack_tree.h"
+#include "files/bundle_reader.h"
+#include "files/stack_report.h"
+#include "fleet/stack_tree.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t at = 0;
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   v.file = [&tree](const atracectl::BundleDir& dir, const std::string& name, std::string&& bytes) {
     if (dir.path.find("..") != std::string::npos || name.find('/') != std::string::npos) std::abort();
     if (bytes.size() > atracectl::kMaxBundleMember) std::abort();
-    for (const auto& t : atracectl::ParseStackSection(bytes)) tree.Add(dir.rank.value_or(0), t.frames);
+    for (const auto& t : atracectl::FrameNamesOf(bytes)) tree.Add(dir.rank.value_or(0), t.frames);
   };
   const atracectl::BundleRead r = atracectl::ReadTarStream(
       [&](char* buf, size_t n) -> long {

@@ -69,6 +69,8 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<Dump>(payload);
   CheckRequest<StackDump>(payload);
   CheckRequest<ProcessDump>(payload);
+  CheckRequest<Labels>(payload);
+  CheckRequest<LabelsRequest>(payload);
   // The same bytes as a stack-dump .bin (AtraceStackcoreParse reads one from disk): a file
   // it accepts re-encodes to itself.
   std::string text, why;

@@ -16,7 +16,7 @@
 #include "fleet/collectives.h"
 #include "fleet/collectives_input.h"
 #include "fleet/collectives_text.h"
-#include "ledger_text.h"
+#include "files/ledger_text.h"
 
 namespace {
 

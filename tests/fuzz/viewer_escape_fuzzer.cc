@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes as a trace file's text, through atracectl's escaping
-// (client/atracectl/escape.h), the one way the viewer shows them. For a terminal the result
+// (client/atracectl/common/escape.h), the one way the viewer shows them. For a terminal the result
 // is well-formed UTF-8 with no control but newline and tab (and not those for one value);
 // JSON strings are well-formed UTF-8 with no raw control; script data holds no '<', '>', '&'.
 // Pieces written in bounded chunks are what one call gives.
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "escape.h"
+#include "common/escape.h"
 
 namespace {
 

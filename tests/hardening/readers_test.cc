@@ -212,6 +212,8 @@ TEST_CASE("readers: a tree an older daemon made becomes private at the first sta
   REQUIRE(Run({"chmod", "-R", "g+rX", d.trace_dir()}).exit_code == 0);
   REQUIRE(::chmod(d.trace_dir().c_str(), 02750) == 0);
   REQUIRE(::chmod(d.root().c_str(), 0755) == 0);
+  // Nor did older daemons vouch for any grant in the order log (its 'g' record).
+  REQUIRE(Run({"sed", "-i", "/^g /d", d.trace_dir() + "/.atraced_order"}).exit_code == 0);
   REQUIRE(CatAs(u.b.id, a_file) == "A's trace");  // what older daemons let every member of the group do
 
   REQUIRE(StartReachable(d));
@@ -267,4 +269,107 @@ TEST_CASE("readers: on a file system without ACLs, one warning, and only root an
   REQUIRE(StartReachable(d));
   CHECK(CatAs(u.c.id, a_file) == "A's trace");
   CHECK(CatAs(u.b.id, a_file) == "EACCES");
+}
+
+namespace {
+
+// As `who`, a raw LIST (and a VACUUM_BY dry run keeping nothing), summed up on one line:
+// per entry "seq:uid:pid:flags:path:comm:job;", then "vacuum:paths,omitted".
+std::string RawListAs(const DaemonProcess& d, const Identity& who) {
+  return AsUser(who, [&](int out) {
+    std::string line = "error";
+    auto c = RawClient::Connect(d.socket());
+    if (c && c->Hello(ATR_FEATURE_FD_PASSING)) {
+      std::vector<uint8_t> payload;
+      proto::Encode(proto::ListRequest{0, 1024}, payload);
+      auto reply = c->Call(ATR_OP_LIST, payload);
+      proto::ListReply list;
+      if (reply && reply->status == 0 && proto::Decode(reply->body, &list).ok()) {
+        line.clear();
+        for (const auto& e : list.entries) {
+          line += std::to_string(e.seq) + ":" + std::to_string(e.uid) + ":" + std::to_string(e.pid) + ":" +
+                  std::to_string(e.flags) + ":" + e.path + ":" + e.comm + ":" + e.labels.job + ";";
+        }
+      }
+      proto::VacuumBy vacuum;
+      vacuum.dry_run = true;
+      vacuum.verbs = ATR_VACUUM_OLDER_THAN;
+      vacuum.older_than_us = 1;
+      payload.clear();
+      proto::Encode(vacuum, payload);
+      auto vreply = c->Call(ATR_OP_VACUUM_BY, payload);
+      proto::VacuumByReply v;
+      if (vreply && vreply->status == 0 && proto::Decode(vreply->body, &v).ok()) {
+        line += "vacuum:";
+        for (const auto& p : v.paths) line += p + ",";
+        line += std::to_string(v.omitted);
+      }
+    }
+    line += "\n";
+    (void)!::write(out, line.data(), line.size());
+  });
+}
+
+// As `who`: one schedule event through a connection that said LABELS job `job` first.
+std::string EmitLabelledAs(const DaemonProcess& d, const Identity& who, const std::string& job) {
+  return AsUser(who, [&](int out) {
+    auto c = RawClient::Connect(d.socket());
+    std::string err = "no connection";
+    std::string path;
+    if (c && c->Hello(ATR_FEATURE_FD_PASSING | ATR_FEATURE_LABELS)) {
+      std::vector<uint8_t> labels;
+      proto::Encode(proto::Labels{job, "3", "8"}, labels);
+      auto r = c->Call(ATR_OP_LABELS, labels);
+      path = r && r->status == 0 ? c->Emit(ATR_EVENT_SCHEDULE, "mine", "secret", &err) : "";
+    }
+    const std::string line = (path.empty() ? "error: " + err : path) + "\n";
+    (void)!::write(out, line.data(), line.size());
+  });
+}
+
+}  // namespace
+
+TEST_CASE("readers: a raw LIST and a VACUUM_BY dry run tell a user nothing of another user's directories",
+          "[hardening][security][readers]") {
+  TestUsers u;
+  if (!u.made()) {
+    WARN("skipped: " << u.why_not());
+    return;
+  }
+  DaemonProcess d(ReadersDaemon(u));
+  REQUIRE(StartReachable(d));
+  const std::string a_file = EmitLabelledAs(d, u.a.id, "secretjob");
+  const std::string b_file = EmitLabelledAs(d, u.b.id, "bjob");
+  REQUIRE(a_file.rfind(d.trace_dir() + "/", 0) == 0);
+  REQUIRE(b_file.rfind(d.trace_dir() + "/", 0) == 0);
+  const std::string a_uid = std::to_string(u.a.id.uid), b_uid = std::to_string(u.b.id.uid);
+  const std::string a_dir = a_file.substr(d.trace_dir().size() + 1, a_file.rfind('/') - d.trace_dir().size() - 1);
+  const std::string b_dir = b_file.substr(d.trace_dir().size() + 1, b_file.rfind('/') - d.trace_dir().size() - 1);
+
+  // B: its own entry in full; A's is there (for paging) with nothing of A in it.
+  const std::string b_sees = RawListAs(d, u.b.id);
+  INFO("B sees " << b_sees);
+  CHECK(b_sees.find("1:4294967295:0:2:hidden::;") == 0);
+  CHECK(b_sees.find("2:" + b_uid + ":") != std::string::npos);
+  CHECK(b_sees.find(b_dir) != std::string::npos);
+  CHECK(b_sees.find(":bjob;") != std::string::npos);
+  for (const std::string& secret : {":" + a_uid + ":", a_dir, std::string("secretjob")}) {
+    CHECK(b_sees.find(secret) == std::string::npos);
+  }
+  // Its dry run names its own directory and counts A's.
+  CHECK(b_sees.find("vacuum:" + b_dir + ",1") != std::string::npos);
+
+  // C (the reader group) and root see both in full.
+  for (const Identity& reader : {u.c.id, Identity{0, 0, {}}}) {
+    const std::string sees = RawListAs(d, reader);
+    INFO("uid " << reader.uid << " sees " << sees);
+    CHECK(sees.find("1:" + a_uid + ":") == 0);
+    CHECK(sees.find(":secretjob;") != std::string::npos);
+    CHECK(sees.find("vacuum:" + a_dir + "," + b_dir + ",0") != std::string::npos);
+  }
+  // A's view mirrors B's.
+  const std::string a_sees = RawListAs(d, u.a.id);
+  INFO("A sees " << a_sees);
+  CHECK(a_sees.find("2:4294967295:0:2:hidden::;") != std::string::npos);
+  CHECK(a_sees.find("bjob") == std::string::npos);
 }

@@ -116,7 +116,7 @@ TEST_CASE("hccl ledger: a rank SIGKILLed inside a collective leaves its ledger i
   CHECK(*live.records[0].completion_ns >= live.records[0].enqueue_ns);
 }
 
-TEST_CASE("hccl ledger: without an acl runtime the ledger holds enqueues only and says so; a clean exit saves it") {
+TEST_CASE("hccl ledger: without an acl runtime the ledger holds enqueues only and says so, and a clean exit saves it") {
   Job job;
   auto r0 = job.Rank(0, 2, 4, false, false);
   auto r1 = job.Rank(1, 2, 4, false, false);

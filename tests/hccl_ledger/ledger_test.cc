@@ -169,7 +169,7 @@ TEST_CASE("ledger: concurrent writers and a reader copying meanwhile: every reco
   CHECK(last.invalid == 0);
 }
 
-TEST_CASE("ledger: hostile contents are bounded, kept raw for escaping, or refused; never a crash") {
+TEST_CASE("ledger: hostile contents are bounded, kept raw for escaping, or refused, never a crash") {
   LedgerWriter w;
   REQUIRE(w.Create(8));
   // A name with terminal escapes and a newline, and one past the field's 104 bytes.

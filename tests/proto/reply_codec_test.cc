@@ -510,6 +510,40 @@ TEST_CASE("LABELS request: layout, round trip, each label checked", "[codec][lab
   CHECK(Decode(Bytes({2, 0, 'J'}), &out).err() == EBADMSG);
 }
 
+TEST_CASE("LABELS with a hang timeout: a fourth string, checked; the three-label form unchanged", "[codec][labels][hang]") {
+  const LabelsRequest in{{"J1", "0", "8"}, "2s"};
+  const auto payload = EncodeToVector(in);
+  CHECK(payload == Bytes({2, 0, 'J', '1', 1, 0, '0', 1, 0, '8', 2, 0, '2', 's'}));
+  LabelsRequest out;
+  REQUIRE(Decode(payload, &out).ok());
+  CHECK(out.labels == in.labels);
+  CHECK(out.hang_timeout == "2s");
+  // Without one, the bytes are the three-label request an older daemon reads.
+  CHECK(EncodeToVector(LabelsRequest{{"J1", "0", "8"}, ""}) == EncodeToVector(Labels{"J1", "0", "8"}));
+  REQUIRE(Decode(EncodeToVector(Labels{"J1", "0", "8"}), &out).ok());
+  CHECK(out.hang_timeout.empty());
+  // An older daemon's decoder refuses the fourth string (why a client sends it only when granted).
+  Labels three;
+  CHECK(Decode(payload, &three).err() == EBADMSG);
+  // Not a span, zero, too long, or something after it.
+  for (const char* bad : {"soon", "0", "0s", "5 min", "-1s"}) {
+    CAPTURE(bad);
+    const Status st = Decode(EncodeToVector(LabelsRequest{{"J1", "", ""}, bad}), &out);
+    CHECK(st.err() == EINVAL);
+    CHECK(st.message().find("hang_timeout") != std::string::npos);
+  }
+  CHECK(Decode(EncodeToVector(LabelsRequest{{"J1", "", ""}, std::string(65, '9')}), &out).err() == EINVAL);
+  auto trailing = EncodeToVector(in);
+  trailing.push_back(0);
+  CHECK(Decode(trailing, &out).err() == EBADMSG);
+  // Present but empty: not a form a client writes (it leaves the string out).
+  auto empty = EncodeToVector(Labels{"J1", "0", "8"});
+  empty.insert(empty.end(), {0, 0});
+  CHECK(Decode(empty, &out).err() == EBADMSG);
+  // A huge span is valid here: the daemon clamps it to its own hang-timeout.
+  CHECK(Decode(EncodeToVector(LabelsRequest{{"", "", ""}, "99999d"}), &out).ok());
+}
+
 TEST_CASE("labels from the environment: the first set of each list", "[codec][labels]") {
   static std::map<std::string, std::string> env;
   auto get = [](const char* name) -> const char* {
@@ -523,6 +557,30 @@ TEST_CASE("labels from the environment: the first set of each list", "[codec][la
   CHECK(LabelsFromEnvironment(get) == Labels{"J1", "5", "6"});
   env = {{"ATRACE_JOB", ""}, {"JOB_ID", "j"}};  // empty is not set
   CHECK(LabelsFromEnvironment(get) == Labels{"j", "", ""});
+  CHECK(HangTimeoutFromEnvironment(get).empty());
+  env = {{"ATRACE_HANG_TIMEOUT", "30s"}};
+  CHECK(HangTimeoutFromEnvironment(get) == "30s");
+}
+
+TEST_CASE("labels from the environment, checked: a bad one is left out and named with its value, the others kept",
+          "[codec][labels]") {
+  static std::map<std::string, std::string> env;
+  auto get = [](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  std::string refused;
+  env = {{"ATRACE_JOB", "J1"}, {"RANK_ID", "-3"}, {"RANK_SIZE", "8"}};
+  CHECK(CheckedLabelsFromEnvironment(get, &refused) == Labels{"J1", "", "8"});
+  CHECK(refused == "RANK_ID='-3': rank: not a decimal from 0 to 2147483647");
+  env = {{"SLURM_JOB_ID", "J\x1b]0;owned\x07"}, {"RANK", "2"}, {"WORLD_SIZE", "0"}};
+  CHECK(CheckedLabelsFromEnvironment(get, &refused) == Labels{"", "2", ""});
+  CHECK(refused.rfind("SLURM_JOB_ID='J\\x1b]0;owned\\x07': job: only letters", 0) == 0);
+  CHECK(refused.find("; WORLD_SIZE='0': world_size: ") != std::string::npos);
+  CHECK(refused.find('\x1b') == std::string::npos);
+  env = {{"ATRACE_JOB", "J"}};
+  CHECK(CheckedLabelsFromEnvironment(get, &refused) == Labels{"J", "", ""});
+  CHECK(refused.empty());
 }
 
 TEST_CASE("VACUUM reply: layout, round trip, rejections", "[codec][reply][vacuum]") {

@@ -119,7 +119,7 @@ TEST_CASE("CRASH: one uid gets a bounded number of unwinds a minute", "[service]
   REQUIRE(dirs.size() == 3);
   bool said_why = false;
   for (const auto& dir : dirs) {
-    said_why = said_why || ReadFile(dir + "/" + ListNames(dir).back()).find("crashes unwound in the last minute") !=
+    said_why = said_why || ReadFile(dir + "/" + ListNames(dir).back()).find("crashes or dumps unwound in the last minute") !=
                                std::string::npos;
   }
   CHECK(said_why);

@@ -2,6 +2,8 @@
 // and a process that exits while its stacks are read.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "atraced/proto/stack_dump_file.h"
 #include "service/ring_fixture.h"
 
@@ -13,18 +15,22 @@ namespace {
 // Answers as the helper's live mode does, and keeps what it was asked.
 class LiveInspector final : public CrashInspector {
  public:
-  CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds) override {
+  CrashFacts Inspect(const CrashTarget& target, std::chrono::milliseconds budget) override {
     asked.push_back(target);
+    budgets.push_back(budget);
     CrashFacts f{"100 app\n101 worker\n",
                  "Thread 1 (100, app)\n#0 0x0000000000401136 0x0000000000400000 /usr/bin/app wait_here+0x6\n"
                  "(held stopped 33 us)\nThread 2 (101, worker)\n(no backtrace: it exited)\n",
                  "00400000-00401000 r-xp app\n"};
     f.thread_count = 2;
     f.stacks_read = 1;
+    f.stacks_written = 1;
+    f.threads_written = 2;
     f.max_stop_us = 33;
     return f;
   }
   std::vector<CrashTarget> asked;
+  std::vector<std::chrono::milliseconds> budgets;
 };
 
 // A connection granted PROCESS_DUMP (atracectl's).
@@ -82,7 +88,7 @@ TEST_CASE("PROCESS_DUMP writes the live rings and every thread's stack into one 
   INFO(text);
   CHECK(text.find("dumped from outside; it runs on\n") != std::string::npos);
   CHECK(text.find("dumped by: uid 1000 (pid 200), no signal sent\n") != std::string::npos);
-  CHECK(text.find("stacks: 1 of 2 threads read") != std::string::npos);
+  CHECK(text.find("stacks: 1 of 2 threads read, one at a time, 1 written below;") != std::string::npos);
   CHECK(text.find("[stack]\nThread 1 (100, app)\n#0 ") != std::string::npos);
   std::string decoded, why;
   const std::string bin = ReadFile(dirs[0] + "/" + names[1]);
@@ -179,4 +185,84 @@ TEST_CASE("PROCESS_DUMP needs its feature, and garbage is refused", "[service][d
   const auto asker = Asker(f, 201, 1000);
   CHECK(f.Call(asker, ATR_OP_PROCESS_DUMP, {1, 2, 3}).status == ATR_EBADMSG);
   CHECK(f.Call(asker, ATR_OP_PROCESS_DUMP, Payload(proto::ProcessDump{0, 0, "", {}})).status == ATR_EINVAL);
+}
+
+TEST_CASE("PROCESS_DUMP: one user's 130 processes claiming a job cannot displace the job's own from root's dump",
+          "[service][dump][labels]") {
+  ServiceFixture f;
+  auto label = [&f](int32_t pid, uint32_t uid, const std::string& job) {
+    auto id = f.service->Connect({pid, uid, uid});
+    proto::Hello h;
+    h.features = ATR_FEATURE_LABELS;
+    REQUIRE(f.Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+    REQUIRE(f.Call(id, ATR_OP_LABELS, Payload(proto::Labels{job, "3", "8"})).status == 0);
+  };
+  std::vector<std::unique_ptr<RingClient>> processes;
+  for (int32_t pid = 1000; pid < 1130; ++pid) {  // the attacker's, every one claiming rank 3 of J, lower pids
+    processes.push_back(std::make_unique<RingClient>(f, pid, 2000));
+    processes.back()->Register(1, RingWith({"fake"}));
+    label(pid, 2000, "J");
+  }
+  for (int32_t pid = 5000; pid < 5003; ++pid) {  // the job's own
+    processes.push_back(std::make_unique<RingClient>(f, pid, 1000));
+    processes.back()->Register(1, RingWith({"real"}));
+    label(pid, 1000, "J");
+  }
+  const auto root = Asker(f, 300, 0);
+  proto::ProcessDump m;
+  m.select = ATR_PROCESS_DUMP_JOB;
+  m.job = "J";
+  const auto reply = Dump(f, root, m);
+  REQUIRE(reply.entries.size() == ATR_MAX_DUMP_PROCESSES);
+  CHECK(reply.omitted == 5);
+  size_t real = 0;
+  int32_t last = 0;
+  for (const auto& e : reply.entries) {
+    CHECK(e.pid > last);  // in pid order
+    last = e.pid;
+    real += e.pid >= 5000;  // chosen (the fake process table makes each look -EPERM, which is not the point here)
+  }
+  CHECK(real == 3);
+  // The log names exactly which were left out: the attacker's last five.
+  CHECK(f.log.Has(LogLevel::kNotice, "chose 133 processes, 5 past the 128 a dump takes, each uid in turn; left out: "
+                                     "1125 1126 1127 1128 1129"));
+}
+
+TEST_CASE("PROCESS_DUMP: the asker's unwinds count against its uid's limit, as its crashes do; root's do not",
+          "[service][dump][crash]") {
+  LiveInspector inspector;
+  ServiceLimits o;
+  o.crash_unwinds_per_uid_per_minute = 2;
+  TraceService::Dependencies deps;
+  deps.crash_inspector = &inspector;
+  ServiceFixture f(o, deps);
+  RingClient rings(f, 100);
+  rings.Register(1, RingWith({"r"}));
+  const auto user = Asker(f, 200, 1000);
+  auto report_of = [](const proto::ProcessDumpReply& reply) {
+    REQUIRE(reply.entries.size() == 1);
+    REQUIRE(reply.entries[0].status == 0);
+    const std::string dir = reply.entries[0].text;
+    for (const auto& name : ListNames(dir)) {
+      if (name.rfind("stackcore_", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".txt") == 0) {
+        return ReadFile(dir + "/" + name);
+      }
+    }
+    return std::string();
+  };
+  for (int i = 0; i < 2; ++i) report_of(Dump(f, user, Pids({100})));
+  const std::string third = report_of(Dump(f, user, Pids({100})));
+  REQUIRE(inspector.budgets.size() == 3);
+  CHECK(inspector.budgets[0] == o.crash_budget);
+  CHECK(inspector.budgets[1] == o.crash_budget);
+  CHECK(inspector.budgets[2] == std::chrono::milliseconds(0));  // threads and maps only
+  CHECK(third.find("(none: uid 1000 already had 2 crashes or dumps unwound in the last minute)") != std::string::npos);
+  // Root, dumping a hung job's ranks, is not held to a user's limit.
+  const auto root = Asker(f, 300, 0);
+  report_of(Dump(f, root, Pids({100})));
+  CHECK(inspector.budgets.back() == o.crash_budget);
+  // A minute later the user may again.
+  f.clock.Advance(std::chrono::minutes(1));
+  report_of(Dump(f, user, Pids({100})));
+  CHECK(inspector.budgets.back() == o.crash_budget);
 }

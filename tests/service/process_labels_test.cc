@@ -98,3 +98,27 @@ TEST_CASE("LABELS without the feature bit is refused", "[service][labels]") {
   CHECK(r.status == ATR_ENOTSUP);
   CHECK(r.message == "LABELS: ATR_FEATURE_LABELS was not negotiated in HELLO");
 }
+
+TEST_CASE("LABELS: a process relabelling in a loop gets one log line per interval, with a count", "[service][labels]") {
+  ServiceFixture f;
+  auto id = LabelsClient(f, 100);
+  auto other = LabelsClient(f, 200);  // another process of the same uid shares the throttle
+  for (int i = 0; i < 10000; ++i) {
+    REQUIRE(f.Call(i % 2 ? other : id, ATR_OP_LABELS, Payload(proto::Labels{"J" + std::to_string(i), "0", ""})).status == 0);
+  }
+  CHECK(f.log.Count(LogLevel::kInfo, " labels: job ") == 1);
+  CHECK(f.log.Has(LogLevel::kInfo, "pid 100 labels: job 'J0' rank '0' world size ''"));
+  // Every relabel was applied all the same: the last one labels the next directory.
+  f.Event(other, 1);
+  // An interval later, the next one is logged with the count of those that were not.
+  f.clock.Advance(std::chrono::seconds(11));
+  REQUIRE(f.Call(id, ATR_OP_LABELS, Payload(proto::Labels{"last", "1", "2"})).status == 0);
+  CHECK(f.log.Count(LogLevel::kInfo, " labels: job ") == 2);
+  CHECK(f.log.Has(LogLevel::kInfo, "pid 100 labels: job 'last' rank '1' world size '2' (9999 more LABELS of uid 1000 "
+                                   "accepted since its last line)"));
+  auto r = f.Call(id, ATR_OP_LIST, Payload(proto::ListRequest{0, 100}));
+  proto::ListReply list;
+  REQUIRE(proto::Decode(r.body, &list).ok());
+  REQUIRE(list.entries.size() == 1);
+  CHECK(list.entries[0].labels.job == "J9999");
+}

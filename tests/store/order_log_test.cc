@@ -224,3 +224,68 @@ TEST_CASE("a labels record that is not one is rejected and the directory kept wi
     CHECK(r.live[0].labels.empty());
   }
 }
+
+TEST_CASE("a 'g' record vouches for the grants until a later 'g -' withdraws it", "[order_log]") {
+  std::string text(kOrderLogHeader);
+  AppendGrantStamp("v1,acl,r=4343,u=0", text);
+  AppendCreated(Entry(1), text);
+  CHECK(text.find("g v1,acl,r=4343,u=0\n") != std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  CHECK(r.grant_stamp == "v1,acl,r=4343,u=0");
+  REQUIRE(r.live.size() == 1);
+
+  AppendGrantStamp("", text);  // a grant failed on the event path
+  CHECK(text.find("g -\n") != std::string::npos);
+  r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  CHECK(r.grant_stamp.empty());
+  CHECK(r.live.size() == 1);
+
+  // A log written before the record vouches for nothing.
+  std::string old(kOrderLogHeader);
+  AppendCreated(Entry(1), old);
+  CHECK(ReplayOrderLog(old).grant_stamp.empty());
+}
+
+TEST_CASE("a grant record that is not one is rejected and vouches for nothing", "[order_log][security]") {
+  for (const std::string& line : std::vector<std::string>{"g", "g v1,acl v2", "g V1,ACL", "g v1/../x",
+                                                          "g " + std::string(65, 'a'), "g  v1"}) {
+    std::string text(kOrderLogHeader);
+    text += line + "\n";
+    AppendCreated(Entry(1), text);
+    auto r = ReplayOrderLog(text);
+    INFO(line);
+    CHECK(r.rejected == 1);
+    CHECK(r.grant_stamp.empty());
+    CHECK(r.live.size() == 1);  // the directories are kept; only the grants are checked in full
+  }
+}
+
+TEST_CASE("a dump's record says whose it is, survives a replay, and a bad one is rejected", "[order_log][dump_keep]") {
+  std::string text(kOrderLogHeader);
+  OrderEntry hang = Entry(1);
+  hang.dump = DumpKind::kHang;
+  OrderEntry dump = Entry(2, AgeClass::kHost, "schedule_event_2_20260101000000000002");
+  dump.dump = DumpKind::kOperator;
+  AppendCreated(hang, text);
+  AppendCreated(dump, text);
+  AppendCreated(Entry(3, AgeClass::kHost, "schedule_event_2_20260101000000000003"), text);
+  CHECK(text.find("o 1 hang\n") != std::string::npos);
+  CHECK(text.find("o 2 dump\n") != std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  REQUIRE(r.live.size() == 3);
+  CHECK(r.live[0] == hang);
+  CHECK(r.live[1] == dump);
+  CHECK(r.live[2].dump == DumpKind::kNone);
+  // Planted: twice for one directory, for one that does not exist, an unknown kind, no number.
+  for (const std::string bad : {"o 1 dump\n", "o 9 hang\n", "o 3 crash\n", "o x hang\n", "o 3\n", "o 3 hang extra\n"}) {
+    CAPTURE(bad);
+    auto planted = ReplayOrderLog(text + bad);
+    CHECK(planted.rejected == 1);
+    REQUIRE(planted.live.size() == 3);
+    CHECK(planted.live[0].dump == DumpKind::kHang);
+    CHECK(planted.live[2].dump == DumpKind::kNone);
+  }
+}

@@ -52,6 +52,7 @@ class StoreFixture {
                  bool end = true, std::string time = "") {
     clock_.Advance(1ms);
     EventSpec spec{{pid, pid, kProcTime}, kind, pid, std::move(time), side, side == Side::kDevice ? 1u : 0u, 1000, ""};
+    spec.dump = next_dump;
     auto r = store_->BeginEvent(spec);
     REQUIRE(r.ok());
     paths_[r->seq] = r->rel_path;
@@ -100,6 +101,7 @@ class StoreFixture {
   InlineRemover remover_;  // deletes happen inside the call, so tests can look at the disk
   std::unique_ptr<TraceStore> store_;
   std::map<uint64_t, std::string> paths_;
+  DumpKind next_dump = DumpKind::kNone;  // what Begin's directories are
 };
 
 }  // namespace
@@ -150,6 +152,67 @@ TEST_CASE("host dirs age root-wide across processes, oldest first", "[store]") {
   for (size_t i = 2; i < 12; ++i) CHECK(f.OnDisk(seqs[i]));
   CHECK(f.log_.Has(LogLevel::kDebug, "aged event dir " + f.AbsOf(seqs[0])));
   CHECK(f.store_->counters().dirs_aged == 2);
+}
+
+TEST_CASE("dump-keep: twelve dumps survive record-num 10 until the span runs out, then the oldest go",
+          "[store][dump_keep]") {
+  StoreFixture f(10);
+  f.store_->SetDumpKeep(std::chrono::hours(24));
+  std::vector<uint64_t> plain, dumps;
+  for (int i = 0; i < 4; ++i) plain.push_back(f.Begin());
+  f.next_dump = DumpKind::kHang;
+  for (int i = 0; i < 6; ++i) dumps.push_back(f.Begin(EventKind::kSchedule, Side::kHost, 200 + i));
+  f.next_dump = DumpKind::kOperator;
+  for (int i = 0; i < 6; ++i) dumps.push_back(f.Begin(EventKind::kSchedule, Side::kHost, 300 + i));
+  // Twelve dumps and room for none of the four others: those went, the dumps stay.
+  CHECK(f.store_->count(AgeClass::kHost) == 12);
+  for (uint64_t s : plain) CHECK_FALSE(f.OnDisk(s));
+  for (uint64_t s : dumps) CHECK(f.OnDisk(s));
+  // LIST tells them apart, and a restart keeps it (the order log's 'o' records).
+  CHECK(f.store_->Find(dumps[0])->dump == DumpKind::kHang);
+  CHECK(f.store_->Find(dumps[11])->dump == DumpKind::kOperator);
+  f.Restart(10);  // renumbers: the sequences above are the old ones, the paths stay
+  f.store_->SetDumpKeep(std::chrono::hours(24));
+  f.store_->Tick();
+  CHECK(f.store_->count(AgeClass::kHost) == 12);
+  const std::string log = ReadFile(f.order_log());
+  CHECK(log.find(" hang\n") != std::string::npos);
+  CHECK(log.find(" dump\n") != std::string::npos);
+  // The span ran out: the next tick takes the class back to record-num, oldest first.
+  f.clock_.Advance(std::chrono::hours(25));
+  f.store_->Tick();
+  CHECK(f.store_->count(AgeClass::kHost) == 10);
+  CHECK_FALSE(f.OnDisk(dumps[0]));
+  CHECK_FALSE(f.OnDisk(dumps[1]));
+  for (size_t i = 2; i < dumps.size(); ++i) CHECK(f.OnDisk(dumps[i]));
+  CHECK(f.store_->counters().kept_dumps_aged == 0);  // the count took them, after the span
+}
+
+TEST_CASE("dump-keep 0 spares nothing; the byte budget may age a kept dump, logged and counted",
+          "[store][dump_keep]") {
+  SECTION("dump-keep 0") {
+    StoreFixture f(10);
+    f.store_->SetDumpKeep(std::chrono::seconds(0));
+    f.next_dump = DumpKind::kHang;
+    for (int i = 0; i < 12; ++i) f.Begin();
+    CHECK(f.store_->count(AgeClass::kHost) == 10);
+  }
+  SECTION("the byte budget") {
+    StoreFixture f(10);
+    f.store_->SetDumpKeep(std::chrono::hours(24));
+    f.next_dump = DumpKind::kHang;
+    const uint64_t dump = f.Begin(EventKind::kSchedule, Side::kHost, 100, false);
+    f.Write(dump, "x", std::string(64 * 1024, 'x'));
+    f.store_->AddBytes(dump, 64 * 1024);  // what the daemon counts of its own writes
+    f.store_->EndEvent(dump);
+    RetentionSettings r;
+    r.max_use = SizeSpec{16 * 1024, false};
+    REQUIRE(f.store_->SetRetention(r).ok());
+    f.store_->Tick();
+    CHECK_FALSE(f.store_->Find(dump));
+    CHECK(f.store_->counters().kept_dumps_aged == 1);
+    CHECK(f.log_.Has(LogLevel::kWarning, "aged dump dir " + f.AbsOf(dump) + " before dump-keep ran out (reason="));
+  }
 }
 
 TEST_CASE("host and device are counted separately", "[store]") {

@@ -93,6 +93,10 @@ class FaultFileSystem final : public FileSystem {
   Result<bool> RepairGrant(const std::string& process_dir, uint32_t uid) override {
     return base_.RepairGrant(process_dir, uid);
   }
+  std::string GrantStamp() const override { return base_.GrantStamp(); }
+  Result<bool> RecheckGrant(const std::string& process_dir, uint32_t uid) override {
+    return base_.RecheckGrant(process_dir, uid);
+  }
 
   // Returns the errno to inject, or 0 to pass through (used by the file wrapper too).
   int Check(FsOp op, const std::string& path);

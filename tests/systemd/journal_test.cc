@@ -3,6 +3,7 @@
 // the host's /run is never touched).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <regex>
 
 #include <fcntl.h>
@@ -92,6 +93,86 @@ TEST_CASE("journal fields of an aged event directory", "[systemd][journal]") {
     CHECK(id.find_first_not_of("0123456789abcdef") == std::string_view::npos);
   }
   CHECK(kJournalMessageIdCreated != kJournalMessageIdAged);
+}
+
+TEST_CASE("journal fields of a labelled process's start", "[systemd][journal][hang]") {
+  ProcessEvent e;
+  e.pid = 77;
+  e.uid = 1000;
+  e.program = "python3";
+  e.labels = {"J1", "5", "8"};
+  e.hang_timeout = 300s;
+  CHECK(JournalFields(e) == std::vector<std::string>{
+                                "MESSAGE_ID=" + std::string(kJournalMessageIdStart),
+                                "MESSAGE=start: pid 77 (python3) job J1 rank 5, watched for hangs of 300 s",
+                                "PRIORITY=6",
+                                "SYSLOG_IDENTIFIER=atraced",
+                                "ATRACE_EVENT=start",
+                                "ATRACE_PID=77",
+                                "ATRACE_UID=1000",
+                                "ATRACE_COMM=python3",
+                                "ATRACE_JOB=J1",
+                                "ATRACE_RANK=5",
+                                "ATRACE_WORLD_SIZE=8",
+                                "ATRACE_HANG_TIMEOUT_S=300",
+                            });
+}
+
+TEST_CASE("journal fields of a hang: state, stall, frames and last records, escaped and bounded",
+          "[systemd][journal][hang]") {
+  ProcessEvent e;
+  e.kind = ProcessEvent::Kind::kHang;
+  e.pid = 77;
+  e.uid = 1000;
+  e.program = "evil\nMESSAGE=x";  // a comm is the process's own bytes
+  e.labels = {"J1", "5", "8"};
+  e.hang_timeout = 2s;
+  e.state = "blocked";
+  e.stalled_for = 12s;
+  e.stalled_pid = 77;
+  e.dir = "/r/atrace/trace_1_77_1/schedule_event_77_2";
+  for (int i = 0; i < 12; ++i) e.top_frames.push_back("#" + std::to_string(i) + " 0x1 0x0 /lib/x.so f" + std::to_string(i));
+  e.last_records.push_back({"hccl", "step 41\x1b[2J\xff"});
+  e.last_records.push_back({"long", std::string(1000, 'a')});
+  const auto f = JournalFields(e);
+  auto field = [&f](const std::string& name) {
+    for (const auto& x : f) {
+      if (x.rfind(name + "=", 0) == 0) return x.substr(name.size() + 1);
+    }
+    return std::string("(absent)");
+  };
+  CHECK(field("MESSAGE_ID") == std::string(kJournalMessageIdHang));
+  CHECK(field("PRIORITY") == "4");
+  CHECK(field("ATRACE_EVENT") == "hang");
+  CHECK(field("ATRACE_JOB") == "J1");
+  CHECK(field("ATRACE_RANK") == "5");
+  CHECK(field("ATRACE_WORLD_SIZE") == "8");
+  CHECK(field("ATRACE_STALL_S") == "12");
+  CHECK(field("ATRACE_STATE") == "blocked");
+  CHECK(field("ATRACE_STALLED_PID") == "77");
+  CHECK(field("ATRACE_PATH") == e.dir);
+  CHECK(field("ATRACE_COMM") == "evil\\x0aMESSAGE=x");  // no second line, no forged field
+  CHECK(field("MESSAGE").find("hang: pid 77 (evil\\x0aMESSAGE=x) job J1 rank 5 blocked, no record for 12 s; dumped to ") == 0);
+  // At most 8 frames, innermost first.
+  CHECK(field("ATRACE_FRAME_0") == "#0 0x1 0x0 /lib/x.so f0");
+  CHECK(field("ATRACE_FRAME_7") == "#7 0x1 0x0 /lib/x.so f7");
+  CHECK(field("ATRACE_FRAME_8") == "(absent)");
+  CHECK(field("ATRACE_LAST_RECORD_0") == "hccl: step 41\\x1b[2J\\xff");
+  CHECK(field("ATRACE_LAST_RECORD_1").size() == kJournalValueMax);
+  for (const auto& x : f) {
+    CAPTURE(x);
+    CHECK(x.find('\n') == std::string::npos);
+    CHECK(x.find_first_of("\x1b\xff") == std::string::npos);
+  }
+  // A process dumped with its job says whose stall it was; one not dumped says why.
+  e.stalled_pid = 78;
+  e.state = "running";
+  e.dir.clear();
+  e.refused = "pid 77 let go of its rings before its turn";
+  const auto g = JournalFields(e);
+  CHECK(std::find(g.begin(), g.end(), "ATRACE_REFUSED=pid 77 let go of its rings before its turn") != g.end());
+  CHECK(std::find(g.begin(), g.end(), "ATRACE_STALLED_PID=78") != g.end());
+  CHECK(g[1].find("(dumped with its job: pid 78 stalled); not dumped: pid 77 let go") != std::string::npos);
 }
 
 TEST_CASE("JOURNAL_STREAM must name exactly the file open on the descriptor", "[systemd][journal]") {

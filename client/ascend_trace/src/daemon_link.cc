@@ -102,7 +102,7 @@ int DaemonLink::Connect() {
   // second connection).
   const uint64_t features = ATR_FEATURE_MEMFD | (CrashHandlersEnabled() ? ATR_FEATURE_CRASH : 0) |
                             (CounterStampsWanted() ? ATR_FEATURE_RING_COUNTER : 0) | ATR_FEATURE_LABELS |
-                            ATR_FEATURE_LEDGER;
+                            ATR_FEATURE_HANG_TIMEOUT | ATR_FEATURE_LEDGER;
   proto::HelloReply reply;
   rc = Hello(sock_.get(), *decoder_, next_request_id_++, features, deadline, &reply);
   if (rc != 0) {
@@ -122,12 +122,27 @@ int DaemonLink::Connect() {
 }
 
 void DaemonLink::SendLabels(Clock::time_point deadline) {
-  // Read once, at the first connection: the environment of the process's start.
-  static const proto::Labels labels =
-      proto::LabelsFromEnvironment([](const char* name) -> const char* { return ::getenv(name); });
-  if (labels.empty()) return;
+  // Read once, at the first connection: the environment of the process's start. A variable
+  // that is not a label is left out (said once), the others sent.
+  static std::string refused;
+  static const proto::LabelsRequest labels = [] {
+    auto get = [](const char* name) -> const char* { return ::getenv(name); };
+    return proto::LabelsRequest{proto::CheckedLabelsFromEnvironment(get, &refused),
+                                proto::HangTimeoutFromEnvironment(get)};
+  }();
+  static std::atomic<bool> told{false};
+  const char* quiet = ::getenv("ATRACE_QUIET");
+  const bool loud = !(quiet != nullptr && std::strcmp(quiet, "1") == 0);
+  if (!refused.empty() && loud && !told.exchange(true)) {
+    const std::string line = "libascend_trace: a job/rank label of the environment is not sent: " + refused + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+  }
+  // The hang timeout only to a daemon that knows it (an older one refuses the bytes).
+  proto::LabelsRequest sent = labels;
+  if (!(granted_ & ATR_FEATURE_HANG_TIMEOUT)) sent.hang_timeout.clear();
+  if (sent.labels.empty() && sent.hang_timeout.empty()) return;
   std::vector<uint8_t> payload, frame;
-  proto::Encode(labels, payload);
+  proto::Encode(sent, payload);
   const uint32_t id = next_request_id_++;
   proto::AppendFrame(frame, ATR_OP_LABELS, 0, id, payload);
   std::string message;
@@ -137,9 +152,7 @@ void DaemonLink::SendLabels(Clock::time_point deadline) {
     Drop();
     return;
   }
-  static std::atomic<bool> told{false};
-  const char* quiet = ::getenv("ATRACE_QUIET");
-  if (rc != 0 && !(quiet != nullptr && std::strcmp(quiet, "1") == 0) && !told.exchange(true)) {
+  if (rc != 0 && loud && !told.exchange(true)) {
     const std::string line = "libascend_trace: atraced refused this process's job/rank labels: " + message + "\n";
     (void)!::write(STDERR_FILENO, line.data(), line.size());
   }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ledger_text.h"
+#include "files/ledger_text.h"
 
 namespace atracectl {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "escape.h"
-#include "fleet_groups.h"
+#include "common/escape.h"
+#include "fleet/fleet_groups.h"
 
 namespace atracectl {
 

@@ -157,6 +157,15 @@ typedef struct atrace_list_entry {
 /* A save into the directory was cut short (the daemon killed or stopped, or a write failed
  * while it wrote a ring save or a report): its files may be empty or short. */
 #define ATRACE_LIST_INCOMPLETE 0x1u
+/* Another user's directory, which this user may not read: only seq is real; uid is
+ * ATRACE_LIST_HIDDEN_UID (nobody's), kind schedule, side host, path "hidden" (no directory),
+ * every other field 0 or "". */
+#define ATRACE_LIST_HIDDEN 0x2u
+#define ATRACE_LIST_HIDDEN_UID 0xffffffffu
+/* A dump of a live process that someone asked for (atracectl dump, PROCESS_DUMP). */
+#define ATRACE_LIST_DUMP 0x4u
+/* A dump of a live process that the daemon's hang watch took by itself (hang-timeout). */
+#define ATRACE_LIST_HANG 0x8u
 
 /* journalctl's vacuum verbs for atrace_client_vacuum_by: a directory goes if any verb given
  * says so (PROTOCOL.md, VACUUM_BY). */

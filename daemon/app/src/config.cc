@@ -59,7 +59,11 @@ po::options_description SettingOptions() {
       ("rate-limit-burst", po::value<std::string>(), "event dirs a client process may create per interval, 0-1000000000; 0 turns rate limiting off (default: 10000)")
       ("max-bytes-per-client", po::value<std::string>(), "bytes one client process may write over its life, a size with K, M, G or T; 0: no bound (default: 0)")
       ("crash-all-threads", po::value<std::string>(), "1: a crash report has the backtrace of every thread, not only the crashing one, 0-1 (default: 0)")
-      ("crash-unwind-timeout-ms", po::value<std::string>(), "deadline for unwinding a crashed client (on a thread of its own), 100-10000 (default: 2000)");
+      ("crash-unwind-timeout-ms", po::value<std::string>(), "deadline for unwinding a crashed client (on a thread of its own), 100-10000 (default: 2000)")
+      ("hang-timeout", po::value<std::string>(), "a watched process whose rings advance for none of this time while it lives is dumped with the rest of its job: a time span like 300s or 5min, at most 7d; 0 turns the watch off (default: 300s)")
+      ("hang-watch-unlabelled", po::value<std::string>(), "1: processes without a job label are watched too, each its own job, 0-1 (default: 0)")
+      ("hang-dumps-per-hour", po::value<std::string>(), "processes the hang watch may dump per hour on this host, 1-100000 (default: 64)")
+      ("dump-keep", po::value<std::string>(), "a dump's directories are spared by record-num aging this long, or until exported: a time span like 24h; 0: never spared (default: 24h)");
   return d;
 }
 
@@ -185,6 +189,19 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
     return m;
   }
   if (auto m = bounded("rate-limit-burst", 0, 1000000000, &config->rate_limit.burst); !m.empty()) return m;
+  if (auto m = ApplySpan(vm, "hang-timeout", std::chrono::hours(24 * 7), origin, &config->hang.timeout); !m.empty()) {
+    return m;
+  }
+  uint32_t unlabelled = config->hang.watch_unlabelled ? 1 : 0;
+  if (auto m = bounded("hang-watch-unlabelled", 0, 1, &unlabelled); !m.empty()) return m;
+  config->hang.watch_unlabelled = unlabelled != 0;
+  if (auto m = bounded("hang-dumps-per-hour", 1, 100000, &config->hang.dumps_per_hour); !m.empty()) return m;
+  std::chrono::milliseconds dump_keep = config->dump_keep;
+  if (auto m = ApplySpan(vm, "dump-keep", kMaxSpan, origin, &dump_keep); !m.empty()) return m;
+  if (dump_keep.count() % 1000 != 0) {
+    return origin + ": invalid value [" + str("dump-keep") + "] for dump-keep: expected whole seconds";
+  }
+  config->dump_keep = std::chrono::duration_cast<std::chrono::seconds>(dump_keep);
   std::optional<SizeSpec> per_client;
   if (auto m = ApplySize(vm, "max-bytes-per-client", false, origin, &per_client); !m.empty()) return m;
   if (per_client) config->max_bytes_per_client = per_client->value;
@@ -208,24 +225,6 @@ std::string Apply(const po::variables_map& vm, const std::string& origin, bool f
 }
 
 }  // namespace
-
-std::optional<std::chrono::milliseconds> ParseTimeSpan(const std::string& text) {
-  const size_t digits = text.find_first_not_of("0123456789");
-  if (digits == 0 || text.empty()) return std::nullopt;
-  uint64_t n = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + (digits == std::string::npos ? text.size() : digits), n);
-  if (ec != std::errc()) return std::nullopt;
-  const std::string unit = digits == std::string::npos ? "" : text.substr(digits);
-  uint64_t ms_per = 0;
-  if (unit == "ms") ms_per = 1;
-  else if (unit.empty() || unit == "s") ms_per = 1000;
-  else if (unit == "min") ms_per = 60 * 1000;
-  else if (unit == "h") ms_per = 3600 * 1000;
-  else if (unit == "d") ms_per = 24 * 3600 * 1000;
-  else return std::nullopt;
-  if (n > static_cast<uint64_t>(std::chrono::milliseconds::max().count()) / ms_per) return std::nullopt;
-  return std::chrono::milliseconds(static_cast<int64_t>(n * ms_per));
-}
 
 std::string UsageText() {
   std::ostringstream out;

@@ -128,11 +128,13 @@ class Daemon {
     std::optional<JournalEventSink> journal_sink;
     TraceStore store(**fs, remover, clock, log, record_num);
     store.SetExitRecordNum(config_.exit_record_num);  // before Recover, which applies them
+    store.SetDumpKeep(config_.dump_keep);
     (void)store.SetRetention(config_.retention);      // resolved against the file system by Recover
     if (StderrIsJournal()) {
       journal_sink.emplace();
       store.set_event_sink(&*journal_sink);
-      log.Info("stderr is the journal: sending structured entries for created and aged event dirs");
+      log.Info("stderr is the journal: sending structured entries for created and aged event dirs, labelled "
+               "processes' starts and the hang watch's dumps");
     }
     // Recovery and the first aging pass finish before anything is accepted.
     if (Status st = store.Recover(); !st.ok()) return Fail(1, "recovery failed: " + st.message());
@@ -179,9 +181,11 @@ class Daemon {
     deps.counter_clock = &counter_clock;
     deps.connections = &connections;
     deps.fd_budget = &fd_budget;
+    deps.process_events = journal_sink ? &*journal_sink : nullptr;  // start and hang entries
     ServiceLimits limits = LimitsFrom(config_);
     limits.daemon_uid = ::geteuid();
     limits.forwarder_gid = forwarder_gid;
+    limits.reader_gid = reader_gid;
     limits.root = root->path;
     TraceService service(std::move(deps), std::move(limits));
 
@@ -219,7 +223,8 @@ class Daemon {
     Listener listener(io, std::move(socket->acceptor), service, log, listener_options);
     listener.Start();
     log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
-               socket->description, ", record num ", record_num, ", io workers ", io_pool.workers());
+               socket->description, ", record num ", record_num, ", io workers ", io_pool.workers(), ", hang timeout ",
+               config_.hang.timeout.count() > 0 ? std::to_string(config_.hang.timeout.count()) + " ms" : "off");
     Notify("READY=1\nSTATUS=" + service.StatusLine());
 
     asio::steady_timer ticker(io);
@@ -279,6 +284,7 @@ class Daemon {
                 ", crash-all-threads ", cl.config.crash_all_threads, ", crash-unwind-timeout-ms ",
                 cl.config.crash_unwind_timeout_ms);
     service_->store().SetRecordNum(record_num);
+    service_->store().SetDumpKeep(cl.config.dump_keep);
     service_->store().SetExitRecordNum(cl.config.exit_record_num);
     if (Status st = service_->store().SetRetention(cl.config.retention); !st.ok()) {
       log_.Error("reload: cannot apply the byte limits: ", st.message());

@@ -11,6 +11,80 @@
 #include <cstring>
 
 namespace atraced {
+namespace {
+
+// Printable ASCII only, the rest (and '\\') as \xNN, cut at kJournalValueMax (never inside an escape).
+std::string Escaped(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    const bool plain = c >= 0x20 && c < 0x7f && c != '\\';
+    if (out.size() + (plain ? 1 : 4) > kJournalValueMax) break;
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+void Send(std::vector<std::string>& fields) {
+  std::vector<iovec> iov;
+  iov.reserve(fields.size());
+  for (std::string& f : fields) iov.push_back({f.data(), f.size()});
+  (void)::sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+}
+
+}  // namespace
+
+std::vector<std::string> JournalFields(const ProcessEvent& e) {
+  const bool hang = e.kind == ProcessEvent::Kind::kHang;
+  const auto seconds = [](std::chrono::milliseconds d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  };
+  const std::string who = "pid " + std::to_string(e.pid) + " (" + Escaped(e.program) + ")" +
+                          (e.labels.job.empty() ? "" : " job " + e.labels.job) +
+                          (e.labels.rank.empty() ? "" : " rank " + e.labels.rank);
+  std::string message;
+  if (!hang) {
+    message = "start: " + who + (e.hang_timeout.count() > 0 ? ", watched for hangs of " + seconds(e.hang_timeout) + " s" : "");
+  } else {
+    message = "hang: " + who + " " + e.state + ", no record for " + seconds(e.stalled_for) + " s" +
+              (e.stalled_pid != e.pid ? " (dumped with its job: pid " + std::to_string(e.stalled_pid) + " stalled)" : "") +
+              (e.dir.empty() ? "; not dumped: " + Escaped(e.refused) : "; dumped to " + Escaped(e.dir));
+  }
+  std::vector<std::string> fields{
+      "MESSAGE_ID=" + std::string(hang ? kJournalMessageIdHang : kJournalMessageIdStart),
+      "MESSAGE=" + message,
+      std::string("PRIORITY=") + (hang ? "4" : "6"),
+      "SYSLOG_IDENTIFIER=atraced",
+      std::string("ATRACE_EVENT=") + (hang ? "hang" : "start"),
+      "ATRACE_PID=" + std::to_string(e.pid),
+      "ATRACE_UID=" + std::to_string(e.uid),
+      "ATRACE_COMM=" + Escaped(e.program),
+  };
+  // The labels were checked at LABELS (short, printable, no space).
+  if (!e.labels.job.empty()) fields.push_back("ATRACE_JOB=" + e.labels.job);
+  if (!e.labels.rank.empty()) fields.push_back("ATRACE_RANK=" + e.labels.rank);
+  if (!e.labels.world_size.empty()) fields.push_back("ATRACE_WORLD_SIZE=" + e.labels.world_size);
+  fields.push_back("ATRACE_HANG_TIMEOUT_S=" + seconds(e.hang_timeout));
+  if (!hang) return fields;
+  fields.push_back("ATRACE_STALL_S=" + seconds(e.stalled_for));
+  fields.push_back("ATRACE_STATE=" + e.state);
+  fields.push_back("ATRACE_STALLED_PID=" + std::to_string(e.stalled_pid));
+  fields.push_back(e.dir.empty() ? "ATRACE_REFUSED=" + Escaped(e.refused) : "ATRACE_PATH=" + Escaped(e.dir));
+  for (size_t i = 0; i < e.top_frames.size() && i < 8; ++i) {
+    fields.push_back("ATRACE_FRAME_" + std::to_string(i) + "=" + Escaped(e.top_frames[i]));
+  }
+  for (size_t i = 0; i < e.last_records.size() && i < 16; ++i) {
+    fields.push_back("ATRACE_LAST_RECORD_" + std::to_string(i) + "=" +
+                     Escaped(e.last_records[i].first + ": " + e.last_records[i].second));
+  }
+  return fields;
+}
 
 std::vector<std::string> JournalFields(const StoreEvent& event) {
   const bool created = event.kind == StoreEvent::Kind::kCreated;
@@ -57,10 +131,12 @@ bool StderrIsJournal() { return JournalStreamMatches(std::getenv("JOURNAL_STREAM
 
 void JournalEventSink::OnStoreEvent(const StoreEvent& event) {
   std::vector<std::string> fields = JournalFields(event);
-  std::vector<iovec> iov;
-  iov.reserve(fields.size());
-  for (std::string& f : fields) iov.push_back({f.data(), f.size()});
-  (void)::sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+  Send(fields);
+}
+
+void JournalEventSink::OnProcessEvent(const ProcessEvent& event) {
+  std::vector<std::string> fields = JournalFields(event);
+  Send(fields);
 }
 
 }  // namespace atraced

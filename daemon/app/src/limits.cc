@@ -14,6 +14,7 @@ ServiceLimits LimitsFrom(const Config& config) {
   limits.crash_budget = std::chrono::milliseconds(config.crash_unwind_timeout_ms);
   limits.max_queued_bytes = config.max_queued_bytes;
   limits.uid_queued_share = config.uid_queued_share;
+  limits.hang = config.hang;
   return limits;
 }
 

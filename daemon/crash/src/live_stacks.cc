@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "atraced/crash/stack_format.h"
+#include "atraced/crash/unwind_helper.h"
+#include "atraced/proto/stack_report.h"
 #include "unwind_walk.h"
 
 namespace atraced::crash {
@@ -266,7 +268,11 @@ std::string WhyNoLiveStacks(const std::string& status_text, const std::string& s
   return "";
 }
 
-int LiveStacks(pid_t pid, ElfLookup* lookup) {
+void PrintCounts(const proto::StackCounts& counts) {
+  std::printf("%ccounts\n%s", kSectionMark, proto::FormatStackCounts(counts).c_str());
+}
+
+int LiveStacks(pid_t pid, ElfLookup* lookup, proto::StackCounts* counts) {
   if (std::string why = WhyNoLiveStacks(StatusOf(pid, pid), StatOf(pid, pid)); !why.empty()) {
     std::printf("(none: pid %d %s)\n", pid, Printable(why).c_str());
     return 1;
@@ -292,29 +298,34 @@ int LiveStacks(pid_t pid, ElfLookup* lookup) {
   std::vector<long> tids = TaskIds(pid);
   // The leader first, as Thread 1: CANN numbers the process's main thread first too.
   if (auto leader = std::find(tids.begin(), tids.end(), pid); leader != tids.end()) std::rotate(tids.begin(), leader, leader + 1);
-  int number = 0, read = 0;
-  int64_t longest_us = 0;
-  for (size_t i = 0; i < tids.size() && i < 1024; ++i) {
+  counts->threads = static_cast<uint32_t>(tids.size());
+  // Every thread, each block bounded (proto::ThreadBlock), up to the section's thread bound.
+  const size_t listed = std::min(tids.size(), proto::kMaxStackThreads);
+  for (size_t i = 0; i < listed; ++i) {
+    proto::ThreadStack thread = ThreadOf(static_cast<int>(i + 1), pid, tids[i]);
     ThreadCopy copy;
     copy.tid = tids[i];
-    std::printf("%s\n", ThreadLine(++number, copy.tid, ThreadName(pid, copy.tid)).c_str());
     std::string why = WhyNoLiveStacks(StatusOf(pid, copy.tid), StatOf(pid, copy.tid));
     int64_t held_us = 0, asked_us = 0;
     const Held held =
         why.empty() ? StopAndCopyPromptly(pid, lookup->maps, &copy, &held_us, &asked_us, &why) : Held::kNotRead;
+    if (held != Held::kCopied) thread.notes.push_back("no backtrace: " + why);
     if (held == Held::kStuck) {
-      std::printf("(no backtrace: %s)\n", Printable(why).c_str());
-      std::printf("(the %zu threads after it are not read: the dump ends here, which lets this thread go)\n",
-                  tids.size() - i - 1);
+      std::fputs(proto::ThreadBlock(thread).c_str(), stdout);
+      std::fputs(proto::NoteLine("the " + std::to_string(tids.size() - i - 1) +
+                                 " threads after it are not read: the dump ends here, which lets this thread go")
+                     .c_str(),
+                 stdout);
+      PrintCounts(*counts);
       std::fflush(stdout);
       std::_Exit(1);  // the kernel detaches a tracer's tracees when it exits
     }
     if (held != Held::kCopied) {
-      std::printf("(no backtrace: %s)\n", Printable(why).c_str());
+      std::fputs(proto::ThreadBlock(thread).c_str(), stdout);
       continue;
     }
-    ++read;
-    longest_us = std::max(longest_us, held_us);
+    ++counts->read;
+    counts->max_stop_us = static_cast<uint32_t>(std::clamp<int64_t>(std::max<int64_t>(counts->max_stop_us, held_us), 0, UINT32_MAX));
     Walk walk{dwfl, {}, {}};
     snapshot.current = &copy;
     if (!walkable || (dwfl_getthread_frames(dwfl, static_cast<pid_t>(copy.tid), OnFrame, &walk) != 0 && walk.frames.empty())) {
@@ -329,19 +340,25 @@ int LiveStacks(pid_t pid, ElfLookup* lookup) {
       if (walkable) walk.stopped = dwfl_errmsg(-1);
     }
     snapshot.current = nullptr;
-    for (size_t f = 0; f < walk.frames.size(); ++f) {
-      std::printf("%s\n", FrameLine(static_cast<int>(f), walk.frames[f], bases).c_str());
-    }
-    if (!walk.stopped.empty()) std::printf("(the walk stopped: %s)\n", Printable(walk.stopped).c_str());
-    std::printf("(held stopped %lld us; it stopped %lld us after it was asked to)\n", static_cast<long long>(held_us),
-                static_cast<long long>(asked_us));
+    AddFrames(walk, 0, bases, &thread);
+    thread.held_us = static_cast<uint64_t>(std::max<int64_t>(held_us, 0));
+    thread.asked_us = static_cast<uint64_t>(std::max<int64_t>(asked_us, 0));
+    std::fputs(proto::ThreadBlock(thread).c_str(), stdout);
     std::fflush(stdout);  // what is read survives a helper killed at the deadline
   }
-  if (tids.size() > 1024) std::printf("(%zu more threads not read)\n", tids.size() - 1024);
-  std::printf("(stacks read one thread at a time: %d of %zu threads; the longest a thread was held stopped: %lld us)\n",
-              read, tids.size(), static_cast<long long>(longest_us));
+  if (tids.size() > listed) {
+    std::fputs(proto::NoteLine(std::to_string(tids.size() - listed) + " more threads not read: a report lists at most " +
+                               std::to_string(proto::kMaxStackThreads))
+                   .c_str(),
+               stdout);
+  }
+  std::fputs(proto::NoteLine("stacks read one thread at a time: " + std::to_string(counts->read) + " of " +
+                             std::to_string(tids.size()) + " threads; the longest a thread was held stopped: " +
+                             std::to_string(counts->max_stop_us) + " us")
+                 .c_str(),
+             stdout);
   if (dwfl != nullptr) dwfl_end(dwfl);
-  return read > 0 ? 0 : 1;
+  return counts->read > 0 ? 0 : 1;
 }
 
 }  // namespace atraced::crash

@@ -9,24 +9,30 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <thread>
 
 #include "atraced/base/unique_fd.h"
 #include "atraced/crash/unwind_helper.h"
+#include "atraced/proto/stack_dump_file.h"
+#include "atraced/proto/stack_report.h"
 
 namespace atraced::crash {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What the report keeps of each section (the helper bounds them too).
+// What the report keeps of each section (the helper bounds them too). The backtrace holds
+// every thread's block (proto/stack_report.h bounds each), not a fixed number of bytes that
+// would cut a large process's threads off.
 constexpr size_t kMaxThreadsBytes = 128 << 10;
 constexpr size_t kMaxMapsBytes = (1 << 20) + 256;  // the helper's 1 MiB and its "cut" line
-constexpr size_t kMaxBacktraceBytes = 64 << 10;
-constexpr size_t kMaxOutputBytes = kMaxThreadsBytes + kMaxMapsBytes + kMaxBacktraceBytes;
+constexpr size_t kMaxBacktraceBytes = proto::kMaxStackSection;
+constexpr size_t kMaxCountsBytes = 256;
+constexpr size_t kMaxOutputBytes = kMaxThreadsBytes + kMaxMapsBytes + kMaxBacktraceBytes + kMaxCountsBytes;
+static_assert(kMaxThreadsBytes + kMaxMapsBytes + kMaxBacktraceBytes + (64 << 10) <= proto::kMaxStackDumpText,
+              "a dump's report, every thread's stack in it, fits the stack-dump file");
 
 int RemainingMs(Clock::time_point deadline) {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -37,9 +43,18 @@ std::string Capped(std::string_view text, size_t limit) {
   return std::string(text.substr(0, limit));
 }
 
+// The backtrace within `limit`: cut after the last whole thread's block that fits, and saying so.
+std::string CappedAtBlock(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  const size_t end = text.rfind("\n\n", limit - 2);
+  std::string kept(text.substr(0, end == std::string_view::npos ? 0 : end + 2));
+  return kept + proto::NoteLine("the stacks are cut at " + std::to_string(limit) +
+                                " bytes of the helper's output: the threads after this line are not written");
+}
+
 // Splits the helper's output into its sections. Anything before the first mark (a stray
 // message on stderr) goes to the backtrace, where a reader looks for trouble.
-void Split(const std::string& out, CrashFacts* f, bool* have_threads, bool* have_maps) {
+void Split(const std::string& out, CrashFacts* f, bool* have_threads, bool* have_maps, std::string* counts) {
   std::string stray;
   std::string* into = &stray;
   size_t pos = 0;
@@ -57,6 +72,8 @@ void Split(const std::string& out, CrashFacts* f, bool* have_threads, bool* have
     } else if (name == "maps") {
       into = &f->maps;
       *have_maps = true;
+    } else if (name == "counts") {
+      into = counts;
     } else {
       into = &f->backtrace;
     }
@@ -65,25 +82,38 @@ void Split(const std::string& out, CrashFacts* f, bool* have_threads, bool* have
   }
   f->threads = Capped(f->threads, kMaxThreadsBytes);
   f->maps = Capped(f->maps, kMaxMapsBytes);
-  f->backtrace = Capped(stray + f->backtrace, kMaxBacktraceBytes);
+  f->backtrace = CappedAtBlock(stray + f->backtrace, kMaxBacktraceBytes);
+  *counts = Capped(*counts, kMaxCountsBytes);
 }
 
-// What a live look's backtrace says of its threads (live_stacks.h's lines): counted here from
-// the text, so that a helper killed at the deadline still counts what it printed.
-void CountLiveStacks(CrashFacts* f) {
-  size_t at = 0;
-  while (at < f->backtrace.size()) {
-    const size_t end = std::min(f->backtrace.find('\n', at), f->backtrace.size());
-    const std::string_view line = std::string_view(f->backtrace).substr(at, end - at);
-    unsigned long long us = 0;
-    if (line.rfind("Thread ", 0) == 0) {
-      ++f->thread_count;
-    } else if (std::sscanf(std::string(line).c_str(), "(held stopped %llu us)", &us) == 1) {
-      ++f->stacks_read;
-      f->max_stop_us = static_cast<uint32_t>(std::max<unsigned long long>(f->max_stop_us, std::min(us, 0xffffffffull)));
-    }
-    at = end + 1;
+// What a live look says of its threads: read, as the helper counted them (its counts
+// section); written, as the kept backtrace holds them. A helper killed at the deadline
+// printed no counts: what it printed is what it read, of the threads the threads section lists.
+void CountLiveStacks(const std::string& counts, CrashFacts* f) {
+  const proto::StackSection kept = proto::ReadStackSection(f->backtrace);
+  uint64_t longest = 0;
+  for (const proto::ThreadStack& t : kept.threads) {
+    if (!t.held_us) continue;
+    ++f->stacks_written;
+    longest = std::max(longest, *t.held_us);
   }
+  f->threads_written = static_cast<uint32_t>(kept.threads.size());
+  if (const auto helper = proto::ParseStackCounts(counts)) {
+    f->thread_count = helper->threads;
+    f->stacks_read = helper->read;
+    f->max_stop_us = helper->max_stop_us;
+    return;
+  }
+  uint32_t listed = 0;  // the threads section's "TID NAME" lines
+  for (size_t at = 0; at < f->threads.size();) {
+    listed += f->threads[at] >= '0' && f->threads[at] <= '9';
+    const size_t eol = f->threads.find('\n', at);
+    if (eol == std::string::npos) break;
+    at = eol + 1;
+  }
+  f->thread_count = std::max(listed, f->threads_written);
+  f->stacks_read = f->stacks_written;
+  f->max_stop_us = static_cast<uint32_t>(std::min<uint64_t>(longest, UINT32_MAX));
 }
 
 }  // namespace
@@ -147,7 +177,8 @@ CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::m
 
   CrashFacts f;
   bool have_threads = false, have_maps = false;
-  Split(out, &f, &have_threads, &have_maps);
+  std::string counts;
+  Split(out, &f, &have_threads, &have_maps, &counts);
   std::string why;
   if (timed_out) {
     why = (unwind ? "unwinding stopped: it took longer than " : "the unwind helper took longer than ") +
@@ -164,7 +195,7 @@ CrashFacts ProcCrashInspector::Inspect(const CrashTarget& target, std::chrono::m
   } else if (f.backtrace.empty()) {
     f.backtrace = "(none: " + why + ")\n";
   }
-  if (target.live) CountLiveStacks(&f);
+  if (target.live) CountLiveStacks(counts, &f);
   return f;
 }
 

@@ -1,7 +1,5 @@
 #include "atraced/crash/stack_format.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -37,19 +35,9 @@ size_t FaultingFrame(const std::vector<StackFrame>& frames) {
   return i;
 }
 
-std::string ThreadLine(int number, long tid, const std::string& name) {
-  return "Thread " + std::to_string(number) + " (" + std::to_string(tid) + ", " + name + ")";
-}
-
-std::string FrameLine(int number, const StackFrame& frame, const std::map<std::string, uint64_t>& bases) {
+proto::StackFrameText FrameText(uint32_t number, const StackFrame& frame, const std::map<std::string, uint64_t>& bases) {
   const auto base = bases.find(frame.module);
-  char head[64];
-  std::snprintf(head, sizeof head, "#%d 0x%016" PRIx64 " 0x%016" PRIx64 " ", number, frame.pc,
-                base == bases.end() ? uint64_t{0} : base->second);
-  std::string line = head + (frame.module.empty() ? std::string("??") : frame.module);
-  if (!frame.symbol.empty()) line += " " + frame.symbol;
-  if (!frame.source.empty()) line += " at " + frame.source;
-  return line;
+  return {number, frame.pc, base == bases.end() ? uint64_t{0} : base->second, frame.module, frame.symbol, frame.source};
 }
 
 }  // namespace atraced::crash

@@ -241,11 +241,11 @@ int OnThread(Dwfl_Thread* thread, void* arg) {
   Others* others = static_cast<Others*>(arg);
   const pid_t tid = dwfl_thread_tid(thread);
   if (tid == others->crashing) return DWARF_CB_OK;
-  std::printf("\n");
   Walk walk{others->dwfl, {}, {}};
   if (dwfl_thread_getframes(thread, OnFrame, &walk) != 0 && walk.frames.empty()) {
-    std::printf("%s\n(no backtrace: %s)\n", ThreadLine(++others->number, tid, ThreadName(others->pid, tid)).c_str(),
-                dwfl_errmsg(-1));
+    proto::ThreadStack t = ThreadOf(++others->number, others->pid, tid);
+    t.notes.push_back(std::string("no backtrace: ") + dwfl_errmsg(-1));
+    std::fputs(proto::ThreadBlock(t).c_str(), stdout);
     return DWARF_CB_OK;
   }
   PrintStack(++others->number, others->pid, tid, walk, 0, *others->bases);
@@ -373,10 +373,12 @@ int Inspect(const CrashTarget& t, Mode mode) {
     lookup.maps = std::move(maps);
     lookup.root_fd = root.get();
     if (!root.valid()) lookup.notes.push_back("(no file of the process opened by path: its root is not open)");
-    rc = mode == Mode::kLive ? LiveStacks(t.pid, &lookup)
+    proto::StackCounts counts;
+    rc = mode == Mode::kLive ? LiveStacks(t.pid, &lookup, &counts)
                              : Unwind(t.pid, static_cast<pid_t>(host_tid), mode == Mode::kAllThreads, &lookup);
     for (const auto& note : lookup.notes) std::printf("%s\n", note.c_str());
     PrintHelperLine();
+    if (mode == Mode::kLive) PrintCounts(counts);
   }
   std::fflush(stdout);
   return rc;

@@ -42,7 +42,7 @@ std::string SourceLine(Dwfl_Module* module, Dwarf_Addr address) {
   }
   if (file == nullptr) return "";
   const char* slash = std::strrchr(file, '/');
-  return Printable(slash ? slash + 1 : file) + ":" + std::to_string(line);
+  return std::string(slash ? slash + 1 : file) + ":" + std::to_string(line);
 }
 
 }  // namespace
@@ -106,14 +106,14 @@ int OnFrame(Dwfl_Frame* state, void* arg) {
   const Dwarf_Addr lookup = f.activation ? f.pc : f.pc - 1;
   if (Dwfl_Module* module = dwfl_addrmodule(walk->dwfl, lookup); module != nullptr) {
     if (const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)) {
-      f.module = Printable(name);
+      f.module = name;
     }
     GElf_Off offset = 0;
     GElf_Sym sym;
     if (const char* function = dwfl_module_addrinfo(module, lookup, &offset, &sym, nullptr, nullptr, nullptr)) {
       char off[32];
       std::snprintf(off, sizeof off, "+0x%" PRIx64, static_cast<uint64_t>(offset + (f.pc - lookup)));
-      f.symbol = Printable(function) + off;
+      f.symbol = function + std::string(off);
     }
     f.source = SourceLine(module, lookup);
   }
@@ -125,18 +125,29 @@ std::string ThreadName(pid_t pid, long tid) {
   int err = 0;
   std::string comm = ReadSmall("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm", 64, &err);
   if (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  return err ? "(comm unreadable)" : Printable(comm);
+  return err ? "(comm unreadable)" : comm;
 }
 
-// One thread's part of [stack]: its line, then its frames from `first` on, renumbered from
-// #0 as CANN numbers them.
+proto::ThreadStack ThreadOf(int number, pid_t pid, long tid) {
+  proto::ThreadStack t;
+  t.number = static_cast<uint32_t>(number);
+  t.tid = tid;
+  t.name = ThreadName(pid, tid);
+  return t;
+}
+
+void AddFrames(const Walk& walk, size_t first, const std::map<std::string, uint64_t>& bases, proto::ThreadStack* t) {
+  for (size_t i = first; i < walk.frames.size(); ++i) {
+    t->frames.push_back(FrameText(static_cast<uint32_t>(i - first), walk.frames[i], bases));
+  }
+  if (!walk.stopped.empty()) t->notes.push_back("the walk stopped: " + walk.stopped);
+}
+
 void PrintStack(int number, pid_t pid, long tid, const Walk& walk, size_t first,
                 const std::map<std::string, uint64_t>& bases) {
-  std::printf("%s\n", ThreadLine(number, tid, ThreadName(pid, tid)).c_str());
-  for (size_t i = first; i < walk.frames.size(); ++i) {
-    std::printf("%s\n", FrameLine(static_cast<int>(i - first), walk.frames[i], bases).c_str());
-  }
-  if (!walk.stopped.empty()) std::printf("(the walk stopped: %s)\n", Printable(walk.stopped).c_str());
+  proto::ThreadStack t = ThreadOf(number, pid, tid);
+  AddFrames(walk, first, bases, &t);
+  std::fputs(proto::ThreadBlock(t).c_str(), stdout);
 }
 
 std::string TaskDir(pid_t pid, long tid) { return "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid); }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "atraced/crash/stack_format.h"
+#include "atraced/proto/stack_report.h"
 #include "elf_lookup.h"
 
 namespace atraced::crash {
@@ -28,7 +29,7 @@ std::string StatusField(const std::string& status, const char* key);
 // The thread ids of `pid`, ascending (at most kMaxTasksSearched).
 std::vector<long> TaskIds(pid_t pid);
 std::string TaskDir(pid_t pid, long tid);
-// The thread's comm, escaped, or "(comm unreadable)".
+// The thread's comm (the report's writer escapes it), or "(comm unreadable)".
 std::string ThreadName(pid_t pid, long tid);
 
 // One thread's walk: OnFrame appends each frame, with its module, symbol and source line.
@@ -39,8 +40,12 @@ struct Walk {
 };
 int OnFrame(Dwfl_Frame* state, void* arg);
 
-// One thread's part of [stack]: its line, then its frames from `first` on, renumbered from
-// #0 as CANN numbers them.
+// A thread's block in the [stack] section, numbered `number`, with no frames yet.
+proto::ThreadStack ThreadOf(int number, pid_t pid, long tid);
+// The walk's frames from `first` on, renumbered from #0 as CANN numbers them, and why it
+// stopped early, if it did.
+void AddFrames(const Walk& walk, size_t first, const std::map<std::string, uint64_t>& bases, proto::ThreadStack* t);
+// One thread's block in [stack] (proto::ThreadBlock: bounded per frame and per thread).
 void PrintStack(int number, pid_t pid, long tid, const Walk& walk, size_t first,
                 const std::map<std::string, uint64_t>& bases);
 
@@ -48,9 +53,11 @@ void PrintStack(int number, pid_t pid, long tid, const Walk& walk, size_t first,
 int ReportModules(Dwfl* dwfl, pid_t pid, const std::string& proc_dir);
 
 // The live mode (atraced/crash/live_stacks.h): prints the backtrace section of `pid`, its
-// threads one at a time, each as "Thread N (tid, name)", its frames, then "(held stopped N
-// us)"; at the end a line with how many stacks were read and the longest stop. Returns 0 when
-// some stack was read, else 1.
-int LiveStacks(pid_t pid, ElfLookup* lookup);
+// threads one at a time, each a block (proto::ThreadBlock) with its frames and "(held stopped
+// N us; ...)"; at the end a line with how many stacks were read and the longest stop, whose
+// numbers are also left in `counts`. Returns 0 when some stack was read, else 1.
+int LiveStacks(pid_t pid, ElfLookup* lookup, proto::StackCounts* counts);
+// The counts section (unwind_helper.h), the last of the helper's output.
+void PrintCounts(const proto::StackCounts& counts);
 
 }  // namespace atraced::crash

@@ -91,6 +91,7 @@ std::optional<ProcStatEnd> ParseProcStatEnd(const std::string& text) {
   for (int index = 3; index <= 52 && rest >> field; ++index) {
     try {
       if (index == 3) end.state = field[0];
+      if (index == 14 || index == 15) end.cpu_ticks += std::stoull(field);
       if (index == 22) {
         end.start_ticks = std::stoull(field);
         started = true;
@@ -223,6 +224,15 @@ OomCount ProcProcessTable::OomKillsIn(const std::string& file) {
   const auto kills = ParseOomKill(*text);
   if (!kills) return {file, std::nullopt, file + " has no oom_kill"};
   return {file, kills, ""};
+}
+
+std::optional<std::chrono::milliseconds> ProcProcessTable::CpuTime(int32_t pid, uint64_t start_ticks) {
+  static const long kTicksPerSecond = ::sysconf(_SC_CLK_TCK);
+  if (pid <= 0 || kTicksPerSecond <= 0) return std::nullopt;
+  const auto text = Slurp(proc_root_ + "/" + std::to_string(pid) + "/stat");
+  const auto stat = text ? ParseProcStatEnd(*text) : std::nullopt;
+  if (!stat || stat->start_ticks != start_ticks || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  return std::chrono::milliseconds(stat->cpu_ticks * 1000 / static_cast<uint64_t>(kTicksPerSecond));
 }
 
 std::optional<ProcessFacts> ProcProcessTable::Lookup(int32_t pid) {

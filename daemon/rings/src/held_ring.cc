@@ -115,6 +115,22 @@ const std::string& HeldRing::name() const { return ring_->reg.name; }
 bool HeldRing::exit_save() const { return (ring_->reg.flags & ATR_RING_EXIT_SAVE) != 0; }
 bool HeldRing::binary() const { return !ring_->reg.structs.empty(); }
 size_t HeldRing::bytes() const { return ring_->size; }
+uint64_t HeldRing::write_index() const {
+  // Map checked the header fits; the field is 8-byte aligned in a page-aligned mapping.
+  const auto* field = reinterpret_cast<const uint64_t*>(static_cast<const uint8_t*>(ring_->map) + ATR_RING_OFF_WRITE_INDEX);
+  return __atomic_load_n(field, __ATOMIC_RELAXED);
+}
+
+std::optional<HeldRing::Record> HeldRing::LastRecord(size_t max_bytes) const {
+  std::vector<uint8_t> copy;
+  proto::CopyRingUsed(ring_->map, ring_->size, &copy);
+  const proto::RingSnapshot snap = proto::ReadRingSnapshot(std::span<const uint8_t>(copy), ring_->expectation());
+  if (!snap.header_valid || snap.records.empty()) return std::nullopt;
+  const proto::RingRecord& last = snap.records.back();
+  std::string_view data(reinterpret_cast<const char*>(last.data.data()), last.data.size());
+  data = data.substr(0, std::min(data.find('\0'), max_bytes));
+  return Record{last.index, std::string(data)};
+}
 
 std::optional<RingSavePlan> HeldRing::PlanSave(std::vector<std::string>* problems) const {
   uint64_t write_index = 0, capacity = 0;

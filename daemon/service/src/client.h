@@ -58,6 +58,9 @@ struct Client {
   bool hello_done = false;
   uint64_t features = 0;
   bool may_forward = false;
+  // Reads every user's traces, so LIST and a VACUUM_BY dry run show it everyone's: root, the
+  // daemon's uid and the reader group (by its gid or a supplementary group at connect time).
+  bool reads_all = false;
   std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
   std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
   std::map<uint32_t, ClientRing> rings;            // object id -> ring, live or released
@@ -77,6 +80,9 @@ struct Client {
   // The job, rank and world size its process sent (LABELS, on this connection or another of
   // the process): what its directories are labelled with. Grants nothing.
   proto::Labels labels;
+  // LABELS' hang_timeout (ATRACE_HANG_TIMEOUT): what the process asked of the hang watch,
+  // which takes it only below its own hang-timeout. nullopt: not asked.
+  std::optional<std::chrono::milliseconds> hang_timeout;
   OomCount oom_at_hello;  // the memory cgroup's OOM kills at HELLO (oom_count.h)
   std::chrono::system_clock::time_point connected{};
   std::chrono::system_clock::time_point last_activity{};

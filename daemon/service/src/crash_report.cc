@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "atraced/processes/signal_names.h"
+#include "atraced/proto/stack_report.h"
 #include "atraced/store/trace_time.h"
 
 namespace atraced {
@@ -55,20 +56,7 @@ std::string HumanTime(std::chrono::system_clock::time_point when) {
          ":" + t.substr(12, 2) + "." + t.substr(14, 3) + "." + t.substr(17, 3);
 }
 
-std::string Printable(const std::string& text) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char ch : text) {
-    if (ch < 0x20 || ch == 0x7f || ch == '\\') {
-      out += "\\x";
-      out += kHex[ch >> 4];
-      out += kHex[ch & 15];
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out;
-}
+std::string Printable(const std::string& text) { return proto::EscapeStackText(text, /*spaces=*/false); }
 
 std::string DescribeEnd(const ProcessEnd& end, int* signo) {
   *signo = 0;
@@ -122,13 +110,16 @@ std::string StackDumpReportText(int32_t pid, const Client& holder, const proto::
 
 std::string ProcessDumpReportText(const Client& holder, const PeerCredentials& asker, const CrashFacts& facts,
                                   std::chrono::system_clock::time_point written, size_t rings,
-                                  const std::string& ring_names) {
+                                  const std::string& ring_names, const std::string& hang) {
   const int32_t pid = holder.peer.pid;
-  return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") dumped from outside; it runs on\n"
-         "dumped by: uid " + std::to_string(asker.uid) + " (pid " + std::to_string(asker.pid) + "), no signal sent\n"
+  const std::string by = hang.empty() ? "dumped by: uid " + std::to_string(asker.uid) + " (pid " +
+                                            std::to_string(asker.pid) + "), no signal sent\n"
+                                      : "dumped by: atraced's hang watch, no signal sent\nhang: " + hang + "\n";
+  return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") dumped from outside; it runs on\n" + by +
          "stacks: " + std::to_string(facts.stacks_read) + " of " + std::to_string(facts.thread_count) +
-         " threads read, one at a time; the longest a thread was held stopped: " + std::to_string(facts.max_stop_us) +
-         " us\n" + ProcessLines(holder) +
+         " threads read, one at a time, " + std::to_string(facts.stacks_written) +
+         " written below; the longest a thread was held stopped: " + std::to_string(facts.max_stop_us) + " us\n" +
+         ProcessLines(holder) +
          "written: " + HumanTime(written) + "\n" +
          RingsLine(rings, ring_names) + CannSections(pid, kDumpSignalNumber, pid, facts);
 }

@@ -11,20 +11,6 @@
 
 namespace atraced {
 
-bool Crashes::TakeUnwind(uint32_t uid) {
-  const auto now = clock_.Now();
-  for (auto it = unwinds_by_uid_.begin(); it != unwinds_by_uid_.end();) {  // forget what is a minute old
-    auto& times = it->second;
-    times.erase(std::remove_if(times.begin(), times.end(), [&](auto t) { return now - t >= std::chrono::minutes(1); }),
-                times.end());
-    it = times.empty() ? unwinds_by_uid_.erase(it) : std::next(it);
-  }
-  auto& times = unwinds_by_uid_[uid];
-  if (times.size() >= limits_.crash_unwinds_per_uid_per_minute) return false;
-  times.push_back(now);
-  return true;
-}
-
 Status Crashes::Check(Client& c, uint16_t opcode, std::span<const uint8_t> payload, Ask* ask, Client** holder) {
   ask->opcode = opcode;
   const char* what = ask->stack_dump() ? "STACK_DUMP" : "CRASH";
@@ -66,13 +52,6 @@ CrashTarget Crashes::TargetOf(const Client& c, const Ask& ask) const {
   return t;
 }
 
-CrashFacts Crashes::NoUnwindFacts(CrashFacts facts, uint32_t uid) const {
-  facts.backtrace = "(none: uid " + std::to_string(uid) + " already had " +
-                    std::to_string(limits_.crash_unwinds_per_uid_per_minute) +
-                    " crashes unwound in the last minute)\n";
-  return facts;
-}
-
 void Crashes::Look(ClientId id, Client& c, uint16_t opcode, std::span<const uint8_t> payload, DeferredReply reply) {
   Ask ask;
   Client* holder = nullptr;
@@ -84,23 +63,7 @@ void Crashes::Look(ClientId id, Client& c, uint16_t opcode, std::span<const uint
   pending_.emplace(token, PendingCrash{holder_id, c.peer.pid, ask, clock_.Now(), std::move(reply)});
   // The process waits in its handler while the runner looks at it from outside; every other
   // client is served meanwhile. The reply, and this connection's next request, wait.
-  CrashInspector* inspector = deps_.crash_inspector;
-  const bool unwind = inspector != nullptr && TakeUnwind(c.peer.uid);
-  const CrashTarget target = TargetOf(c, ask);
-  const uint32_t uid = c.peer.uid;
-  const auto budget = unwind ? limits_.crash_budget : std::chrono::milliseconds(0);
-  deps_.crash_runner->Run(
-      uid, [inspector, target, budget]() -> CrashFacts {
-        if (!inspector) {
-          return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
-                  "(not read: this daemon has no crash inspector)\n"};
-        }
-        return inspector->Inspect(target, budget);
-      },
-      [this, token, unwind, uid, inspector](CrashFacts facts) {
-        if (inspector && !unwind) facts = NoUnwindFacts(std::move(facts), uid);
-        Finish(token, std::move(facts));
-      });
+  inspection_.Look(TargetOf(c, ask), c.peer.uid, [this, token](CrashFacts facts) { Finish(token, std::move(facts)); });
 }
 
 void Crashes::Finish(uint64_t token, CrashFacts facts) {

@@ -25,6 +25,7 @@
 #include "admission.h"
 #include "client.h"
 #include "client_table.h"
+#include "inspection.h"
 #include "service_context.h"
 #include "process_records.h"
 #include "atraced/base/status.h"
@@ -36,9 +37,9 @@ class Crashes {
  public:
   // `forget` releases what a client still holds once it is gone for good.
   Crashes(const ServiceContext& ctx, ClientTable& clients, ProcessRecords& records, RingSaver& saver,
-          Admission& admission, std::function<void(Client&)> forget)
+          Admission& admission, Inspection& inspection, std::function<void(Client&)> forget)
       : clients_(clients), records_(records), processes_(*ctx.deps.processes), saver_(saver), admission_(admission),
-        clock_(*ctx.deps.clock), log_(*ctx.deps.log), counters_(ctx.counters), deps_(ctx.deps), limits_(ctx.limits),
+        inspection_(inspection), clock_(*ctx.deps.clock), log_(*ctx.deps.log), counters_(ctx.counters),
         forget_(std::move(forget)) {}
 
   // CRASH or STACK_DUMP (`opcode`) on connection `id`: checked here, then inspected on the
@@ -77,27 +78,22 @@ class Crashes {
   using ReportDone = std::function<void(Status, const std::string& report)>;
   void WriteReport(int32_t pid, const Client& holder, const Ask& ask, const CrashFacts& facts,
                    std::chrono::system_clock::time_point looked, ReportDone done);
-  CrashFacts NoUnwindFacts(CrashFacts facts, uint32_t uid) const;
-  // Whether uid may have another unwind now (crash_unwinds_per_uid_per_minute); counts it.
-  bool TakeUnwind(uint32_t uid);
 
   ClientTable& clients_;
   ProcessRecords& records_;   // one report per process, whichever of its connections asks
   ProcessTable& processes_;   // is the process still the one that connected?
   RingSaver& saver_;
   Admission& admission_;  // a stack dump is an event like DUMP: the process's rate limit holds
+  Inspection& inspection_;  // the look from outside, and the crashing uid's unwind budget
   Clock& clock_;
   Logger& log_;
   ServiceCounters& counters_;
-  const ServiceDependencies& deps_;
-  const ServiceLimits& limits_;  // crash_budget changes on SIGHUP
   std::function<void(Client&)> forget_;
   // CRASHes being inspected, by token; and the rings' holders whose
   // connection closed meanwhile, kept until their report is written.
   std::map<uint64_t, PendingCrash> pending_;
   uint64_t next_token_ = 1;
   std::map<ClientId, Client> parked_;
-  std::unordered_map<uint32_t, std::vector<std::chrono::system_clock::time_point>> unwinds_by_uid_;  // the last minute's
 };
 
 }  // namespace atraced

@@ -50,7 +50,8 @@ Status EventFiles::OnEventBegin(Client& c, std::span<const uint8_t> payload, std
     log_.Notice("forwarder pid ", c.peer.pid, " uid ", c.peer.uid, " writes a device event for host pid ", pid);
   }
   if (!process) return Status::Error(EINVAL, "process: malformed process directory " + c.process_dir);
-  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, uid, *program, /*save=*/false, *labels};
+  EventSpec spec{*process, static_cast<EventKind>(m.kind), pid, m.time, side, m.device_id, uid, *program, /*save=*/false, *labels,
+                DumpKind::kNone};
   if (Status refused = admission_.AdmitEvent(c, spec.kind); !refused.ok()) return refused;
   auto r = store_.BeginEvent(spec, c.utc_offset_s);
   if (!r.ok()) return Status(r.status()).LoggedAs(r.status().err() == ENOSPC ? Status::LogAs::kSummarized : Status::LogAs::kNotice);

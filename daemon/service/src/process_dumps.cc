@@ -1,7 +1,10 @@
 #include "process_dumps.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "atraced/processes/process_identity.h"
 #include "atraced/proto/stack_dump_file.h"
@@ -30,6 +33,27 @@ Client StandIn(const Client& c) {
   return s;
 }
 
+// Each uid's processes in pid order, the uids taking turns (the fewest processes first, then
+// by uid): the first ATR_MAX_DUMP_PROCESSES of this order hold every uid's first ones.
+std::vector<std::pair<int32_t, ClientId>> TakingTurns(const std::map<uint32_t, std::map<int32_t, ClientId>>& by_uid) {
+  std::vector<std::pair<std::map<int32_t, ClientId>::const_iterator, std::map<int32_t, ClientId>::const_iterator>> queues;
+  for (const auto& [uid, processes] : by_uid) queues.emplace_back(processes.begin(), processes.end());
+  std::stable_sort(queues.begin(), queues.end(), [](const auto& a, const auto& b) {
+    return std::distance(a.first, a.second) < std::distance(b.first, b.second);
+  });
+  std::vector<std::pair<int32_t, ClientId>> order;
+  for (bool more = true; more;) {
+    more = false;
+    for (auto& [next, end] : queues) {
+      if (next == end) continue;
+      order.emplace_back(next->first, next->second);
+      ++next;
+      more = more || next != end;
+    }
+  }
+  return order;
+}
+
 proto::ProcessDumpEntry Refused(int32_t pid, int err, const std::string& why) {
   return {pid, proto::WireStatus(Status::Error(err, why)), 0, 0, 0, why};
 }
@@ -41,9 +65,6 @@ std::string Mine(const Client& c) {
 }  // namespace
 
 void ProcessDumps::Dump(Client& c, std::span<const uint8_t> payload, DeferredReply reply) {
-  if (!(c.features & ATR_FEATURE_PROCESS_DUMP)) {
-    return reply.Answer(Status::Error(ENOTSUP, "PROCESS_DUMP: ATR_FEATURE_PROCESS_DUMP was not negotiated in HELLO"));
-  }
   proto::ProcessDump m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return reply.Answer(std::move(st));
   Request r;
@@ -53,6 +74,24 @@ void ProcessDumps::Dump(Client& c, std::span<const uint8_t> payload, DeferredRep
   const uint64_t token = next_token_++;
   pending_.emplace(token, std::move(r));
   Step(token);  // the reply comes with the last process's directory
+}
+
+void ProcessDumps::DumpOnOwn(std::vector<OwnTarget> targets, OwnDone done) {
+  Request r;
+  r.own = std::move(done);
+  for (OwnTarget& t : targets) {
+    const Client* holder = clients_.Find(t.holder);
+    const int32_t pid = holder != nullptr ? holder->peer.pid : 0;
+    r.pids.push_back(pid);
+    r.holders.push_back(holder != nullptr ? t.holder : 0);
+    r.entries.push_back(holder != nullptr ? proto::ProcessDumpEntry{pid, 0, 0, 0, 0, ""}
+                                          : Refused(0, ENOENT, "it let go of its rings before its turn"));
+    r.notes.push_back(std::move(t.note));
+  }
+  r.backtraces.resize(r.pids.size());
+  const uint64_t token = next_token_++;
+  pending_.emplace(token, std::move(r));
+  Step(token);
 }
 
 Status ProcessDumps::Choose(const Client& c, const proto::ProcessDump& m, Request* r) {
@@ -96,15 +135,28 @@ Status ProcessDumps::Choose(const Client& c, const proto::ProcessDump& m, Reques
   if ((m.select & ATR_PROCESS_DUMP_UID) && !root && m.uid != c.peer.uid) {
     return Status::Error(EPERM, "select: uid " + std::to_string(m.uid) + " is not yours; " + Mine(c));
   }
-  std::map<int32_t, ClientId> chosen;  // by pid: one holder each, in pid order
+  std::map<uint32_t, std::map<int32_t, ClientId>> by_uid;  // one holder per pid, in pid order, per uid
   for (auto& [cid, client] : clients_) {
     if (client.rings.empty() || (!root && client.peer.uid != c.peer.uid)) continue;
     if ((m.select & ATR_PROCESS_DUMP_UID) && client.peer.uid != m.uid) continue;
     if ((m.select & ATR_PROCESS_DUMP_COMM) && client.program != m.comm) continue;
     if ((m.select & ATR_PROCESS_DUMP_JOB) && client.labels.job != m.job) continue;  // the holder's: its process's
-    chosen.emplace(client.peer.pid, cid);
+    by_uid[client.peer.uid].emplace(client.peer.pid, cid);
   }
-  for (const auto& [pid, holder] : chosen) add(pid, holder, {pid, 0, 0, 0, 0, ""});
+  // Past ATR_MAX_DUMP_PROCESSES, the uids take turns: a label is anyone's word, so one user's
+  // many processes claiming a job cannot displace the job's own (dump --job by root).
+  std::vector<std::pair<int32_t, ClientId>> order = TakingTurns(by_uid);
+  const auto taken = order.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(order.size(), ATR_MAX_DUMP_PROCESSES));
+  std::sort(order.begin(), taken);  // those dumped, in pid order
+  std::string left_out;
+  for (auto it = order.begin(); it != order.end(); ++it) {
+    if (it >= taken && left_out.size() < 1024) left_out += (left_out.empty() ? "" : " ") + std::to_string(it->first);
+    add(it->first, it->second, {it->first, 0, 0, 0, 0, ""});
+  }
+  if (r->omitted > 0) {
+    log_.Notice("PROCESS_DUMP from pid ", c.peer.pid, " uid ", c.peer.uid, " chose ", order.size(), " processes, ",
+                r->omitted, " past the ", ATR_MAX_DUMP_PROCESSES, " a dump takes, each uid in turn; left out: ", left_out);
+  }
   return Status::Ok();
 }
 
@@ -139,6 +191,7 @@ void ProcessDumps::Step(uint64_t token) {
       r.entries[i] = Refused(pid, EPERM, "not inspected: " + *why);
       continue;
     }
+    if (r.own) r.payer = StandIn(*holder);  // the daemon's own dump: as the process's own user
     if (Status refused = admission_.AdmitEvent(r.payer, EventKind::kSchedule); !refused.ok()) {
       r.entries[i] = Refused(pid, refused.err(), refused.message());
       continue;
@@ -153,18 +206,12 @@ void ProcessDumps::Step(uint64_t token) {
     }
     CrashTarget target{pid, pid, holder->peer.uid, holder->peer.gid};
     target.live = true;
-    CrashInspector* inspector = deps_.crash_inspector;
-    const auto budget = limits_.crash_budget;
-    auto look = [inspector, target, budget]() -> CrashFacts {
-      if (inspector == nullptr) {
-        return {"(not listed: this daemon has no crash inspector)\n", "(none: this daemon has no unwinder)\n",
-                "(not read: this daemon has no crash inspector)\n"};
-      }
-      return inspector->Inspect(target, budget);
-    };
-    // Off the loop: reading the stacks takes up to the unwind deadline.
-    deps_.crash_runner->Run(target.uid, std::move(look),
-                               [this, token, turn](CrashFacts facts) { Looked(token, turn, std::move(facts)); });
+    // The asker's unwinds count against its uid's limit, as its crashes do; root's do not (an
+    // administrator dumping every rank of a hung job), nor the hang watch's, which has its own
+    // bound (hang-dumps-per-hour) and must read every rank of a job in one pass.
+    const bool unlimited = r.own || r.payer.peer.uid == 0;
+    const std::optional<uint32_t> payer = unlimited ? std::nullopt : std::optional(r.payer.peer.uid);
+    inspection_.Look(target, payer, [this, token, turn](CrashFacts facts) { Looked(token, turn, std::move(facts)); });
     return;
   }
 }
@@ -178,7 +225,8 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
   const auto now = clock_.Now();
   std::vector<const HeldRing*> chosen;
   for (const HeldRing& ring : turn->rings) chosen.push_back(&ring);
-  const std::string text = ProcessDumpReportText(owner, r.payer.peer, facts, now, chosen.size(), turn->ring_names);
+  const std::string text =
+      ProcessDumpReportText(owner, r.payer.peer, facts, now, chosen.size(), turn->ring_names, r.own ? r.notes[i] : "");
   const std::vector<uint8_t> bin = proto::EncodeStackDumpFile(text);
   StackcoreFileName name{kNamedSignal, owner.peer.pid, owner.program, FormatTraceTime(now, owner.utc_offset_s),
                          /*binary=*/true};
@@ -186,7 +234,7 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
   reports.push_back({TraceFileName::Stackcore(name), std::string(bin.begin(), bin.end())});
   name.binary = false;
   reports.push_back({TraceFileName::Stackcore(name), text});
-  r.entries[i].threads = facts.thread_count;
+  r.entries[i].threads = facts.threads_written;
   r.entries[i].max_stop_us = facts.max_stop_us;
   r.entries[i].rings = static_cast<uint32_t>(chosen.size());
   auto dir = std::make_shared<std::string>();  // set by Save once the directory is made
@@ -201,6 +249,7 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
         const Client& dumped = turn->owner;
         if (st.ok()) {
           e.text = *dir;
+          if (request.own) request.backtraces[i] = facts.backtrace;
         } else {
           e = Refused(dumped.peer.pid, st.err(), "save: " + st.message());
         }
@@ -210,13 +259,15 @@ void ProcessDumps::Looked(uint64_t token, std::shared_ptr<Turn> turn, CrashFacts
           }
           request.next = request.pids.size();
         }
-        log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside for uid ", asker.uid, " (pid ",
-                    asker.pid, "): ", facts.stacks_read, " of ", facts.thread_count,
-                    " stacks, the longest stop ", facts.max_stop_us, " us; schedule dir with ", turn->rings.size(),
+        log_.Notice("pid ", dumped.peer.pid, " (", dumped.program, ") dumped from outside ",
+                    request.own ? std::string("by the hang watch") :
+                                  "for uid " + std::to_string(asker.uid) + " (pid " + std::to_string(asker.pid) + ")",
+                    ": ", facts.stacks_read, " of ", facts.thread_count, " stacks read, ", facts.stacks_written,
+                    " written, the longest stop ", facts.max_stop_us, " us; schedule dir with ", turn->rings.size(),
                     " ring(s)", st.ok() ? " written to " + *dir : " failed: " + st.message());
         Step(token);
       },
-      dir.get());
+      dir.get(), r.own ? DumpKind::kHang : DumpKind::kOperator);
 }
 
 void ProcessDumps::Finish(uint64_t token) {
@@ -224,6 +275,11 @@ void ProcessDumps::Finish(uint64_t token) {
   if (it == pending_.end()) return;
   Request r = std::move(it->second);
   pending_.erase(it);
+  if (r.own) {
+    std::vector<OwnResult> results;
+    for (size_t i = 0; i < r.entries.size(); ++i) results.push_back({std::move(r.entries[i]), std::move(r.backtraces[i])});
+    return r.own(std::move(results));
+  }
   std::vector<uint8_t> body;
   proto::Encode(proto::ProcessDumpReply{std::move(r.entries), r.omitted}, body);
   r.reply.Answer(Status::Ok(), body);

@@ -10,7 +10,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <string>
 #include <memory>
 #include <span>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "atraced/service/service_types.h"
 #include "client.h"
 #include "client_table.h"
+#include "inspection.h"
 #include "ring_saver.h"
 #include "service_context.h"
 
@@ -32,14 +35,30 @@ namespace atraced {
 
 class ProcessDumps {
  public:
-  ProcessDumps(const ServiceContext& ctx, ClientTable& clients, RingSaver& saver, Admission& admission)
+  ProcessDumps(const ServiceContext& ctx, ClientTable& clients, RingSaver& saver, Admission& admission,
+               Inspection& inspection)
       : clients_(clients), processes_(*ctx.deps.processes), saver_(saver), admission_(admission),
-        clock_(*ctx.deps.clock), log_(*ctx.deps.log), deps_(ctx.deps), limits_(ctx.limits) {}
+        inspection_(inspection), clock_(*ctx.deps.clock), log_(*ctx.deps.log) {}
 
-  // PROCESS_DUMP from `c`: -ENOTSUP unless the connection was granted ATR_FEATURE_PROCESS_DUMP.
-  // `reply` is answered once every process's directory is written (or refused), with the
-  // entries as its body.
+  // PROCESS_DUMP from `c` (granted ATR_FEATURE_PROCESS_DUMP: opcode_rules.h). `reply` is
+  // answered once every process's directory is written (or refused), with the entries as
+  // its body.
   void Dump(Client& c, std::span<const uint8_t> payload, DeferredReply reply);
+
+  // The daemon's own dump (the hang watch, through DumpForHang in hang_dump_path.h): each
+  // target dumped as a PROCESS_DUMP would, one after another, each as its own process's
+  // user (its uid and its process pay, as if it had asked), its directory marked as the
+  // hang watch's (DumpKind::kHang) and its report saying why (`note`, one line).
+  struct OwnTarget {
+    ClientId holder = 0;
+    std::string note;
+  };
+  struct OwnResult {
+    proto::ProcessDumpEntry entry;  // its directory (text) or its refusal
+    std::string backtrace;          // the stacks read (CrashFacts::backtrace), "" when refused
+  };
+  using OwnDone = std::function<void(std::vector<OwnResult>)>;
+  void DumpOnOwn(std::vector<OwnTarget> targets, OwnDone done);
 
  private:
   // One request: its processes, dumped one after another.
@@ -51,6 +70,9 @@ class ProcessDumps {
     std::vector<proto::ProcessDumpEntry> entries;
     size_t next = 0;
     uint32_t omitted = 0;
+    // The daemon's own (DumpOnOwn): each process pays for itself; `done` instead of `reply`.
+    OwnDone own;
+    std::vector<std::string> notes, backtraces;
   };
   // One process's turn: what is kept of it while its stacks are read.
   struct Turn {
@@ -71,10 +93,9 @@ class ProcessDumps {
   ProcessTable& processes_;
   RingSaver& saver_;
   Admission& admission_;
+  Inspection& inspection_;  // the look from outside, and the asker's unwind budget
   Clock& clock_;
   Logger& log_;
-  const ServiceDependencies& deps_;  // the crash inspector and the runner it looks on
-  const ServiceLimits& limits_;      // crash_budget, each process's deadline
   std::map<uint64_t, Request> pending_;
   uint64_t next_token_ = 1;
 };

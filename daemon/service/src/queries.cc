@@ -85,7 +85,7 @@ Status Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>&
   return Status::Ok();
 }
 
-Status Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status Queries::OnList(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
   proto::ListRequest m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   accounting_.AccountPassedFiles(clients_);
@@ -93,6 +93,16 @@ Status Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& b
   for (const EventInfo& e : store_.List(m.after_seq, m.max_entries)) {
     proto::ListEntry le;
     le.seq = e.seq;
+    if (!c.reads_all && e.uid != c.peer.uid) {  // another user's: that it exists, nothing of it
+      le.uid = ATR_LIST_HIDDEN_UID;
+      // Fixed values where a reader checks the field (PROTOCOL.md, LIST): no directory's.
+      le.kind = ATR_EVENT_SCHEDULE;
+      le.side = ATR_SIDE_HOST;
+      le.path = "hidden";
+      le.flags = ATR_LIST_HIDDEN;
+      r.entries.push_back(std::move(le));
+      continue;
+    }
     le.kind = static_cast<uint8_t>(e.kind);
     le.side = static_cast<uint8_t>(e.side);
     le.device_id = e.device_id;
@@ -104,7 +114,8 @@ Status Queries::OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& b
     le.path = e.rel_path;
     le.comm = e.comm;
     le.labels = e.labels;
-    le.flags = e.incomplete ? ATR_LIST_INCOMPLETE : 0;
+    le.flags = (e.incomplete ? ATR_LIST_INCOMPLETE : 0) | (e.dump == DumpKind::kOperator ? ATR_LIST_DUMP : 0) |
+               (e.dump == DumpKind::kHang ? ATR_LIST_HANG : 0);
     r.entries.push_back(std::move(le));
   }
   proto::Encode(r, body);
@@ -137,7 +148,8 @@ Status Queries::OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>&
   return Status::Ok();
 }
 
-Status Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+Status Queries::OnVacuumBy(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  const PeerCredentials& peer = c.peer;
   proto::VacuumBy m;
   if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
   // The configured limits (VACUUM) bind everyone alike; these verbs remove other users'
@@ -161,6 +173,17 @@ Status Queries::OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t>
   }
   proto::VacuumByReply r;
   r.bytes = report->bytes;
+  if (m.dry_run && !c.reads_all) {  // what would go of other users' is counted, never named
+    std::vector<std::string> own;
+    for (size_t i = 0; i < report->removed.size(); ++i) {
+      if (i < report->removed_uids.size() && report->removed_uids[i] == peer.uid) {
+        own.push_back(std::move(report->removed[i]));
+      } else {
+        ++r.omitted;
+      }
+    }
+    report->removed = std::move(own);
+  }
   ListRemoved(report->removed, &r);
   proto::Encode(r, body);
   return Status::Ok();

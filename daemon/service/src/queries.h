@@ -9,6 +9,7 @@
 
 #include "atraced/service/service_types.h"
 #include "atraced/store/trace_store.h"
+#include "client.h"
 #include "client_table.h"
 #include "service_context.h"
 #include "file_accounting.h"
@@ -35,9 +36,14 @@ class Queries {
         log_(*ctx.deps.log) {}
 
   Status OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Status OnList(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  // LIST: every entry for a client that reads every user's traces (Client::reads_all); for
+  // anyone else their own, and each other user's as a bare ATR_LIST_HIDDEN entry (its seq,
+  // for paging; no uid, pid, program, labels or path), as `atracectl show` would refuse them.
+  Status OnList(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
   Status OnVacuum(std::span<const uint8_t> payload, std::vector<uint8_t>& body);
-  Status OnVacuumBy(const PeerCredentials& peer, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  // VACUUM_BY: a dry run lists the paths of the asker's own directories only (unless it
+  // reads all), counting the others in `omitted`.
+  Status OnVacuumBy(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
 
  private:
   TraceStore& store_;

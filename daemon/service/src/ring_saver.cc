@@ -67,7 +67,7 @@ struct RingSaver::Job {
 };
 
 void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const std::vector<const HeldRing*>& rings,
-                     std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir) {
+                     std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir, DumpKind dump) {
   // Planned from the headers: an event directory is made only when some ring holds a record.
   auto job = std::make_shared<Job>();
   uint64_t bound = 0;
@@ -95,7 +95,8 @@ void RingSaver::Save(const Client& c, const Client& payer, EventKind kind, const
   }
   // Room for all of it first: a stackcore dir with half its rings would mislead.
   if (Status st = store_.MakeRoom(0, bound, c.peer.uid); !st.ok()) return done(std::move(st).LoggedAs(Status::LogAs::kSummarized));
-  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true, c.labels},
+  auto begun = store_.BeginEvent({*process, kind, c.peer.pid, "", Side::kHost, 0, c.peer.uid, c.program, /*save=*/true, c.labels,
+                                  dump},
                                  c.utc_offset_s);
   if (!begun.ok()) return done(begun.status());
   job->seq = begun->seq;

@@ -60,9 +60,10 @@ class RingSaver {
   }
   // The same, for the process of `owner` (its directory, name and uid) but counted against
   // `payer`'s process (max-bytes-per-client) and uid (queued save bytes): PROCESS_DUMP, where
-  // whoever asks pays.
+  // whoever asks pays; `dump` marks the directory as a dump and whose (order_log.h's 'o').
   void Save(const Client& owner, const Client& payer, EventKind kind, const std::vector<const HeldRing*>& rings,
-            std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr);
+            std::vector<HeldRing::File> reports, SaveDone done, std::string* made_dir = nullptr,
+            DumpKind dump = DumpKind::kNone);
 
   // Saves whose completion has not run yet.
   size_t in_flight() const { return jobs_.size(); }

@@ -18,6 +18,9 @@
 #include "device_reports.h"
 #include "event_files.h"
 #include "file_accounting.h"
+#include "hang_watch.h"
+#include "inspection.h"
+#include "opcode_rules.h"
 #include "atraced/base/cycle_counter.h"
 #include "process_dumps.h"
 #include "process_names.h"
@@ -30,9 +33,6 @@
 
 namespace atraced {
 namespace {
-
-constexpr uint64_t kSupportedFeatures = ATR_FEATURE_FD_PASSING | ATR_FEATURE_MEMFD | ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER |
-    ATR_FEATURE_STACK_DUMP | ATR_FEATURE_DEVICE_STATS | ATR_FEATURE_CRASH_PATH | ATR_FEATURE_PROCESS_DUMP | ATR_FEATURE_LABELS | ATR_FEATURE_LEDGER;
 
 // Scratch larger than this (a big LIST or STATUS reply) is released after the request, so
 // one rare reply does not keep its memory for the daemon's lifetime.
@@ -57,7 +57,7 @@ struct TraceService::Rooms {
         ring_slots("rings", "ring", "uid-ring-share", limits.max_rings_total, limits.uid_ring_share),
         ring_memory("ring memory", "byte", "uid-ring-share", limits.max_ring_memory, limits.uid_ring_share),
         queued_saves("queued save bytes", "byte", "uid-queued-share", limits.max_queued_bytes, limits.uid_queued_share),
-        records(processes, clock),
+        records(processes, clock, log),
         admission(ctx, records),
         accounting(store, records),
         saver(ctx, admission, queued_saves),
@@ -66,8 +66,8 @@ struct TraceService::Rooms {
         rings(ctx, clients, records, ring_slots, ring_memory, saver, admission),
         queries(ctx, clients, accounting, ring_slots, ring_memory, queued_saves),
         departures(ctx, saver, [this](Client& c) { Forget(c); }),
-        crashes(ctx, clients, records, saver, admission, [this](Client& c) { Forget(c); }),
-        dumps(ctx, clients, saver, admission) {}
+        crashes(ctx, clients, records, saver, admission, inspection, [this](Client& c) { Forget(c); }),
+        dumps(ctx, clients, saver, admission, inspection), hang(ctx, clients, dumps) {}
 
   // Releases what a client still holds once it is gone for good.
   void Forget(Client& c) {
@@ -112,8 +112,10 @@ struct TraceService::Rooms {
   Rings rings;
   Queries queries;
   Departures departures;
+  Inspection inspection{ctx};  // CRASH's, STACK_DUMP's and PROCESS_DUMP's look from outside
   Crashes crashes;
   ProcessDumps dumps;
+  HangWatch hang;
   bool destroying = false;
   // Scratch for Handle: a request's reply body and its encoded reply. Kept between requests
   // so that a steady stream of requests encodes its replies without allocating (a fresh
@@ -141,7 +143,7 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   Rooms& r = *rooms_;
   // Pinned: facts of a pid the connector no longer holds would be someone else's.
   auto facts = LookupPinned(r.processes, peer.pid, pidfd);
-  ProcessRecord* rec = r.records.RecordFor(peer.pid, facts);
+  ProcessRecord* rec = r.records.RecordForConnection(peer.pid, facts, peer.uid);
   ++rec->connections;
   Client c;
   c.peer = peer;
@@ -152,12 +154,11 @@ TraceService::ClientId TraceService::Connect(const PeerCredentials& peer, Unique
   c.start_ticks = facts ? facts->start_ticks : 0;
   c.program = facts ? facts->program : "unknown";
   c.connected = r.clock.Now();
-  bool in_group = false;
-  if (r.limits.forwarder_gid) {
-    in_group = peer.gid == *r.limits.forwarder_gid ||
-               (facts && std::count(facts->groups.begin(), facts->groups.end(), *r.limits.forwarder_gid) > 0);
-  }
-  c.may_forward = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group;
+  auto in_group = [&](const std::optional<gid_t>& gid) {
+    return gid && (peer.gid == *gid || (facts && std::count(facts->groups.begin(), facts->groups.end(), *gid) > 0));
+  };
+  c.may_forward = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group(r.limits.forwarder_gid);
+  c.reads_all = peer.uid == 0 || peer.uid == r.limits.daemon_uid || in_group(r.limits.reader_gid);
   r.store.HoldProcessDir(c.process_dir);
   const ClientId id = r.clients.Add(std::move(c));
   r.log.Debug("client ", id, " connected: pid ", peer.pid, " uid ", peer.uid, " gid ", peer.gid);
@@ -228,8 +229,8 @@ TraceService::Reply TraceService::Handle(ClientId id, const proto::FrameHeader& 
   UniqueFd passed;
   FdCharge passed_charge;
   Status refusal;
-  const bool ring_op = h.opcode >= ATR_OP_RING_REGISTER && h.opcode <= ATR_OP_GOODBYE;
-  if (attached.valid() && h.opcode != ATR_OP_RING_REGISTER) {
+  const OpcodeRule* rule = RuleOf(h.opcode);  // opcode_rules.h: what it needs; nullptr: ENOSYS below
+  if (attached.valid() && !(rule != nullptr && rule->descriptor)) {
     // A descriptor the protocol did not ask for: the stream is not what the peer thinks.
     refusal = Status::Error(EBADMSG, "descriptor: only RING_REGISTER carries one; closing");
     out.close_after = true;
@@ -237,14 +238,9 @@ TraceService::Reply TraceService::Handle(ClientId id, const proto::FrameHeader& 
     refusal = Status::Error(EPROTO, "flags: a request must not carry the reply flag");
   } else if (!c.hello_done && h.opcode != ATR_OP_HELLO) {
     refusal = Status::Error(EPROTO, "opcode: send HELLO first");
-  } else if ((h.opcode == ATR_OP_CRASH || h.opcode == ATR_OP_DUMP) && !(c.features & ATR_FEATURE_CRASH)) {
-    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_CRASH was not negotiated in HELLO");
-  } else if (h.opcode == ATR_OP_STACK_DUMP && !(c.features & ATR_FEATURE_STACK_DUMP)) {
-    refusal = Status::Error(ENOTSUP, "STACK_DUMP: ATR_FEATURE_STACK_DUMP was not negotiated in HELLO");
-  } else if (h.opcode == ATR_OP_DEVICE_STATS && !(c.features & ATR_FEATURE_DEVICE_STATS)) {
-    refusal = Status::Error(ENOTSUP, "DEVICE_STATS: ATR_FEATURE_DEVICE_STATS was not negotiated in HELLO");
-  } else if (ring_op && !(c.features & ATR_FEATURE_MEMFD)) {
-    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": ATR_FEATURE_MEMFD was not negotiated in HELLO");
+  } else if (rule != nullptr && rule->needs != 0 && !(c.features & rule->needs)) {
+    refusal = Status::Error(ENOTSUP, std::string(proto::OpcodeName(h.opcode)) + ": " + FeatureName(rule->needs) +
+                                         " was not negotiated in HELLO");
   } else {
     // A directory of the process may be made from here on: its name is settled now.
     if (h.opcode == ATR_OP_EVENT_BEGIN || h.opcode == ATR_OP_STACK_DUMP) {
@@ -303,9 +299,9 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
     case ATR_OP_FILE_CLOSE: return events.OnFileClose(c, payload, body);
     case ATR_OP_EVENT_END: return events.OnEventEnd(c, payload, body);
     case ATR_OP_STATUS: return queries.OnStatus(payload, body);
-    case ATR_OP_LIST: return queries.OnList(payload, body);
+    case ATR_OP_LIST: return queries.OnList(c, payload, body);
     case ATR_OP_VACUUM: return queries.OnVacuum(payload, body);
-    case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c.peer, payload, body);
+    case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c, payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
     case ATR_OP_RING_REPORT:
@@ -321,7 +317,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
       return Later(id, h, [&](DeferredReply reply) { rings.OnDump(c, payload, std::move(reply)); });
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     case ATR_OP_PROCESS_DUMP: return Later(id, h, [&](DeferredReply r) { dumps.Dump(c, payload, std::move(r)); });
-    case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log);
+    case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log, [this](const Client& l) { hang.Started(l); });
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }
@@ -337,9 +333,7 @@ Status TraceService::Rooms::OnHello(Client& c, std::span<const uint8_t> payload,
                                             std::to_string(ATR_VERSION_MAJOR) + "." + std::to_string(ATR_VERSION_MINOR));
   }
   c.hello_done = true;
-  c.features = m.features & kSupportedFeatures;
-  if (!(c.features & ATR_FEATURE_MEMFD)) c.features &= ~(ATR_FEATURE_CRASH | ATR_FEATURE_RING_COUNTER | ATR_FEATURE_LEDGER);  // ring features
-  if (!(c.features & ATR_FEATURE_CRASH)) c.features &= ~(ATR_FEATURE_STACK_DUMP | ATR_FEATURE_CRASH_PATH);
+  c.features = GrantedFeatures(m.features);  // opcode_rules.h
   // Counter-stamped rings only while the daemon's measurements trust the counter.
   if (deps.counter_clock == nullptr || !deps.counter_clock->Granted()) c.features &= ~ATR_FEATURE_RING_COUNTER;
   proto::HelloReply r;
@@ -371,11 +365,13 @@ void TraceService::ApplyLimits(const ServiceLimits& limits) {
   rooms_->limits.rate_limit = limits.rate_limit;
   rooms_->limits.max_bytes_per_client = limits.max_bytes_per_client;
   rooms_->limits.crash_budget = limits.crash_budget;
+  rooms_->limits.hang = limits.hang;
 }
 void TraceService::Tick() {
   rooms_->admission.Tick();
   rooms_->accounting.AccountPassedFiles(rooms_->clients);
   rooms_->accounting.RemeasureWatched();
+  rooms_->hang.Tick();
 }
 
 size_t TraceService::clients() const { return rooms_->clients.size(); }
@@ -394,7 +390,8 @@ std::string TraceService::StatusLine() const {
   const TraceStore& store = rooms_->store;
   return "host " + std::to_string(store.count(AgeClass::kHost)) + "/" + std::to_string(store.record_num()) +
          ", device " + std::to_string(store.count(AgeClass::kDevice)) + "/" + std::to_string(store.record_num()) +
-         ", exit " + std::to_string(store.count(AgeClass::kExit)) + ", clients " + std::to_string(rooms_->clients.size());
+         ", exit " + std::to_string(store.count(AgeClass::kExit)) + ", clients " + std::to_string(rooms_->clients.size()) +
+         (store.counters().kept_dumps_aged ? ", dumps aged early " + std::to_string(store.counters().kept_dumps_aged) : "");
 }
 
 }  // namespace atraced

@@ -86,6 +86,16 @@ bool ParseLabels(const std::vector<std::string_view>& fields, proto::Labels* out
   return true;
 }
 
+constexpr size_t kMaxGrantStamp = 64;
+
+// A grant stamp's characters (FileSystem::GrantStamp): no space, nothing to escape.
+bool IsStampText(std::string_view s) {
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '=' || c == ',')) return false;
+  }
+  return true;
+}
+
 void AppendSeqRecord(char type, uint64_t seq, std::string& out) {
   out += type;
   out += ' ';
@@ -129,6 +139,11 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
     }
     out += '\n';
   }
+  if (e.dump != DumpKind::kNone) {
+    out += "o ";
+    out += std::to_string(e.seq);
+    out += e.dump == DumpKind::kHang ? " hang\n" : " dump\n";
+  }
   if (e.incomplete) AppendSaving(e.seq, out);
 }
 
@@ -136,6 +151,12 @@ void AppendSaving(uint64_t seq, std::string& out) { AppendSeqRecord('p', seq, ou
 void AppendSaved(uint64_t seq, std::string& out) { AppendSeqRecord('d', seq, out); }
 
 void AppendRemoved(uint64_t seq, std::string& out) { AppendSeqRecord('-', seq, out); }
+
+void AppendGrantStamp(const std::string& stamp, std::string& out) {
+  out += "g ";
+  out += stamp.empty() ? "-" : stamp;
+  out += '\n';
+}
 
 OrderLogReplay ReplayOrderLog(std::string_view text) {
   OrderLogReplay r;
@@ -210,6 +231,19 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
       }
       entries[it->second].labels = std::move(labels);
       ++r.records;
+    } else if (fields[0] == "o") {
+      uint64_t seq = 0;
+      if (fields.size() != 3 || !ParseNumber(fields[1], &seq) || (fields[2] != "dump" && fields[2] != "hang")) {
+        problem(line_no, "bad dump record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0 || entries[it->second].dump != DumpKind::kNone) {
+        problem(line_no, "dump record of unknown sequence " + std::to_string(seq));
+        continue;
+      }
+      entries[it->second].dump = fields[2] == "hang" ? DumpKind::kHang : DumpKind::kOperator;
+      ++r.records;
     } else if (fields[0] == "p" || fields[0] == "d") {
       const bool saving = fields[0] == "p";
       uint64_t seq = 0;
@@ -229,6 +263,13 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
         continue;
       }
       e.incomplete = saving;
+      ++r.records;
+    } else if (fields[0] == "g") {
+      if (fields.size() != 2 || fields[1].empty() || fields[1].size() > kMaxGrantStamp || !IsStampText(fields[1])) {
+        problem(line_no, "bad grant record");
+        continue;
+      }
+      r.grant_stamp = fields[1] == "-" ? "" : std::string(fields[1]);
       ++r.records;
     } else if (fields[0] == "-") {
       uint64_t seq = 0;

@@ -239,13 +239,41 @@ Status ReadGrants::GrantProcessDir(int tracefd, int dirfd, uid_t uid, const std:
   return AllowPassage(tracefd, uid, shown.substr(0, shown.rfind('/')));
 }
 
+std::string ReadGrants::Stamp() const {
+  // v1: the entries of ReaderEntries and Base, the modes of GroupAndMode. A later change of
+  // what a grant is bumps it, so that an older tree is checked in full.
+  return std::string("v1,") + (acls_ ? "acl" : "mode") + ",r=" + (reader_gid_ ? std::to_string(*reader_gid_) : "-") +
+         ",u=" + std::to_string(::geteuid());
+}
+
+bool ReadGrants::Unchanged(const struct stat& st) {
+  return st.st_ctim.tv_sec == st.st_mtim.tv_sec && st.st_ctim.tv_nsec == st.st_mtim.tv_nsec;
+}
+
+Status ReadGrants::KeepProcessDir(int tracefd, uid_t uid, const std::string& shown) {
+  if (!acls_) return Status::Ok();
+  return AllowPassage(tracefd, uid, shown.substr(0, shown.rfind('/')));
+}
+
 Result<bool> ReadGrants::RepairProcessDir(int tracefd, int dirfd, uid_t uid, const std::string& shown) {
-  bool right = false;
   struct stat st {};
   if (::fstat(dirfd, &st) != 0) {
     int err = errno;
     return Errno(err, "stat " + shown);
   }
+  auto changed = CheckProcessDir(tracefd, dirfd, st, uid, shown);
+  // Checked: its mtime to now, which sets its ctime to the same instant, so that the next
+  // start under the same stamp finds it unchanged (Unchanged) and reads nothing.
+  if (changed.ok() && (*changed || !Unchanged(st))) {
+    const timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+    (void)::futimens(dirfd, times);  // failing, it is checked again next time: no harm
+  }
+  return changed;
+}
+
+Result<bool> ReadGrants::CheckProcessDir(int tracefd, int dirfd, const struct stat& st, uid_t uid,
+                                         const std::string& shown) {
+  bool right = false;
   if (!acls_) {
     const gid_t gid = reader_gid_.value_or(::getegid());
     right = st.st_gid == gid && (st.st_mode & 07777) == (reader_gid_ ? (S_ISGID | kDirMode) : kDirMode);

@@ -19,9 +19,16 @@
 // process directories setgid, so what is made in them is group G too), or by the daemon's
 // own group when no reader group is set. Never readable by others.
 //
+// Recovery checks every grant against this (RepairProcessDir) unless the order log vouches for
+// them (its 'g' record, order_log.h, names Stamp()): then a process directory is read only if
+// its metadata changed after its last entry (Unchanged). The known limit: a change of its ACL,
+// mode or owner within the same clock tick as its last entry change, or one followed by an
+// entry change, looks unchanged (docs/SECURITY.md, "Known limits").
+//
 // Threading: the owner thread only.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -52,10 +59,26 @@ class ReadGrants {
   // Recovery: a process directory and everything in it made readable exactly as
   // GrantProcessDir would have. Returns whether anything had to change (a tree of an older
   // daemon, or one whose reader group was changed); a directory already right costs reads only.
+  // A directory the check touches (its mtime set to now, so its ctime equals it) unless its
+  // ctime already was its mtime: see Unchanged.
   Result<bool> RepairProcessDir(int tracefd, int dirfd, uid_t uid, const std::string& shown);
+  // Recovery of a process directory whose grant the order log vouches for (Stamp) and whose
+  // metadata did not change since (Unchanged): only the passage through the trace directory,
+  // which is the daemon's memory, not the disk's.
+  Status KeepProcessDir(int tracefd, uid_t uid, const std::string& shown);
+  // Whether a process directory's last change was one of its entries (an event directory
+  // made, removed or moved aside: ctime and mtime are set together) and not of its metadata
+  // (an ACL, mode or owner: ctime alone). A grant the daemon checked leaves it so too.
+  static bool Unchanged(const struct stat& st);
+
+  // What every grant here looks like (FileSystem::GrantStamp): the form (ACLs, or group and
+  // mode), the reader group and the daemon's uid. Known after the first SetUpTraceDir.
+  std::string Stamp() const;
 
  private:
   Status AllowPassage(int tracefd, uid_t uid, const std::string& shown);
+  // RepairProcessDir's check and repair, `st` the directory's stat.
+  Result<bool> CheckProcessDir(int tracefd, int dirfd, const struct stat& st, uid_t uid, const std::string& shown);
   // The tree below a process directory (event directories and their files), set as
   // GrantProcessDir's inheritance would have made it.
   Status RepairBelow(int dirfd, uid_t uid, const std::string& shown, int depth);

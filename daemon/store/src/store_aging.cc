@@ -13,14 +13,21 @@
 
 namespace atraced {
 
+bool TraceStore::Kept(const Entry& e, int64_t now_us) const {
+  return e.meta.dump != DumpKind::kNone && dump_keep_us_ > 0 && e.meta.created_us > now_us - dump_keep_us_;
+}
+
 std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra) {
   ClassMap& map = classes_[static_cast<size_t>(c)];
   const size_t count = map.size() + extra;
   const size_t limit = LimitOf(c);
   std::vector<Victim> victims;
   if (count <= limit) return victims;
+  const int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch()).count();
+  auto removable = [this, now_us](const Entry& e) { return e.pins == 0 && !Kept(e, now_us); };
   if (retention_.policy == AgingPolicy::kFifo) {  // the event path: no scan of the class
-    for (auto it : PlanAging(map.begin(), map.end(), count, limit, [](const auto& kv) { return kv.second.pins == 0; })) {
+    for (auto it : PlanAging(map.begin(), map.end(), count, limit, [&](const auto& kv) { return removable(kv.second); })) {
       victims.push_back({c, it});
     }
     return victims;
@@ -31,7 +38,7 @@ std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra
   pool.reserve(map.size());
   for (auto it = map.begin(); it != map.end(); ++it) {
     refs.push_back(it);
-    pool.push_back({it->second.bytes.allocated, it->second.meta.uid, it->second.pins == 0});
+    pool.push_back({it->second.bytes.allocated, it->second.meta.uid, removable(it->second)});
   }
   const size_t excess = count - limit;
   for (size_t i : PlanByPolicy(retention_.policy, pool, [excess](size_t n, uint64_t) { return n >= excess; })) {
@@ -106,6 +113,12 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     // The path goes to the logger in pieces: nothing is built unless debug is on.
     log_.Debug("aged event dir ", fs_.trace_dir(), "/", e.rel_path, " (class=", AgeClassName(c), ", seq=", seq,
                ", reason=", AgingReasonName(reason), ")");
+    if (reason != AgingReason::kCount && reason != AgingReason::kVacuum &&
+        Kept(e, std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch()).count())) {
+      ++counters_.kept_dumps_aged;
+      log_.Warning("aged dump dir ", fs_.trace_dir(), "/", e.rel_path, " before dump-keep ran out (reason=",
+                   AgingReasonName(reason), "): the root is at its byte limits; export dumps sooner or raise max-use");
+    }
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes, e.meta.labels});
     if (report) report->removed.push_back(e.rel_path);
     // The directory leaves the visible tree now, so what `ls` counts when the caller replies
@@ -346,6 +359,10 @@ Status TraceStore::SetRetention(const RetentionSettings& settings) {
 void TraceStore::Tick() {
   SampleSpace();
   RetryFailed();
+  // Dumps dump-keep spared leave the count once it ran out: the classes they kept over it.
+  for (AgeClass c : {AgeClass::kHost, AgeClass::kDevice}) {
+    if (classes_[static_cast<size_t>(c)].size() > LimitOf(c)) Enforce(c, false, nullptr);
+  }
   AgeByTime();
   AgeForBytes(0, 0);
   const uint64_t aged = counters_.dirs_aged_by[static_cast<size_t>(AgingReason::kCount)];
@@ -362,6 +379,10 @@ void TraceStore::SetRecordNum(uint32_t record_num) {
   record_num_ = record_num;
   Enforce(AgeClass::kHost, false, nullptr);
   Enforce(AgeClass::kDevice, false, nullptr);
+}
+
+void TraceStore::SetDumpKeep(std::chrono::seconds keep) {
+  dump_keep_us_ = std::chrono::duration_cast<std::chrono::microseconds>(keep).count();
 }
 
 void TraceStore::SetExitRecordNum(uint32_t exit_record_num) {

@@ -74,10 +74,12 @@ Status TraceStore::Recover() {
   std::set<std::string> present;
   std::vector<LegacyDir> legacy;
   std::vector<RemovalJob> sweeps;  // 0.1's half-made staging dirs
+  std::set<std::string> process_dirs;
   auto top = fs_.ListDir("");
   if (!top.ok()) return top.status();
   for (const DirEntry& pd : *top) {
     if (pd.type != DirEntry::Type::kDirectory || !ParseProcessDirName(pd.name)) continue;
+    process_dirs.insert(pd.name);
     auto kids = fs_.ListDir(pd.name);
     if (!kids.ok()) {
       log_.Warning("recovery: cannot list ", Abs(pd.name), ": ", kids.status().message());
@@ -109,6 +111,7 @@ Status TraceStore::Recover() {
   // renumbered 1..N below, so no planted number can wrap the counter or collide.
   std::vector<OrderEntry> live;
   std::vector<OrderEntry> finishing;
+  std::map<std::string, uint32_t> unfinished;  // process dirs of records whose event dir never appeared
   size_t dropped = 0;
   if (replay) {
     std::set<std::string> live_paths;
@@ -116,6 +119,7 @@ Status TraceStore::Recover() {
       std::string rel = e.process_dir + "/" + e.event_dir;
       if (!present.count(rel)) {
         ++dropped;  // never made (a crash after its record), or removed by someone else
+        if (process_dirs.count(e.process_dir)) unfinished.emplace(e.process_dir, e.uid);
         continue;
       }
       live_paths.insert(rel);
@@ -140,7 +144,9 @@ Status TraceStore::Recover() {
                   "removing ", sweeps.size(), " half-made ones");
     }
   }
-  GrantRecovered(live);
+  const std::string stamp = fs_.GrantStamp();
+  const bool vouched = replay && !stamp.empty() && replay->grant_stamp == stamp;
+  grant_stamp_ = GrantRecovered(live, vouched, unfinished) ? stamp : std::string();
   uint64_t seq = 0;
   for (OrderEntry& e : live) {
     e.seq = ++seq;
@@ -181,23 +187,39 @@ Status TraceStore::Recover() {
   return Status::Ok();
 }
 
-void TraceStore::GrantRecovered(const std::vector<OrderEntry>& live) {
+bool TraceStore::GrantRecovered(const std::vector<OrderEntry>& live, bool vouched,
+                                const std::map<std::string, uint32_t>& unfinished) {
   // One uid per process directory: the oldest logged one's (the process it was made for).
   std::map<std::string, uint32_t> owners;
   for (const OrderEntry& e : live) owners.emplace(e.process_dir, e.uid);
-  size_t repaired = 0;
-  for (const auto& [dir, uid] : owners) {
-    auto changed = fs_.RepairGrant(dir, uid);
+  size_t repaired = 0, failed = 0;
+  auto grant = [&](const std::string& dir, uint32_t uid, bool recheck) {
+    auto changed = recheck ? fs_.RecheckGrant(dir, uid) : fs_.RepairGrant(dir, uid);
     if (!changed.ok()) {
+      ++failed;
       log_.Warning("recovery: cannot make ", Abs(dir), " readable by uid ", uid, " only: ", changed.status().message());
     } else if (*changed) {
       ++repaired;
     }
+  };
+  for (const auto& [dir, uid] : owners) grant(dir, uid, vouched);
+  for (const auto& [dir, uid] : unfinished) {
+    if (!owners.count(dir)) grant(dir, uid, false);
   }
   if (repaired != 0) {
     log_.Notice("recovery: ", repaired, " process dir(s) had no read grant or another one (written by an older atraced, ",
-                "or under another reader-group): each is now readable by its own uid, root and the reader group only");
+                "or under another reader-group, or changed since): each is now readable by its own uid, root and the ",
+                "reader group only");
   }
+  return failed == 0;
+}
+
+void TraceStore::WithdrawGrantStamp() {
+  if (grant_stamp_.empty()) return;
+  grant_stamp_.clear();
+  std::string record;
+  AppendGrantStamp("", record);
+  if (Status st = AppendLog(record); !st.ok()) log_.Warning("order log: ", st.message());
 }
 
 void TraceStore::SweepAside(std::vector<RemovalJob>* sweeps) {
@@ -235,6 +257,7 @@ Status TraceStore::RewriteLog() {
   }
   for (const auto& [seq, p] : pending_) all.emplace(seq, std::make_pair(&p.meta, true));
   std::string text(kOrderLogHeader);
+  if (!grant_stamp_.empty()) AppendGrantStamp(grant_stamp_, text);
   for (const auto& [seq, rec] : all) {
     AppendCreated(*rec.first, text);
     if (rec.second) AppendRemoved(seq, text);

@@ -73,7 +73,10 @@ Result<AgingReport> TraceStore::VacuumBy(const VacuumSpec& spec) {
   }
   std::sort(victims.begin(), victims.end(), [](const Victim& a, const Victim& b) { return a.it->first < b.it->first; });
   if (spec.dry_run || victims.empty()) {
-    for (const Victim& v : victims) report.removed.push_back(v.it->second.rel_path);
+    for (const Victim& v : victims) {
+      report.removed.push_back(v.it->second.rel_path);
+      report.removed_uids.push_back(v.it->second.meta.uid);
+    }
     return report;
   }
   if (!LogRemovals(victims, "dirs for vacuum")) {

@@ -63,7 +63,8 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
   const AgeClass c = ClassOf(spec.kind, spec.side);
   const uint64_t seq = next_seq_++;
   const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event), spec.comm, spec.save, spec.labels};
+  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event), spec.comm, spec.save, spec.labels,
+                  spec.dump};
   // The new directory and the removals it causes go to the log in one write, before mkdir.
   // The record is built in a buffer kept between events (its capacity stays).
   auto victims = PlanVictims(c, 1);
@@ -85,6 +86,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
       if (st.ok()) {
         if (Status granted = fs_.GrantRead(proc, spec.uid); !granted.ok()) {
           log_.Warning("uid ", spec.uid, " cannot read its own traces in ", Abs(proc), ": ", granted.message());
+          WithdrawGrantStamp();  // so that the next start checks every grant
         }
       }
       made = fs_.MakeDir(rel);
@@ -269,7 +271,7 @@ EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
   const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
   return EventInfo{seq,        e.rel_path,        e.kind,            side,              e.meta.device_id, e.pid,
                    e.meta.uid, e.meta.created_us, e.bytes.allocated, e.bytes.apparent, e.pins, e.meta.comm,
-                   e.meta.incomplete && e.saves == 0, e.meta.labels};
+                   e.meta.incomplete && e.saves == 0, e.meta.labels, e.meta.dump};
 }
 
 std::optional<EventInfo> TraceStore::Find(uint64_t seq) {

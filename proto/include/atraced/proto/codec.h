@@ -196,10 +196,27 @@ struct Labels {
 enum class LabelKind { kJob, kRank, kWorldSize };
 std::string CheckLabel(LabelKind kind, std::string_view value);
 
+// LABELS' request as the daemon reads it: the labels, and (ATR_FEATURE_HANG_TIMEOUT) the
+// process's ATRACE_HANG_TIMEOUT as it was written, "" when not sent. Encoded with it only
+// when it is set: a client clears it for a daemon that did not grant the bit.
+struct LabelsRequest {
+  Labels labels;
+  std::string hang_timeout;
+};
+// "" when `value` is a valid hang_timeout (a time span above zero, ParseTimeSpan's syntax,
+// at most ATR_MAX_LABEL bytes) or empty, else why not, naming the label.
+std::string CheckHangTimeout(std::string_view value);
+// ATRACE_HANG_TIMEOUT of this process's environment, through `get`, as it is ("" unset).
+std::string HangTimeoutFromEnvironment(const char* (*get)(const char*));
+
 // The labels of this process's environment (the first set of each list, ATRACE_JOB,
 // SLURM_JOB_ID, JOB_ID; RANK_ID, RANK, SLURM_PROCID; RANK_SIZE, WORLD_SIZE, SLURM_NTASKS),
 // read through `get` (getenv; a test's own), as they are: the daemon judges them.
 Labels LabelsFromEnvironment(const char* (*get)(const char*));
+// The same, checked as the daemon checks them (CheckLabel), before they are sent: a value that
+// is not a label is left out, the others kept, and `refused` says why, naming the variable and
+// its value, escaped ("RANK_ID='-3': rank: not a decimal from 0 to 2147483647"); "" if none.
+Labels CheckedLabelsFromEnvironment(const char* (*get)(const char*), std::string* refused);
 
 // ---- Reply bodies (after atr_reply_head) ----------------------------------------------
 
@@ -337,6 +354,7 @@ void Encode(const StackDump& m, std::vector<uint8_t>& out);
 void Encode(const DeviceStats& m, std::vector<uint8_t>& out);
 void Encode(const ProcessDump& m, std::vector<uint8_t>& out);
 void Encode(const Labels& m, std::vector<uint8_t>& out);
+void Encode(const LabelsRequest& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -379,6 +397,7 @@ Status Decode(std::span<const uint8_t> payload, StackDump* m);
 Status Decode(std::span<const uint8_t> payload, DeviceStats* m);
 Status Decode(std::span<const uint8_t> payload, ProcessDump* m);
 Status Decode(std::span<const uint8_t> payload, Labels* m);
+Status Decode(std::span<const uint8_t> payload, LabelsRequest* m);
 
 struct ReplyHead {
   int32_t status = 0;

@@ -29,6 +29,8 @@
  *        thread's stack of live processes, saved from outside them (atracectl dump).
  *        Behind ATR_FEATURE_LABELS (any connection): LABELS, the job, rank and world size
  *        the process read from its environment; LIST's reply carries them after the flags.
+ *        Behind ATR_FEATURE_HANG_TIMEOUT (with ATR_FEATURE_LABELS): LABELS may end with a
+ *        fourth string, the process's ATRACE_HANG_TIMEOUT (it may only shorten the daemon's).
  *        Behind ATR_FEATURE_LEDGER (granted only with ATR_FEATURE_MEMFD): RING_REGISTER's
  *        ATR_RING_LEDGER, a collective ledger (ledger_layout.h) held and saved beside the
  *        process's rings as hccl_tracer_ledger.bin.
@@ -93,7 +95,8 @@
 #define ATR_FEATURE_CRASH_PATH (1ull << 6) /* 1.1: CRASH's reply body is the report's path; with CRASH only */
 #define ATR_FEATURE_PROCESS_DUMP (1ull << 7) /* 1.1: PROCESS_DUMP, a live process's rings and stacks from outside */
 #define ATR_FEATURE_LABELS (1ull << 8) /* 1.1: LABELS, the process's job, rank and world size */
-#define ATR_FEATURE_LEDGER (1ull << 9) /* 1.1: RING_REGISTER's ATR_RING_LEDGER, the collective ledger; with MEMFD only */
+#define ATR_FEATURE_HANG_TIMEOUT (1ull << 9) /* 1.1: LABELS may carry hang_timeout; with LABELS only */
+#define ATR_FEATURE_LEDGER (1ull << 10) /* 1.1: RING_REGISTER's ATR_RING_LEDGER, the collective ledger; with MEMFD only */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -363,6 +366,12 @@ ATR_STATIC_ASSERT(sizeof(struct atr_status_device) == 56, "atr_status_device is 
  * Then (1.1, later) count strings: each entry's program, "" unknown; then count u32s: each
  * entry's flags (ATR_LIST_*; a reader ignores bits it does not know). */
 #define ATR_LIST_INCOMPLETE (1u << 0) /* a save into it was cut short: files may be empty or short */
+/* Another user's directory, to a client that may not read it: only its seq is real (for
+ * paging); uid is ATR_LIST_HIDDEN_UID (no user's), every other field 0 or empty. */
+#define ATR_LIST_HIDDEN (1u << 1)
+#define ATR_LIST_HIDDEN_UID 0xffffffffu
+#define ATR_LIST_DUMP (1u << 2)       /* PROCESS_DUMP's directory: a live process dumped for someone who asked */
+#define ATR_LIST_HANG (1u << 3)       /* the same, taken by the daemon's hang watch by itself */
 struct atr_list_request {
   uint64_t after_seq;
   uint32_t max_entries;
@@ -596,9 +605,13 @@ ATR_STATIC_ASSERT(sizeof(struct atr_process_dump_entry) == 24, "atr_process_dump
 /* LABELS request (ATR_FEATURE_LABELS): what the process says it is part of, three strings
  * (u16 length + bytes), in this order: job, rank, world_size; each may be empty (not set).
  * job: at most ATR_MAX_LABEL bytes of [A-Za-z0-9._:@+=-]; rank: a decimal 0..2147483647;
- * world_size: a decimal 1..2147483647, no sign, no leading zero. Nothing follows. A bad one
- * refuses the whole request (-EINVAL, the message names the label); nothing is recorded.
- * Reply body: empty. Labels are the process's word: the daemon grants nothing by them. */
+ * world_size: a decimal 1..2147483647, no sign, no leading zero. Then, only where HELLO
+ * granted ATR_FEATURE_HANG_TIMEOUT and only when set, a fourth string: hang_timeout, a time
+ * span (digits and an optional ms, s, min, h or d; none: seconds) above zero, at most
+ * ATR_MAX_LABEL bytes. Nothing follows. A bad one refuses the whole request (-EINVAL, the
+ * message names the label); nothing is recorded.
+ * Reply body: empty. Labels are the process's word: the daemon grants nothing by them, and
+ * takes hang_timeout only where it is shorter than its own hang-timeout. */
 #define ATR_MAX_LABEL 64u
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

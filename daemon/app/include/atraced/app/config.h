@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "atraced/base/time_span.h"  // ParseTimeSpan, the syntax of the span keys
 #include "atraced/common/log.h"
+#include "atraced/service/service_types.h"  // HangWatchSettings
 #include "atraced/admission/rate_limit.h"
 #include "atraced/store/retention.h"
 
@@ -47,11 +49,9 @@ struct Config {
   uint64_t max_bytes_per_client = 0;           // 0: no bound
   uint32_t crash_all_threads = 0;              // 1: a CRASH report has every thread's backtrace
   uint32_t crash_unwind_timeout_ms = 2000;     // the unwind's deadline (on the crash runner's thread)
+  HangWatchSettings hang;                      // hang-timeout, hang-watch-unlabelled, hang-dumps-per-hour
+  std::chrono::seconds dump_keep = std::chrono::hours(24);  // a dump's directories escape count aging this long
 };
-
-// A time span as journald writes them: an integer with an optional unit, ms, s, min, h or
-// d (none: seconds); "0" is zero. nullopt for anything else or an overflow.
-std::optional<std::chrono::milliseconds> ParseTimeSpan(const std::string& text);
 
 struct ParsedCommandLine {
   enum class Outcome { kRun, kExitSuccess, kUsageError } outcome = Outcome::kRun;

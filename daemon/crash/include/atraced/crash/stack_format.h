@@ -1,14 +1,7 @@
-// The crash report's stacks in the form CANN's tools read (issue 25): CANN's stackcore
-// report has a `[stack]` section of
-//
-//   Thread 1 (TID, NAME)
-//   #0 0x<pc> 0x<load base of the module> <module path>
-//
-// and a `[maps]` section of raw /proc/PID/maps lines. asys (`asys analyze -r=stackcore`)
-// takes the first four tokens of each frame line, finds the module by the maps line whose
+// What the unwinder saw, turned into the crash report's `[stack]` lines in CANN's form (their
+// writer and reader are atraced/proto/stack_report.h). asys (`asys analyze -r=stackcore`)
+// takes the first four tokens of each frame line, finds the module by the `[maps]` line whose
 // start address is the base, and runs addr2line at pc - base (at pc for an ET_EXEC image).
-// We write the same four tokens, then what a person reading the file wants: the symbol and
-// offset, and the source line where the debug info has it.
 //
 // Pure functions of what the unwinder saw, so they are tested without ptrace
 // (tests/crash/stack_format_test.cc).
@@ -19,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "atraced/proto/stack_report.h"
+
 namespace atraced::crash {
 
-// One frame as the unwinder gave it.
+// One frame as the unwinder gave it (the process's own bytes: the report's writer escapes them).
 struct StackFrame {
   uint64_t pc = 0;
   bool activation = false;  // libdwfl: the pc is exact (the first frame, or after a signal frame)
@@ -40,11 +35,8 @@ std::map<std::string, uint64_t> ModuleBases(const std::string& maps);
 // activation frames after frame 0; 0 when there is no such run (not in a handler).
 size_t FaultingFrame(const std::vector<StackFrame>& frames);
 
-// "Thread N (TID, NAME)".
-std::string ThreadLine(int number, long tid, const std::string& name);
-
-// "#N 0x<pc, 16 digits> 0x<base, 16 digits> <module or ??>[ symbol][ at source]". A module
-// absent from `bases` gets base 0 (asys then finds no module and leaves the line as is).
-std::string FrameLine(int number, const StackFrame& frame, const std::map<std::string, uint64_t>& bases);
+// Frame `number` of a thread's block: its pc, its module's base from `bases` (0 for a module
+// absent from them: asys then finds no module and leaves the line as is), module, symbol, source.
+proto::StackFrameText FrameText(uint32_t number, const StackFrame& frame, const std::map<std::string, uint64_t>& bases);
 
 }  // namespace atraced::crash

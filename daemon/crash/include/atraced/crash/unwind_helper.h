@@ -29,8 +29,10 @@ inline constexpr const char* kAllThreadsArg = "all-threads";  // and then every 
 inline constexpr const char* kLiveArg = "live";  // every thread of a running process, one at a time (live_stacks.h)
 
 // The helper's stdout is three sections, each opened by this byte and its name on a line:
-// "threads", "maps", "backtrace". Every byte that comes from the process (thread names,
-// paths, symbol names) is printed with control bytes escaped, so it cannot open a section.
+// "threads", "maps", "backtrace", and in live mode a fourth, "counts" (proto::StackCounts:
+// the threads, the stacks read, the longest stop). Every byte that comes from the process
+// (thread names, paths, symbol names) is printed with control bytes escaped, so it cannot
+// open a section.
 inline constexpr char kSectionMark = '\x1e';
 
 // argv: {program, kUnwindHelperFlag, pid, tid, uid, gid, mode}. Prints the sections; in the

@@ -17,10 +17,13 @@ struct CrashFacts {
   std::string threads;    // one line per thread: "tid name"; or a line saying why not
   std::string backtrace;  // one line per frame of the crashing thread; or a line saying why not
   std::string maps;       // /proc/<pid>/maps; or a line saying why not
-  // A live look (CrashTarget::live): the threads whose "Thread N" line the backtrace has, how
-  // many of them were read, and the longest any one was held stopped.
+  // A live look (CrashTarget::live): the process's threads, the stacks the inspector read,
+  // the stacks the backtrace above holds (counted apart: what was read is not always what
+  // was kept), the threads the backtrace names, and the longest any one was held stopped.
   uint32_t thread_count = 0;
   uint32_t stacks_read = 0;
+  uint32_t stacks_written = 0;
+  uint32_t threads_written = 0;
   uint32_t max_stop_us = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,12 @@ class ProcessTable {
   virtual OomCount OomKillsIn(const std::string& file) {
     return {file, std::nullopt, "this daemon does not read cgroups"};
   }
+  // The CPU time the process `pid` that started at `start_ticks` used so far, user and system
+  // (/proc/<pid>/stat utime + stime): the hang watch's busy or blocked. nullopt when it is
+  // gone, a zombie, another process now, or unreadable.
+  virtual std::optional<std::chrono::milliseconds> CpuTime(int32_t /*pid*/, uint64_t /*start_ticks*/) {
+    return std::nullopt;
+  }
 };
 
 class ProcProcessTable final : public ProcessTable {
@@ -72,6 +79,7 @@ class ProcProcessTable final : public ProcessTable {
   // The counter file OomCountFile finds for /proc/<pid>/cgroup under cgroup_root.
   OomCount OomKills(int32_t pid) override;
   OomCount OomKillsIn(const std::string& file) override;
+  std::optional<std::chrono::milliseconds> CpuTime(int32_t pid, uint64_t start_ticks) override;
 
  private:
   std::string proc_root_;
@@ -88,11 +96,13 @@ std::optional<ProcessFacts> ParseProcStat(const std::string& stat_text);
 
 // The end of a process as /proc/<pid>/stat shows it: field 3 (state, 'Z' for a zombie) and
 // field 52 (exit_code: a zombie's status in waitpid's form, shown as 0 to a reader that may
-// not ptrace-read the process; absent before Linux 3.5).
+// not ptrace-read the process; absent before Linux 3.5); and fields 14 and 15, the CPU time
+// it used so far (utime + stime, in clock ticks).
 struct ProcStatEnd {
   char state = 0;
   uint64_t start_ticks = 0;
   std::optional<int> exit_code;
+  uint64_t cpu_ticks = 0;
 };
 std::optional<ProcStatEnd> ParseProcStatEnd(const std::string& stat_text);
 

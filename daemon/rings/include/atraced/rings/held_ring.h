@@ -90,6 +90,18 @@ class HeldRing {
   // every save of its connection's rings.
   bool ledger() const;
   size_t bytes() const;
+  // The header's write_index now (records claimed so far), one load from the mapping, no
+  // copy and no check: the hang watch's measure of progress (progress_watch.h). The process
+  // can make it say anything, which changes only how that process itself is judged.
+  uint64_t write_index() const;
+  // The newest complete record now (copied and checked as a save is), its bytes up to the
+  // first NUL and at most `max_bytes`, raw: the caller escapes them. nullopt: no record
+  // checks out. The hang watch's "each tracer's last record".
+  struct Record {
+    uint64_t index = 0;  // its position in the writer's sequence
+    std::string bytes;
+  };
+  std::optional<Record> LastRecord(size_t max_bytes) const;
 
   struct File {
     TraceFileName name;

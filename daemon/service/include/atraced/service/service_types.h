@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "atraced/admission/fd_budget.h"
@@ -17,6 +18,7 @@
 #include "atraced/admission/uid_share.h"
 #include "atraced/base/unique_fd.h"
 #include "atraced/io/job_runner.h"
+#include "atraced/proto/codec.h"
 #include "atraced/processes/crash_inspector.h"
 #include "atraced/rings/counter_clock.h"
 #include "atraced/rings/unmapper.h"
@@ -34,6 +36,17 @@ struct PeerCredentials {
   uint32_t gid = 0;
 };
 
+// The hang watch (hang_watch.h): a process carrying a job label whose rings advance for none
+// of `timeout` while it lives is stalled, and it and the rest of its job on this host are
+// dumped (the daemon's own PROCESS_DUMP).
+struct HangWatchSettings {
+  // The longest a watched process may go without a record; a process may ask for less
+  // (ATRACE_HANG_TIMEOUT, sent with its labels), never more. 0: nothing is watched.
+  std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  bool watch_unlabelled = false;  // processes without a job label too, each its own job
+  uint32_t dumps_per_hour = 64;   // processes the watch may dump per hour on this host
+};
+
 // What the operator bounds (atraced.conf, LimitsFrom in daemon/app), and who the daemon is.
 // The rate limit, max-bytes-per-client and the crash budget are applied again at SIGHUP
 // (TraceService::ApplyLimits); the rest size the service's pools once, at start-up.
@@ -42,6 +55,7 @@ struct ServiceLimits {
   uint32_t max_files_per_client = 256;
   uint32_t daemon_uid = 0;              // may always forward
   std::optional<gid_t> forwarder_gid;   // members may forward
+  std::optional<gid_t> reader_gid;      // members read every user's traces (LIST shows them all)
   std::string root;                     // for STATUS
   // Rings (1.1) held per connection and in all: each costs one read-only mapping of at most
   // ATR_RING_MAX_BYTES of address space and no descriptor (held_ring.h). CANN allows 100
@@ -76,6 +90,33 @@ struct ServiceLimits {
   // uid may hold, root and the daemon's uid included (-EAGAIN past it).
   uint64_t max_queued_bytes = 1ull << 30;
   uint32_t uid_queued_share = 25;
+  HangWatchSettings hang;  // applied again at SIGHUP
+};
+
+// A journal entry about a live process (docs/FLEET.md): a process that sent a job label
+// connected (kStart), or the hang watch dumped it (kHang). Every string but `dir` is the
+// process's own bytes or read from it: the sink escapes and bounds them.
+struct ProcessEvent {
+  enum class Kind { kStart, kHang } kind = Kind::kStart;
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  std::string program;
+  proto::Labels labels;
+  std::chrono::milliseconds hang_timeout{0};  // the timeout it is watched with; 0: not watched
+  // kHang:
+  std::string state;                          // "busy", "blocked", or "running" (dumped with its job)
+  std::chrono::milliseconds stalled_for{0};   // since its rings last moved
+  int32_t stalled_pid = 0;                    // the process whose stall set the capture off
+  std::string dir;                            // its dump's directory, or "" (see `refused`)
+  std::string refused;                        // why it was not dumped
+  std::vector<std::string> top_frames;        // the main thread's, innermost first
+  std::vector<std::pair<std::string, std::string>> last_records;  // tracer -> its newest record
+};
+
+class ProcessEventSink {
+ public:
+  virtual ~ProcessEventSink() = default;
+  virtual void OnProcessEvent(const ProcessEvent& event) = 0;
 };
 
 // What the service needs from the daemon, given once at construction (TraceService's
@@ -111,6 +152,9 @@ struct ServiceDependencies {
   // Charged one descriptor per open file and per descriptor waiting to be passed, to the
   // peer's uid (fd_budget.h). nullptr: no budget (tests of other things).
   FdBudget* fd_budget = nullptr;
+  // Where a labelled process's start and the hang watch's captures are journalled (the
+  // daemon's journal sink, when stderr is the journal). nullptr: the log lines alone.
+  ProcessEventSink* process_events = nullptr;
 };
 
 // Replies to one batch of requests, in request order.

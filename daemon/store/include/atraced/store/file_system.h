@@ -144,6 +144,15 @@ class FileSystem {
   // Recovery: the same grant for a process directory and everything already in it. Returns
   // whether anything had to change (a tree of an older daemon, a reader group changed).
   virtual Result<bool> RepairGrant(const std::string& /*process_dir*/, uint32_t /*uid*/) { return false; }
+  // What every grant here looks like, as one token for the order log's 'g' record: the
+  // grant's form, the reader group, the daemon's uid. "" (the default) vouches for nothing.
+  virtual std::string GrantStamp() const { return ""; }
+  // Recovery under a log that vouches for this GrantStamp: RepairGrant only where the process
+  // directory's metadata changed after its last entry did (an ACL, mode or owner changed by
+  // someone since: its ctime is past its mtime); elsewhere one stat, no ACL read.
+  virtual Result<bool> RecheckGrant(const std::string& process_dir, uint32_t uid) {
+    return RepairGrant(process_dir, uid);
+  }
 };
 
 }  // namespace atraced

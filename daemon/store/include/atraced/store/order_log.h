@@ -8,9 +8,11 @@
 //   + <seq> <h|d|e> <device_id> <uid> <created_us> <process dir>/<event dir>
 //   c <seq> <program>
 //   l <seq> [job=<job>] [rank=<rank>] [world=<world size>]
+//   o <seq> <dump|hang>
 //   p <seq>
 //   d <seq>
 //   - <seq>
+//   g <grant stamp>
 //
 // 'c' (after its '+', in the same write) names the program of the process the directory was
 // made for (its kernel name, made safe: [A-Za-z0-9_.-], at most 63 bytes), for `atracectl
@@ -23,6 +25,11 @@
 // for `atracectl list`'s JOB and RANK and the journal; only those set are written. A log
 // without it leaves the labels unknown; an older daemon skips the record as unknown.
 //
+// 'o' (after its 'l', in the same write) says the directory is a dump of a live process
+// (PROCESS_DUMP): `dump` one an operator asked for, `hang` one the daemon's hang watch took by
+// itself; for `atracectl list`'s HOW and dump-keep. A log without it leaves the directory
+// an ordinary schedule one; an older daemon skips the record as unknown.
+//
 // 'p' (with its '+', in the same write; or alone when a save goes into a directory that
 // exists) says a save is being written into the directory, 'd' that the save completed:
 // every file written in full. A 'p' without its 'd' is a save that a crash, a kill -9 or a
@@ -30,6 +37,15 @@
 // recovery marks it incomplete (OrderEntry::incomplete), which the start-up rewrite keeps
 // (as a 'p'). A log without them (written before, or an event written by its client through
 // FILE_APPEND) is complete; an older daemon skips both records as unknown.
+//
+// 'g' (first after the header, written by the start-up rewrite) vouches for the read grants
+// (read_grants.h): every process directory of the log was granted, or checked, as the
+// stamp describes (FileSystem::GrantStamp: the grant's form, ACLs or modes, the reader
+// group, the daemon's uid), so a start under the same stamp checks only a directory whose
+// metadata changed since (FileSystem::RecheckGrant). A grant that fails later appends
+// 'g -', which withdraws it; the last 'g' counts. A log without it (written before) has
+// every grant checked; an older daemon skips the record as unknown and rewrites the log
+// without it.
 //
 // '+' is written *before* the directory is made, so a crash leaves either a record whose
 // directory never appeared (dropped at recovery) or a directory that is in the log; a
@@ -60,6 +76,9 @@ namespace atraced {
 inline constexpr std::string_view kOrderLogName = ".atraced_order";
 inline constexpr std::string_view kOrderLogHeader = "# atraced order log 1\n";
 
+// Who asked for a dump's directory ('o' record): nobody (not a dump), an operator, the hang watch.
+enum class DumpKind : uint8_t { kNone, kOperator, kHang };
+
 struct OrderEntry {
   uint64_t seq = 0;
   AgeClass cls = AgeClass::kHost;
@@ -71,6 +90,7 @@ struct OrderEntry {
   std::string comm;          // the program it was made for; "" unknown ('c' record)
   bool incomplete = false;   // a save into it began ('p') and its completion ('d') is not logged
   proto::Labels labels{};    // the job, rank and world size its process sent ('l' record)
+  DumpKind dump = DumpKind::kNone;  // a dump of a live process, and whose ('o' record)
   bool operator==(const OrderEntry&) const = default;
 };
 
@@ -80,10 +100,13 @@ void AppendCreated(const OrderEntry& entry, std::string& out);
 void AppendSaving(uint64_t seq, std::string& out);  // 'p'
 void AppendSaved(uint64_t seq, std::string& out);   // 'd'
 void AppendRemoved(uint64_t seq, std::string& out);
+// 'g': `stamp` (a FileSystem::GrantStamp), or "" for 'g -' (the grants are vouched for no more).
+void AppendGrantStamp(const std::string& stamp, std::string& out);
 
 struct OrderLogReplay {
   std::vector<OrderEntry> live;      // created and not removed, oldest first
   std::vector<OrderEntry> removing;  // a removal had begun: finish it
+  std::string grant_stamp;           // the last 'g' record's stamp; "" for none or 'g -'
   size_t records = 0;                // well-formed records read
   size_t rejected = 0;               // malformed or inconsistent lines skipped
   std::vector<std::string> problems; // the first few, for the log

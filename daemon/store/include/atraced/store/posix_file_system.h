@@ -57,6 +57,8 @@ class PosixFileSystem final : public FileSystem {
   Status CheckTraceDir() override { return EnsureTraceDir(); }
   Status GrantRead(const std::string& process_dir, uint32_t uid) override;
   Result<bool> RepairGrant(const std::string& process_dir, uint32_t uid) override;
+  std::string GrantStamp() const override;
+  Result<bool> RecheckGrant(const std::string& process_dir, uint32_t uid) override;
   // Set when the trace directory's file system takes no ACLs: the one warning the daemon logs
   // at start (what falls back), "" otherwise.
   const std::string& no_acl_warning() const;

@@ -66,6 +66,7 @@ struct EventSpec {
   // as begun ('p', order_log.h) until EndSave logs it complete.
   bool save = false;
   proto::Labels labels{};  // its process's job, rank and world size (order log, listing, journal)
+  DumpKind dump = DumpKind::kNone;  // PROCESS_DUMP's directory: an operator's or the hang watch's
 };
 
 struct BeginResult {
@@ -91,6 +92,7 @@ struct EventInfo {
   // may be empty or short. False while a save is still being written into it.
   bool incomplete = false;
   proto::Labels labels{};  // none known: all ""
+  DumpKind dump = DumpKind::kNone;
 };
 
 struct StoreCounters {
@@ -106,11 +108,15 @@ struct StoreCounters {
   uint64_t bytes_freed = 0;     // the (allocated) bytes of aged directories
   // Writes and new events refused with ENOSPC, indexed by ByteLimit (max-use, keep-free).
   std::array<uint64_t, 3> refused_by_limit{};
+  // Dumps (EventInfo::dump) aged by the byte budget or keep-free while dump-keep still spared
+  // them from the count: each is logged, and STATUS shows the count.
+  uint64_t kept_dumps_aged = 0;
 };
 
 // What an aging pass took off the lists (relative paths), for VACUUM's reply.
 struct AgingReport {
   std::vector<std::string> removed;
+  std::vector<uint32_t> removed_uids;  // VacuumBy's dry run: whose each of `removed` is
   uint64_t bytes = 0;  // VacuumBy: their allocated bytes
 };
 
@@ -138,7 +144,9 @@ class TraceStore {
   // directories are not sized here (a walk of every one would triple the time to ready):
   // see SizeRecovered.
   // Each recovered process directory is made readable by the uid the order log has for it,
-  // root and the reader group, nobody else (FileSystem::RepairGrant).
+  // root and the reader group, nobody else (FileSystem::RepairGrant); under an order log
+  // that vouches for the grants (its 'g' record) only those whose metadata changed since are
+  // read (FileSystem::RecheckGrant).
   Status Recover();
   // Sizes up to `max` recovered directories for the byte budget and returns how many are
   // left; once none is, the byte limits are applied. The daemon runs it in slices from its
@@ -202,6 +210,10 @@ class TraceStore {
 
   // Applies a new record number at once.
   void SetRecordNum(uint32_t record_num);
+  // dump-keep: a dump's directory (EventSpec::dump) is spared by the count limits for this
+  // long after it was made (0: never), so that a job's dumps wait for their export. The byte
+  // limits still count and may age it (with a log line, StoreCounters::kept_dumps_aged).
+  void SetDumpKeep(std::chrono::seconds keep);
   // Applies a new bound on exit directories at once (default kExitRecordNumDefault).
   void SetExitRecordNum(uint32_t exit_record_num);
   // Applies new retention settings (byte budget, keep-free, policy, max age) at once. Sizes
@@ -278,6 +290,8 @@ class TraceStore {
   Entry* FindEntry(uint64_t seq);
   // Plans the victims of class `c` if it held `extra` more directories than it does.
   std::vector<Victim> PlanVictims(AgeClass c, size_t extra);
+  // Whether dump-keep spares `e` from the count limits now.
+  bool Kept(const Entry& e, int64_t now_us) const;
   // Plans, under the aging policy, victims from the classes in `pool` merged in creation
   // order until `need` bytes are freed; skips pinned directories, `protect` and `skip`'s.
   std::vector<Victim> PlanBytes(std::span<const AgeClass> pool, uint64_t need, uint64_t protect, uint64_t* freed,
@@ -290,8 +304,14 @@ class TraceStore {
   // Moves an aged directory into the aside directory (one rename) and returns where the
   // remover is to delete it: there, or where it is if it cannot be moved.
   std::string MoveAside(std::string rel_path, const std::string& event_dir);
-  // Recovery: the read grant of every live process directory, from the uid in the order log.
-  void GrantRecovered(const std::vector<OrderEntry>& live);
+  // Recovery: the read grant of every live process directory, from the uid in the order log
+  // (rechecked only if `vouched`), and in full for `unfinished`: process directories of
+  // records whose event directory never appeared (a crash may have cut their grant short).
+  // Returns whether every grant is now right.
+  bool GrantRecovered(const std::vector<OrderEntry>& live, bool vouched,
+                      const std::map<std::string, uint32_t>& unfinished);
+  // A grant failed on the event path: the order log vouches for the grants no more.
+  void WithdrawGrantStamp();
   // Recovery: hands what an earlier run left in the aside directory to the remover.
   void SweepAside(std::vector<RemovalJob>* sweeps);
   void Enforce(AgeClass c, bool dry_run, AgingReport* report);
@@ -326,6 +346,7 @@ class TraceStore {
   Clock& clock_;
   Logger& log_;
   uint32_t record_num_;
+  int64_t dump_keep_us_ = 24ll * 3600 * 1000000;
   uint32_t exit_record_num_ = kExitRecordNumDefault;
   uint64_t next_seq_ = 1;
   std::array<ClassMap, kAgeClassCount> classes_;
@@ -345,6 +366,9 @@ class TraceStore {
   // not reused until the delete is done.
   std::unordered_set<std::string> removing_paths_;
   uint64_t aside_serial_ = 1;  // the next name in the aside directory
+  // The order log's 'g' record: every process directory's grant is as this stamp says
+  // (FileSystem::GrantStamp); "" while one is not known to be.
+  std::string grant_stamp_;
   size_t sweeps_outstanding_ = 0;  // recovery's deletes of what no log names, not yet done
   std::unique_ptr<WritableFile> log_file_;
   size_t log_records_ = 0;

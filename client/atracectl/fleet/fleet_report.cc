@@ -1,0 +1,111 @@
+#include "fleet/fleet_report.h"
+
+#include <algorithm>
+
+#include "fleet/fleet_groups.h"
+
+namespace atracectl {
+namespace {
+
+constexpr size_t kMissingShown = 4096;  // characters of the missing ranks' ranges
+
+// The uid most ranks claimed by one process alone share (nullopt when none says, or a tie).
+std::optional<uint32_t> JobUid(const std::map<int64_t, std::vector<const RankClaim*>>& by_rank) {
+  std::map<uint32_t, size_t> votes;
+  for (const auto& [rank, claims] : by_rank) {
+    if (claims.size() == 1 && claims.front()->uid) ++votes[*claims.front()->uid];
+  }
+  std::optional<uint32_t> best;
+  size_t best_votes = 0;
+  bool tie = false;
+  for (const auto& [uid, n] : votes) {
+    if (n > best_votes) {
+      best = uid, best_votes = n, tie = false;
+    } else if (n == best_votes) {
+      tie = true;
+    }
+  }
+  return tie ? std::nullopt : best;
+}
+
+}  // namespace
+
+std::string ClaimantText(const RankClaim& c) {
+  return (c.uid ? "uid " + std::to_string(*c.uid) : std::string("uid ?")) + ", " + c.host + ", pid " +
+         std::to_string(c.pid);
+}
+
+void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport* r) {
+  r->unranked = unranked;
+  std::map<int64_t, std::vector<const RankClaim*>> by_rank;
+  for (const RankClaim& c : claims) by_rank[c.rank].push_back(&c);
+  r->job_uid = JobUid(by_rank);
+  for (const auto& [rank, claimants] : by_rank) {
+    if (claimants.size() == 1) {
+      r->ranks[rank] = claimants.front();
+      continue;
+    }
+    RankConflict conflict{rank, claimants, nullptr};
+    if (r->job_uid) {
+      size_t of_job = 0;
+      for (const RankClaim* c : claimants) {
+        if (c->uid == r->job_uid) ++of_job, conflict.used = c;
+      }
+      if (of_job != 1) conflict.used = nullptr;
+    }
+    if (conflict.used) r->ranks[rank] = conflict.used;
+    r->conflicts.push_back(std::move(conflict));
+  }
+  // The world size: as the processes used say it (the job's uid's when it is known).
+  for (const auto& [rank, c] : r->ranks) {
+    if (c->world_size && (!r->job_uid || c->uid == r->job_uid)) ++r->world_size_claims[*c->world_size];
+  }
+  size_t most = 0;
+  for (const auto& [value, n] : r->world_size_claims) {
+    if (n > most) r->world_size = value, most = n;  // a tie: the smaller
+  }
+  for (const auto& [rank, c] : r->ranks) r->seen.push_back(rank);
+  if (r->world_size) r->missing = MissingRanges(r->seen, *r->world_size, kMissingShown, &r->missing_count);
+
+  // Classes by the main thread's stack (the thread whose tid is the pid, else the first).
+  std::map<std::vector<std::string>, std::vector<int64_t>> by_stack;
+  for (const auto& [rank, c] : r->ranks) {
+    if (c->stacks.empty()) {
+      r->no_stacks.push_back(rank);
+      continue;
+    }
+    const ThreadFrames* main = &c->stacks.front();
+    for (const ThreadFrames& t : c->stacks) {
+      if (t.tid == c->pid) main = &t;
+      r->tree.Add(rank, t.frames);
+    }
+    by_stack[main->frames].push_back(rank);
+  }
+  for (auto& [stack, ranks] : by_stack) r->classes.push_back({stack, ranks});
+  std::stable_sort(r->classes.begin(), r->classes.end(), [](const StackClass& a, const StackClass& b) {
+    return a.ranks.size() != b.ranks.size() ? a.ranks.size() < b.ranks.size() : a.ranks.front() < b.ranks.front();
+  });
+  if (r->classes.size() > 1) {
+    for (const StackClass& c : r->classes) {
+      if (c.ranks.size() == r->classes.front().ranks.size()) r->culprits.insert(r->culprits.end(), c.ranks.begin(), c.ranks.end());
+    }
+    std::sort(r->culprits.begin(), r->culprits.end());
+  }
+  // The ranks whose latest record (over every tracer) is the oldest.
+  std::map<int64_t, int64_t> latest;
+  for (const auto& [rank, c] : r->ranks) {
+    for (const auto& [tracer, rec] : c->last) {
+      auto [it, added] = latest.try_emplace(rank, rec.ts);
+      if (!added) it->second = std::max(it->second, rec.ts);
+    }
+  }
+  if (latest.size() > 1) {
+    int64_t min_ts = INT64_MAX;
+    for (const auto& [rank, ts] : latest) min_ts = std::min(min_ts, ts);
+    for (const auto& [rank, ts] : latest) {
+      if (ts == min_ts) r->oldest.push_back(rank);
+    }
+  }
+}
+
+}  // namespace atracectl

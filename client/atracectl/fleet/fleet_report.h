@@ -1,0 +1,76 @@
+// What `hang` says of a job, as data: the ranks, who claims each, their stacks and last
+// records, and what is made of them (missing ranks, conflicts, classes, culprits). Bundles
+// fill it today (cmd_hang.cc); another input (the journal's entries of a job) fills the same
+// RankClaim list, and Classify and the printers stay as they are.
+//
+// A rank is a process's word (its RANK_ID): another user's process may claim any rank. So:
+//   - a rank claimed by two or more processes is a conflict, named with each claimant's uid,
+//     host and pid, never merged: the claimant whose uid is the job's (the uid that the
+//     most ranks claimed by one process alone share) is used, and when that does not pick
+//     exactly one, the rank is left out of the classes and named;
+//   - the world size is the one the job's uid labelled (a conflict's losers, and other uids,
+//     do not set it), and missing ranks are computed as ranges from the ranks seen;
+//   - what is held and printed is bounded: stacks and last records by a total (the text
+//     budget), the call-path tree by a node count, rank lists printed as ranges.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleet/stack_tree.h"
+
+namespace atracectl {
+
+struct LastRecord {
+  int64_t ts = INT64_MIN;
+  std::string text;
+};
+
+// One process that says it is a rank (a bundle's trace_ directory).
+struct RankClaim {
+  int64_t rank = 0;
+  std::optional<int64_t> world_size;
+  std::optional<uint32_t> uid;  // nullopt: the input does not say (an older bundle)
+  std::string host;
+  int32_t pid = 0;
+  std::vector<ThreadFrames> stacks;         // of its latest report, by frame name; empty: none
+  std::map<std::string, LastRecord> last;   // by tracer object
+};
+
+struct RankConflict {
+  int64_t rank = 0;
+  std::vector<const RankClaim*> claimants;  // in input order
+  const RankClaim* used = nullptr;          // nullptr: none could be chosen
+};
+
+struct StackClass {
+  std::vector<std::string> stack;  // the main thread's frames, innermost first
+  std::vector<int64_t> ranks;
+};
+
+struct FleetReport {
+  std::optional<int64_t> world_size;
+  std::map<int64_t, size_t> world_size_claims;    // value -> processes labelling it
+  std::optional<uint32_t> job_uid;
+  std::map<int64_t, const RankClaim*> ranks;      // the claim used for each rank
+  std::vector<RankConflict> conflicts;
+  std::vector<int64_t> seen;                      // sorted
+  std::string missing;                            // ranges
+  int64_t missing_count = 0;
+  std::vector<int64_t> no_stacks, culprits, oldest;
+  std::vector<StackClass> classes;                // smallest first
+  StackTree tree;
+  size_t unranked = 0;                            // processes without a rank, left out
+  explicit FleetReport(size_t max_tree_nodes) : tree(max_tree_nodes) {}
+};
+
+// Builds the report of `claims` (which must outlive it).
+void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport* report);
+
+// "uid 1000, n1, pid 42" ("uid ?" when the input does not say).
+std::string ClaimantText(const RankClaim& c);
+
+}  // namespace atracectl

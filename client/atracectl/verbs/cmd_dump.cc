@@ -1,0 +1,160 @@
+// atracectl dump PID... | --all | --comm NAME | --uid UID [--json]: a hung process's last
+// records and every thread's stack, saved by the daemon from outside it (PROCESS_DUMP): one
+// schedule directory per process, its path printed on a line of its own.
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "atraced/proto/codec.h"
+#include "atraced/proto/wire.h"
+#include "common/command_line.h"
+#include "daemon_talk/connect.h"
+#include "verbs/verbs.h"
+#include "common/escape.h"
+#include "common/format.h"
+
+namespace po = boost::program_options;
+
+namespace atracectl {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: atracectl [--socket PATH] dump PID... | [--all] [--comm NAME] [--uid UID] [--job J] [--json]\n"
+    "Saves each live process's records (its rings, as RING_SAVE_ALL does) and every thread's stack, read from\n"
+    "outside one thread at a time while it runs on, into one schedule directory; prints each directory's path.\n"
+    "--all: every process whose rings the daemon holds; --comm, --uid and --job narrow it (and imply it); they combine.\n"
+    "Root may dump any process, anyone else their own.";
+
+// Long enough for the daemon's unwind deadline (crash-unwind-timeout-ms, 2 s) for each of
+// the most processes one request dumps (128), one after another.
+constexpr int kDumpTimeoutMs = 10 * 60 * 1000;
+
+bool ParsePid(const std::string& text, int32_t* pid) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || v <= 0 || v > 0x3fffffff) return false;
+  *pid = static_cast<int32_t>(v);
+  return true;
+}
+
+void PrintJson(const std::vector<atrace::Client::DumpEntry>& entries, uint32_t omitted) {
+  std::cout << "{\"dumps\":[";
+  bool first = true;
+  for (const auto& e : entries) {
+    if (e.status != 0) continue;
+    std::cout << (first ? "" : ",") << "{\"pid\":" << e.pid << ",\"path\":" << JsonString(e.text)
+              << ",\"threads\":" << e.threads << ",\"rings\":" << e.rings << ",\"max_stop_us\":" << e.max_stop_us
+              << "}";
+    first = false;
+  }
+  std::cout << "],\"refused\":[";
+  first = true;
+  for (const auto& e : entries) {
+    if (e.status == 0) continue;
+    std::cout << (first ? "" : ",") << "{\"pid\":" << e.pid << ",\"error\":" << JsonString(atrace_client_strerror(e.status))
+              << ",\"errno\":" << -e.status << ",\"message\":" << JsonString(e.text) << "}";
+    first = false;
+  }
+  std::cout << "],\"omitted\":" << omitted << "}\n";
+}
+
+}  // namespace
+
+int RunDump(const Globals& g, const Args& args) {
+  int exit_code = kExitOk;
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "one JSON object: the dumps and the refusals")(
+      "all", po::bool_switch(), "every process whose rings the daemon holds (that you may dump)")(
+      "comm", po::value<std::string>(), "the processes named NAME (their comm, as 'atracectl list' shows it)")(
+      "uid", po::value<std::string>(), "the processes of uid UID")(
+      "job", po::value<std::string>(), "the processes labelled with job J (ATRACE_JOB, SLURM_JOB_ID, JOB_ID)")(
+      "pid", po::value<std::vector<std::string>>(), "a process (the command's arguments)");
+  po::positional_options_description positional;
+  positional.add("pid", -1);
+  auto vm = ParseCommand(args, kUsage, options, positional, &exit_code);
+  if (!vm) return exit_code;
+  atrace_dump_spec spec{};
+  std::vector<int32_t> pids;
+  if (vm->count("pid")) {
+    for (const auto& text : (*vm)["pid"].as<std::vector<std::string>>()) {
+      int32_t pid = 0;
+      if (!ParsePid(text, &pid)) return UsageError("dump: '" + TerminalLine(text) + "' is not a process id");
+      pids.push_back(pid);
+    }
+  }
+  std::string comm;
+  if ((*vm)["all"].as<bool>()) spec.select |= ATRACE_DUMP_ALL;
+  if (vm->count("comm")) {
+    comm = (*vm)["comm"].as<std::string>();
+    if (comm.empty()) return UsageError("dump: --comm needs a name");
+    spec.select |= ATRACE_DUMP_COMM;
+    spec.comm = comm.c_str();
+  }
+  if (vm->count("uid")) {
+    const std::string text = (*vm)["uid"].as<std::string>();
+    int32_t uid = 0;
+    if (text != "0" && !ParsePid(text, &uid)) return UsageError("dump: --uid '" + TerminalLine(text) + "' is not a uid");
+    spec.select |= ATRACE_DUMP_UID;
+    spec.uid = static_cast<uint32_t>(uid);
+  }
+  std::string job;
+  if (vm->count("job")) {
+    job = (*vm)["job"].as<std::string>();
+    const std::string why = atraced::proto::CheckLabel(atraced::proto::LabelKind::kJob, job);
+    if (job.empty() || !why.empty()) return UsageError("dump: --job '" + TerminalLine(job) + "': " + (why.empty() ? "empty" : why));
+    spec.select |= ATRACE_DUMP_JOB;
+    spec.job = job.c_str();
+  }
+  if (pids.empty() && spec.select == 0) return UsageError("dump: give the PIDs to dump, or --all, --comm NAME, --uid UID or --job J");
+  if (!pids.empty() && spec.select != 0) return UsageError("dump: give PIDs or --all/--comm/--uid/--job, not both");
+  if (pids.size() > ATR_MAX_DUMP_PROCESSES) {
+    return UsageError("dump: at most " + std::to_string(ATR_MAX_DUMP_PROCESSES) + " PIDs at once");
+  }
+  spec.pids = pids.data();
+  spec.pid_count = pids.size();
+  atrace::Client::Options o;
+  o.io_timeout_ms = kDumpTimeoutMs;
+  o.flags = ATRACE_OPT_PROCESS_DUMP;
+  atrace::Client client = Connect(g, o);
+  if (!client) return kExitFailed;
+  std::vector<atrace::Client::DumpEntry> entries;
+  uint32_t omitted = 0;
+  if (auto ec = client.DumpProcesses(spec, &entries, &omitted)) {
+    if (ec == std::errc::not_supported || ec == std::errc::function_not_supported) {
+      std::cerr << "atracectl: dump: this daemon is older than dump (it does not offer PROCESS_DUMP)\n";
+      return kExitFailed;
+    }
+    return Fail(client, "dump", ec);
+  }
+  if ((*vm)["json"].as<bool>()) {
+    PrintJson(entries, omitted);
+  } else {
+    for (const auto& e : entries) {
+      if (e.status == 0) std::cout << e.text << "\n";
+    }
+  }
+  bool failed = false;
+  for (const auto& e : entries) {
+    if (e.status == 0) continue;
+    failed = true;
+    std::cerr << "atracectl: dump: " << TerminalLine(e.text) << " (" << atrace_client_strerror(e.status) << ")\n";
+  }
+  if (entries.empty()) {
+    std::cerr << "atracectl: dump: no process " << (spec.select & ATRACE_DUMP_COMM ? "named " + TerminalLine(comm) + " " : "")
+              << (spec.select & ATRACE_DUMP_UID ? "of uid " + std::to_string(spec.uid) + " " : "")
+              << (spec.select & ATRACE_DUMP_JOB ? "of job " + TerminalLine(job) + " " : "")
+              << "holds rings here that you may dump ('atracectl status' counts the clients; a process shows here once "
+                 "it created a tracer)\n";
+    return kExitFailed;
+  }
+  if (omitted > 0) {
+    std::cerr << "atracectl: dump: " << omitted << " more matched; the daemon dumps at most "
+              << ATR_MAX_DUMP_PROCESSES << " at once: narrow the selection\n";
+  }
+  return failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace atracectl

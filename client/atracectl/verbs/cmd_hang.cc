@@ -1,0 +1,379 @@
+// atracectl hang BUNDLE... [--json]: where the ranks of a hung job are, from the bundles of
+// its hosts (`dump --job J`, then `export --format tar --job J`, on every host):
+//   - collectives first: per HCCL communicator, the ranks grouped by the last call they
+//     entered in it (from each process's collective ledger, hccl_tracer_ledger.bin, of its
+//     latest save), the ranks behind in the smallest communicator that is behind, missing
+//     ranks, mismatched calls (fleet/collectives.h);
+//   - missing ranks: expected by the world size the processes were labelled with, in no
+//     bundle (the first place to look: a host whose bundle was not gathered, a rank that
+//     died before it traced); the report cannot tell a rank that is gone from one whose
+//     dump or bundle is missing;
+//   - conflicts: a rank two processes claim, each named (fleet_report.h);
+//   - classes: the ranks grouped by their main thread's stack (from the latest report with
+//     stacks of each process: a dump, a stack dump or a crash), smallest class first; the
+//     ranks of the smallest classes are named as the likely culprits;
+//   - the call-path tree of every thread of every rank (stack_tree.h), each frame with the
+//     ranks that pass through it, as ranges;
+//   - per rank, the last record of each tracer (time and text), and the ranks whose last
+//     record is the oldest.
+// Steps: options, gather (bundles -> one RankClaim per process), classify (fleet_report.h),
+// print. Bundles are streamed (bundle_reader.h): what is held is the stacks of each process's
+// latest report and one record per tracer per process, within --max-text-mib in all, and the
+// tree within --max-tree-nodes.
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ledger_reader.h"
+#include "files/bundle_reader.h"
+#include "common/command_line.h"
+#include "verbs/verbs.h"
+#include "common/escape.h"
+#include "fleet/collectives_input.h"
+#include "fleet/collectives_text.h"
+#include "fleet/fleet_groups.h"
+#include "fleet/fleet_report.h"
+#include "common/format.h"
+#include "common/text_budget.h"
+#include "timeline/trace_events.h"
+
+namespace po = boost::program_options;
+
+namespace atracectl {
+namespace {
+
+constexpr size_t kRecordKept = 240;         // of a last record's text
+constexpr size_t kHangDefaultTextMib = 64;  // stacks and last records held, in all
+constexpr size_t kRanksShown = 4096;        // characters of a rank list in text
+
+struct HangOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+  TextBudget budget;
+  size_t max_tree_nodes = kDefaultMaxTreeNodes;
+};
+
+// What was read of each process (a group of fleet_groups.h).
+struct ProcessRead {
+  int64_t stacks_at = INT64_MIN;  // the directory time of the report the stacks come from
+  size_t stacks_bytes = 0;        // taken from the budget for them
+  std::vector<ThreadFrames> stacks;
+  std::map<std::string, LastRecord> last;  // by tracer object
+  std::optional<uint32_t> stacks_uid;      // of the stacks' directory
+  int64_t ledger_at = INT64_MIN;           // the directory time of the save the ledger comes from
+  std::optional<uint32_t> ledger_uid;      // of the ledger's directory
+  RankLedger::Ledger ledger = RankLedger::Ledger::kNone;
+  std::string ledger_problem;
+  std::vector<CommLedger> comms;
+};
+
+struct Gathered {
+  std::vector<RankClaim> claims;
+  std::vector<RankLedger> ledgers;  // every process with a rank, its ledger if it has one
+  size_t unranked = 0;
+  bool failed = false;          // a bundle could not be read whole
+  bool stacks_cut = false;      // a report's stacks were cut at the budget
+};
+
+std::string UtcTime(int64_t us) {
+  const time_t s = static_cast<time_t>(us / 1000000);
+  struct tm tm {};
+  ::gmtime_r(&s, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld UTC", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
+  return buf;
+}
+
+std::string JsonInts(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string OrNull(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "null"; }
+
+std::optional<HangOptions> ParseOptions(const Args& args, int* exit_code) {
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/FLEET.md)")(
+      "max-tree-nodes", po::value<size_t>()->default_value(kDefaultMaxTreeNodes),
+      "the call-path tree's bound: paths past it are counted, with an example, not drawn")(
+      "bundle", po::value<std::vector<std::string>>(), "a bundle that atracectl export wrote (tar format)");
+  AddTextBudgetOption(options, kHangDefaultTextMib);
+  po::positional_options_description positional;
+  positional.add("bundle", -1);
+  auto vm = ParseCommand(args,
+                         "Usage: atracectl hang BUNDLE... [--json] [--max-text-mib N] [--max-tree-nodes N]\n"
+                         "Which ranks of a hung job are stuck where: missing ranks, ranks two processes claim, ranks "
+                         "grouped by their main thread's stack (smallest group first), the call-path tree of every "
+                         "thread, each rank's last records.",
+                         options, positional, exit_code);
+  if (!vm) return std::nullopt;
+  if (!vm->count("bundle")) {
+    *exit_code = UsageError("hang: give one or more bundles (atracectl export --format tar)");
+    return std::nullopt;
+  }
+  HangOptions o;
+  o.paths = (*vm)["bundle"].as<std::vector<std::string>>();
+  o.json = (*vm)["json"].as<bool>();
+  o.max_tree_nodes = (*vm)["max-tree-nodes"].as<size_t>();
+  if (o.max_tree_nodes == 0) {
+    *exit_code = UsageError("--max-tree-nodes: give 1 or more");
+    return std::nullopt;
+  }
+  if (!ReadTextBudget(*vm, &o.budget, exit_code)) return std::nullopt;
+  return o;
+}
+
+// One trace file of a process: its stacks (a report) or its last record per tracer.
+void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes, std::optional<int32_t> offset,
+              const std::string& bundle, ProcessRead& ps, TextBudget& budget, bool* stacks_cut) {
+  const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+  if (name == atraced::proto::kLedgerFileName) {
+    if (dir.created_unix_us < ps.ledger_at) return;  // a later save's ledger is kept
+    const atraced::proto::LedgerSnapshot snap = atraced::proto::ReadLedger(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    ps.ledger_at = dir.created_unix_us;
+    ps.ledger_uid = dir.uid;
+    ps.ledger = snap.header_valid ? RankLedger::Ledger::kRead : RankLedger::Ledger::kUnreadable;
+    ps.ledger_problem = snap.problems.empty() ? "" : snap.problems.front();
+    ps.comms = snap.header_valid ? CommLedgersOf(snap) : std::vector<CommLedger>{};
+    return;
+  }
+  if (name.rfind("stackcore_tracer_", 0) == 0) {
+    if (is_bin || dir.created_unix_us < ps.stacks_at) return;
+    budget.Give(ps.stacks_bytes);  // replaced if this report has stacks: its room is this one's
+    size_t held = 0;
+    bool cut = false;
+    std::vector<ThreadFrames> stacks = FrameNamesOf(bytes, budget.left(), &cut);
+    for (const ThreadFrames& t : stacks) {
+      held += sizeof t;
+      for (const auto& f : t.frames) held += sizeof f + f.size();
+    }
+    if (cut) *stacks_cut = budget.reached = true;
+    if (stacks.empty()) {
+      budget.Take(ps.stacks_bytes);
+      return;
+    }
+    budget.Take(std::min(held, budget.left()));
+    ps.stacks = std::move(stacks);
+    ps.stacks_bytes = held;
+    ps.stacks_at = dir.created_unix_us;
+    ps.stacks_uid = dir.uid;
+    return;
+  }
+  std::string text;
+  if (is_bin) {
+    auto decoded = atraced::proto::CannBinToText(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), offset.value_or(0));
+    if (!decoded.ok) {
+      std::cerr << "atracectl: hang: " << TerminalLine(bundle) << ": skipped " << TerminalLine(dir.path + "/" + name)
+                << ": " << TerminalLine(decoded.error) << "\n";
+      return;
+    }
+    text = std::move(decoded.text);
+  } else {
+    text = std::move(bytes);
+  }
+  const std::string object = ObjectOfFile(name);
+  auto found = ps.last.find(object);
+  if (found == ps.last.end()) {
+    if (!budget.Take(object.size() + kRecordKept + sizeof(LastRecord))) return;
+    found = ps.last.emplace(object, LastRecord{}).first;
+  }
+  LastRecord& last = found->second;
+  ForEachRecordLine(
+      text,
+      [&last](int64_t ts, std::string_view record) {
+        if (ts >= last.ts) last = {ts, std::string(record.substr(0, kRecordKept))};
+        return true;
+      },
+      offset);
+}
+
+// Every bundle, streamed: one RankClaim per process with a rank.
+Gathered Gather(HangOptions& o, FleetGroups& groups) {
+  Gathered out;
+  std::map<int64_t, ProcessRead> state;  // by group id
+  for (size_t b = 0; b < o.paths.size(); ++b) {
+    const FleetBundle& fb = groups.bundles()[b];
+    const std::optional<int32_t> offset = fb.has_host ? std::optional<int32_t>(fb.host.utc_offset_s) : std::nullopt;
+    BundleVisitor v;
+    v.file = [&](const BundleDir& dir, const std::string& name, std::string&& bytes) {
+      ReadFile(dir, name, std::move(bytes), offset, o.paths[b], state[groups.Of(b, dir).id], o.budget, &out.stacks_cut);
+    };
+    BundleRead r = ReadBundle(o.paths[b], v);
+    for (const auto& p : r.problems) std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << p << "\n";
+    if (!r.status.ok()) {
+      std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << TerminalLine(r.status.message()) << "\n";
+      out.failed = true;
+    }
+  }
+  for (const FleetGroup& g : groups.groups()) {
+    if (!g.rank) {
+      ++out.unranked;
+      continue;
+    }
+    ProcessRead& ps = state[g.id];
+    RankLedger& l = out.ledgers.emplace_back();
+    l.rank = *g.rank;
+    l.host = g.host;
+    l.pid = g.pid;
+    l.uid = ps.ledger_uid ? ps.ledger_uid : g.uid;
+    l.evidence_uid = ps.stacks_uid ? ps.stacks_uid : g.uid;
+    l.ledger = ps.ledger;
+    l.problem = std::move(ps.ledger_problem);
+    l.comms = std::move(ps.comms);
+    out.claims.push_back({*g.rank, g.world_size, g.uid, g.host, g.pid, std::move(ps.stacks), std::move(ps.last)});
+  }
+  return out;
+}
+
+// Job rank -> the index of its stack class, for the collectives' class lines.
+StackClassOf StackClassIndex(const FleetReport& r) {
+  StackClassOf of;
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    for (int64_t rank : r.classes[i].ranks) of[rank] = i;
+  }
+  return of;
+}
+
+std::string Json(const FleetReport& r, const CollectivesReport& collectives) {
+  std::string o = "{\"ranks_expected\":" + (r.world_size ? JsonString(*r.world_size > 0 ? "0-" + std::to_string(*r.world_size - 1) : "") : "null");
+  o += ",\"world_size\":" + OrNull(r.world_size) + ",\"world_size_claims\":{";
+  bool first = true;
+  for (const auto& [value, n] : r.world_size_claims) {
+    o += std::string(first ? "" : ",") + "\"" + std::to_string(value) + "\":" + std::to_string(n);
+    first = false;
+  }
+  o += "},\"job_uid\":" + (r.job_uid ? std::to_string(*r.job_uid) : std::string("null"));
+  o += ",\"ranks_seen\":" + JsonInts(r.seen) + ",\"missing\":" + JsonString(r.missing) +
+       ",\"missing_count\":" + std::to_string(r.missing_count) + ",\"conflicts\":[";
+  for (size_t i = 0; i < r.conflicts.size(); ++i) {
+    const RankConflict& c = r.conflicts[i];
+    o += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(c.rank) + ",\"claimants\":[";
+    for (size_t k = 0; k < c.claimants.size(); ++k) {
+      const RankClaim& who = *c.claimants[k];
+      o += std::string(k ? "," : "") + "{\"uid\":" + (who.uid ? std::to_string(*who.uid) : std::string("null")) +
+           ",\"host\":" + JsonString(who.host) + ",\"pid\":" + std::to_string(who.pid) +
+           ",\"used\":" + (c.used == &who ? "true" : "false") + "}";
+    }
+    o += "]}";
+  }
+  o += "],\"classes\":[";
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    o += std::string(i ? "," : "") + "{\"ranks\":" + JsonInts(r.classes[i].ranks) +
+         ",\"ranges\":" + JsonString(RankRanges(r.classes[i].ranks)) + ",\"count\":" + std::to_string(r.classes[i].ranks.size()) +
+         ",\"stack\":[";
+    for (size_t f = 0; f < r.classes[i].stack.size(); ++f) o += (f ? "," : "") + JsonString(r.classes[i].stack[f]);
+    o += "]}";
+  }
+  o += "],\"outliers\":" + JsonInts(r.culprits) + ",\"no_stacks\":" + JsonInts(r.no_stacks) +
+       ",\"oldest_last_record\":" + JsonInts(r.oldest) + ",\"last_records\":{";
+  first = true;
+  for (const auto& [rank, c] : r.ranks) {
+    o += std::string(first ? "" : ",") + "\"" + std::to_string(rank) + "\":{\"host\":" + JsonString(c->host) +
+         ",\"pid\":" + std::to_string(c->pid) + ",\"tracers\":{";
+    bool tfirst = true;
+    for (const auto& [tracer, rec] : c->last) {
+      o += std::string(tfirst ? "" : ",") + JsonString(tracer) + ":{\"ts_us\":" + std::to_string(rec.ts) +
+           ",\"text\":" + JsonString(rec.text) + "}";
+      tfirst = false;
+    }
+    o += "}}";
+    first = false;
+  }
+  o += "},\"tree\":" + r.tree.Json() + ",\"tree_cut_paths\":" + std::to_string(r.tree.cut_paths()) +
+       ",\"unranked_processes\":" + std::to_string(r.unranked) +
+       ",\"communicators\":" + CommunicatorsJson(collectives, StackClassIndex(r)) + "," + CollectivesJsonMembers(collectives) +
+       "}\n";
+  return o;
+}
+
+std::string Text(const FleetReport& r, const CollectivesReport& collectives) {
+  std::string o = CollectivesText(collectives, StackClassIndex(r));
+  if (!o.empty()) o += "\n";
+  o += "Ranks seen: " + (r.seen.empty() ? std::string("none") : RankRanges(r.seen, kRanksShown)) +
+       (r.world_size ? " of " + std::to_string(*r.world_size) + " (world size)" : std::string(" (no world size labelled)")) +
+       "\n";
+  if (r.world_size_claims.size() > 1) {
+    o += "World sizes labelled:";
+    for (const auto& [value, n] : r.world_size_claims) o += " " + std::to_string(value) + " by " + std::to_string(n);
+    o += " process(es); the most labelled is used.\n";
+  }
+  for (const RankConflict& c : r.conflicts) {
+    o += "Rank " + std::to_string(c.rank) + " is claimed by " + std::to_string(c.claimants.size()) + " processes:";
+    for (size_t k = 0; k < c.claimants.size(); ++k) o += std::string(k ? ";" : "") + " " + TerminalLine(ClaimantText(*c.claimants[k]));
+    if (c.used) {
+      o += ". Used: " + TerminalLine(ClaimantText(*c.used)) + " (the job's uid " + std::to_string(*r.job_uid) +
+           "); the others are left out.\n";
+    } else {
+      o += ". None is used (no one claimant has the job's uid): the rank is left out of the classes. Look there.\n";
+    }
+  }
+  if (r.missing_count) {
+    o += "Missing ranks: " + r.missing + ": expected by the world size, in no bundle. Look there first (a host whose bundle was not gathered, a "
+         "rank that ended or never traced). This report cannot decide where dumps are missing: a rank absent here "
+         "may be stuck as well.\n";
+  }
+  if (!r.no_stacks.empty()) {
+    o += "Ranks without stacks: " + RankRanges(r.no_stacks, kRanksShown) +
+         " (no dump, stack dump or crash report in their bundle: run 'atracectl dump --job J' before export)\n";
+  }
+  o += "\nClasses by the main thread's stack, smallest first:\n";
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    const StackClass& c = r.classes[i];
+    o += "  S" + std::to_string(i + 1) + " ranks " + RankRanges(c.ranks, kRanksShown) + " (" + std::to_string(c.ranks.size()) + "): ";
+    for (size_t f = 0; f < c.stack.size() && f < 6; ++f) o += (f ? " < " : "") + TerminalLine(c.stack[f]);
+    if (c.stack.size() > 6) o += " < ...";
+    o += "\n";
+  }
+  if (!r.culprits.empty()) {
+    o += "Likely culprits: ranks " + RankRanges(r.culprits, kRanksShown) +
+         ": their main thread is somewhere the others' are not.\n";
+  } else if (r.classes.size() == 1) {
+    o += "Every rank with stacks has its main thread in the same place.\n";
+  }
+  o += "\nCall-path tree of every thread of every rank ([ranks] frame, outermost first):\n" + r.tree.Text();
+  o += "\nLast record of each tracer, per rank:\n";
+  for (const auto& [rank, c] : r.ranks) {
+    o += "  rank " + std::to_string(rank) + " (" + TerminalLine(c->host) + ", pid " + std::to_string(c->pid) + ")\n";
+    for (const auto& [tracer, rec] : c->last) {
+      o += "    " + TerminalLine(tracer) + "  " + UtcTime(rec.ts) + "  " + TerminalLine(rec.text) + "\n";
+    }
+  }
+  if (!r.oldest.empty()) o += "Oldest last record: ranks " + RankRanges(r.oldest, kRanksShown) + "\n";
+  if (r.unranked) o += std::to_string(r.unranked) + " process(es) without a rank label are left out.\n";
+  return o;
+}
+
+}  // namespace
+
+int RunHang(const Globals&, const Args& args) {
+  int exit_code = kExitOk;
+  std::optional<HangOptions> o = ParseOptions(args, &exit_code);
+  if (!o) return exit_code;
+  FleetGroups groups(o->paths);
+  const Gathered gathered = Gather(*o, groups);
+  FleetReport report(o->max_tree_nodes);
+  Classify(gathered.claims, gathered.unranked, &report);
+  const CollectivesReport collectives = AnalyzeCollectives(gathered.ledgers, report.world_size);
+  std::cout << (o->json ? Json(report, collectives) : Text(report, collectives));
+  if (gathered.stacks_cut || o->budget.reached) {
+    std::cerr << "atracectl: hang: stacks or last records past the text bound (--max-text-mib "
+              << (o->budget.total >> 20) << ") were left out; raise it to see them\n";
+  }
+  if (report.tree.cut_paths()) {
+    std::cerr << "atracectl: hang: " << report.tree.cut_paths()
+              << " call path(s) past the tree's bound (--max-tree-nodes " << o->max_tree_nodes
+              << ") are counted, not drawn\n";
+  }
+  return gathered.failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace atracectl

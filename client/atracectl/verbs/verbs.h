@@ -1,0 +1,23 @@
+// atracectl's verbs: each a short function over named steps (options, gather, classify or
+// draw, print), dispatched by Main (cli.cc).
+#pragma once
+
+#include "common/command_line.h"
+
+namespace atracectl {
+
+int Main(int argc, char** argv);
+
+int RunEmit(const Globals& g, const Args& args);
+int RunStatus(const Globals& g, const Args& args);
+int RunList(const Globals& g, const Args& args);
+int RunDu(const Globals& g, const Args& args);
+int RunVacuum(const Globals& g, const Args& args);
+int RunShow(const Globals& g, const Args& args);
+int RunInfo(const Globals& g, const Args& args);
+int RunExport(const Globals& g, const Args& args);
+int RunDump(const Globals& g, const Args& args);
+int RunMerge(const Globals& g, const Args& args);
+int RunHang(const Globals& g, const Args& args);
+
+}  // namespace atracectl
