@@ -232,6 +232,12 @@ TEST_CASE("collectives: a job without ledgers gets one line saying how to have t
         "Collectives: no rank has a collective ledger (run the ranks under LD_PRELOAD=libatrace_hccl.so to see where "
         "each is in its HCCL communicators).\n");
   CHECK(CollectivesText(AnalyzeCollectives({}, std::nullopt), {}).empty());
+  // A conflict among processes without ledgers is the stack part's to name: still one line.
+  ranks.push_back(ranks[5]);
+  ranks.back().uid = 2000;
+  const CollectivesReport c = AnalyzeCollectives(ranks, 8);
+  CHECK(c.notes.empty());
+  CHECK(CollectivesText(c, {}).rfind("Collectives: no rank has a collective ledger", 0) == 0);
 }
 
 TEST_CASE("collectives: another user's process claiming a rank cannot make it look behind") {

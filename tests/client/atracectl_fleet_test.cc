@@ -340,7 +340,7 @@ TEST_CASE("hang: a rank another user's process also claims is a named conflict, 
   REQUIRE(text.exit_code == 0);
   CHECK(Has(text.out, "Rank 5 is claimed by 2 processes: uid 2000, n1, pid 6666; uid 1000, n2, pid 1005. Used: uid 1000, "
                       "n2, pid 1005 (the job's uid 1000); the others are left out.\n"));
-  CHECK(Has(text.out, "  ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"));
+  CHECK(Has(text.out, "  S1 ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"));
   CHECK(Has(text.out, "Likely culprits: ranks 5:"));
   CHECK(Has(text.out, "  rank 5 (n2, pid 1005)\n"));  // the last records are the used claimant's
   CHECK(!Has(text.out, "Every rank with stacks has its main thread in the same place"));

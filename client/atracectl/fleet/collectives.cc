@@ -185,7 +185,10 @@ CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::
         if (out.job_uid && c->uid == out.job_uid) used = c, ++of_job;
       }
       if (of_job != 1) used = nullptr;
-      for (const RankLedger* c : claims) {
+      // Said here only where a claimant has a ledger (hang's stack part names every conflict).
+      bool any_ledger = false;
+      for (const RankLedger* c : claims) any_ledger = any_ledger || c->ledger == RankLedger::Ledger::kRead;
+      for (const RankLedger* c : any_ledger ? claims : std::vector<const RankLedger*>{}) {
         out.notes.push_back({rank,
                              "claimed by " + std::to_string(claims.size()) + " processes; this one (" + UidText(c->uid) +
                                  ") " + (c == used ? "is used (the job's uid)" : "is left out"),
@@ -206,6 +209,7 @@ CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::
                            "ledger written by " + UidText(used->uid) + ", its stacks by " + UidText(used->evidence_uid) +
                                ": the ledger is not used",
                            used->host, used->pid});
+      ++out.refused;
       continue;
     }
     out.any_ledger = true;

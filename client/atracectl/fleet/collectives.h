@@ -107,7 +107,8 @@ struct CollectivesReport {
   std::vector<int64_t> culprits;   // the ranks behind in the stuck communicator
   std::vector<int64_t> no_ledger;  // ranks used with no ledger
   std::vector<int64_t> unreadable;
-  std::vector<RankNote> notes;     // conflicts, refused ledgers
+  std::vector<RankNote> notes;     // conflicts where a claimant has a ledger, refused ledgers
+  size_t refused = 0;              // ledgers not used (another uid than the rank's stacks)
   std::optional<uint32_t> job_uid;
   bool any_ledger = false;
 };

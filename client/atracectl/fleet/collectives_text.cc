@@ -92,7 +92,7 @@ std::string CallText(const proto::LedgerRecord& r) {
 
 std::string CollectivesText(const CollectivesReport& r, const StackClassOf& stack_class) {
   if (!r.any_ledger && r.no_ledger.empty() && r.unreadable.empty() && r.notes.empty()) return "";
-  if (!r.any_ledger && r.unreadable.empty() && r.notes.empty()) {
+  if (!r.any_ledger && r.unreadable.empty() && r.refused == 0) {
     return "Collectives: no rank has a collective ledger (run the ranks under LD_PRELOAD=libatrace_hccl.so to see "
            "where each is in its HCCL communicators).\n";
   }
