@@ -70,8 +70,8 @@ TEST_CASE("hang --journal: eight ranks on three hosts, rank 5 stuck elsewhere, n
   CHECK(Has(text.out, "Job J1: hang entries of 8 process(es) on 3 host(s), from the journal\n"));
   CHECK(Has(text.out, "Ranks seen: 0-7 of 8 (world size)\n"));
   CHECK_FALSE(Has(text.out, "Missing ranks"));
-  CHECK(Has(text.out, "  ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"
-                      "  ranks 0-4,6-7 (7): __futex_abstimed_wait < wait_allreduce_done < main\n"));
+  CHECK(Has(text.out, "  S1 ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"
+                      "  S2 ranks 0-4,6-7 (7): __futex_abstimed_wait < wait_allreduce_done < main\n"));
   CHECK(Has(text.out, "Culprit: job J1, rank 5, host n2, pid 1005 (blocked 30 s): parts from ranks 0-4,6-7 at "
                       "load_next_batch (loader.c:88)\n  next: ssh n2 atracectl info 1005\n"));
   CHECK(Has(text.out, "  rank 3 (n0, pid 1003, blocked 30 s)\n    schedule  step 41 of rank 3\n"));

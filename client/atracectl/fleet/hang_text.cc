@@ -37,8 +37,11 @@ std::string SeenText(const FleetReport& r, const std::string& where_missing) {
 
 std::string ClassesText(const FleetReport& r) {
   std::string o = "Classes by the main thread's stack, smallest first:\n";
-  for (const StackClass& c : r.classes) {
-    o += "  ranks " + RankRanges(c.ranks, kRanksShown) + " (" + std::to_string(c.ranks.size()) + "): ";
+  // Numbered S1, S2, ...: the collectives' class lines name their ranks' stack class so.
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    const StackClass& c = r.classes[i];
+    o += "  S" + std::to_string(i + 1) + " ranks " + RankRanges(c.ranks, kRanksShown) + " (" +
+         std::to_string(c.ranks.size()) + "): ";
     for (size_t f = 0; f < c.stack.size() && f < 6; ++f) o += (f ? " < " : "") + TerminalLine(c.stack[f]);
     if (c.stack.size() > 6) o += " < ...";
     o += "\n";
