@@ -16,24 +16,14 @@ echo "== $bundles bundles x $ranks ranks, $rings rings of $records records, $thr
 python3 "$here/fleet_bundles.py" "$scratch/b" "$bundles" "$ranks" "$rings" "$records" "$threads"
 du -sh "$scratch/b" | sed 's/^/bundles: /'
 
-# run NAME CMD...: wall seconds and peak RSS in MiB.
-run() {
-  local name="$1"
-  shift
-  /usr/bin/time -f "%e %M" -o "$scratch/time" "$@" >"$scratch/out" 2>"$scratch/err" || {
-    echo "$name failed:"
-    tail -5 "$scratch/err"
-    return 1
-  }
-  read -r secs kib <"$scratch/time"
-  printf '%-34s %8.2f s %8.1f MiB\n' "$name" "$secs" "$(echo "$kib / 1024" | bc -l)"
-}
+# shellcheck source=bench/timed_run.sh
+source "$here/timed_run.sh"
 
 mkdir -p "$scratch/x"
-run "tar -xzf (every bundle, the floor)" sh -c 'for f in "$1"/*.tar.gz; do tar -xzf "$f" -C "$2"; done' _ "$scratch/b" "$scratch/x"
+timed_run "tar -xzf (every bundle, the floor)" sh -c 'for f in "$1"/*.tar.gz; do tar -xzf "$f" -C "$2"; done' _ "$scratch/b" "$scratch/x"
 rm -rf "$scratch/x"
-run "atracectl hang" "$atracectl" hang "$scratch"/b/*.tar.gz
+timed_run "atracectl hang" "$atracectl" hang "$scratch"/b/*.tar.gz
 grep -E "^(Ranks seen|  ranks|Likely)" "$scratch/out" | head -4
-run "atracectl hang --json" "$atracectl" hang --json "$scratch"/b/*.tar.gz
-run "atracectl merge --format chrome-json" "$atracectl" merge "$scratch"/b/*.tar.gz --format chrome-json -o "$scratch/m.json"
+timed_run "atracectl hang --json" "$atracectl" hang --json "$scratch"/b/*.tar.gz
+timed_run "atracectl merge --format chrome-json" "$atracectl" merge "$scratch"/b/*.tar.gz --format chrome-json -o "$scratch/m.json"
 ls -la "$scratch/m.json" | awk '{print "merged document: " $5 " bytes"}'

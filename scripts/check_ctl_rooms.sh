@@ -18,7 +18,8 @@ declare -A allowed=(
   [daemon_talk]="common files"
   [timeline]="common files"
   [fleet]="common files"
-  [verbs]="common files daemon_talk timeline fleet"
+  [journal]="common files fleet"
+  [verbs]="common files daemon_talk timeline fleet journal"
 )
 failed=0
 

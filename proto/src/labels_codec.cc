@@ -64,7 +64,9 @@ struct LabelSource {
   std::initializer_list<const char*> names;
 };
 const LabelSource kLabelSources[] = {{LabelKind::kJob, &Labels::job, {"ATRACE_JOB", "SLURM_JOB_ID", "JOB_ID"}},
-                                     {LabelKind::kRank, &Labels::rank, {"RANK_ID", "RANK", "SLURM_PROCID"}},
+                                     // JOB_COMPLETION_INDEX: a Kubernetes Indexed Job's pod index.
+                                     {LabelKind::kRank, &Labels::rank,
+                                      {"RANK_ID", "RANK", "SLURM_PROCID", "JOB_COMPLETION_INDEX"}},
                                      {LabelKind::kWorldSize, &Labels::world_size, {"RANK_SIZE", "WORLD_SIZE", "SLURM_NTASKS"}}};
 
 // The first set variable of `names` and its value (at most 4 labels long: the daemon refuses

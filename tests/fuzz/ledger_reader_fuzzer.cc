@@ -2,7 +2,9 @@
 // proto/ledger_reader.h), as a hostile process can make its own ledger, and as atracectl
 // shows it (ledger_text.h). The reader must never crash or read outside the input, must keep
 // every name within its field, account for every slot once and be deterministic; the shown
-// text must hold no byte a terminal acts on. Seeds in tests/fuzz/corpus/ledger_reader: a
+// text must hold no byte a terminal acts on. The same ledger, as three ranks of a job (the
+// third with its calls' counts changed), goes through hang's collectives analysis
+// (fleet/collectives.h): within its bounds, and its text and JSON inert. Seeds in tests/fuzz/corpus/ledger_reader: a
 // ledger of three calls written by libatrace_hccl's writer, the same with a torn record, and
 // a truncated copy.
 #include <cstddef>
@@ -11,7 +13,46 @@
 #include <span>
 
 #include "atraced/proto/ledger_reader.h"
+#include "fleet/collectives.h"
+#include "fleet/collectives_input.h"
+#include "fleet/collectives_text.h"
 #include "files/ledger_text.h"
+
+namespace {
+
+void CheckInert(const std::string& text, bool newlines) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && !(newlines && c == '\n')) || u == 0x7f) std::abort();
+  }
+}
+
+void CheckCollectives(const atraced::proto::LedgerSnapshot& snap) {
+  std::vector<atracectl::RankLedger> ranks(3);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ranks[i].rank = static_cast<int64_t>(i);
+    ranks[i].ledger = snap.header_valid ? atracectl::RankLedger::Ledger::kRead : atracectl::RankLedger::Ledger::kUnreadable;
+    ranks[i].comms = atracectl::CommLedgersOf(snap);
+    if (ranks[i].comms.size() > atracectl::kMaxCommunicators) std::abort();
+  }
+  for (auto& c : ranks[2].comms) {
+    ++c.last_entered.count;
+    for (auto& r : c.recent) ++r.count;
+  }
+  const atracectl::CollectivesReport report = atracectl::AnalyzeCollectives(ranks, std::nullopt);
+  if (report.comms.size() > atracectl::kMaxReportedComms) std::abort();
+  for (const auto& c : report.comms) {
+    if (c.mismatches.size() > atracectl::kMaxMismatches || c.classes.empty()) std::abort();
+    if (c.missing.size() > ranks.size() + 1) std::abort();  // ranges between the ranks seen, whatever the size
+    if (c.missing_count > c.size) std::abort();
+  }
+  CheckInert(atracectl::CollectivesText(report, {}), true);
+  const std::string json = atracectl::CommunicatorsJson(report, {}) + atracectl::CollectivesJsonMembers(report);
+  CheckInert(json, false);
+  if (json.size() > (size_t{1} << 20)) std::abort();  // bounded whatever the sizes and sequence numbers claimed
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> bytes(data, size);
@@ -37,5 +78,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   size_t more = 0;
   if (atracectl::SummarizeLedger(snap, &more).size() > atracectl::kMaxCommunicators) std::abort();
+  CheckCollectives(snap);
   return 0;
 }

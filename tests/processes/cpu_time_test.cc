@@ -23,7 +23,7 @@ TEST_CASE("stat's utime and stime are read as CPU time", "[processes][cpu]") {
   CHECK(end->state == 'S');
 }
 
-TEST_CASE("a spinning child's CPU time grows; a sleeping one's does not; a dead one has none", "[processes][cpu]") {
+TEST_CASE("a spinning child's CPU time grows, and a sleeping one's does not, and a dead one has none", "[processes][cpu]") {
   ProcProcessTable table;
   int ready[2];
   REQUIRE(::pipe(ready) == 0);
@@ -32,8 +32,8 @@ TEST_CASE("a spinning child's CPU time grows; a sleeping one's does not; a dead 
   if (spinner == 0) {
     ::close(ready[0]);
     (void)!::write(ready[1], "x", 1);
-    for (volatile uint64_t n = 0;; n = n + 1) {
-    }
+    volatile uint64_t n = 0;
+    for (;;) n = n + 1;
   }
   const pid_t sleeper = ::fork();
   REQUIRE(sleeper >= 0);

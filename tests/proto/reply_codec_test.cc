@@ -510,7 +510,7 @@ TEST_CASE("LABELS request: layout, round trip, each label checked", "[codec][lab
   CHECK(Decode(Bytes({2, 0, 'J'}), &out).err() == EBADMSG);
 }
 
-TEST_CASE("LABELS with a hang timeout: a fourth string, checked; the three-label form unchanged", "[codec][labels][hang]") {
+TEST_CASE("LABELS with a hang timeout: a fourth string, checked, and the three-label form unchanged", "[codec][labels][hang]") {
   const LabelsRequest in{{"J1", "0", "8"}, "2s"};
   const auto payload = EncodeToVector(in);
   CHECK(payload == Bytes({2, 0, 'J', '1', 1, 0, '0', 1, 0, '8', 2, 0, '2', 's'}));
@@ -555,6 +555,11 @@ TEST_CASE("labels from the environment: the first set of each list", "[codec][la
   env = {{"ATRACE_JOB", "J1"}, {"SLURM_JOB_ID", "77"}, {"RANK_ID", "5"}, {"RANK", "3"}, {"RANK_SIZE", "6"},
          {"WORLD_SIZE", "8"}};
   CHECK(LabelsFromEnvironment(get) == Labels{"J1", "5", "6"});
+  // A Kubernetes Indexed Job's pod: its completion index is its rank, after the launchers' own.
+  env = {{"ATRACE_JOB", "train-7"}, {"JOB_COMPLETION_INDEX", "4"}};
+  CHECK(LabelsFromEnvironment(get) == Labels{"train-7", "4", ""});
+  env = {{"RANK", "2"}, {"JOB_COMPLETION_INDEX", "4"}};
+  CHECK(LabelsFromEnvironment(get).rank == "2");
   env = {{"ATRACE_JOB", ""}, {"JOB_ID", "j"}};  // empty is not set
   CHECK(LabelsFromEnvironment(get) == Labels{"j", "", ""});
   CHECK(HangTimeoutFromEnvironment(get).empty());

@@ -228,7 +228,7 @@ TEST_CASE("PROCESS_DUMP: one user's 130 processes claiming a job cannot displace
                                      "1125 1126 1127 1128 1129"));
 }
 
-TEST_CASE("PROCESS_DUMP: the asker's unwinds count against its uid's limit, as its crashes do; root's do not",
+TEST_CASE("PROCESS_DUMP: the asker's unwinds count against its uid's limit, as its crashes do, and root's do not",
           "[service][dump][crash]") {
   LiveInspector inspector;
   ServiceLimits o;

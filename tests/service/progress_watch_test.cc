@@ -158,7 +158,7 @@ TEST_CASE("each process has its own timeout, and a reused pid is another process
   CHECK(f.watch.watched() == 2);  // the old pid 10 was forgotten
 }
 
-TEST_CASE("a process that left is forgotten; one whose CPU time cannot be read is still judged, blocked",
+TEST_CASE("a process that left is forgotten, and one whose CPU time cannot be read is still judged, blocked",
           "[progress_watch]") {
   Fixture f;  // no CPU time for anyone: /proc says nothing
   std::vector<Sample> samples{{{10, 1}, 3, 4s}, {{12, 1}, 3, 4s}};

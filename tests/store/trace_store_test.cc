@@ -188,7 +188,7 @@ TEST_CASE("dump-keep: twelve dumps survive record-num 10 until the span runs out
   CHECK(f.store_->counters().kept_dumps_aged == 0);  // the count took them, after the span
 }
 
-TEST_CASE("dump-keep 0 spares nothing; the byte budget may age a kept dump, logged and counted",
+TEST_CASE("dump-keep 0 spares nothing, and the byte budget may age a kept dump, logged and counted",
           "[store][dump_keep]") {
   SECTION("dump-keep 0") {
     StoreFixture f(10);

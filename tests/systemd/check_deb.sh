@@ -34,7 +34,7 @@ expect_files atraced /usr/sbin/atraced /etc/atraced/atraced.conf \
   /usr/lib/systemd/user/atraced.socket /usr/lib/systemd/user/atraced.service \
   /usr/lib/sysusers.d/atraced.conf /usr/lib/tmpfiles.d/atraced.conf \
   /usr/share/man/man8/atraced.8.gz /usr/share/man/man5/atraced.conf.5.gz /usr/share/doc/atraced/copyright
-expect_files atracectl /usr/bin/atracectl /usr/share/man/man1/atracectl.1.gz
+expect_files atracectl /usr/bin/atracectl /usr/share/man/man1/atracectl.1.gz /lib/systemd/system/atraced-hang-watch.service
 expect_files libatrace-client0 "$libdir/libatrace_client.so.0" "$libdir/libatrace_client.so.$version"
 expect_files libascend-trace0 "$libdir/libascend_trace.so.0" "$libdir/libascend_trace.so.$version" \
   "$libdir/ascend-trace/libascend_trace.so"
@@ -115,6 +115,13 @@ grep -q 'rm -rf /var/log/ascend/atrace' "$tmp/ctl/postrm" || fail "postrm does n
 if grep -hE '^[^#]*\bsystemctl\b' "$tmp/ctl/postinst" "$tmp/ctl/prerm" "$tmp/ctl/postrm" | grep -v 'systemctl --system daemon-reload'; then
   fail "a maintainer script calls systemctl by hand"
 fi
+# The collector's unit (atracectl's) is off by default: its package neither enables nor starts it.
+dpkg-deb -e "$(deb_of atracectl)" "$tmp/ctl-ctl"
+if grep -qsE "deb-systemd-helper enable|deb-systemd-invoke (start|restart)" "$tmp"/ctl-ctl/postinst; then
+  cat "$tmp/ctl-ctl/postinst"; fail "atracectl's postinst enables or starts atraced-hang-watch.service"
+fi
+grep -qxF "ExecStart=/usr/bin/atracectl hang --journal /var/log/journal/remote --follow" \
+  "$tmp/x/lib/systemd/system/atraced-hang-watch.service" || fail "atraced-hang-watch.service ExecStart"
 grep -qx /etc/atraced/atraced.conf "$tmp/ctl/conffiles" || fail "/etc/atraced/atraced.conf is not a conffile"
 grep -q '^libatrace_client.so.0 libatrace-client0 #MINVER#' "$(dpkg-deb -e "$(deb_of libatrace-client0)" "$tmp/ctl-lib" && echo "$tmp/ctl-lib/symbols")" ||
   fail "libatrace-client0 has no symbols file"

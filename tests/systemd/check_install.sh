@@ -27,12 +27,13 @@ P=$tmp/p
 cmake --install "$build" --prefix "$P" >"$tmp/install1.log"
 [[ -x $P/sbin/atraced ]] || fail "missing $P/sbin/atraced"
 for f in lib/systemd/system/atraced.socket lib/systemd/system/atraced.service \
-         lib/systemd/user/atraced.socket lib/systemd/user/atraced.service \
+         lib/systemd/system/atraced-hang-watch.service lib/systemd/user/atraced.socket lib/systemd/user/atraced.service \
          lib/sysusers.d/atraced.conf lib/tmpfiles.d/atraced.conf etc/atraced/atraced.conf; do
   expect_file "$P/$f"
 done
 expect_line "$P/lib/systemd/system/atraced.service" "ExecStart=$P/sbin/atraced --config $P/etc/atraced/atraced.conf"
 expect_line "$P/lib/systemd/user/atraced.service" "ExecStart=$P/sbin/atraced"
+expect_line "$P/lib/systemd/system/atraced-hang-watch.service" "ExecStart=$P/bin/atracectl hang --journal /var/log/journal/remote --follow"
 expect_line "$P/etc/atraced/atraced.conf" "root = /var/log/ascend"
 if grep -q '@[A-Z_]*@' "$P"/lib/systemd/system/* "$P"/lib/systemd/user/*; then fail "unsubstituted @VAR@ in a unit"; fi
 
@@ -61,7 +62,8 @@ verify() {  # verify [--user] verify UNIT...
   # about our units as a failure.
   if grep -q 'atraced' <<<"$out"; then fail "systemd-analyze $* reported problems"; fi
 }
-verify verify "$P/lib/systemd/system/atraced.socket" "$P/lib/systemd/system/atraced.service"
+verify verify "$P/lib/systemd/system/atraced.socket" "$P/lib/systemd/system/atraced.service" \
+  "$P/lib/systemd/system/atraced-hang-watch.service"
 mkdir -p "$tmp/xdg" && chmod 0700 "$tmp/xdg"
 XDG_RUNTIME_DIR=$tmp/xdg verify --user verify "$P/lib/systemd/user/atraced.socket" "$P/lib/systemd/user/atraced.service"
 
@@ -77,6 +79,7 @@ for f in "$unitdir/atraced.socket" "$unitdir/atraced.service" "$userdir/atraced.
 done
 expect_line "$D$unitdir/atraced.service" "ExecStart=/usr/sbin/atraced --config /etc/atraced/atraced.conf"
 expect_line "$D$userdir/atraced.service" "ExecStart=/usr/sbin/atraced"
+expect_line "$D$unitdir/atraced-hang-watch.service" "ExecStart=/usr/bin/atracectl hang --journal /var/log/journal/remote --follow"
 for f in "${pages[@]}"; do expect_file "$D/usr/share/man/$f"; done
 
 # The group and the directories, applied to a scratch root.

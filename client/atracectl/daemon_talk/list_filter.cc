@@ -200,7 +200,7 @@ void AddFilterOptions(boost::program_options::options_description& options) {
       "uid", po::value<uint32_t>(), "only directories this uid's process made")(
       "comm", po::value<std::string>(), "only directories made for this program (its kernel name, as COMM shows it)")(
       "job", po::value<std::string>(), "only directories of processes labelled with this job (ATRACE_JOB, SLURM_JOB_ID, JOB_ID)")(
-      "rank", po::value<std::string>(), "only directories of processes labelled with this rank (RANK_ID, RANK, SLURM_PROCID)")(
+      "rank", po::value<std::string>(), "only directories of processes labelled with this rank (RANK_ID, RANK, SLURM_PROCID, JOB_COMPLETION_INDEX)")(
       "kind", po::value<std::string>(), "schedule, stackcore or exit")(
       "side", po::value<std::string>(), "host or device")(
       "device", po::value<uint32_t>(), "only this device's (device side) directories")(

@@ -1,5 +1,9 @@
 // atracectl hang BUNDLE... [--json]: where the ranks of a hung job are, from the bundles of
 // its hosts (`dump --job J`, then `export --format tar --job J`, on every host):
+//   - collectives first: per HCCL communicator, the ranks grouped by the last call they
+//     entered in it (from each process's collective ledger, hccl_tracer_ledger.bin, of its
+//     latest save), the ranks behind in the smallest communicator that is behind, missing
+//     ranks, mismatched calls (fleet/collectives.h);
 //   - missing ranks: expected by the world size the processes were labelled with, in no
 //     bundle (the first place to look: a host whose bundle was not gathered, a rank that
 //     died before it traced); the report cannot tell a rank that is gone from one whose
@@ -25,12 +29,16 @@
 #include <vector>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ledger_reader.h"
 #include "files/bundle_reader.h"
 #include "common/command_line.h"
 #include "verbs/verbs.h"
 #include "common/escape.h"
+#include "fleet/collectives_input.h"
+#include "fleet/collectives_text.h"
 #include "fleet/fleet_groups.h"
 #include "fleet/fleet_report.h"
+#include "fleet/hang_text.h"
 #include "common/format.h"
 #include "common/text_budget.h"
 #include "timeline/trace_events.h"
@@ -42,7 +50,6 @@ namespace {
 
 constexpr size_t kRecordKept = 240;         // of a last record's text
 constexpr size_t kHangDefaultTextMib = 64;  // stacks and last records held, in all
-constexpr size_t kRanksShown = 4096;        // characters of a rank list in text
 
 struct HangOptions {
   std::vector<std::string> paths;
@@ -57,10 +64,17 @@ struct ProcessRead {
   size_t stacks_bytes = 0;        // taken from the budget for them
   std::vector<ThreadFrames> stacks;
   std::map<std::string, LastRecord> last;  // by tracer object
+  std::optional<uint32_t> stacks_uid;      // of the stacks' directory
+  int64_t ledger_at = INT64_MIN;           // the directory time of the save the ledger comes from
+  std::optional<uint32_t> ledger_uid;      // of the ledger's directory
+  RankLedger::Ledger ledger = RankLedger::Ledger::kNone;
+  std::string ledger_problem;
+  std::vector<CommLedger> comms;
 };
 
 struct Gathered {
   std::vector<RankClaim> claims;
+  std::vector<RankLedger> ledgers;  // every process with a rank, its ledger if it has one
   size_t unranked = 0;
   bool failed = false;          // a bundle could not be read whole
   bool stacks_cut = false;      // a report's stacks were cut at the budget
@@ -75,14 +89,6 @@ std::string UtcTime(int64_t us) {
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
   return buf;
 }
-
-std::string JsonInts(const std::vector<int64_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
-std::string OrNull(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "null"; }
 
 std::optional<HangOptions> ParseOptions(const Args& args, int* exit_code) {
   po::options_description options("options");
@@ -120,6 +126,17 @@ std::optional<HangOptions> ParseOptions(const Args& args, int* exit_code) {
 void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes, std::optional<int32_t> offset,
               const std::string& bundle, ProcessRead& ps, TextBudget& budget, bool* stacks_cut) {
   const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+  if (name == atraced::proto::kLedgerFileName) {
+    if (dir.created_unix_us < ps.ledger_at) return;  // a later save's ledger is kept
+    const atraced::proto::LedgerSnapshot snap = atraced::proto::ReadLedger(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    ps.ledger_at = dir.created_unix_us;
+    ps.ledger_uid = dir.uid;
+    ps.ledger = snap.header_valid ? RankLedger::Ledger::kRead : RankLedger::Ledger::kUnreadable;
+    ps.ledger_problem = snap.problems.empty() ? "" : snap.problems.front();
+    ps.comms = snap.header_valid ? CommLedgersOf(snap) : std::vector<CommLedger>{};
+    return;
+  }
   if (name.rfind("stackcore_tracer_", 0) == 0) {
     if (is_bin || dir.created_unix_us < ps.stacks_at) return;
     budget.Give(ps.stacks_bytes);  // replaced if this report has stacks: its room is this one's
@@ -139,6 +156,7 @@ void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes
     ps.stacks = std::move(stacks);
     ps.stacks_bytes = held;
     ps.stacks_at = dir.created_unix_us;
+    ps.stacks_uid = dir.uid;
     return;
   }
   std::string text;
@@ -194,44 +212,32 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
       continue;
     }
     ProcessRead& ps = state[g.id];
+    RankLedger& l = out.ledgers.emplace_back();
+    l.rank = *g.rank;
+    l.host = g.host;
+    l.pid = g.pid;
+    l.uid = ps.ledger_uid ? ps.ledger_uid : g.uid;
+    l.evidence_uid = ps.stacks_uid ? ps.stacks_uid : g.uid;
+    l.ledger = ps.ledger;
+    l.problem = std::move(ps.ledger_problem);
+    l.comms = std::move(ps.comms);
     out.claims.push_back({*g.rank, g.world_size, g.uid, g.host, g.pid, std::move(ps.stacks), std::move(ps.last)});
   }
   return out;
 }
 
-std::string Json(const FleetReport& r) {
-  std::string o = "{\"ranks_expected\":" + (r.world_size ? JsonString(*r.world_size > 0 ? "0-" + std::to_string(*r.world_size - 1) : "") : "null");
-  o += ",\"world_size\":" + OrNull(r.world_size) + ",\"world_size_claims\":{";
-  bool first = true;
-  for (const auto& [value, n] : r.world_size_claims) {
-    o += std::string(first ? "" : ",") + "\"" + std::to_string(value) + "\":" + std::to_string(n);
-    first = false;
-  }
-  o += "},\"job_uid\":" + (r.job_uid ? std::to_string(*r.job_uid) : std::string("null"));
-  o += ",\"ranks_seen\":" + JsonInts(r.seen) + ",\"missing\":" + JsonString(r.missing) +
-       ",\"missing_count\":" + std::to_string(r.missing_count) + ",\"conflicts\":[";
-  for (size_t i = 0; i < r.conflicts.size(); ++i) {
-    const RankConflict& c = r.conflicts[i];
-    o += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(c.rank) + ",\"claimants\":[";
-    for (size_t k = 0; k < c.claimants.size(); ++k) {
-      const RankClaim& who = *c.claimants[k];
-      o += std::string(k ? "," : "") + "{\"uid\":" + (who.uid ? std::to_string(*who.uid) : std::string("null")) +
-           ",\"host\":" + JsonString(who.host) + ",\"pid\":" + std::to_string(who.pid) +
-           ",\"used\":" + (c.used == &who ? "true" : "false") + "}";
-    }
-    o += "]}";
-  }
-  o += "],\"classes\":[";
+// Job rank -> the index of its stack class, for the collectives' class lines.
+StackClassOf StackClassIndex(const FleetReport& r) {
+  StackClassOf of;
   for (size_t i = 0; i < r.classes.size(); ++i) {
-    o += std::string(i ? "," : "") + "{\"ranks\":" + JsonInts(r.classes[i].ranks) +
-         ",\"ranges\":" + JsonString(RankRanges(r.classes[i].ranks)) + ",\"count\":" + std::to_string(r.classes[i].ranks.size()) +
-         ",\"stack\":[";
-    for (size_t f = 0; f < r.classes[i].stack.size(); ++f) o += (f ? "," : "") + JsonString(r.classes[i].stack[f]);
-    o += "]}";
+    for (int64_t rank : r.classes[i].ranks) of[rank] = i;
   }
-  o += "],\"outliers\":" + JsonInts(r.culprits) + ",\"no_stacks\":" + JsonInts(r.no_stacks) +
-       ",\"oldest_last_record\":" + JsonInts(r.oldest) + ",\"last_records\":{";
-  first = true;
+  return of;
+}
+
+std::string Json(const FleetReport& r, const CollectivesReport& collectives) {
+  std::string o = "{" + SharedJson(r) + ",\"oldest_last_record\":" + JsonInts(r.oldest) + ",\"last_records\":{";
+  bool first = true;
   for (const auto& [rank, c] : r.ranks) {
     o += std::string(first ? "" : ",") + "\"" + std::to_string(rank) + "\":{\"host\":" + JsonString(c->host) +
          ",\"pid\":" + std::to_string(c->pid) + ",\"tracers\":{";
@@ -245,52 +251,23 @@ std::string Json(const FleetReport& r) {
     first = false;
   }
   o += "},\"tree\":" + r.tree.Json() + ",\"tree_cut_paths\":" + std::to_string(r.tree.cut_paths()) +
-       ",\"unranked_processes\":" + std::to_string(r.unranked) + "}\n";
+       ",\"unranked_processes\":" + std::to_string(r.unranked) +
+       ",\"communicators\":" + CommunicatorsJson(collectives, StackClassIndex(r)) + "," + CollectivesJsonMembers(collectives) +
+       "}\n";
   return o;
 }
 
-std::string Text(const FleetReport& r) {
-  std::string o;
-  o += "Ranks seen: " + (r.seen.empty() ? std::string("none") : RankRanges(r.seen, kRanksShown)) +
-       (r.world_size ? " of " + std::to_string(*r.world_size) + " (world size)" : std::string(" (no world size labelled)")) +
-       "\n";
-  if (r.world_size_claims.size() > 1) {
-    o += "World sizes labelled:";
-    for (const auto& [value, n] : r.world_size_claims) o += " " + std::to_string(value) + " by " + std::to_string(n);
-    o += " process(es); the most labelled is used.\n";
-  }
-  for (const RankConflict& c : r.conflicts) {
-    o += "Rank " + std::to_string(c.rank) + " is claimed by " + std::to_string(c.claimants.size()) + " processes:";
-    for (size_t k = 0; k < c.claimants.size(); ++k) o += std::string(k ? ";" : "") + " " + TerminalLine(ClaimantText(*c.claimants[k]));
-    if (c.used) {
-      o += ". Used: " + TerminalLine(ClaimantText(*c.used)) + " (the job's uid " + std::to_string(*r.job_uid) +
-           "); the others are left out.\n";
-    } else {
-      o += ". None is used (no one claimant has the job's uid): the rank is left out of the classes. Look there.\n";
-    }
-  }
-  if (r.missing_count) {
-    o += "Missing ranks: " + r.missing + ": expected by the world size, in no bundle. Look there first (a host whose bundle was not gathered, a "
-         "rank that ended or never traced). This report cannot decide where dumps are missing: a rank absent here "
-         "may be stuck as well.\n";
-  }
+std::string Text(const FleetReport& r, const CollectivesReport& collectives) {
+  std::string o = CollectivesText(collectives, StackClassIndex(r));
+  if (!o.empty()) o += "\n";
+  o += SeenText(r, "in no bundle. Look there first (a host whose bundle was not gathered, a rank that "
+                   "ended or never traced). This report cannot decide where dumps are missing: a rank "
+                   "absent here may be stuck as well.");
   if (!r.no_stacks.empty()) {
     o += "Ranks without stacks: " + RankRanges(r.no_stacks, kRanksShown) +
          " (no dump, stack dump or crash report in their bundle: run 'atracectl dump --job J' before export)\n";
   }
-  o += "\nClasses by the main thread's stack, smallest first:\n";
-  for (const StackClass& c : r.classes) {
-    o += "  ranks " + RankRanges(c.ranks, kRanksShown) + " (" + std::to_string(c.ranks.size()) + "): ";
-    for (size_t f = 0; f < c.stack.size() && f < 6; ++f) o += (f ? " < " : "") + TerminalLine(c.stack[f]);
-    if (c.stack.size() > 6) o += " < ...";
-    o += "\n";
-  }
-  if (!r.culprits.empty()) {
-    o += "Likely culprits: ranks " + RankRanges(r.culprits, kRanksShown) +
-         ": their main thread is somewhere the others' are not.\n";
-  } else if (r.classes.size() == 1) {
-    o += "Every rank with stacks has its main thread in the same place.\n";
-  }
+  o += "\n" + ClassesText(r);
   o += "\nCall-path tree of every thread of every rank ([ranks] frame, outermost first):\n" + r.tree.Text();
   o += "\nLast record of each tracer, per rank:\n";
   for (const auto& [rank, c] : r.ranks) {
@@ -306,7 +283,11 @@ std::string Text(const FleetReport& r) {
 
 }  // namespace
 
-int RunHang(const Globals&, const Args& args) {
+int RunHang(const Globals& globals, const Args& args) {
+  // The journal's form reads no bundle (verbs/cmd_hang_journal.cc).
+  for (const std::string& a : args) {
+    if (a == "--journal" || a.rfind("--journal=", 0) == 0) return RunHangJournal(globals, args);
+  }
   int exit_code = kExitOk;
   std::optional<HangOptions> o = ParseOptions(args, &exit_code);
   if (!o) return exit_code;
@@ -314,7 +295,8 @@ int RunHang(const Globals&, const Args& args) {
   const Gathered gathered = Gather(*o, groups);
   FleetReport report(o->max_tree_nodes);
   Classify(gathered.claims, gathered.unranked, &report);
-  std::cout << (o->json ? Json(report) : Text(report));
+  const CollectivesReport collectives = AnalyzeCollectives(gathered.ledgers, report.world_size);
+  std::cout << (o->json ? Json(report, collectives) : Text(report, collectives));
   if (gathered.stacks_cut || o->budget.reached) {
     std::cerr << "atracectl: hang: stacks or last records past the text bound (--max-text-mib "
               << (o->budget.total >> 20) << ") were left out; raise it to see them\n";

@@ -19,5 +19,7 @@ int RunExport(const Globals& g, const Args& args);
 int RunDump(const Globals& g, const Args& args);
 int RunMerge(const Globals& g, const Args& args);
 int RunHang(const Globals& g, const Args& args);
+// hang --journal DIR (cmd_hang_journal.cc); RunHang hands it over.
+int RunHangJournal(const Globals& g, const Args& args);
 
 }  // namespace atracectl

@@ -210,7 +210,8 @@ std::string CheckHangTimeout(std::string_view value);
 std::string HangTimeoutFromEnvironment(const char* (*get)(const char*));
 
 // The labels of this process's environment (the first set of each list, ATRACE_JOB,
-// SLURM_JOB_ID, JOB_ID; RANK_ID, RANK, SLURM_PROCID; RANK_SIZE, WORLD_SIZE, SLURM_NTASKS),
+// SLURM_JOB_ID, JOB_ID; RANK_ID, RANK, SLURM_PROCID,
+// JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's pod index); RANK_SIZE, WORLD_SIZE, SLURM_NTASKS),
 // read through `get` (getenv; a test's own), as they are: the daemon judges them.
 Labels LabelsFromEnvironment(const char* (*get)(const char*));
 // The same, checked as the daemon checks them (CheckLabel), before they are sent: a value that

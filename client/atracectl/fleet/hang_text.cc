@@ -1,0 +1,93 @@
+#include "fleet/hang_text.h"
+
+#include "common/escape.h"
+#include "fleet/fleet_groups.h"
+
+namespace atracectl {
+
+std::string JsonInts(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string SeenText(const FleetReport& r, const std::string& where_missing) {
+  std::string o = "Ranks seen: " + (r.seen.empty() ? std::string("none") : RankRanges(r.seen, kRanksShown)) +
+                  (r.world_size ? " of " + std::to_string(*r.world_size) + " (world size)"
+                                : std::string(" (no world size labelled)")) +
+                  "\n";
+  if (r.world_size_claims.size() > 1) {
+    o += "World sizes labelled:";
+    for (const auto& [value, n] : r.world_size_claims) o += " " + std::to_string(value) + " by " + std::to_string(n);
+    o += " process(es); the most labelled is used.\n";
+  }
+  for (const RankConflict& c : r.conflicts) {
+    o += "Rank " + std::to_string(c.rank) + " is claimed by " + std::to_string(c.claimants.size()) + " processes:";
+    for (size_t k = 0; k < c.claimants.size(); ++k) o += std::string(k ? ";" : "") + " " + TerminalLine(ClaimantText(*c.claimants[k]));
+    if (c.used) {
+      o += ". Used: " + TerminalLine(ClaimantText(*c.used)) + " (the job's uid " + std::to_string(*r.job_uid) +
+           "); the others are left out.\n";
+    } else {
+      o += ". None is used (no one claimant has the job's uid): the rank is left out of the classes. Look there.\n";
+    }
+  }
+  if (r.missing_count) o += "Missing ranks: " + r.missing + ": expected by the world size, " + where_missing + "\n";
+  return o;
+}
+
+std::string ClassesText(const FleetReport& r) {
+  std::string o = "Classes by the main thread's stack, smallest first:\n";
+  // Numbered S1, S2, ...: the collectives' class lines name their ranks' stack class so.
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    const StackClass& c = r.classes[i];
+    o += "  S" + std::to_string(i + 1) + " ranks " + RankRanges(c.ranks, kRanksShown) + " (" +
+         std::to_string(c.ranks.size()) + "): ";
+    for (size_t f = 0; f < c.stack.size() && f < 6; ++f) o += (f ? " < " : "") + TerminalLine(c.stack[f]);
+    if (c.stack.size() > 6) o += " < ...";
+    o += "\n";
+  }
+  if (!r.culprits.empty()) {
+    o += "Likely culprits: ranks " + RankRanges(r.culprits, kRanksShown) +
+         ": their main thread is somewhere the others' are not.\n";
+  } else if (r.classes.size() == 1) {
+    o += "Every rank with stacks has its main thread in the same place.\n";
+  }
+  return o;
+}
+
+std::string SharedJson(const FleetReport& r) {
+  std::string o = "\"ranks_expected\":" +
+                  (r.world_size ? JsonString(*r.world_size > 0 ? "0-" + std::to_string(*r.world_size - 1) : "") : "null");
+  o += ",\"world_size\":" + (r.world_size ? std::to_string(*r.world_size) : std::string("null")) + ",\"world_size_claims\":{";
+  bool first = true;
+  for (const auto& [value, n] : r.world_size_claims) {
+    o += std::string(first ? "" : ",") + "\"" + std::to_string(value) + "\":" + std::to_string(n);
+    first = false;
+  }
+  o += "},\"job_uid\":" + (r.job_uid ? std::to_string(*r.job_uid) : std::string("null"));
+  o += ",\"ranks_seen\":" + JsonInts(r.seen) + ",\"missing\":" + JsonString(r.missing) +
+       ",\"missing_count\":" + std::to_string(r.missing_count) + ",\"conflicts\":[";
+  for (size_t i = 0; i < r.conflicts.size(); ++i) {
+    const RankConflict& c = r.conflicts[i];
+    o += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(c.rank) + ",\"claimants\":[";
+    for (size_t k = 0; k < c.claimants.size(); ++k) {
+      const RankClaim& who = *c.claimants[k];
+      o += std::string(k ? "," : "") + "{\"uid\":" + (who.uid ? std::to_string(*who.uid) : std::string("null")) +
+           ",\"host\":" + JsonString(who.host) + ",\"pid\":" + std::to_string(who.pid) +
+           ",\"used\":" + (c.used == &who ? "true" : "false") + "}";
+    }
+    o += "]}";
+  }
+  o += "],\"classes\":[";
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    o += std::string(i ? "," : "") + "{\"ranks\":" + JsonInts(r.classes[i].ranks) +
+         ",\"ranges\":" + JsonString(RankRanges(r.classes[i].ranks)) + ",\"count\":" + std::to_string(r.classes[i].ranks.size()) +
+         ",\"stack\":[";
+    for (size_t f = 0; f < r.classes[i].stack.size(); ++f) o += (f ? "," : "") + JsonString(r.classes[i].stack[f]);
+    o += "]}";
+  }
+  o += "],\"outliers\":" + JsonInts(r.culprits) + ",\"no_stacks\":" + JsonInts(r.no_stacks);
+  return o;
+}
+
+}  // namespace atracectl

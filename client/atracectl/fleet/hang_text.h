@@ -1,0 +1,28 @@
+// The parts of hang's report that every input prints the same (bundles: verbs/cmd_hang.cc;
+// the journal: journal/journal_report.h), so the two forms say the same things in the same
+// words and keys. Text is escaped (common/escape.h) and rank lists are ranges, cut near
+// kRanksShown characters.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleet/fleet_report.h"
+
+namespace atracectl {
+
+inline constexpr size_t kRanksShown = 4096;  // characters of a rank list in text
+
+// "Ranks seen", the world sizes labelled, the conflicts and the missing ranks;
+// `where_missing` ends the missing line with what "missing" means for the input.
+std::string SeenText(const FleetReport& r, const std::string& where_missing);
+// "Classes by the main thread's stack, smallest first" and the likely culprits.
+std::string ClassesText(const FleetReport& r);
+// The shared keys, without braces: ranks_expected, world_size, world_size_claims, job_uid,
+// ranks_seen, missing, missing_count, conflicts, classes, outliers, no_stacks.
+std::string SharedJson(const FleetReport& r);
+std::string JsonInts(const std::vector<int64_t>& v);
+
+}  // namespace atracectl

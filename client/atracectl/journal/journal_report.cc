@@ -1,0 +1,292 @@
+#include "journal/journal_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/escape.h"
+#include "fleet/fleet_groups.h"
+#include "fleet/hang_text.h"
+#include "journal/exec_job.h"
+#include "journal/hang_journal_fields.h"
+
+namespace atracectl::journal {
+namespace {
+
+// The claims of a job's hang entries, the entries they came from, and their classification.
+struct JobView {
+  std::vector<RankClaim> claims;
+  std::vector<const HangEntry*> entry_of;         // parallel to claims
+  std::vector<std::vector<FramePlace>> places_of;  // parallel to claims: its named frames
+  std::vector<const HangEntry*> unranked;
+  FleetReport report{kDefaultMaxTreeNodes};
+};
+
+void Build(const JobEntries& entries, JobView* v) {
+  for (const auto& [key, e] : entries.hangs) {
+    if (!e.rank) {
+      v->unranked.push_back(&e);
+      continue;
+    }
+    RankClaim c;
+    c.rank = *e.rank;
+    c.world_size = e.world_size;
+    c.uid = e.uid;
+    c.host = e.host.empty() ? "?" : e.host;
+    c.pid = e.pid;
+    std::vector<FramePlace> places;
+    ThreadFrames main;
+    main.tid = e.pid;
+    for (const std::string& line : e.frames) {
+      FramePlace p = PlaceOfFrame(line);
+      if (p.function.empty()) continue;
+      main.frames.push_back(p.function);
+      places.push_back(std::move(p));
+    }
+    if (!main.frames.empty()) c.stacks.push_back(std::move(main));
+    for (const auto& [tracer, text] : e.last_records) c.last[tracer] = {INT64_MIN, text};
+    v->claims.push_back(std::move(c));
+    v->entry_of.push_back(&e);
+    v->places_of.push_back(std::move(places));
+  }
+  Classify(v->claims, v->unranked.size(), &v->report);
+}
+
+size_t IndexOf(const JobView& v, const RankClaim* c) { return static_cast<size_t>(c - v.claims.data()); }
+
+// Calls each(rank, claim, entry) in rank order while `out` is within kMaxReportText; true when
+// it stopped there.
+template <typename Each>
+bool EachRankWithin(const JobView& v, const std::string& out, Each each) {
+  for (const auto& [rank, c] : v.report.ranks) {
+    if (out.size() >= kMaxReportText) return true;
+    each(rank, *c, *v.entry_of[IndexOf(v, c)]);
+  }
+  return false;
+}
+
+struct Culprit {
+  int64_t rank = 0;
+  const HangEntry* entry = nullptr;
+  std::string parts_from;  // the ranks of the class it is compared with, as ranges
+  FramePlace at;           // the frame where its stack parts from theirs
+};
+
+// Where each culprit's main thread parts from the largest class it is not in: its innermost
+// frame below the outermost frames they share.
+std::vector<Culprit> Culprits(const JobView& v) {
+  std::vector<Culprit> out;
+  const FleetReport& r = v.report;
+  for (int64_t rank : r.culprits) {
+    const RankClaim* claim = r.ranks.at(rank);
+    const size_t i = IndexOf(v, claim);
+    Culprit c{rank, v.entry_of[i], "", {}};
+    const StackClass* other = nullptr;
+    for (auto it = r.classes.rbegin(); it != r.classes.rend(); ++it) {
+      if (!std::binary_search(it->ranks.begin(), it->ranks.end(), rank)) {
+        other = &*it;
+        break;
+      }
+    }
+    const std::vector<FramePlace>& places = v.places_of[i];
+    if (other != nullptr && !places.empty()) {
+      const std::vector<std::string>& mine = claim->stacks.front().frames;
+      size_t shared = 0;
+      while (shared < mine.size() && shared < other->stack.size() &&
+             mine[mine.size() - 1 - shared] == other->stack[other->stack.size() - 1 - shared]) {
+        ++shared;
+      }
+      c.at = places[shared < mine.size() ? mine.size() - 1 - shared : 0];
+      c.parts_from = RankRanges(other->ranks);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string Stall(const HangEntry& e) {
+  std::string s = e.state.empty() ? "stalled" : e.state;
+  if (e.stall_s) s += " " + std::to_string(*e.stall_s) + " s";
+  return s;
+}
+
+// Per host, the ranks that stopped recording first by that host's clock.
+std::map<std::string, std::vector<int64_t>> FirstStoppedPerHost(const JobView& v) {
+  std::map<std::string, std::pair<int64_t, std::vector<int64_t>>> best;  // host -> (stopped at, ranks)
+  for (size_t i = 0; i < v.claims.size(); ++i) {
+    const HangEntry& e = *v.entry_of[i];
+    if (!e.stall_s) continue;
+    const int64_t stopped = static_cast<int64_t>(e.realtime_us) - *e.stall_s * 1000000;
+    auto [it, added] = best.try_emplace(v.claims[i].host, stopped, std::vector<int64_t>{});
+    if (stopped < it->second.first) it->second = {stopped, {}};
+    if (stopped == it->second.first) it->second.second.push_back(v.claims[i].rank);
+  }
+  std::map<std::string, std::vector<int64_t>> out;
+  for (auto& [host, b] : best) {
+    std::sort(b.second.begin(), b.second.end());
+    out[host] = b.second;
+  }
+  return out;
+}
+
+// Ranks with a start entry and no hang entry: they connected, and nothing says they stalled.
+std::vector<const HangEntry*> StartedOnly(const JobEntries& entries, const JobView& v) {
+  std::vector<const HangEntry*> out;
+  for (const auto& [key, e] : entries.starts) {
+    if (e.rank && !entries.hangs.count(key) && !v.report.ranks.count(*e.rank)) out.push_back(&e);
+  }
+  return out;
+}
+
+std::string Ignored(const JournalBook& book) {
+  std::string o;
+  if (book.forged) {
+    o += std::to_string(book.forged) +
+         " entries claiming ATRACE_EVENT=hang or start were not written by atraced (_UID=0 and atraced.service or "
+         "_COMM=atraced): ignored, not shown.\n";
+  }
+  if (book.malformed) {
+    o += std::to_string(book.malformed) + " entries of atraced's were malformed and ignored (the first: " +
+         TerminalLine(book.first_problem) + ").\n";
+  }
+  if (book.past_bound) {
+    o += std::to_string(book.past_bound) + " processes past the bound of " + std::to_string(kMaxEntries) +
+         " kept were counted, not read.\n";
+  }
+  return o;
+}
+
+}  // namespace
+
+std::vector<std::string> JobHosts(const JobEntries& entries, size_t* unsafe) {
+  std::vector<std::string> hosts;
+  *unsafe = 0;
+  for (const auto* by : {&entries.hangs, &entries.starts}) {
+    for (const auto& [key, e] : *by) {
+      if (e.host.empty()) continue;
+      if (!SafeHostName(e.host)) {
+        ++*unsafe;
+        continue;
+      }
+      hosts.push_back(e.host);
+    }
+  }
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  return hosts;
+}
+
+std::string NextCommand(const HangEntry& e) {
+  const std::string host = e.host.empty() ? "HOST" : SafeHostName(e.host) ? e.host : ShellQuote(e.host);
+  return "ssh " + host + " atracectl " + (e.path.empty() ? "dump " : "info ") + std::to_string(e.pid);
+}
+
+std::string JobReportText(const std::string& job, const JobEntries& entries, const JournalBook& book) {
+  JobView v;
+  Build(entries, &v);
+  const FleetReport& r = v.report;
+  size_t unsafe = 0;
+  const std::vector<std::string> hosts = JobHosts(entries, &unsafe);
+  std::string o = "Job " + TerminalLine(job) + ": hang entries of " + std::to_string(entries.hangs.size()) +
+                  " process(es) on " + std::to_string(hosts.size() + unsafe) + " host(s), from the journal\n";
+  o += SeenText(r, "with no hang entry in the journal (a host whose journal does not reach this collector, a rank "
+                   "that ended, or one that atraced has not judged stalled yet).");
+  const std::vector<const HangEntry*> started = StartedOnly(entries, v);
+  if (!started.empty()) {
+    o += "Started, with no hang entry:";
+    for (size_t i = 0; i < started.size() && o.size() < kMaxReportText; ++i) {
+      o += std::string(i ? "," : "") + " rank " + std::to_string(*started[i]->rank) + " (" +
+           TerminalLine(started[i]->host) + ", pid " + std::to_string(started[i]->pid) + ")";
+    }
+    o += "\n";
+  }
+  if (!r.no_stacks.empty()) {
+    o += "Ranks without frames: " + RankRanges(r.no_stacks) + " (atraced could not dump them; its entry says why)\n";
+  }
+  o += "\n" + ClassesText(r);
+  for (const Culprit& c : Culprits(v)) {
+    const HangEntry& e = *c.entry;
+    o += "Culprit: job " + TerminalLine(job) + ", rank " + std::to_string(c.rank) + ", host " + TerminalLine(e.host) +
+         ", pid " + std::to_string(e.pid) + " (" + TerminalLine(Stall(e)) + ")";
+    if (!c.at.function.empty()) {
+      o += ": parts from ranks " + c.parts_from + " at " + TerminalLine(c.at.function) +
+           (c.at.source.empty() ? std::string(" (no source line)") : " (" + TerminalLine(c.at.source) + ")");
+    }
+    o += "\n  next: " + TerminalLine(NextCommand(e)) + "\n";
+    if (!e.path.empty()) o += "  its dump: " + TerminalLine(e.path) + "\n";
+    if (!e.refused.empty()) o += "  not dumped: " + TerminalLine(e.refused) + "\n";
+  }
+  o += "\nMain threads' call paths ([ranks] frame, outermost first):\n" + r.tree.Text();
+  o += "\nFirst to stop recording, per host (each host's own clock; hosts are not compared):\n";
+  for (const auto& [host, ranks] : FirstStoppedPerHost(v)) {
+    if (o.size() >= kMaxReportText) break;
+    o += "  " + TerminalLine(host) + ": ranks " + RankRanges(ranks) + "\n";
+  }
+  o += "\nLast record of each tracer, per rank:\n";
+  const bool cut = EachRankWithin(v, o, [&o](int64_t rank, const RankClaim& c, const HangEntry& e) {
+    o += "  rank " + std::to_string(rank) + " (" + TerminalLine(c.host) + ", pid " + std::to_string(c.pid) + ", " +
+         TerminalLine(Stall(e)) + ")\n";
+    for (const auto& [tracer, rec] : c.last) o += "    " + TerminalLine(tracer) + "  " + TerminalLine(rec.text) + "\n";
+  });
+  if (cut) o += "  ... cut at " + std::to_string(kMaxReportText >> 20) + " MiB of text (--json holds the same bound)\n";
+  if (!v.unranked.empty()) o += std::to_string(v.unranked.size()) + " process(es) without a rank label are left out.\n";
+  if (unsafe) o += std::to_string(unsafe) + " host name(s) that are no plain host name were left out of the hosts.\n";
+  o += Ignored(book);
+  return o;
+}
+
+std::string JobReportJson(const std::string& job, const JobEntries& entries, const JournalBook& book) {
+  JobView v;
+  Build(entries, &v);
+  const FleetReport& r = v.report;
+  size_t unsafe = 0;
+  const std::vector<std::string> hosts = JobHosts(entries, &unsafe);
+  std::string o = "{\"job\":" + JsonString(job) + "," + SharedJson(r) + ",\"culprits\":[";
+  bool first = true;
+  for (const Culprit& c : Culprits(v)) {
+    const HangEntry& e = *c.entry;
+    o += std::string(first ? "" : ",") + "{\"job\":" + JsonString(job) + ",\"rank\":" + std::to_string(c.rank) +
+         ",\"host\":" + JsonString(e.host) + ",\"pid\":" + std::to_string(e.pid) + ",\"state\":" + JsonString(e.state) +
+         ",\"stall_s\":" + (e.stall_s ? std::to_string(*e.stall_s) : std::string("null")) +
+         ",\"function\":" + JsonString(c.at.function) + ",\"source\":" + JsonString(c.at.source) +
+         ",\"parts_from\":" + JsonString(c.parts_from) + ",\"dump\":" + JsonString(e.path) +
+         ",\"next\":" + JsonString(NextCommand(e)) + "}";
+    first = false;
+  }
+  o += "],\"hosts\":[";
+  for (size_t i = 0; i < hosts.size(); ++i) o += (i ? "," : "") + JsonString(hosts[i]);
+  o += "],\"first_stopped_per_host\":{";
+  first = true;
+  for (const auto& [host, ranks] : FirstStoppedPerHost(v)) {
+    o += std::string(first ? "" : ",") + JsonString(host) + ":" + JsonInts(ranks);
+    first = false;
+  }
+  o += "},\"started_without_hang\":[";
+  first = true;
+  for (const HangEntry* e : StartedOnly(entries, v)) {
+    o += std::string(first ? "" : ",") + "{\"rank\":" + std::to_string(*e->rank) + ",\"host\":" + JsonString(e->host) +
+         ",\"pid\":" + std::to_string(e->pid) + "}";
+    first = false;
+  }
+  o += "],\"last_records\":{";
+  first = true;
+  const bool cut = EachRankWithin(v, o, [&o, &first](int64_t rank, const RankClaim& c, const HangEntry& e) {
+    o += std::string(first ? "" : ",") + "\"" + std::to_string(rank) + "\":{\"host\":" + JsonString(c.host) +
+         ",\"pid\":" + std::to_string(c.pid) + ",\"state\":" + JsonString(e.state) +
+         ",\"stall_s\":" + (e.stall_s ? std::to_string(*e.stall_s) : std::string("null")) + ",\"tracers\":{";
+    bool tfirst = true;
+    for (const auto& [tracer, rec] : c.last) {
+      o += std::string(tfirst ? "" : ",") + JsonString(tracer) + ":{\"text\":" + JsonString(rec.text) + "}";
+      tfirst = false;
+    }
+    o += "}}";
+    first = false;
+  });
+  o += "},\"last_records_cut\":" + std::string(cut ? "true" : "false") + ",\"tree\":" + r.tree.Json() +
+       ",\"unranked_processes\":" + std::to_string(v.unranked.size()) + ",\"unsafe_host_names\":" +
+       std::to_string(unsafe) + ",\"forged_entries\":" + std::to_string(book.forged) +
+       ",\"malformed_entries\":" + std::to_string(book.malformed) + ",\"processes_past_bound\":" +
+       std::to_string(book.past_bound) + "}\n";
+  return o;
+}
+
+}  // namespace atracectl::journal
