@@ -53,15 +53,27 @@ std::vector<std::string> AwaitDumps(const DaemonProcess& d, pid_t pid, std::chro
   }
 }
 
-// The text stack report in a dump directory (stackcore_tracer_35_<pid>_*.txt).
+// The text stack report in a dump directory (stackcore_tracer_35_<pid>_*.txt), once written:
+// the directory is listed when its save begins, and the I/O workers write the report after,
+// so it is read until it has its stack section and two reads 200 ms apart agree (60 s at most).
 std::string DumpReport(const std::string& dir, pid_t pid) {
-  for (const auto& name : ListNames(dir)) {
-    if (name.rfind("stackcore_tracer_35_" + std::to_string(pid) + "_", 0) == 0 && name.size() > 4 &&
-        name.compare(name.size() - 4, 4, ".txt") == 0) {
-      return ReadText(dir + "/" + name);
+  auto read = [&] {
+    for (const auto& name : ListNames(dir)) {
+      if (name.rfind("stackcore_tracer_35_" + std::to_string(pid) + "_", 0) == 0 && name.size() > 4 &&
+          name.compare(name.size() - 4, 4, ".txt") == 0) {
+        return ReadText(dir + "/" + name);
+      }
     }
+    return std::string();
+  };
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(60);
+  std::string text = read();
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::string again = read();
+    if ((again == text && text.find("\n[stack]") != std::string::npos) || SteadyClock::now() > deadline) return again;
+    text = std::move(again);
   }
-  return "";
 }
 
 RunResult Ctl(const DaemonProcess& d, std::vector<std::string> args) {

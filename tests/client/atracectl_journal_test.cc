@@ -257,7 +257,7 @@ TEST_CASE("hang --journal --exec runs CMD once per job with its hosts file, and 
   CHECK(Has(r.out, "1 entries of atraced's were malformed and ignored (the first: ATRACE_JOB: absent or not a job label)."));
 }
 
-TEST_CASE("--exec's substitution: hostile values reach CMD as one word each, never as shell text",
+TEST_CASE("hang --journal --exec's substitution: hostile values reach CMD as one word each, never as shell text",
           "[atracectl][hang][journal][security]") {
   CHECK(j::SubstituteCommand("dump %j from %h, 100%% %x %") == "dump \"$1\" from \"$2\", 100% %x %");
   TempDir tmp;

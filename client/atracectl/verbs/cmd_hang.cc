@@ -97,15 +97,27 @@ std::optional<HangOptions> ParseOptions(const Args& args, int* exit_code) {
       "the call-path tree's bound: paths past it are counted, with an example, not drawn")(
       "bundle", po::value<std::vector<std::string>>(), "a bundle that atracectl export wrote (tar format)");
   AddTextBudgetOption(options, kHangDefaultTextMib);
+  options.add(HangJournalOptions());  // listed in the help; the journal form is chosen in RunHang
   po::positional_options_description positional;
   positional.add("bundle", -1);
   auto vm = ParseCommand(args,
                          "Usage: atracectl hang BUNDLE... [--json] [--max-text-mib N] [--max-tree-nodes N]\n"
+                         "       atracectl hang --journal DIR [--job J] [--json] [--follow [--quiet S]] [--exec CMD]\n"
                          "Which ranks of a hung job are stuck where: missing ranks, ranks two processes claim, ranks "
                          "grouped by their main thread's stack (smallest group first), the call-path tree of every "
                          "thread, each rank's last records.",
                          options, positional, exit_code);
   if (!vm) return std::nullopt;
+  for (const char* journal_only : {"job", "exec"}) {
+    if (vm->count(journal_only)) {
+      *exit_code = UsageError(std::string("hang: --") + journal_only + " goes with --journal DIR");
+      return std::nullopt;
+    }
+  }
+  if ((*vm)["follow"].as<bool>()) {
+    *exit_code = UsageError("hang: --follow goes with --journal DIR");
+    return std::nullopt;
+  }
   if (!vm->count("bundle")) {
     *exit_code = UsageError("hang: give one or more bundles (atracectl export --format tar)");
     return std::nullopt;

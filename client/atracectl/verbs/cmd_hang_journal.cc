@@ -36,15 +36,26 @@ struct JournalOptions {
   std::chrono::seconds quiet{kDefaultQuietS};
 };
 
-std::optional<JournalOptions> ParseOptions(const Args& args, int* exit_code) {
-  po::options_description options("options");
+}  // namespace
+
+po::options_description HangJournalOptions() {
+  po::options_description options("the journal form (atracectl hang --journal DIR ...)");
   options.add_options()("journal", po::value<std::string>(), "a journal directory (systemd-journal-remote's)")(
-      "job", po::value<std::string>(), "only this job's entries")("json", po::bool_switch(), "one JSON object per job")(
+      "job", po::value<std::string>(), "only this job's entries")(
       "follow", po::bool_switch(), "wait for new entries; report each job once it is quiet")(
       "quiet", po::value<int>()->default_value(kDefaultQuietS),
       "with --follow: seconds without a new hang entry of a job before it is reported")(
       "exec", po::value<std::string>(),
       "after a job's report, run CMD with /bin/sh -c; %j: the job, %h: a file of its hosts (passed as \"$1\", \"$2\")");
+  return options;
+}
+
+namespace {
+
+std::optional<JournalOptions> ParseOptions(const Args& args, int* exit_code) {
+  po::options_description options("options");
+  options.add_options()("json", po::bool_switch(), "one JSON object per job");
+  options.add(HangJournalOptions());
   po::positional_options_description positional;
   auto vm = ParseCommand(args,
                          "Usage: atracectl hang --journal DIR [--job J] [--json] [--follow [--quiet S]] [--exec CMD]\n"

@@ -21,5 +21,7 @@ int RunMerge(const Globals& g, const Args& args);
 int RunHang(const Globals& g, const Args& args);
 // hang --journal DIR (cmd_hang_journal.cc); RunHang hands it over.
 int RunHangJournal(const Globals& g, const Args& args);
+// The journal form's options, which `hang --help` lists beside the bundle form's.
+boost::program_options::options_description HangJournalOptions();
 
 }  // namespace atracectl
