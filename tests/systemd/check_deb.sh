@@ -117,7 +117,10 @@ if grep -hE '^[^#]*\bsystemctl\b' "$tmp/ctl/postinst" "$tmp/ctl/prerm" "$tmp/ctl
 fi
 # The collector's unit (atracectl's) is off by default: its package neither enables nor starts it.
 dpkg-deb -e "$(deb_of atracectl)" "$tmp/ctl-ctl"
-if grep -qsE "deb-systemd-helper enable|deb-systemd-invoke (start|restart)" "$tmp"/ctl-ctl/postinst; then
+# (debhelper's --no-enable snippet re-enables it only where the administrator had: under was-enabled.)
+if grep -qsE "deb-systemd-invoke (start|restart)" "$tmp"/ctl-ctl/postinst ||
+   { grep -qs "deb-systemd-helper enable" "$tmp"/ctl-ctl/postinst &&
+     ! grep -qs "was-enabled 'atraced-hang-watch.service'" "$tmp"/ctl-ctl/postinst; }; then
   cat "$tmp/ctl-ctl/postinst"; fail "atracectl's postinst enables or starts atraced-hang-watch.service"
 fi
 grep -qxF "ExecStart=/usr/bin/atracectl hang --journal /var/log/journal/remote --follow" \
