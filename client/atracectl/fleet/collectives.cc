@@ -5,30 +5,13 @@
 #include <set>
 #include <utility>
 
+#include "fleet/job_uid.h"
+
 namespace atracectl {
 
 namespace proto = atraced::proto;
 
 namespace {
-
-// The uid most ranks claimed by one process alone share (nullopt when none says, or a tie).
-std::optional<uint32_t> JobUid(const std::map<int64_t, std::vector<const RankLedger*>>& by_rank) {
-  std::map<uint32_t, size_t> votes;
-  for (const auto& [rank, claims] : by_rank) {
-    if (claims.size() == 1 && claims.front()->uid) ++votes[*claims.front()->uid];
-  }
-  std::optional<uint32_t> best;
-  size_t best_votes = 0;
-  bool tie = false;
-  for (const auto& [uid, n] : votes) {
-    if (n > best_votes) {
-      best = uid, best_votes = n, tie = false;
-    } else if (n == best_votes) {
-      tie = true;
-    }
-  }
-  return tie ? std::nullopt : best;
-}
 
 std::string UidText(const std::optional<uint32_t>& uid) { return uid ? "uid " + std::to_string(*uid) : "uid ?"; }
 
