@@ -75,6 +75,9 @@ TEST_CASE("dump-keep: an exported dump ages at once, an unexported one stays, an
   // Two dumps over record-num 1: dump-keep keeps both, and STATUS says so.
   CHECK(KeptLine(d) == "\"dumps\":{\"kept\":2,\"aged_early\":0}");
   CHECK(Has(Ctl(d, {"status"}).out, "dumps kept:        2 (aged early by the byte limits: 0)\n"));
+  const RunResult prometheus = Ctl(d, {"status", "--prometheus"});
+  CHECK(Has(prometheus.out, "\natraced_dumps_kept 2\n"));
+  CHECK(Has(prometheus.out, "\natraced_dumps_aged_early_total 0\n"));
   const std::string root_rel = root_dumps[0].substr(d.trace_dir().size() + 1);
 
   // The attacker names root's dump: skipped, and the reply says nothing more of it.

@@ -33,7 +33,7 @@ proto::DumpsExportedReply Release(ServiceFixture& f, TraceService::ClientId id, 
   return r;
 }
 
-proto::StatusReply Status(ServiceFixture& f, TraceService::ClientId id) {
+proto::StatusReply StatusOf(ServiceFixture& f, TraceService::ClientId id) {
   const auto reply = f.Call(id, ATR_OP_STATUS, {});
   REQUIRE(reply.status == 0);
   proto::StatusReply s;
@@ -52,7 +52,7 @@ TEST_CASE("DUMPS_EXPORTED needs its feature, and garbage is refused", "[service]
   CHECK(f.Call(id, ATR_OP_DUMPS_EXPORTED, {1, 2, 3}).status == ATR_EBADMSG);
   CHECK(f.Call(id, ATR_OP_DUMPS_EXPORTED, Payload(proto::DumpsExported{})).status == ATR_EINVAL);
   CHECK(f.Call(id, ATR_OP_DUMPS_EXPORTED, Payload(proto::DumpsExported{{"/" + path}})).status == ATR_EINVAL);
-  CHECK(Status(f, id).dumps_kept == 1);  // nothing released by any of them
+  CHECK(StatusOf(f, id).dumps_kept == 1);  // nothing released by any of them
 }
 
 TEST_CASE("DUMPS_EXPORTED: a user releases its own dumps only; root and the reader group any; STATUS counts them",
@@ -60,24 +60,24 @@ TEST_CASE("DUMPS_EXPORTED: a user releases its own dumps only; root and the read
   ServiceFixture f;
   const auto mine = DumpOf(f, 100, 1000), theirs = DumpOf(f, 101, 2000), more = DumpOf(f, 102, 2000);
   const auto user = Exporter(f, 300, 1000);
-  CHECK(Status(f, user).dumps_sent);
-  CHECK(Status(f, user).dumps_kept == 3);
-  CHECK(Status(f, user).dumps_aged_early == 0);
+  CHECK(StatusOf(f, user).dumps_sent);
+  CHECK(StatusOf(f, user).dumps_kept == 3);
+  CHECK(StatusOf(f, user).dumps_aged_early == 0);
   // Another user's path is skipped exactly as a path of nothing: the reply tells them apart not.
   const auto refused = Release(f, user, {theirs, "trace_1_1_20260101000000000000/none"});
   CHECK(refused.released == 0);
   CHECK(refused.skipped == 2);
-  CHECK(Status(f, user).dumps_kept == 3);
+  CHECK(StatusOf(f, user).dumps_kept == 3);
   const auto own = Release(f, user, {mine, theirs});
   CHECK(own.released == 1);
   CHECK(own.skipped == 1);
-  CHECK(Status(f, user).dumps_kept == 2);
+  CHECK(StatusOf(f, user).dumps_kept == 2);
   CHECK(Release(f, user, {mine}).released == 0);  // once
   CHECK(f.log.Has(LogLevel::kInfo, "export: uid 1000 exported 1 dump dir(s)"));
   // Root reads every user's: it may release them.
   const auto root = Exporter(f, 301, 0);
   CHECK(Release(f, root, {theirs, more}).released == 2);
-  CHECK(Status(f, root).dumps_kept == 0);
+  CHECK(StatusOf(f, root).dumps_kept == 0);
   // Nothing over record-num 10: the released dumps stay until the count asks for them.
   CHECK(f.store_->count(AgeClass::kHost) == 3);
 }
