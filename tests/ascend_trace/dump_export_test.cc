@@ -1,8 +1,9 @@
 // dump-keep until exported (issue 51), end to end: the real daemon's hang watch dumps real
-// libascend_trace processes of two users (hang_child.c) with record-num 1, so every dump is over
-// the count and only dump-keep keeps it. `atracectl export --format tar` releases what the
-// bundle holds (DUMPS_EXPORTED), and record-num ages it at once; what was not exported, what a
-// failed export selected, and another user's dump named by an attacker stay kept.
+// libascend_trace processes of two users (hang_child.c), and `atracectl emit` fills the host
+// class to record-num (10) behind them. `atracectl export --format tar` releases what the
+// bundle holds (DUMPS_EXPORTED), and record-num then ages it as any other directory, oldest
+// first; what was not exported, what a failed export selected, and another user's dump named
+// by an attacker stay kept.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include "support/temp_dir.h"
 
 using namespace crash_test;
+using atraced::testing::CountEventDirs;
 using atraced::testing::kAttacker;
 using atraced::testing::Run;
 using atraced::testing::RunOptions;
@@ -52,6 +54,15 @@ bool IsDir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// One more plain schedule directory (a process of its own).
+void Emit(const DaemonProcess& d) {
+  RunOptions o;
+  o.input = "x";
+  const RunResult r = Run({ATRACECTL_BINARY, "--socket", d.socket(), "emit", "--event", "schedule", "--object", "o"}, o);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+}
+
 std::string KeptLine(const DaemonProcess& d) {
   const RunResult s = Ctl(d, {"status", "--json"});
   const size_t at = s.out.find("\"dumps\":");
@@ -60,10 +71,10 @@ std::string KeptLine(const DaemonProcess& d) {
 
 }  // namespace
 
-TEST_CASE("dump-keep: an exported dump ages at once, an unexported one stays, and another user cannot release it",
+TEST_CASE("dump-keep: an exported dump ages by record-num as any other, an unexported one stays, another user cannot release it",
           "[dump_keep][security]") {
   if (!atraced::testing::NeedsRoot()) return;
-  DaemonProcess d(atraced::testing::ForAttacker({"--hang-timeout", "2s", "--record-num", "1"}));
+  DaemonProcess d(atraced::testing::ForAttacker({"--hang-timeout", "2s"}));  // record-num 10
   REQUIRE(atraced::testing::StartForAttacker(d));
   HangChild roots(d, {"ATRACE_JOB=JR", "RANK_ID=0", "RANK_SIZE=1"}, {"5", "1"});
   HangChild attackers(d, {"ATRACE_JOB=JA", "RANK_ID=0", "RANK_SIZE=1"}, {"5", "1"}, kAttacker);
@@ -72,7 +83,10 @@ TEST_CASE("dump-keep: an exported dump ages at once, an unexported one stays, an
   const auto attacker_dumps = AwaitDumps(d, attackers.pid);
   REQUIRE(root_dumps.size() == 1);
   REQUIRE(attacker_dumps.size() == 1);
-  // Two dumps over record-num 1: dump-keep keeps both, and STATUS says so.
+  // Nine plain directories after them: the class is over record-num 10, and the count takes
+  // the oldest plain one, never a dump. dump-keep keeps both, and STATUS says so.
+  for (int i = 0; i < 9; ++i) Emit(d);
+  CHECK(CountEventDirs(d.trace_dir(), "schedule") == 10);
   CHECK(KeptLine(d) == "\"dumps\":{\"kept\":2,\"aged_early\":0}");
   CHECK(Has(Ctl(d, {"status"}).out, "dumps kept:        2 (aged early by the byte limits: 0)\n"));
   const RunResult prometheus = Ctl(d, {"status", "--prometheus"});
@@ -111,12 +125,16 @@ TEST_CASE("dump-keep: an exported dump ages at once, an unexported one stays, an
   REQUIRE(Ctl(d, {"export", "--format", "chrome-json", "--job", "JR", "-o", tmp / "v.json"}).exit_code == 0);
   CHECK(KeptLine(d) == "\"dumps\":{\"kept\":2,\"aged_early\":0}");
 
-  // The attacker exports its own job: its dump is released and record-num ages it at once;
-  // root's, not exported, stays.
+  // The attacker exports its own job: its dump is released. The class is at record-num, so it
+  // stays until the count asks; the next directory ages it, the oldest not kept, while root's
+  // older dump, not exported, stays.
   const RunResult exported = Ctl(d, {"export", "--format", "tar", "--job", "JA", "-o", tmp / "a.tgz"}, kAttacker);
   INFO(exported.err);
   REQUIRE(exported.exit_code == 0);
   CHECK(Has(exported.err, "1 dump directory released from dump-keep"));
+  CHECK(IsDir(attacker_dumps[0]));
+  CHECK(KeptLine(d) == "\"dumps\":{\"kept\":1,\"aged_early\":0}");
+  Emit(d);
   const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
   while (IsDir(attacker_dumps[0]) && SteadyClock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK_FALSE(IsDir(attacker_dumps[0]));
