@@ -238,15 +238,6 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
   return out;
 }
 
-// Job rank -> the index of its stack class, for the collectives' class lines.
-StackClassOf StackClassIndex(const FleetReport& r) {
-  StackClassOf of;
-  for (size_t i = 0; i < r.classes.size(); ++i) {
-    for (int64_t rank : r.classes[i].ranks) of[rank] = i;
-  }
-  return of;
-}
-
 std::string Json(const FleetReport& r, const CollectivesReport& collectives) {
   std::string o = "{" + SharedJson(r) + ",\"oldest_last_record\":" + JsonInts(r.oldest) + ",\"last_records\":{";
   bool first = true;
