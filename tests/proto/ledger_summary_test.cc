@@ -31,7 +31,7 @@ CommunicatorSummary Summary(std::string name, uint64_t seq, std::optional<uint64
 
 TEST_CASE("a communicator's journal value reads back as written, the name escaped to printable ASCII",
           "[proto][ledger]") {
-  const std::string hostile = std::string("w\x1b[2J \\x41=\n\xff", 12) + std::string(1, '\0') + "end";
+  const std::string hostile = std::string("w\x1b[2J \\x41=\n\xff") + std::string(1, '\0') + "end";
   const CommunicatorSummary c = Summary(hostile, 1042, 1041);
   const std::string v = CommunicatorJournalValue(c, true);
   CHECK(v == "rank=5 size=8 seq=1042 op=1 count=4096 dtype=3 reduce=0 peer=- completed=1041 cut=0 "
