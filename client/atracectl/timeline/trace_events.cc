@@ -231,11 +231,8 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
   collectives.ForEach([&](int64_t pid, const CollectiveCall& call) {
     if (!budget.Take(call.track.size() + call.name.size() + call.text.size() + call.args.size())) return false;
     const int tid = tid_of(pid, call.track);
-    TimelineEvent ev{call.ts, pid, tid, Mark::kCollective, 0, out->texts.emplace_back(call.name),
-                     out->texts.emplace_back(call.text)};
-    ev.dur = call.dur;
-    ev.args = out->texts.emplace_back(call.args);
-    return keep(ev);
+    return keep({call.ts, pid, tid, Mark::kCollective, 0, out->texts.emplace_back(call.name),
+                 out->texts.emplace_back(call.text), call.dur, out->texts.emplace_back(call.args)});
   });
   // By time, then by track and text, so that the same record kept twice sits beside itself;
   // of each run of the same record, those of its first directory are kept.

@@ -40,6 +40,12 @@ namespace atracectl {
 enum class Mark : uint8_t { kRecord = 0, kCrash = 1, kDeath = 2, kDump = 3, kExit = 4, kCollective = 5 };
 
 struct TimelineEvent {
+  TimelineEvent() = default;
+  TimelineEvent(int64_t ts_us, int64_t process, int track, Mark m, uint32_t directory, std::string_view event_name,
+                std::string_view event_text, int64_t duration = -1, std::string_view event_args = {})
+      : ts(ts_us), pid(process), tid(track), mark(m), dir(directory), name(event_name), text(event_text),
+        dur(duration), args(event_args) {}
+
   int64_t ts = 0;   // microseconds since the epoch
   int64_t pid = 0;  // process track
   int tid = 0;      // thread track within it

@@ -129,10 +129,7 @@ class Merger {
   void DrawCollectives() {
     collectives_.ForEach([this](int64_t group, const CollectiveCall& call) {
       if (budget_ && budget_->reached) return false;
-      TimelineEvent ev{call.ts, group, 0, Mark::kCollective, 0, call.name, ""};
-      ev.dur = call.dur;
-      ev.args = call.args;
-      Emit(group, call.track, ev, call.text);
+      Emit(group, call.track, {call.ts, group, 0, Mark::kCollective, 0, call.name, "", call.dur, call.args}, call.text);
       return true;
     });
   }
