@@ -84,10 +84,8 @@ std::string CommunicatorJournalValue(const CommunicatorSummary& c, bool completi
                   " seq=" + std::to_string(r.comm_seq) + " op=" + std::to_string(r.op) +
                   " count=" + std::to_string(r.count) + " dtype=" + std::to_string(r.data_type) +
                   " reduce=" + std::to_string(r.reduce_op) + " peer=" + (r.peer ? std::to_string(*r.peer) : "-") +
-                  " completed=" +
-                  (!completion_tracked ? std::string("untracked")
-                                       : c.last_completed ? std::to_string(*c.last_completed) : std::string("-")) +
-                  " cut=" + (c.last_entered.comm_cut ? "1" : "0") + " name=";
+                  " completed=" + (c.last_completed ? std::to_string(*c.last_completed) : std::string("-")) +
+                  " tracked=" + (completion_tracked ? "1" : "0") + " cut=" + (c.last_entered.comm_cut ? "1" : "0") + " name=";
   // The reader keeps at most ATR_LEDGER_COMM_MAX bytes: 4 each escaped, within the bound.
   for (unsigned char ch : std::string_view(c.name).substr(0, ATR_LEDGER_COMM_MAX)) {
     if (ch > 0x20 && ch < 0x7f && ch != '\\') {
@@ -108,9 +106,9 @@ std::optional<CommunicatorJournal> ParseCommunicatorJournalValue(std::string_vie
   LedgerRecord& r = c.last_entered;
   const auto rank = Take(&v, "rank"), size = Take(&v, "size"), seq = Take(&v, "seq"), op = Take(&v, "op"),
              count = Take(&v, "count"), dtype = Take(&v, "dtype"), reduce = Take(&v, "reduce"), peer = Take(&v, "peer"),
-             completed = Take(&v, "completed"), cut = Take(&v, "cut");
-  if (!rank || !size || !seq || !op || !count || !dtype || !reduce || !peer || !completed || !cut ||
-      (*cut != "0" && *cut != "1") || v.substr(0, 5) != "name=") {
+             completed = Take(&v, "completed"), tracked = Take(&v, "tracked"), cut = Take(&v, "cut");
+  if (!rank || !size || !seq || !op || !count || !dtype || !reduce || !peer || !completed || !tracked || !cut ||
+      (*tracked != "0" && *tracked != "1") || (*cut != "0" && *cut != "1") || v.substr(0, 5) != "name=") {
     return std::nullopt;
   }
   v.remove_prefix(5);
@@ -138,15 +136,11 @@ std::optional<CommunicatorJournal> ParseCommunicatorJournalValue(std::string_vie
     if (!p || *p == ATR_LEDGER_NO_PEER) return std::nullopt;
     r.peer = *p;
   }
-  if (*completed == "untracked") {
-    out.completion_tracked = false;
-  } else {
-    out.completion_tracked = true;
-    if (*completed != "-") {
-      const auto m = Decimal<uint64_t>(*completed);
-      if (!m) return std::nullopt;
-      c.last_completed = *m;
-    }
+  out.completion_tracked = *tracked == "1";
+  if (*completed != "-") {
+    const auto m = Decimal<uint64_t>(*completed);
+    if (!m) return std::nullopt;
+    c.last_completed = *m;
   }
   r.completion_tracked = out.completion_tracked;
   for (size_t i = 0; i < v.size(); ++i) {

@@ -337,7 +337,7 @@ Fields WithComms(int rank, const std::vector<std::string>& comms) {
 
 std::string Comm(int rank, int seq, int count, const std::string& name = "hccl_world_group") {
   return "rank=" + std::to_string(rank) + " size=4 seq=" + std::to_string(seq) + " op=1 count=" + std::to_string(count) +
-         " dtype=3 reduce=0 peer=- completed=" + std::to_string(seq - 1) + " cut=0 name=" + name;
+         " dtype=3 reduce=0 peer=- completed=" + std::to_string(seq - 1) + " tracked=1 cut=0 name=" + name;
 }
 
 }  // namespace
@@ -394,7 +394,7 @@ TEST_CASE("a hang entry's communicators: read in field order, bounded, a forged 
   CHECK(j::ParseHangEntry(View(many), 5).entry.comms.size() == atraced::proto::kMaxJournalCommunicators);
 
   Fields bad = good;
-  bad.emplace_back("ATRACE_COLL_2", "rank=1 size=4 seq=4 op=1 count=1 dtype=3 reduce=0 peer=- completed=3 cut=0 name=a b");
+  bad.emplace_back("ATRACE_COLL_2", "rank=1 size=4 seq=4 op=1 count=1 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=a b");
   CHECK(j::ParseHangEntry(View(bad), 5).kind == j::EntryKind::kMalformed);
 
   Fields forged = good;

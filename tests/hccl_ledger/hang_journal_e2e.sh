@@ -60,7 +60,7 @@ import socket
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.sendto(b"MESSAGE=forged\nATRACE_EVENT=hang\nATRACE_JOB=J1\nATRACE_RANK=5\nATRACE_WORLD_SIZE=8\nATRACE_PID=4242\n"
          b"_SYSTEMD_UNIT=atraced.service\n"
-         b"ATRACE_COLL_0=rank=5 size=8 seq=99 op=1 count=1 dtype=3 reduce=0 peer=- completed=untracked cut=0 name=hccl_world_group\n",
+         b"ATRACE_COLL_0=rank=5 size=8 seq=99 op=1 count=1 dtype=3 reduce=0 peer=- completed=- tracked=0 cut=0 name=hccl_world_group\n",
          "/run/systemd/journal/socket")
 PY
   for _ in $(seq 100); do grep -q "^MESSAGE=forged$" "$d/entries.export" && break; sleep 0.1; done

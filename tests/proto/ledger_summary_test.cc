@@ -34,7 +34,7 @@ TEST_CASE("a communicator's journal value reads back as written, the name escape
   const std::string hostile = std::string("w\x1b[2J \\x41=\n\xff") + std::string(1, '\0') + "end";
   const CommunicatorSummary c = Summary(hostile, 1042, 1041);
   const std::string v = CommunicatorJournalValue(c, true);
-  CHECK(v == "rank=5 size=8 seq=1042 op=1 count=4096 dtype=3 reduce=0 peer=- completed=1041 cut=0 "
+  CHECK(v == "rank=5 size=8 seq=1042 op=1 count=4096 dtype=3 reduce=0 peer=- completed=1041 tracked=1 cut=0 "
              "name=w\\x1b[2J\\x20\\x5cx41=\\x0a\\xff\\x00end");
   const auto back = ParseCommunicatorJournalValue(v);
   REQUIRE(back);
@@ -61,7 +61,7 @@ TEST_CASE("a communicator's journal value: no rank, a root, nothing completed, u
   c.last_entered.peer = 3;
   c.last_entered.comm_cut = true;
   const std::string none = CommunicatorJournalValue(c, true);
-  CHECK(none == "rank=? size=? seq=18446744073709551615 op=2 count=4096 dtype=3 reduce=0 peer=3 completed=- cut=1 name=tp");
+  CHECK(none == "rank=? size=? seq=18446744073709551615 op=2 count=4096 dtype=3 reduce=0 peer=3 completed=- tracked=1 cut=1 name=tp");
   auto back = ParseCommunicatorJournalValue(none);
   REQUIRE(back);
   CHECK_FALSE(back->summary.rank_known);
@@ -71,6 +71,13 @@ TEST_CASE("a communicator's journal value: no rank, a root, nothing completed, u
   back = ParseCommunicatorJournalValue(CommunicatorJournalValue(c, false));
   REQUIRE(back);
   CHECK_FALSE(back->completion_tracked);
+  // A ledger whose header says enqueues only, with a record that says it completed (its
+  // writer's word either way): both are carried as they are.
+  c.last_completed = 7;
+  back = ParseCommunicatorJournalValue(CommunicatorJournalValue(c, false));
+  REQUIRE(back);
+  CHECK_FALSE(back->completion_tracked);
+  CHECK(back->summary.last_completed == std::optional<uint64_t>(7));
 
   // Every byte of the longest name escaped: still within the bound, and whole.
   c = Summary(std::string(ATR_LEDGER_COMM_MAX, '\xff'), 1, 1);
@@ -86,34 +93,36 @@ TEST_CASE("a communicator's journal value: no rank, a root, nothing completed, u
 }
 
 TEST_CASE("a communicator's journal value not in atraced's form is refused", "[proto][ledger]") {
-  const std::string good = "rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w";
+  const std::string good = "rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w";
   REQUIRE(ParseCommunicatorJournalValue(good));
   const auto bad = [](std::string v) {
     CAPTURE(v);
     CHECK_FALSE(ParseCommunicatorJournalValue(v));
   };
   bad("");
-  bad("size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");  // no rank
-  bad("rank=8 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");  // rank not below size
-  bad("rank=0 size=0 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");
-  bad("rank=5 size=? seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");
-  bad("rank=5 size=8 seq=0 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");  // seq 0
-  bad("rank=5 size=8 seq=18446744073709551616 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");
-  bad("rank=5 size=8 seq=04 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");  // leading zero
-  bad("rank=5 size=8 seq=-4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");
-  bad("rank=5 size=8 seq=4 op=0 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");  // no such op
-  bad("rank=5 size=8 seq=4 op=16 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=256 reduce=0 peer=- completed=3 cut=0 name=w");
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=4294967295 completed=3 cut=0 name=w");
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=x cut=0 name=w");
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=2 name=w");
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 name=w");  // no cut
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w x");  // a space in the name
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w\\x1");  // a cut escape
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w\\xZZ");
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w\\y41");
-  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w\x1b");  // raw control
-  bad("seq=4 rank=5 size=8 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");  // out of order
+  bad("size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");  // no rank
+  bad("rank=8 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");  // rank not below size
+  bad("rank=0 size=0 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");
+  bad("rank=5 size=? seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");
+  bad("rank=5 size=8 seq=0 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");  // seq 0
+  bad("rank=5 size=8 seq=18446744073709551616 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");
+  bad("rank=5 size=8 seq=04 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");  // leading zero
+  bad("rank=5 size=8 seq=-4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");
+  bad("rank=5 size=8 seq=4 op=0 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");  // no such op
+  bad("rank=5 size=8 seq=4 op=16 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=256 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=4294967295 completed=3 tracked=1 cut=0 name=w");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=x tracked=1 cut=0 name=w");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=2 cut=0 name=w");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 cut=0 name=w");  // no tracked
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=2 name=w");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 name=w");  // no cut
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w x");  // a space in the name
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w\\x1");  // a cut escape
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w\\xZZ");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w\\y41");
+  bad("rank=5 size=8 seq=4 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w\x1b");  // raw control
+  bad("seq=4 rank=5 size=8 op=1 count=4096 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=w");  // out of order
   bad(good.substr(0, good.size() - 6) + "nom=w");
   // A name longer than a ledger holds, escaped or not; a value past the bound.
   bad(good + std::string(ATR_LEDGER_COMM_MAX, 'a'));

@@ -205,7 +205,7 @@ TEST_CASE("journal fields of a hang carry each communicator's last calls, escape
     if (x.rfind("ATRACE_COLL_", 0) == 0) comms.push_back(x);
   }
   REQUIRE(comms.size() == proto::kMaxJournalCommunicators);
-  CHECK(comms[0] == "ATRACE_COLL_0=rank=5 size=8 seq=1041 op=1 count=4096 dtype=3 reduce=0 peer=- completed=1040 cut=0 "
+  CHECK(comms[0] == "ATRACE_COLL_0=rank=5 size=8 seq=1041 op=1 count=4096 dtype=3 reduce=0 peer=- completed=1040 tracked=1 cut=0 "
                     "name=world\\x0a_UID=0\\x20\\x1b");
   CHECK(comms[15].rfind("ATRACE_COLL_15=rank=5 size=8 seq=1056 ", 0) == 0);
   // A process without a ledger: no such field.

@@ -44,11 +44,12 @@ std::vector<CommunicatorSummary> LatestPerName(const std::vector<CommunicatorSum
 
 // One communicator as a journal field's value (ATRACE_COLL_<n>), printable ASCII, at most
 // kCommJournalValueMax bytes:
-//   "rank=R size=S seq=N op=O count=C dtype=D reduce=X peer=P completed=M cut=K name=NAME"
+//   "rank=R size=S seq=N op=O count=C dtype=D reduce=X peer=P completed=M tracked=T cut=K name=NAME"
 // R and S are "?" when HCCL did not tell them; O, D and X the ledger's codes (ledger_layout.h);
-// P "-" without a root or peer; M the last completed seq, "-" when none completed, "untracked"
-// when the process records enqueues only; K 1 when the ledger cut the name (0 else); NAME the
-// name's bytes with every byte outside 0x21..0x7e and '\\' written as \xNN.
+// P "-" without a root or peer; M the last completed seq, "-" when none is known to have
+// completed; T 1 when the ledger tracks completions (0: enqueues only); K 1 when the ledger cut
+// the name (0 else); NAME the name's bytes with every byte outside 0x21..0x7e and '\\' written
+// as \xNN.
 inline constexpr size_t kCommJournalValueMax = 640;
 // The most communicators of one process a hang entry carries (ATRACE_COLL_0..15).
 inline constexpr size_t kMaxJournalCommunicators = 16;
