@@ -367,7 +367,7 @@ TEST_CASE("hang --journal: the entries' communicators lead, a mismatch flagged, 
   CHECK(Has(text.out, "last entered #8"));
   CHECK(text.out.find('\x1b') == std::string::npos);
   CHECK_FALSE(Has(text.out, "\nMESSAGE=x"));
-  CHECK(Has(text.out, "1 entries of atraced's were malformed and ignored (the first: ATRACE_COLL_: not a communicator's "
+  CHECK(Has(text.out, "1 entries of atraced's were malformed and ignored (the first: ATRACE_COLL_1: not a communicator's "
                       "last calls)"));
 
   const auto json = Ctl({"hang", "--journal", tmp.path(), "--job", "J2", "--json"});

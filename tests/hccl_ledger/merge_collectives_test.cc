@@ -154,6 +154,41 @@ TEST_CASE("merge and export draw each rank's collective calls as spans on its co
   const std::string text = Slurp(page);
   CHECK(Has(text, "comm hccl_world_group"));
   CHECK(Has(text, "#3 AllReduce 3072 fp16 sum, not completed when saved"));
+  if (::access("/usr/bin/chromium", X_OK) == 0) {
+    // Rendered headless: the call is drawn as a collective (its own colour), the legend names
+    // it, and the page's script runs without an error.
+    atraced::testing::WriteFile(tmp / "drive.html", R"html(<!DOCTYPE html><html><body><pre id="result">not run</pre>
+<iframe id="f" src="merged.html" width="1200" height="700"></iframe>
+<script>
+document.getElementById('f').onload = function () {
+  var out = {}, w = this.contentWindow, doc = w.document;
+  try {
+    var chart = doc.getElementById('chart'), g = chart.getContext('2d'), scale = chart.width / chart.clientWidth;
+    var call = w.timeline.locate('#1 AllReduce 1024 fp16 sum, completed after');
+    var d = g.getImageData(Math.round(call.x * scale), Math.round(call.y * scale), 1, 1).data;
+    out.kind = call.kind; out.pixel = [d[0], d[1], d[2]];
+    out.legend = Array.prototype.map.call(doc.querySelectorAll('#legend span'), function (s) { return s.dataset.kind; }).join(',');
+  } catch (e) { out.error = String(e && e.stack || e); }
+  document.getElementById('result').textContent = JSON.stringify(out);
+};
+</script></body></html>)html");
+    auto dom = atraced::testing::Run({"/usr/bin/timeout", "90", "/usr/bin/chromium", "--headless", "--no-sandbox",
+                                      "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                                      "--allow-file-access-from-files", "--user-data-dir=" + (tmp / "profile"),
+                                      "--window-size=1250,800", "--dump-dom", "file://" + (tmp / "drive.html")});
+    INFO(dom.err.substr(0, 2000));
+    REQUIRE(dom.exit_code == 0);
+    const size_t from = dom.out.find("<pre id=\"result\">"), to = dom.out.find("</pre>");
+    REQUIRE(from != std::string::npos);
+    REQUIRE(to != std::string::npos);
+    const std::string result = dom.out.substr(from + 17, to - from - 17);
+    INFO(result);
+    CHECK(Has(result, "{\"kind\":\"collective\",\"pixel\":[106,27,154],"));
+    CHECK(Has(result, "record,crash,death,dump,exit,collective"));
+    CHECK_FALSE(Has(result, "\"error\""));
+  } else {
+    WARN("no /usr/bin/chromium: the page was checked, not rendered");
+  }
 
   // export of the same directories from the daemon draws them the same way.
   const std::string json = tmp / "export.json";

@@ -88,7 +88,7 @@ ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t rea
   for (auto& [n, rec] : records) e.last_records.push_back(std::move(rec));
   for (const auto& [n, value] : comms) {
     auto comm = atraced::proto::ParseCommunicatorJournalValue(value);
-    if (!comm) return fail(kCommunicatorPrefix, "not a communicator's last calls");
+    if (!comm) return fail(std::string(kCommunicatorPrefix) + std::to_string(n), "not a communicator's last calls");
     e.comms.push_back(std::move(*comm));
   }
 
