@@ -106,7 +106,7 @@ fuzz_all() {
   local seconds="${ATRACED_FUZZ_SECONDS:-30}"
   local scratch
   scratch="$(mktemp -d /tmp/atraced-corpus.XXXXXX)"
-  for target in frame_decoder ring_reader hdc_trace stack_report names order_log config session viewer_escape bundle_reader ledger_reader hang_entry; do
+  for target in frame_decoder ring_reader hdc_trace stack_report names order_log config session viewer_escape bundle_reader ledger_reader hang_entry process_device; do
     echo "== fuzz $target for ${seconds} s"
     mkdir -p "$scratch/$target"
     # -timeout: an input that runs over 10 s is a hang, reported as a failure.
