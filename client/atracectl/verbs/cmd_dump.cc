@@ -68,6 +68,15 @@ void PrintJson(const std::vector<atrace::Client::DumpEntry>& entries, uint32_t o
   std::cout << "}\n";
 }
 
+// The NPUs' health for the processes dumped (not those refused).
+DeviceHealth HealthOfDumped(const std::vector<atrace::Client::DumpEntry>& entries) {
+  std::vector<pid_t> dumped;
+  for (const auto& e : entries) {
+    if (e.status == 0) dumped.push_back(e.pid);
+  }
+  return ReadDeviceHealth(dumped);
+}
+
 }  // namespace
 
 int RunDump(const Globals& g, const Args& args) {
@@ -138,13 +147,7 @@ int RunDump(const Globals& g, const Args& args) {
     return Fail(client, "dump", ec);
   }
   std::optional<DeviceHealth> devices;
-  if ((*vm)["devices"].as<bool>()) {
-    std::vector<pid_t> dumped;
-    for (const auto& e : entries) {
-      if (e.status == 0) dumped.push_back(e.pid);
-    }
-    devices = ReadDeviceHealth(dumped);
-  }
+  if ((*vm)["devices"].as<bool>()) devices = HealthOfDumped(entries);
   if ((*vm)["json"].as<bool>()) {
     PrintJson(entries, omitted, devices ? &*devices : nullptr);
   } else {
