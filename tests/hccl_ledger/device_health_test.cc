@@ -121,7 +121,7 @@ TEST_CASE("dump --devices: without npu-smi and hccn_tool the report says they ar
                       "\"run\":false,"));
 }
 
-TEST_CASE("dump --devices: a device number the process made up reaches no tool; a tool that hangs is killed at its timeout",
+TEST_CASE("dump --devices: a device number the process made up reaches no tool, and a tool that hangs is killed at its timeout",
           "[dump][devices]") {
   Host host;
   host.Tool("npu-smi", "exec /bin/sleep 60\n");
