@@ -9,6 +9,7 @@
 //   c <seq> <program>
 //   l <seq> [job=<job>] [rank=<rank>] [world=<world size>]
 //   o <seq> <dump|hang>
+//   s <seq>
 //   p <seq>
 //   d <seq>
 //   - <seq>
@@ -29,6 +30,14 @@
 // (PROCESS_DUMP): `dump` one an operator asked for, `hang` one the daemon's hang watch took by
 // itself; for `atracectl list`'s HOW and dump-keep. A log without it leaves the directory
 // an ordinary schedule one; an older daemon skips the record as unknown.
+//
+// 's' (after its 'o', in the same write) says the daemon made the directory itself, for a
+// save (a ring save, a crash, death or stack-dump report, a dump): every file in it is the
+// daemon's, and no client may open a file in it (TraceStore::BeginEvent refuses the path to a
+// client's EVENT_BEGIN). LIST marks every other directory ATR_LIST_CLIENT: its files are
+// its client's word, so `hang` takes a stack report only from a directory the daemon made. A
+// log without it (written before) leaves the directory a client's; an older daemon skips the
+// record as unknown.
 //
 // 'p' (with its '+', in the same write; or alone when a save goes into a directory that
 // exists) says a save is being written into the directory, 'd' that the save completed:
@@ -91,6 +100,7 @@ struct OrderEntry {
   bool incomplete = false;   // a save into it began ('p') and its completion ('d') is not logged
   proto::Labels labels{};    // the job, rank and world size its process sent ('l' record)
   DumpKind dump = DumpKind::kNone;  // a dump of a live process, and whose ('o' record)
+  bool saved = false;        // the daemon made it for a save: its files are all the daemon's ('s' record)
   bool operator==(const OrderEntry&) const = default;
 };
 
