@@ -165,11 +165,13 @@ std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
   }
   if (problems && !time.problem().empty()) problems->push_back(time.problem());
   const proto::RingRegister& reg = ring_->reg;
+  // Either form ends with where each record sits in the ring (proto/ring_positions.h), so
+  // that a reader of a later save of this ring knows the records it already has.
   if (!reg.structs.empty()) {
     std::vector<uint8_t> bin = core::FormatRingBinary(snap, time, reg.structs, reg.utc_offset_s);
-    return std::string(bin.begin(), bin.end());
+    return std::string(bin.begin(), bin.end()) + core::RingPositionsLine(snap, time);
   }
-  return core::FormatRingText(snap, time, reg.utc_offset_s);
+  return core::FormatRingText(snap, time, reg.utc_offset_s) + core::RingPositionsLine(snap, time);
 }
 
 std::string RingSavePlan::FormatLedger(std::vector<uint8_t>& copy, std::vector<std::string>* problems) const {
