@@ -170,7 +170,7 @@ TEST_CASE("positions: each record's place in the ring, in the files' order, for 
   f.snap.records[2].index = 8;
   const auto time = Stamped(f.snap);
   const std::string line = atraced::core::RingPositionsLine(f.snap, time);
-  CHECK(line == "atraced: ring 0000000000001388 records 5,8,6\n");  // the ring: its monotonic anchor, 5000
+  CHECK(line == "atraced: ring 0000000000001388 from 5 records 0,3,1\n");  // the ring: its monotonic anchor, 5000
   const auto read = atraced::proto::FindRingPositions(FormatRingText(f.snap, time, 0) + line);
   REQUIRE(read);
   CHECK(read->ring == kMonotonic);

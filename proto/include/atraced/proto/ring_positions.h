@@ -3,16 +3,18 @@
 // ring (a report, then a later dump) can tell the same record from a different one by its
 // identity, not by its text or time:
 //
-//   atraced: ring 0000001234abcdef records 4000-4093,4095-4099\n
+//   atraced: ring 0000001234abcdef from 4000 records 0-93,95-99\n
 //
 //   - `ring`: 16 hex digits, the ring's own identity within its process: the CLOCK_MONOTONIC
 //     anchor its header got when the ring was made (ring_layout.h's monotonic_ns), the same
 //     at every save of that ring and different for a ring made again under the same name;
 //     the process is the save's process directory (its pid and start time);
-//   - `records`: each record's position in the ring's sequence (ring_layout.h's k: the k-th
-//     write, from 0), in the file's order (one per record line of the .txt, one per record
-//     of the .bin's data segment), as runs of consecutive positions "a-b" or single ones "a",
-//     comma-separated. A position is absent only where its record is (torn, invalid,
+//   - `from`: the smallest position of the save's records in the ring's sequence
+//     (ring_layout.h's k: the k-th write, from 0);
+//   - `records`: each record's position less `from` (0..1023: a save holds one ring's window
+//     of at most 1024 records), in the file's order (one per record line of the .txt, one per
+//     record of the .bin's data segment), as runs of consecutive offsets "a-b" or single ones
+//     "a", comma-separated. A position is absent only where its record is (torn, invalid,
 //     overwritten).
 //
 // In a .txt it is the last line, after the record lines and the lost-records line; a line
@@ -45,8 +47,11 @@ struct RingPositions {
   std::vector<uint64_t> records;  // in the file's order
 };
 
-// The line (with its newline) for `records` (positions in the file's order) of ring `ring`.
+// The line (with its newline) for `records` (positions in the file's order) of ring `ring`;
+// "" when there are none, or they span more than one ring's window (no valid ring does).
 std::string FormatRingPositions(uint64_t ring, std::span<const uint64_t> records);
+// The longest line FormatRingPositions makes for `records` records (what a save reserves).
+size_t MaxRingPositionsLine(size_t records);
 
 // The positions line that ends `file` (a .txt or a .bin), or nullopt.
 std::optional<RingPositions> FindRingPositions(std::string_view file);
