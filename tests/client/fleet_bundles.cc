@@ -74,9 +74,11 @@ std::string MakeBundle(const std::string& dir, const BundleSpec& spec) {
       // The ring's identity: 0x1234 in every process (only the process directory tells them apart).
       if (p.positions) ring += "atraced: ring 0000000000001234 from 0 records " + positions + "\n";
       WriteFile(dir + "/atrace/" + rel + "/schedule_tracer_CANN_API.txt", ring);
-      WriteFile(dir + "/atrace/" + rel + "/stackcore_tracer_35_" + std::to_string(p.pid) + "_" + p.comm + "_2026120606" +
-                    std::to_string(10 + n) + "00000000.txt",
-                StackReport(p));
+      if (p.stacks) {
+        WriteFile(dir + "/atrace/" + rel + "/stackcore_tracer_35_" + std::to_string(p.pid) + "_" + p.comm +
+                      "_2026120606" + std::to_string(10 + n) + "00000000.txt",
+                  StackReport(p));
+      }
       members.push_back("atrace/" + rel);
       meta += DirLine(p, rel, n, n == 0 ? nullptr : "daemon");  // the first as an older bundle writes it
     }

@@ -26,6 +26,7 @@ struct RankProcess {
   // clock's anchor moved between the saves), as the daemon's saves can.
   int later_shift_us = 0;
   std::string extra_frames = "";  // more [stack] lines (threads of their own) after the main thread's
+  bool stacks = true;             // false: its directories hold the ring only (no dump was taken)
   // Each save of the ring ends with where its records sit in the ring (proto/ring_positions.h),
   // as the daemon writes it; `torn` is a record the second save lacks (torn while it was copied).
   bool positions = false;

@@ -48,7 +48,11 @@ struct RankClaim {
   // its stacks, only shown as unverified: how many, and the latest one's main thread.
   size_t unverified = 0;
   std::vector<std::string> unverified_main;
+  std::string job;                          // its job label; "" when the input does not say
 };
+
+// The claim's main thread: the one whose tid is the pid, else the first. `c` has stacks.
+const ThreadFrames& MainThread(const RankClaim& c);
 
 struct RankConflict {
   int64_t rank = 0;
@@ -70,7 +74,10 @@ struct FleetReport {
   std::vector<int64_t> seen;                      // sorted
   std::string missing;                            // ranges
   int64_t missing_count = 0;
-  std::vector<int64_t> no_stacks, culprits, oldest;
+  std::vector<int64_t> no_stacks, culprits;
+  // Per host, the ranks whose newest record (over every tracer) is the oldest there: each
+  // host's own clock, so hosts are never compared with each other.
+  std::map<std::string, std::vector<int64_t>> first_stopped;
   std::vector<StackClass> classes;                // smallest first
   std::vector<const RankClaim*> unverified;       // claims with unverified stack reports, in input order
   StackTree tree;
