@@ -56,6 +56,7 @@ struct AsideFixture {
   TempDir tmp;
   FakeClock clock;
   CaptureLog log;
+  RefusalLog refusals;
   std::unique_ptr<PosixFileSystem> posix = Open(tmp.path());
   FaultFileSystem fault{*posix};
   HeldRemover remover{fault};
@@ -69,7 +70,7 @@ struct AsideFixture {
     return std::move(*fs);
   }
   void Restart() {
-    store = std::make_unique<TraceStore>(fault, remover, clock, log.logger(), 10);
+    store = std::make_unique<TraceStore>(fault, remover, clock, log.logger(), refusals, 10);
     REQUIRE(store->Recover().ok());
   }
   uint64_t Begin(int32_t pid = 100) {

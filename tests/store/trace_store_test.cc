@@ -39,7 +39,7 @@ class StoreFixture {
     return std::move(*fs);
   }
   std::unique_ptr<TraceStore> Make(uint32_t record_num) {
-    return std::make_unique<TraceStore>(fault_, remover_, clock_, log_.logger(), record_num);
+    return std::make_unique<TraceStore>(fault_, remover_, clock_, log_.logger(), refusals_, record_num);
   }
   // Simulates a daemon restart: a new store over the same tree.
   void Restart(uint32_t record_num) {
@@ -96,6 +96,7 @@ class StoreFixture {
   TempDir tmp_;
   FakeClock clock_;
   CaptureLog log_;
+  RefusalLog refusals_;
   std::unique_ptr<PosixFileSystem> posix_;
   FaultFileSystem fault_;
   InlineRemover remover_;  // deletes happen inside the call, so tests can look at the disk
@@ -489,8 +490,9 @@ TEST_CASE("a tree of atraced 0.1 is adopted once by its markers, staging leftove
   REQUIRE(fs.ok());
   FakeClock clock;
   CaptureLog log;
+  RefusalLog refusals;
   InlineRemover remover(**fs);
-  TraceStore store(**fs, remover, clock, log.logger(), 10);
+  TraceStore store(**fs, remover, clock, log.logger(), refusals, 10);
   REQUIRE(store.Recover().ok());
   CHECK_FALSE(Exists(proc + "/.atraced_staging_77"));
   CHECK(log.Has(LogLevel::kNotice, "adopted 2 event dirs of atraced 0.1"));
@@ -508,7 +510,7 @@ TEST_CASE("a tree of atraced 0.1 is adopted once by its markers, staging leftove
   REQUIRE(r.ok());
   CHECK(r->seq == 3);
   // From now on the order log is the truth: a second start reads it, not the markers.
-  TraceStore again(**fs, remover, clock, log.logger(), 10);
+  TraceStore again(**fs, remover, clock, log.logger(), refusals, 10);
   REQUIRE(again.Recover().ok());
   CHECK(again.count(AgeClass::kHost) == 2);
   CHECK(again.count(AgeClass::kDevice) == 1);
