@@ -118,7 +118,8 @@ class Daemon {
     // Before recovery, for the daemon's whole life (root_lock.h).
     auto root_lock = LockTraceRoot((*fs)->trace_dir());
     if (!root_lock.ok()) return Fail(1, root_lock.status().message());
-    // Deletes of aged directories run on their own thread, off every client's path.
+    // Deletes of aged directories run on their own thread, off every client's path (but for
+    // an event's few files, deleted on the spot as CANN does: TraceStore::RemoveNow).
     BackgroundRemover remover(**fs);
 
     SystemClock clock;

@@ -270,4 +270,6 @@ int OpenBeneathAt(int base, std::string_view rest, int flags, mode_t mode) {
   return WalkBeneath(base, std::string(rest), flags, mode);
 }
 
+bool OpenBeneathWalks() { return g_no_openat2.load(std::memory_order_relaxed); }
+
 }  // namespace atraced::posix

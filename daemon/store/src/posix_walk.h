@@ -26,6 +26,9 @@ Status CheckRelative(std::string_view rel);
 // openat2 beneath `base` (no symlink, no mount crossed), or the O_NOFOLLOW walk where the
 // kernel has no openat2. Returns a descriptor or -1 with errno.
 int OpenBeneathAt(int base, std::string_view rest, int flags, mode_t mode);
+// Whether OpenBeneathAt walks (the kernel has no openat2): the walk does not check the leaf's
+// mount, so a caller that must stay on one file system checks it with fstat.
+bool OpenBeneathWalks();
 // Both figures of a stat: st_blocks is in 512-byte units whatever the file system's block size.
 DiskUsage UsageOf(const struct stat& st);
 // Reads all entries of a directory opened for reading (see posix_walk.cc for `maybe_more`).

@@ -89,6 +89,7 @@ bool TraceStore::LogRemovals(const std::vector<Victim>& victims, const char* wha
 }
 
 void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report) {
+  const bool few = victims.size() <= kRemoveNowMaxDirs;
   for (const Victim& v : victims) {
     const AgeClass c = v.cls;
     ClassMap& map = classes_[static_cast<size_t>(c)];
@@ -122,15 +123,30 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes, e.meta.labels});
     if (report) report->removed.push_back(e.rel_path);
     // The directory leaves the visible tree now, so what `ls` counts when the caller replies
-    // is what the store counts; the remover deletes it where it was moved. A failed job comes
-    // back from the remover whole (kept in failed_ for the retry), so pending_ keeps no copy.
+    // is what the store counts: deleted on the spot if small (RemoveNow), else moved aside for
+    // the remover to delete there. A failed job comes back from the remover whole (kept in
+    // failed_ for the retry), so pending_ keeps no copy.
     by_path_.erase(e.rel_path);
     class_of_.erase(seq);
+    if (few && RemoveNow(e, job)) {
+      map.erase(it);
+      continue;
+    }
     job.rel_path = MoveAside(std::move(e.rel_path), e.meta.event_dir);
     pending_.emplace(seq, Pending{std::move(e.meta), bytes, false});
     map.erase(it);
     remover_.Submit(std::move(job));
   }
+}
+
+bool TraceStore::RemoveNow(const Entry& e, const RemovalJob& job) {
+  if (!e.sized || e.bytes.allocated > kRemoveNowMaxBytes) return false;
+  auto removed = fs_.RemoveSmallDir(e.rel_path, kRemoveNowMaxFiles);
+  if (!removed.ok() || !*removed) return false;
+  // As the remover does after a delete (RemoveEventDir), and what its completion says.
+  if (job.remove_parent_if_empty) (void)fs_.RemoveEmptyDir(job.process_dir);
+  space_.DeletesDone();
+  return true;
 }
 
 std::string TraceStore::MoveAside(std::string rel_path, const std::string& event_dir) {

@@ -267,6 +267,14 @@ class TraceStore {
   // The order log is rewritten once it holds this many more records than live entries.
   static constexpr size_t kCompactSlack = 8192;
   static constexpr size_t kMaxOrderLogBytes = 64u << 20;
+  // An aging pass of at most kRemoveNowMaxDirs directories (an event's, at a count or byte
+  // limit) deletes each that is this small (at most kRemoveNowMaxFiles files, no
+  // subdirectory, at most kRemoveNowMaxBytes) on the spot, before the reply, as CANN's own
+  // writer does: no aside rename, no remover. Anything bigger, or more of them (a vacuum, a
+  // lowered limit), is moved aside for the remover (MoveAside).
+  static constexpr size_t kRemoveNowMaxDirs = 2;
+  static constexpr size_t kRemoveNowMaxFiles = 4;
+  static constexpr uint64_t kRemoveNowMaxBytes = 64 * 1024;
 
  private:
   struct Entry {
@@ -306,6 +314,9 @@ class TraceStore {
   // Takes planned victims off the lists and hands them to the remover (their '-' records
   // must already be in the log).
   void Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report);
+  // Deletes an aged directory on the spot if it is small (kRemoveNowMaxFiles): true once it
+  // is gone. False leaves it to MoveAside and the remover, which retries and reports failures.
+  bool RemoveNow(const Entry& e, const RemovalJob& job);
   // Moves an aged directory into the aside directory (one rename) and returns where the
   // remover is to delete it: there, or where it is if it cannot be moved.
   std::string MoveAside(std::string rel_path, const std::string& event_dir);
