@@ -195,7 +195,6 @@ int PosixFileSystem::OpenBeneath(int base, std::string_view rest, int flags, mod
   return OpenBeneathAt(base, rest, flags, mode);
 }
 
-
 Status PosixFileSystem::OpenRegular(int base, std::string_view rest, int flags, const std::string& shown, UniqueFd* fd,
                                     struct stat* st) {
   fd->reset(OpenBeneath(base, rest, flags | O_NONBLOCK, 0));  // a planted FIFO must not block the open
@@ -491,39 +490,7 @@ Status PosixFileSystem::RemoveTree(const std::string& rel) {
 }
 
 Result<bool> PosixFileSystem::RemoveSmallDir(const std::string& rel, size_t max_entries) {
-  if (Status st = CheckRelative(rel); !st.ok()) return st;
-  const int base = OwnerDirFd()->get();
-  UniqueFd fd(OpenBeneath(base, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
-  if (!fd.valid()) {
-    // Gone, or its process directory is (moved out of the tree): nothing of ours is there.
-    // Anything else (a symlink or a file in its place or in its process directory's, another
-    // mount) is RemoveTree's to judge, by the aside way.
-    return errno == ENOENT;
-  }
-  if (OpenBeneathWalks()) {
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || st.st_dev != dev_) return false;  // RemoveTree says why
-  }
-  // One read: a short buffer ends it (ReadEntries), and rmdir says if anything was left.
-  bool short_read = false;
-  auto entries = ReadEntries(fd.get(), trace_dir_ + "/" + rel, &short_read);
-  if (!entries.ok()) return entries.status();
-  if (entries->size() > max_entries) return false;
-  for (const DirEntry& e : *entries) {
-    if (e.type == DirEntry::Type::kDirectory) return false;
-  }
-  for (const DirEntry& e : *entries) {
-    if (::unlinkat(fd.get(), e.name.c_str(), 0) != 0 && errno != ENOENT) {
-      const int err = errno;
-      return Errno(err, "unlink " + trace_dir_ + "/" + rel + "/" + e.name);
-    }
-  }
-  // By its path: the directory was just found there, beneath the trace directory and through
-  // no link; only an empty directory is ever removed by this call.
-  if (::unlinkat(base, rel.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return true;
-  if (errno == ENOTEMPTY || errno == EEXIST) return false;  // more than one read held, or added meanwhile
-  const int err = errno;
-  return Errno(err, "rmdir " + trace_dir_ + "/" + rel);
+  return RemoveSmallAt(OwnerDirFd()->get(), rel, max_entries, dev_, trace_dir_ + "/" + rel);
 }
 
 UniqueFd PosixFileSystem::TakeParent(const std::shared_ptr<const UniqueFd>& base, std::string_view name) {

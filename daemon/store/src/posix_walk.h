@@ -26,9 +26,6 @@ Status CheckRelative(std::string_view rel);
 // openat2 beneath `base` (no symlink, no mount crossed), or the O_NOFOLLOW walk where the
 // kernel has no openat2. Returns a descriptor or -1 with errno.
 int OpenBeneathAt(int base, std::string_view rest, int flags, mode_t mode);
-// Whether OpenBeneathAt walks (the kernel has no openat2): the walk does not check the leaf's
-// mount, so a caller that must stay on one file system checks it with fstat.
-bool OpenBeneathWalks();
 // Both figures of a stat: st_blocks is in 512-byte units whatever the file system's block size.
 DiskUsage UsageOf(const struct stat& st);
 // Reads all entries of a directory opened for reading (see posix_walk.cc for `maybe_more`).
@@ -36,6 +33,11 @@ Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what, bool*
 // Removes `name` inside `parent`, recursively, never following a symlink and never leaving
 // device `dev`; *absent (if given) says that `name` was not there at all.
 Status RemoveAt(int parent, const char* name, const std::string& shown, dev_t dev, int depth, bool* absent = nullptr);
+// Removes the small directory `rel` (checked by CheckRelative) beneath `base`, as
+// FileSystem::RemoveSmallDir: true once it is gone or not found; false, having removed nothing
+// or only files, when it holds more than `max_entries` entries, a subdirectory, or is no plain
+// directory on device `dev`.
+Result<bool> RemoveSmallAt(int base, const std::string& rel, size_t max_entries, dev_t dev, const std::string& shown);
 // The disk use of the tree under `dirfd`, on device `dev` only.
 Result<DiskUsage> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth);
 
