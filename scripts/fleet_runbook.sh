@@ -8,7 +8,8 @@
 #   2. `atracectl dump --job J` takes one more dump of each rank, and
 #      `atracectl export --format tar --job J` writes the bundle;
 #   3. `atracectl hang BUNDLE` must hold every rank (none missing, none aged) and name the
-#      odd rank as the culprit.
+#      odd rank as the culprit;
+#   4. `atracectl merge BUNDLE` draws every dump with the stack-dump mark.
 # Every dump made must still be on disk at the end: the record number (10) is smaller than
 # the dumps a job of 16 ranks makes, and dump-keep must spare them.
 #
@@ -91,4 +92,12 @@ sed 's/^/   /' "$work/hang.txt" | head -n 40
 grep -qE '^Missing ranks|^Ranks without stacks' "$work/hang.txt" && fail "hang calls ranks missing or without stacks"
 grep -q "^Ranks seen: 0-$((ranks - 1)) of $ranks (world size)" "$work/hang.txt" || fail "hang does not see every rank"
 grep -qE "^Culprit: .*rank $odd\b" "$work/hang.txt" || fail "hang does not name rank $odd as the culprit"
+# 4. One timeline: every dump drawn with the stack-dump mark, the watch's and the operator's apart.
+ctl merge "$work/bundle.tar.gz" --format chrome-json -o "$work/job.json" >"$work/merge.out" 2>&1 ||
+  fail "merge: $(cat "$work/merge.out")"
+hang_marks=$({ grep -o '"name":"hang dump"' "$work/job.json" || true; } | wc -l)
+dump_marks=$({ grep -o '"name":"stack dump"' "$work/job.json" || true; } | wc -l)
+((hang_marks == ranks && dump_marks == ranks)) ||
+  fail "merge drew $hang_marks hang dumps and $dump_marks stack dumps, $ranks of each made"
+step "merge: $hang_marks hang dumps and $dump_marks stack dumps drawn"
 step "PASS: $ranks ranks, $dumps dumps kept, culprit rank $odd"
