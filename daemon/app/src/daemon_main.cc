@@ -118,7 +118,8 @@ class Daemon {
     // Before recovery, for the daemon's whole life (root_lock.h).
     auto root_lock = LockTraceRoot((*fs)->trace_dir());
     if (!root_lock.ok()) return Fail(1, root_lock.status().message());
-    // Deletes of aged directories run on their own thread, off every client's path.
+    // Deletes of aged directories run on their own thread, off every client's path (but for
+    // an event's few files, deleted on the spot as CANN does: TraceStore::RemoveNow).
     BackgroundRemover remover(**fs);
 
     SystemClock clock;
@@ -126,7 +127,10 @@ class Daemon {
     // Structured journal entries only when stderr really is the journal (never on a
     // terminal or in tests); set before Recover so start-up aging is reported too.
     std::optional<JournalEventSink> journal_sink;
-    TraceStore store(**fs, remover, clock, log, record_num);
+    // The daemon's one refusal throttle (refusal_log.h): the store's refusals and the
+    // service's (TraceStore::refusals) ask it.
+    RefusalLog refusals;
+    TraceStore store(**fs, remover, clock, log, refusals, record_num);
     store.SetExitRecordNum(config_.exit_record_num);  // before Recover, which applies them
     store.SetDumpKeep(config_.dump_keep);
     (void)store.SetRetention(config_.retention);      // resolved against the file system by Recover
