@@ -302,7 +302,7 @@ TEST_CASE("hang watch: an unlabelled process is watched only with hang-watch-unl
   }
 }
 
-TEST_CASE("hang watch: SIGHUP applies hang-timeout and hang-watch-unlabelled at once; a bad value is refused and the "
+TEST_CASE("hang watch: SIGHUP applies hang-timeout and hang-watch-unlabelled at once, a bad value is refused and the "
           "running ones kept",
           "[hang_watch][config][reload]") {
   atraced::testing::TempDir conf;

@@ -32,7 +32,7 @@ int Count(const atrace_live_entry*, void* user) {
 
 }  // namespace
 
-TEST_CASE("list_live: granted only with ATRACE_OPT_LIST_LIVE; a bad job is refused before sending", "[client][list_live]") {
+TEST_CASE("list_live: granted only with ATRACE_OPT_LIST_LIVE, a bad job refused before sending", "[client][list_live]") {
   DaemonProcess d;
   REQUIRE(d.Start());
   int n = 0;

@@ -33,7 +33,7 @@ TEST_CASE("LIST_LIVE: garbage is refused, naming the field", "[codec][list_live]
   RequireRejected<ListLive>(EncodeToVector(ListLive{"J\x1b[2J"}), ATR_EINVAL, "job: only letters");
 }
 
-TEST_CASE("LIST_LIVE reply: entries with their labels; a label or program that is not one is refused",
+TEST_CASE("LIST_LIVE reply: entries with their labels, a label or program that is not one refused",
           "[codec][list_live]") {
   ListLiveReply reply;
   reply.omitted = 4;
