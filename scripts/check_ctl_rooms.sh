@@ -18,8 +18,9 @@ declare -A allowed=(
   [daemon_talk]="common files"
   [timeline]="common files"
   [fleet]="common files"
+  [host]="common"
   [journal]="common files fleet"
-  [verbs]="common files daemon_talk timeline fleet journal"
+  [verbs]="common files daemon_talk timeline fleet journal host"
 )
 failed=0
 

@@ -20,6 +20,7 @@
 #include "atrace_pub.h"
 #include "atraced/proto/ring_reader.h"
 #include "recording_daemon.h"
+#include "support/temp_dir.h"
 #include "test_env.h"
 
 using ascend_trace_test::RecordingDaemon;
@@ -27,10 +28,11 @@ using ascend_trace_test::SocketEnv;
 
 namespace {
 
+// A socket path in a directory of the test process's own, removed when the process exits.
 std::string TempSocket(const char* tag) {
-  char dir[] = "/tmp/ascend_trace_test.XXXXXX";
-  REQUIRE(::mkdtemp(dir) != nullptr);
-  return std::string(dir) + "/" + tag + ".sock";
+  static atraced::testing::TempDir dir;
+  static int made = 0;
+  return dir / (std::string(tag) + "." + std::to_string(++made) + ".sock");
 }
 
 // The wire id the recording daemon saw for the object registered with `name` (last one).

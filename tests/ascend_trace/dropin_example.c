@@ -1,7 +1,7 @@
 /* An application written against CANN's atrace headers only (installed copies), in strict
  * C99: create, bind, submit, report synchronously, destroy. Exit codes: 0 success, 3 the
  * library is not loaded (a weak symbol is NULL, as after a bad --as-needed link), 1 a call
- * failed. tests/ascend_trace/install_test.cc builds and runs it. */
+ * failed. tests/ascend_trace/install/install_test.cc builds and runs it. */
 #include <stdio.h>
 #include <string.h>
 

@@ -2,9 +2,11 @@
 // world size, missing ranks, classes and culprits out.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "fleet/culprit.h"
 #include "fleet/fleet_groups.h"
 #include "fleet/fleet_report.h"
 
@@ -19,14 +21,15 @@ RankClaim Claim(int64_t rank, std::optional<uint32_t> uid, const char* where, in
   c.uid = uid;
   c.host = "n" + std::to_string(rank / 2);
   c.pid = static_cast<int32_t>(1000 + rank);
-  c.stacks = {ThreadFrames{c.pid, {where, "main"}}};
+  c.stacks = {ThreadFrames{c.pid, {where, "main"}, {std::string(where) + ".c:" + std::to_string(10 + rank), "main.c:40"}}};
+  c.job = "J1";
   c.last["CANN_API"] = {rank * 10, "r"};
   return c;
 }
 
 }  // namespace
 
-TEST_CASE("fleet report: classes smallest first, the smallest named culprits, oldest last record", "[atracectl][fleet]") {
+TEST_CASE("fleet report: classes smallest first, the smallest named culprits, first to stop per host", "[atracectl][fleet]") {
   std::vector<RankClaim> claims;
   for (int64_t r = 0; r < 4; ++r) claims.push_back(Claim(r, 1000, r == 2 ? "load" : "allreduce"));
   FleetReport report(100);
@@ -38,8 +41,38 @@ TEST_CASE("fleet report: classes smallest first, the smallest named culprits, ol
   CHECK(report.classes[0].ranks == std::vector<int64_t>{2});
   CHECK(report.classes[1].ranks == std::vector<int64_t>{0, 1, 3});
   CHECK(report.culprits == std::vector<int64_t>{2});
-  CHECK(report.oldest == std::vector<int64_t>{0});
+  // Each host's own clock: n0 holds ranks 0-1, n1 ranks 2-3; the hosts are never compared.
+  CHECK(report.first_stopped == std::map<std::string, std::vector<int64_t>>{{"n0", {0}}, {"n1", {2}}});
   CHECK(report.unranked == 1);
+}
+
+TEST_CASE("culprit: the frame where the culprit's main thread parts from the largest other class, with its source "
+          "line, host, pid and the next command",
+          "[atracectl][fleet]") {
+  std::vector<RankClaim> claims;
+  for (int64_t r = 0; r < 4; ++r) claims.push_back(Claim(r, 1000, r == 2 ? "load" : "allreduce"));
+  FleetReport report(100);
+  Classify(claims, 0, &report);
+  const std::vector<CulpritPlace> places = PlaceCulprits(report);
+  REQUIRE(places.size() == 1);
+  CHECK(places[0].rank == 2);
+  CHECK(places[0].function == "load");
+  CHECK(places[0].source == "load.c:12");
+  CHECK(places[0].parts_from == "0-1,3");
+  CHECK(CulpritLine(places[0], "blocked 30 s") ==
+        "Culprit: job J1, rank 2, host n1, pid 1002 (blocked 30 s): parts from ranks 0-1,3 at load (load.c:12)\n");
+  CHECK(NextCommand("n1", 1002, true) == "ssh n1 atracectl info 1002");
+  CHECK(NextCommand("n1", 1002, false) == "ssh n1 atracectl dump 1002");
+  // A host name that is no plain name is quoted, never pasted into the command as it is.
+  CHECK(NextCommand("n1;reboot", 7, true) == "ssh 'n1;reboot' atracectl info 7");
+  // A label or frame with terminal controls is escaped on the line.
+  claims[2].job = "J\x1b[2J";
+  claims[2].stacks[0].frames[0] = "lo\x1b]0;ad";
+  FleetReport hostile(100);
+  Classify(claims, 0, &hostile);
+  const std::string line = CulpritLine(PlaceCulprits(hostile).at(0), "");
+  CHECK(line.find('\x1b') == std::string::npos);
+  CHECK(line.rfind("Culprit: job J\\x1b[2J, rank 2, host n1, pid 1002: parts from ranks 0-1,3 at lo\\x1b]0;ad (load.c:12)", 0) == 0);
 }
 
 TEST_CASE("fleet report: a rank two processes claim is a conflict, the job's uid's claimant used, else none",

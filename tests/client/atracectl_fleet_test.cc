@@ -67,16 +67,25 @@ TEST_CASE("hang: ranks 0-4 in one function and 5 in another make classes {5} and
   CHECK(Has(text.out, "  S1 ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"
                       "  S2 ranks 0-4 (5): __futex_abstimed_wait < wait_allreduce_done < main\n"));
   CHECK(Has(text.out, "Likely culprits: ranks 5:"));
+  // The line an operator acts on: where rank 5 parts from the others, and what to run next.
+  CHECK(Has(text.out, "Culprit: job J1, rank 5, host n2, pid 1005: parts from ranks 0-4 at load_next_batch (train.c:10)\n"
+                      "  next: ssh n2 atracectl info 1005\n"));
   CHECK(Has(text.out, "[0-5] main\n  [0-4] wait_allreduce_done\n    [0-4] __futex_abstimed_wait\n  [5] load_next_batch\n"));
   CHECK(Has(text.out, "[0-5] poll\n"));  // every thread, not only the main one
   CHECK(Has(text.out, "  rank 5 (n2, pid 1005)\n    CANN_API  2026-12-06 06:09:11.050000 UTC  record 1 of rank 5\n"));
-  CHECK(Has(text.out, "Oldest last record: ranks 0\n"));
+  // Who stopped recording first, per host by its own clock: never across hosts.
+  CHECK(Has(text.out, "First to stop recording, per host (each host's own clock; hosts are not compared):\n"
+                      "  n0: ranks 0\n  n1: ranks 2\n  n2: ranks 4\n"));
+  CHECK_FALSE(Has(text.out, "Oldest"));
   auto json = Ctl({"hang", "--json", b[0], b[1], b[2]});
   REQUIRE(json.exit_code == 0);
   CHECK(Has(json.out, "{\"ranks_expected\":\"0-5\",\"world_size\":6,\"world_size_claims\":{\"6\":6},\"job_uid\":null,"
                       "\"ranks_seen\":[0,1,2,3,4,5],\"missing\":\"\",\"missing_count\":0,\"conflicts\":[],\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":[\"__futex_abstimed_wait\","
                       "\"load_next_batch\",\"main\"]},{\"ranks\":[0,1,2,3,4],\"ranges\":\"0-4\",\"count\":5,"));
   CHECK(Has(json.out, "\"outliers\":[5],"));
+  CHECK(Has(json.out, "\"culprits\":[{\"job\":\"J1\",\"rank\":5,\"host\":\"n2\",\"pid\":1005,\"function\":"
+                      "\"load_next_batch\",\"source\":\"train.c:10\",\"parts_from\":\"0-4\",\"next\":\"ssh n2 atracectl "
+                      "info 1005\"}],\"first_stopped_per_host\":{\"n0\":[0],\"n1\":[2],\"n2\":[4]},"));
   CHECK(Has(json.out, "\"last_records\":{\"0\":{\"host\":\"n0\",\"pid\":1000,\"tracers\":{\"CANN_API\":{\"ts_us\":"));
 }
 
@@ -96,6 +105,39 @@ TEST_CASE("hang: a rank the world size expects and no bundle holds is named miss
   auto two = Ctl({"hang", "--json", b[0], b[1]});
   CHECK(Has(two.out, "\"missing\":\"4-6\",\"missing_count\":3,"));
   CHECK(Has(two.out, "\"outliers\":[],"));
+}
+
+TEST_CASE("hang: bundles with no labelled process, or no rank with stacks, are an error with a hint, never an "
+          "empty report",
+          "[atracectl][hang]") {
+  TempDir tmp;
+  // An export made before any dump: no directory at all.
+  const std::string empty = MakeBundle(tmp / "empty", {"n0", {}, true, ""});
+  auto none = Ctl({"hang", empty});
+  CHECK(none.exit_code == 1);
+  CHECK(none.out.empty());
+  CHECK(Has(none.err, "atracectl: hang: no process in these bundles has a rank label (0 without one): label the job's "
+                      "processes"));
+  // Ranks whose directories hold their rings only: nobody ran dump before export.
+  RankProcess undumped{0, 1000, "f"};
+  undumped.stacks = false;
+  RankProcess other{1, 1001, "f"};
+  other.stacks = false;
+  const std::string rings_only = MakeBundle(tmp / "rings", {"n0", {undumped, other}, true, ""});
+  for (const char* form : {"", "--json"}) {
+    std::vector<std::string> args{"hang", rings_only};
+    if (*form) args.push_back(form);
+    auto r = Ctl(args);
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());
+    CHECK(Has(r.err, "atracectl: hang: none of the 2 ranks has stacks in these bundles: run 'atracectl dump --job J' on "
+                     "each host before 'atracectl export'"));
+  }
+  // One rank with stacks is enough for a report (the other is named without stacks).
+  RankProcess dumped{1, 1001, "f"};
+  auto some = Ctl({"hang", MakeBundle(tmp / "some", {"n0", {undumped, dumped}, true, ""})});
+  CHECK(some.exit_code == 0);
+  CHECK(Has(some.out, "Ranks without stacks: 0 "));
 }
 
 TEST_CASE("merge chrome-json: a group per rank in rank order, labelled, records kept twice drawn once, an "
@@ -349,6 +391,9 @@ TEST_CASE("hang: a rank another user's process also claims is a named conflict, 
   CHECK(Has(json.out, "\"conflicts\":[{\"rank\":5,\"claimants\":[{\"uid\":2000,\"host\":\"n1\",\"pid\":6666,\"used\":false},"
                       "{\"uid\":1000,\"host\":\"n2\",\"pid\":1005,\"used\":true}]}],"));
   CHECK(Has(json.out, "\"outliers\":[5],"));
+  CHECK(Has(json.out, "\"culprits\":[{\"job\":\"J1\",\"rank\":5,\"host\":\"n2\",\"pid\":1005,\"function\":"
+                      "\"load_next_batch\",\"source\":\"train.c:10\",\"parts_from\":\"0-4\",\"next\":\"ssh n2 atracectl "
+                      "info 1005\"}],\"first_stopped_per_host\":{\"n0\":[0],\"n1\":[2],\"n2\":[4]},"));
   // Bundles from before uid was recorded: no claimant can be chosen; the rank is left out, named.
   TempDir old;
   RankProcess unknown{5, 6666, "wait_allreduce_done", 6};

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/shell_words.h"
 #include "journal/exec_job.h"
 #include "journal/hang_entry.h"
 #include "journal_entries.h"
@@ -80,9 +81,9 @@ TEST_CASE("hang --journal: eight ranks on three hosts, rank 5 stuck elsewhere, n
   REQUIRE(json.exit_code == 0);
   INFO(json.out);
   CHECK(Has(json.out, "{\"job\":\"J1\",\"ranks_expected\":\"0-7\",\"world_size\":8,"));
-  CHECK(Has(json.out, "\"culprits\":[{\"job\":\"J1\",\"rank\":5,\"host\":\"n2\",\"pid\":1005,\"state\":\"blocked\","
-                      "\"stall_s\":30,\"function\":\"load_next_batch\",\"source\":\"loader.c:88\",\"parts_from\":\"0-4,6-7\","
-                      "\"dump\":\"trace_1005_1005/hang\",\"next\":\"ssh n2 atracectl info 1005\"}]"));
+  CHECK(Has(json.out, "\"culprits\":[{\"job\":\"J1\",\"rank\":5,\"host\":\"n2\",\"pid\":1005,"
+                      "\"function\":\"load_next_batch\",\"source\":\"loader.c:88\",\"parts_from\":\"0-4,6-7\","
+                      "\"state\":\"blocked\",\"stall_s\":30,\"dump\":\"trace_1005_1005/hang\",\"next\":\"ssh n2 atracectl info 1005\"}]"));
   CHECK(Has(json.out, "\"hosts\":[\"n0\",\"n1\",\"n2\"]"));
   CHECK(Has(json.out, "\"forged_entries\":0"));
 }
@@ -272,11 +273,11 @@ TEST_CASE("hang --journal --exec's substitution: hostile values reach CMD as one
     CHECK(ReadFile(tmp / "out") == job + "n0\nn1\n");
   }
   for (const char* p : {"p1", "p2", "p3", "p4", "p5"}) CHECK_FALSE(Exists(tmp / p));
-  CHECK(j::ShellQuote("it's") == "'it'\\''s'");
-  CHECK(j::SafeHostName("node-01.rack2_a"));
-  CHECK_FALSE(j::SafeHostName("-oProxyCommand=x"));
-  CHECK_FALSE(j::SafeHostName("n0 n1"));
-  CHECK_FALSE(j::SafeHostName(std::string(254, 'a')));
+  CHECK(atracectl::ShellQuote("it's") == "'it'\\''s'");
+  CHECK(atracectl::SafeHostName("node-01.rack2_a"));
+  CHECK_FALSE(atracectl::SafeHostName("-oProxyCommand=x"));
+  CHECK_FALSE(atracectl::SafeHostName("n0 n1"));
+  CHECK_FALSE(atracectl::SafeHostName(std::string(254, 'a')));
 }
 
 TEST_CASE("a hang entry is atraced's only by its trusted fields, and each field is checked", "[atracectl][hang][journal]") {

@@ -56,9 +56,11 @@ std::string MakeBundle(const std::string& dir, const BundleSpec& spec) {
         ring += line;
       }
       WriteFile(dir + "/atrace/" + rel + "/schedule_tracer_CANN_API.txt", ring);
-      WriteFile(dir + "/atrace/" + rel + "/stackcore_tracer_35_" + std::to_string(p.pid) + "_" + p.comm + "_2026120606" +
-                    std::to_string(10 + n) + "00000000.txt",
-                StackReport(p));
+      if (p.stacks) {
+        WriteFile(dir + "/atrace/" + rel + "/stackcore_tracer_35_" + std::to_string(p.pid) + "_" + p.comm +
+                      "_2026120606" + std::to_string(10 + n) + "00000000.txt",
+                  StackReport(p));
+      }
       members.push_back("atrace/" + rel);
       meta += "{\"record\":\"dir\",\"path\":\"" + rel + "\",\"pid\":" + std::to_string(p.pid) + ",\"comm\":\"" + p.comm +
               "\",\"kind\":\"schedule\",\"side\":\"host\",\"device_id\":0,\"created_unix_us\":" +

@@ -26,6 +26,7 @@ struct RankProcess {
   // clock's anchor moved between the saves), as the daemon's saves can.
   int later_shift_us = 0;
   std::string extra_frames = "";  // more [stack] lines (threads of their own) after the main thread's
+  bool stacks = true;             // false: its directories hold the ring only (no dump was taken)
 };
 
 struct BundleSpec {

@@ -212,15 +212,25 @@ TEST_CASE("hccl ledger: show and info decode a saved ledger, a hostile communica
   CHECK(other_info.find("evil") == std::string::npos);
 }
 
-TEST_CASE("hccl ledger: Python loads the interposer and HCCL with ctypes, calls from threads, and forks") {
+namespace {
+
+// Whether a test may run python3 with libatrace_hccl in it (else it says why, and skips).
+bool PythonRuns() {
   if (ATRACE_HCCL_INSTRUMENTED) {
     WARN("skipped: an instrumented library does not load into the uninstrumented python3");
-    return;
+    return false;
   }
   if (::access("/usr/bin/python3", X_OK) != 0) {
     WARN("skipped: no /usr/bin/python3 (Debian package python3)");
-    return;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("hccl ledger: Python loads the interposer and HCCL with ctypes, calls from threads, and forks") {
+  if (!PythonRuns()) return;
   Job job;
   RankProcess py({"/usr/bin/python3", ATRACE_HCCL_PY_RANK, ATRACE_HCCL_LIBRARY, ATRACE_HCCL_DOUBLE},
                  {"ATRACED_SOCKET=" + job.daemon.socket(), "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path()});
@@ -260,4 +270,35 @@ TEST_CASE("hccl ledger: Python loads the interposer and HCCL with ctypes, calls 
     CHECK(c.records[i].comm_seq == i + 1);
     CHECK(c.records[i].count == 5001 + i);
   }
+}
+
+TEST_CASE("hccl ledger: under LD_PRELOAD, calls looked up on libhccl's own handle are not recorded, those through the "
+          "global scope are") {
+  if (!PythonRuns()) return;
+  Job job;
+  // torch_npu's loaders' way: dlopen libhccl, dlsym each name on that handle (ctypes.CDLL).
+  RankProcess py({"/usr/bin/python3", ATRACE_HCCL_PY_HANDLE_RANK, ATRACE_HCCL_DOUBLE},
+                 {"LD_PRELOAD=" ATRACE_HCCL_LIBRARY, "ATRACED_SOCKET=" + job.daemon.socket(),
+                  "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path()});
+  REQUIRE(py.WaitForLine("global 0 0"));
+  const int status = py.Wait();
+  INFO(py.output());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  CHECK(py.output() == "handle 0 0 0 0\nglobal 0 0\n");  // every call reached the double
+  const auto saved = SavedLedgers(job.daemon.trace_dir(), "exit", py.pid());
+  REQUIRE(saved.size() == 1);
+  const LedgerSnapshot snap = job.Ledger(saved[0]);
+  // The two calls through the global scope, numbered 1 and 2: the four through the handle
+  // (AllReduce, Reduce, Scatter, AlltoAllV) are neither recorded nor counted.
+  REQUIRE(snap.records.size() == 2);
+  CHECK(snap.records[0].op == ATR_LEDGER_OP_ALL_REDUCE);
+  CHECK(snap.records[0].count == 444);
+  CHECK(snap.records[0].comm_seq == 1);
+  CHECK(snap.records[1].op == ATR_LEDGER_OP_REDUCE);
+  CHECK(snap.records[1].count == 555);
+  CHECK(snap.records[1].comm_seq == 2);
+  REQUIRE(snap.records[1].peer.has_value());
+  CHECK(*snap.records[1].peer == 0);
+  for (const auto& r : snap.records) CHECK(r.comm == "hccl_world_group");
 }

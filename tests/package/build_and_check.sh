@@ -4,7 +4,7 @@
 #  1. copies the tree (what git tracks, plus untracked files that are not ignored; no
 #     build/) and builds source and binary packages there with dpkg-buildpackage,
 #     DEB_BUILD_OPTIONS="nocheck parallel=2"; then, in the packages' own build tree (not
-#     relocatable, prefix /usr, Debian's flags), builds ascend_trace_tests and runs the
+#     relocatable, prefix /usr, Debian's flags), builds ascend_trace_install_tests and runs the
 #     drop-in's install tests, which dh_auto_test would run (the whole suite with tests on is
 #     `dpkg-buildpackage -us -uc -b`, too long for every CI run);
 #  2. lintian on all of them: any error or warning fails (overrides need a reason, in
@@ -62,8 +62,8 @@ t_build=$(date +%s)
 t_build=$(( $(date +%s) - t_build ))
 step "the install tests in the packages' build tree"
 obj=$work/src/obj-$(dpkg-architecture -qDEB_HOST_GNU_TYPE)
-{ cmake -DATRACED_BUILD_TESTS=ON "$obj" && cmake --build "$obj" -j 2 --target ascend_trace_tests &&
-    (cd "$obj" && ctest --output-on-failure --no-tests=error -R '^ascend_trace_tests[.]install: '); } \
+{ cmake -DATRACED_BUILD_TESTS=ON "$obj" && cmake --build "$obj" -j 2 --target ascend_trace_install_tests &&
+    (cd "$obj" && ctest --output-on-failure --no-tests=error -R '^ascend_trace_install_tests[.]'); } \
   >"$work/install-tests.log" 2>&1 || { tail -n 80 "$work/install-tests.log"; fail "the install tests failed in the package build tree (log: $work/install-tests.log)"; }
 grep -E 'tests passed|tests failed' "$work/install-tests.log"
 arch=$(dpkg --print-architecture)

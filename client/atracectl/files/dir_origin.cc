@@ -84,6 +84,9 @@ DirOrigin ReportOrigin(std::string_view report) {
     ReadSignal(Fact(report, "signal"), &o);
   } else if (first.find(") asked for its stacks") != std::string_view::npos) {
     o.origin = Origin::kDump;
+  } else if (first.find(") dumped from outside") != std::string_view::npos) {
+    // PROCESS_DUMP's report: its second line says who asked, an operator or the hang watch.
+    o.origin = Fact(report, "dumped by").rfind("atraced's hang watch", 0) == 0 ? Origin::kHang : Origin::kDump;
   } else if (first.find(") ended without GOODBYE") != std::string_view::npos) {
     const std::string_view how = Fact(report, "how");
     if (Fact(report, "oom").rfind("killed by the OOM killer", 0) == 0) {

@@ -9,7 +9,20 @@ constexpr size_t kMaxFrameName = 256;
 
 namespace proto = atraced::proto;
 
+size_t FrameCost(const std::string& name, const std::string& source) {
+  return 2 * sizeof(std::string) + name.size() + source.size();
+}
+
 }  // namespace
+
+size_t HeldBytes(const std::vector<ThreadFrames>& threads) {
+  size_t held = 0;
+  for (const ThreadFrames& t : threads) {
+    held += sizeof t;
+    for (size_t f = 0; f < t.frames.size(); ++f) held += FrameCost(t.frames[f], f < t.sources.size() ? t.sources[f] : "");
+  }
+  return held;
+}
 
 std::string FrameName(const proto::StackFrameText& f) {
   std::string name;
@@ -37,15 +50,18 @@ std::vector<ThreadFrames> FrameNamesOf(std::string_view report, size_t max_bytes
       break;
     }
     held += sizeof(ThreadFrames);
-    ThreadFrames named{t.tid, {}};
+    ThreadFrames named{t.tid, {}, {}};
     for (const proto::StackFrameText& f : t.frames) {
       std::string name = FrameName(f);
-      if (held + sizeof name + name.size() > max_bytes) {
+      std::string source = f.source.substr(0, kMaxFrameName);
+      const size_t cost = FrameCost(name, source);
+      if (held + cost > max_bytes) {
         left_out = true;
         break;
       }
-      held += sizeof name + name.size();
+      held += cost;
       named.frames.push_back(std::move(name));
+      named.sources.push_back(std::move(source));
     }
     out.push_back(std::move(named));
   }

@@ -21,6 +21,7 @@ namespace atracectl {
 struct ThreadFrames {
   int64_t tid = 0;
   std::vector<std::string> frames;
+  std::vector<std::string> sources;  // parallel to frames: "file.c:12", "" where the frame has none
 };
 
 // "function" of "function+0x10", else "libfoo.so+0x1a2b" (the pc's offset in its module); at
@@ -31,6 +32,9 @@ std::string FrameName(const atraced::proto::StackFrameText& frame);
 // within proto's bounds (its reader's: 1024 threads, 128 frames a thread) and at most
 // `max_bytes` held in all; *cut is set when a thread or a frame was left out for `max_bytes`.
 std::vector<ThreadFrames> FrameNamesOf(std::string_view report, size_t max_bytes = SIZE_MAX, bool* cut = nullptr);
+
+// The bytes FrameNamesOf counts against max_bytes for `threads`.
+size_t HeldBytes(const std::vector<ThreadFrames>& threads);
 
 // One thread as the report's writer writes it: its "Thread N (TID, NAME)" line, its frame
 // lines and its "(...)" notes (frames past the block's bound, the time it was held stopped).

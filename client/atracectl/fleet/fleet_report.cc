@@ -17,6 +17,13 @@ std::string ClaimantText(const RankClaim& c) {
          std::to_string(c.pid);
 }
 
+const ThreadFrames& MainThread(const RankClaim& c) {
+  for (const ThreadFrames& t : c.stacks) {
+    if (t.tid == c.pid) return t;
+  }
+  return c.stacks.front();
+}
+
 void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport* r) {
   r->unranked = unranked;
   std::map<int64_t, std::vector<const RankClaim*>> by_rank;
@@ -56,12 +63,8 @@ void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport
       r->no_stacks.push_back(rank);
       continue;
     }
-    const ThreadFrames* main = &c->stacks.front();
-    for (const ThreadFrames& t : c->stacks) {
-      if (t.tid == c->pid) main = &t;
-      r->tree.Add(rank, t.frames);
-    }
-    by_stack[main->frames].push_back(rank);
+    for (const ThreadFrames& t : c->stacks) r->tree.Add(rank, t.frames);
+    by_stack[MainThread(*c).frames].push_back(rank);
   }
   for (auto& [stack, ranks] : by_stack) r->classes.push_back({stack, ranks});
   std::stable_sort(r->classes.begin(), r->classes.end(), [](const StackClass& a, const StackClass& b) {
@@ -73,19 +76,21 @@ void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport
     }
     std::sort(r->culprits.begin(), r->culprits.end());
   }
-  // The ranks whose latest record (over every tracer) is the oldest.
-  std::map<int64_t, int64_t> latest;
+  // Per host, the ranks whose latest record (over every tracer) is the oldest by that host's clock.
+  std::map<std::string, std::map<int64_t, int64_t>> latest;  // host -> rank -> its newest record
   for (const auto& [rank, c] : r->ranks) {
     for (const auto& [tracer, rec] : c->last) {
-      auto [it, added] = latest.try_emplace(rank, rec.ts);
+      if (rec.ts == INT64_MIN) continue;  // the input gave no time
+      auto [it, added] = latest[c->host].try_emplace(rank, rec.ts);
       if (!added) it->second = std::max(it->second, rec.ts);
     }
   }
-  if (latest.size() > 1) {
+  for (const auto& [host, ranks] : latest) {
+    if (ranks.size() < 2) continue;  // one rank alone says nothing of who stopped first
     int64_t min_ts = INT64_MAX;
-    for (const auto& [rank, ts] : latest) min_ts = std::min(min_ts, ts);
-    for (const auto& [rank, ts] : latest) {
-      if (ts == min_ts) r->oldest.push_back(rank);
+    for (const auto& [rank, ts] : ranks) min_ts = std::min(min_ts, ts);
+    for (const auto& [rank, ts] : ranks) {
+      if (ts == min_ts) r->first_stopped[host].push_back(rank);
     }
   }
 }

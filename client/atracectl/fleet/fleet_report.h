@@ -38,7 +38,11 @@ struct RankClaim {
   int32_t pid = 0;
   std::vector<ThreadFrames> stacks;         // of its latest report, by frame name; empty: none
   std::map<std::string, LastRecord> last;   // by tracer object
+  std::string job;                          // its job label; "" when the input does not say
 };
+
+// The claim's main thread: the one whose tid is the pid, else the first. `c` has stacks.
+const ThreadFrames& MainThread(const RankClaim& c);
 
 struct RankConflict {
   int64_t rank = 0;
@@ -60,7 +64,10 @@ struct FleetReport {
   std::vector<int64_t> seen;                      // sorted
   std::string missing;                            // ranges
   int64_t missing_count = 0;
-  std::vector<int64_t> no_stacks, culprits, oldest;
+  std::vector<int64_t> no_stacks, culprits;
+  // Per host, the ranks whose newest record (over every tracer) is the oldest there: each
+  // host's own clock, so hosts are never compared with each other.
+  std::map<std::string, std::vector<int64_t>> first_stopped;
   std::vector<StackClass> classes;                // smallest first
   StackTree tree;
   size_t unranked = 0;                            // processes without a rank, left out

@@ -15,13 +15,6 @@
 
 namespace atracectl::journal {
 
-// True for a name a hosts file and a shell may carry as it is: 1-253 bytes of [A-Za-z0-9._-],
-// not starting with '-' (which a fan-out tool would read as an option).
-bool SafeHostName(std::string_view host);
-
-// 'text' for a POSIX shell (a ' as '\''), for commands shown to the operator to copy.
-std::string ShellQuote(std::string_view text);
-
 // CMD with %j -> "$1", %h -> "$2", %% -> %; any other %x is kept as it is.
 std::string SubstituteCommand(std::string_view cmd);
 

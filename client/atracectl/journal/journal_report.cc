@@ -4,6 +4,8 @@
 #include <map>
 
 #include "common/escape.h"
+#include "common/shell_words.h"
+#include "fleet/culprit.h"
 #include "fleet/fleet_groups.h"
 #include "fleet/hang_text.h"
 #include "journal/exec_job.h"
@@ -16,7 +18,6 @@ namespace {
 struct JobView {
   std::vector<RankClaim> claims;
   std::vector<const HangEntry*> entry_of;         // parallel to claims
-  std::vector<std::vector<FramePlace>> places_of;  // parallel to claims: its named frames
   std::vector<const HangEntry*> unranked;
   FleetReport report{kDefaultMaxTreeNodes};
 };
@@ -33,20 +34,19 @@ void Build(const JobEntries& entries, JobView* v) {
     c.uid = e.uid;
     c.host = e.host.empty() ? "?" : e.host;
     c.pid = e.pid;
-    std::vector<FramePlace> places;
+    c.job = e.job;
     ThreadFrames main;
     main.tid = e.pid;
     for (const std::string& line : e.frames) {
       FramePlace p = PlaceOfFrame(line);
       if (p.function.empty()) continue;
-      main.frames.push_back(p.function);
-      places.push_back(std::move(p));
+      main.frames.push_back(std::move(p.function));
+      main.sources.push_back(std::move(p.source));
     }
     if (!main.frames.empty()) c.stacks.push_back(std::move(main));
     for (const auto& [tracer, text] : e.last_records) c.last[tracer] = {INT64_MIN, text};
     v->claims.push_back(std::move(c));
     v->entry_of.push_back(&e);
-    v->places_of.push_back(std::move(places));
   }
   Classify(v->claims, v->unranked.size(), &v->report);
 }
@@ -62,45 +62,6 @@ bool EachRankWithin(const JobView& v, const std::string& out, Each each) {
     each(rank, *c, *v.entry_of[IndexOf(v, c)]);
   }
   return false;
-}
-
-struct Culprit {
-  int64_t rank = 0;
-  const HangEntry* entry = nullptr;
-  std::string parts_from;  // the ranks of the class it is compared with, as ranges
-  FramePlace at;           // the frame where its stack parts from theirs
-};
-
-// Where each culprit's main thread parts from the largest class it is not in: its innermost
-// frame below the outermost frames they share.
-std::vector<Culprit> Culprits(const JobView& v) {
-  std::vector<Culprit> out;
-  const FleetReport& r = v.report;
-  for (int64_t rank : r.culprits) {
-    const RankClaim* claim = r.ranks.at(rank);
-    const size_t i = IndexOf(v, claim);
-    Culprit c{rank, v.entry_of[i], "", {}};
-    const StackClass* other = nullptr;
-    for (auto it = r.classes.rbegin(); it != r.classes.rend(); ++it) {
-      if (!std::binary_search(it->ranks.begin(), it->ranks.end(), rank)) {
-        other = &*it;
-        break;
-      }
-    }
-    const std::vector<FramePlace>& places = v.places_of[i];
-    if (other != nullptr && !places.empty()) {
-      const std::vector<std::string>& mine = claim->stacks.front().frames;
-      size_t shared = 0;
-      while (shared < mine.size() && shared < other->stack.size() &&
-             mine[mine.size() - 1 - shared] == other->stack[other->stack.size() - 1 - shared]) {
-        ++shared;
-      }
-      c.at = places[shared < mine.size() ? mine.size() - 1 - shared : 0];
-      c.parts_from = RankRanges(other->ranks);
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
 }
 
 std::string Stall(const HangEntry& e) {
@@ -175,10 +136,7 @@ std::vector<std::string> JobHosts(const JobEntries& entries, size_t* unsafe) {
   return hosts;
 }
 
-std::string NextCommand(const HangEntry& e) {
-  const std::string host = e.host.empty() ? "HOST" : SafeHostName(e.host) ? e.host : ShellQuote(e.host);
-  return "ssh " + host + " atracectl " + (e.path.empty() ? "dump " : "info ") + std::to_string(e.pid);
-}
+std::string NextCommand(const HangEntry& e) { return atracectl::NextCommand(e.host, e.pid, !e.path.empty()); }
 
 std::string JobReportText(const std::string& job, const JobEntries& entries, const JournalBook& book) {
   JobView v;
@@ -203,15 +161,9 @@ std::string JobReportText(const std::string& job, const JobEntries& entries, con
     o += "Ranks without frames: " + RankRanges(r.no_stacks) + " (atraced could not dump them; its entry says why)\n";
   }
   o += "\n" + ClassesText(r);
-  for (const Culprit& c : Culprits(v)) {
-    const HangEntry& e = *c.entry;
-    o += "Culprit: job " + TerminalLine(job) + ", rank " + std::to_string(c.rank) + ", host " + TerminalLine(e.host) +
-         ", pid " + std::to_string(e.pid) + " (" + TerminalLine(Stall(e)) + ")";
-    if (!c.at.function.empty()) {
-      o += ": parts from ranks " + c.parts_from + " at " + TerminalLine(c.at.function) +
-           (c.at.source.empty() ? std::string(" (no source line)") : " (" + TerminalLine(c.at.source) + ")");
-    }
-    o += "\n  next: " + TerminalLine(NextCommand(e)) + "\n";
+  for (const CulpritPlace& c : PlaceCulprits(r)) {
+    const HangEntry& e = *v.entry_of[IndexOf(v, c.claim)];
+    o += CulpritLine(c, Stall(e)) + "  next: " + TerminalLine(NextCommand(e)) + "\n";
     if (!e.path.empty()) o += "  its dump: " + TerminalLine(e.path) + "\n";
     if (!e.refused.empty()) o += "  not dumped: " + TerminalLine(e.refused) + "\n";
   }
@@ -242,13 +194,10 @@ std::string JobReportJson(const std::string& job, const JobEntries& entries, con
   const std::vector<std::string> hosts = JobHosts(entries, &unsafe);
   std::string o = "{\"job\":" + JsonString(job) + "," + SharedJson(r) + ",\"culprits\":[";
   bool first = true;
-  for (const Culprit& c : Culprits(v)) {
-    const HangEntry& e = *c.entry;
-    o += std::string(first ? "" : ",") + "{\"job\":" + JsonString(job) + ",\"rank\":" + std::to_string(c.rank) +
-         ",\"host\":" + JsonString(e.host) + ",\"pid\":" + std::to_string(e.pid) + ",\"state\":" + JsonString(e.state) +
-         ",\"stall_s\":" + (e.stall_s ? std::to_string(*e.stall_s) : std::string("null")) +
-         ",\"function\":" + JsonString(c.at.function) + ",\"source\":" + JsonString(c.at.source) +
-         ",\"parts_from\":" + JsonString(c.parts_from) + ",\"dump\":" + JsonString(e.path) +
+  for (const CulpritPlace& c : PlaceCulprits(r)) {
+    const HangEntry& e = *v.entry_of[IndexOf(v, c.claim)];
+    o += std::string(first ? "" : ",") + "{" + CulpritJsonMembers(c) + ",\"state\":" + JsonString(e.state) +
+         ",\"stall_s\":" + (e.stall_s ? std::to_string(*e.stall_s) : std::string("null")) + ",\"dump\":" + JsonString(e.path) +
          ",\"next\":" + JsonString(NextCommand(e)) + "}";
     first = false;
   }

@@ -75,6 +75,7 @@ std::pair<Mark, std::string_view> ReportMark(const std::string& report) {
   if (origin.origin == Origin::kCrash) return {Mark::kCrash, "crash"};
   if (origin.IsDeath()) return {Mark::kDeath, "death"};
   if (origin.origin == Origin::kDump) return {Mark::kDump, "stack dump"};
+  if (origin.origin == Origin::kHang) return {Mark::kDump, "hang dump"};  // the daemon's own, of a stalled job
   return {Mark::kRecord, "report"};
 }
 

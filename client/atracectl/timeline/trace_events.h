@@ -71,7 +71,7 @@ bool ForEachRecordLine(std::string_view text, const std::function<bool(int64_t t
 // The object of a trace file's name: "{tracer}_tracer_{object}.txt|.bin" -> "{object}".
 std::string ObjectOfFile(const std::string& file_name);
 // How a report (stackcore_tracer_*.txt) is drawn, from its first lines: its mark and name
-// ("crash", "death", "stack dump" or "report").
+// ("crash", "death", "stack dump", "hang dump" or "report").
 std::pair<Mark, std::string_view> ReportMark(const std::string& report);
 // The Trace Event Format lines (without separators) export and merge write.
 std::string ChromeProcessName(int64_t pid, std::string_view name);

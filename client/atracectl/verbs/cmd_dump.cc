@@ -1,9 +1,11 @@
-// atracectl dump PID... | --all | --comm NAME | --uid UID [--json]: a hung process's last
-// records and every thread's stack, saved by the daemon from outside it (PROCESS_DUMP): one
-// schedule directory per process, its path printed on a line of its own.
+// atracectl dump PID... | --all | --comm NAME | --uid UID [--json] [--devices]: a hung
+// process's last records and every thread's stack, saved by the daemon from outside it
+// (PROCESS_DUMP): one schedule directory per process, its path printed on a line of its own.
+// --devices adds the health of the NPUs they use, read here as the operator (host/device_health.h).
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "verbs/verbs.h"
 #include "common/escape.h"
 #include "common/format.h"
+#include "host/device_health.h"
 
 namespace po = boost::program_options;
 
@@ -21,10 +24,12 @@ namespace atracectl {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: atracectl [--socket PATH] dump PID... | [--all] [--comm NAME] [--uid UID] [--job J] [--json]\n"
+    "Usage: atracectl [--socket PATH] dump PID... | [--all] [--comm NAME] [--uid UID] [--job J] [--json] [--devices]\n"
     "Saves each live process's records (its rings, as RING_SAVE_ALL does) and every thread's stack, read from\n"
     "outside one thread at a time while it runs on, into one schedule directory; prints each directory's path.\n"
     "--all: every process whose rings the daemon holds; --comm, --uid and --job narrow it (and imply it); they combine.\n"
+    "--devices: then each dumped process's NPU and rank (from its environment), npu-smi info and each device's\n"
+    "hccn_tool link state (run from PATH, where installed), after the paths (with --json: \"devices\").\n"
     "Root may dump any process, anyone else their own.";
 
 // Long enough for the daemon's unwind deadline (crash-unwind-timeout-ms, 2 s) for each of
@@ -40,7 +45,7 @@ bool ParsePid(const std::string& text, int32_t* pid) {
   return true;
 }
 
-void PrintJson(const std::vector<atrace::Client::DumpEntry>& entries, uint32_t omitted) {
+void PrintJson(const std::vector<atrace::Client::DumpEntry>& entries, uint32_t omitted, const DeviceHealth* devices) {
   std::cout << "{\"dumps\":[";
   bool first = true;
   for (const auto& e : entries) {
@@ -58,7 +63,18 @@ void PrintJson(const std::vector<atrace::Client::DumpEntry>& entries, uint32_t o
               << ",\"errno\":" << -e.status << ",\"message\":" << JsonString(e.text) << "}";
     first = false;
   }
-  std::cout << "],\"omitted\":" << omitted << "}\n";
+  std::cout << "],\"omitted\":" << omitted;
+  if (devices != nullptr) std::cout << ",\"devices\":" << DeviceHealthJson(*devices);
+  std::cout << "}\n";
+}
+
+// The NPUs' health for the processes dumped (not those refused).
+DeviceHealth HealthOfDumped(const std::vector<atrace::Client::DumpEntry>& entries) {
+  std::vector<pid_t> dumped;
+  for (const auto& e : entries) {
+    if (e.status == 0) dumped.push_back(e.pid);
+  }
+  return ReadDeviceHealth(dumped);
 }
 
 }  // namespace
@@ -71,6 +87,7 @@ int RunDump(const Globals& g, const Args& args) {
       "comm", po::value<std::string>(), "the processes named NAME (their comm, as 'atracectl list' shows it)")(
       "uid", po::value<std::string>(), "the processes of uid UID")(
       "job", po::value<std::string>(), "the processes labelled with job J (ATRACE_JOB, SLURM_JOB_ID, JOB_ID)")(
+      "devices", po::bool_switch(), "the health of the dumped processes' NPUs (npu-smi, hccn_tool)")(
       "pid", po::value<std::vector<std::string>>(), "a process (the command's arguments)");
   po::positional_options_description positional;
   positional.add("pid", -1);
@@ -129,12 +146,15 @@ int RunDump(const Globals& g, const Args& args) {
     }
     return Fail(client, "dump", ec);
   }
+  std::optional<DeviceHealth> devices;
+  if ((*vm)["devices"].as<bool>()) devices = HealthOfDumped(entries);
   if ((*vm)["json"].as<bool>()) {
-    PrintJson(entries, omitted);
+    PrintJson(entries, omitted, devices ? &*devices : nullptr);
   } else {
     for (const auto& e : entries) {
       if (e.status == 0) std::cout << e.text << "\n";
     }
+    if (devices) std::cout << "\n" << DeviceHealthText(*devices);
   }
   bool failed = false;
   for (const auto& e : entries) {

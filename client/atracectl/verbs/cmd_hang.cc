@@ -14,8 +14,12 @@
 //     ranks of the smallest classes are named as the likely culprits;
 //   - the call-path tree of every thread of every rank (stack_tree.h), each frame with the
 //     ranks that pass through it, as ranges;
-//   - per rank, the last record of each tracer (time and text), and the ranks whose last
-//     record is the oldest.
+//   - a culprit line for each likely culprit (fleet/culprit.h): job, rank, host, pid, the
+//     frame where its main thread parts from the others' and the command to run next;
+//   - per rank, the last record of each tracer (time and text), and per host the ranks
+//     that stopped recording first (each host's own clock: hosts are not compared).
+// Bundles with no rank labelled, or no rank with stacks, are an error with a hint (exit 1):
+// an empty report would read as "nothing is wrong".
 // Steps: options, gather (bundles -> one RankClaim per process), classify (fleet_report.h),
 // print. Bundles are streamed (bundle_reader.h): what is held is the stacks of each process's
 // latest report and one record per tracer per process, within --max-text-mib in all, and the
@@ -36,6 +40,7 @@
 #include "common/escape.h"
 #include "fleet/collectives_input.h"
 #include "fleet/collectives_text.h"
+#include "fleet/culprit.h"
 #include "fleet/fleet_groups.h"
 #include "fleet/fleet_report.h"
 #include "fleet/hang_text.h"
@@ -152,13 +157,9 @@ void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes
   if (name.rfind("stackcore_tracer_", 0) == 0) {
     if (is_bin || dir.created_unix_us < ps.stacks_at) return;
     budget.Give(ps.stacks_bytes);  // replaced if this report has stacks: its room is this one's
-    size_t held = 0;
     bool cut = false;
     std::vector<ThreadFrames> stacks = FrameNamesOf(bytes, budget.left(), &cut);
-    for (const ThreadFrames& t : stacks) {
-      held += sizeof t;
-      for (const auto& f : t.frames) held += sizeof f + f.size();
-    }
+    const size_t held = HeldBytes(stacks);
     if (cut) *stacks_cut = budget.reached = true;
     if (stacks.empty()) {
       budget.Take(ps.stacks_bytes);
@@ -233,7 +234,7 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
     l.ledger = ps.ledger;
     l.problem = std::move(ps.ledger_problem);
     l.comms = std::move(ps.comms);
-    out.claims.push_back({*g.rank, g.world_size, g.uid, g.host, g.pid, std::move(ps.stacks), std::move(ps.last)});
+    out.claims.push_back({*g.rank, g.world_size, g.uid, g.host, g.pid, std::move(ps.stacks), std::move(ps.last), g.job});
   }
   return out;
 }
@@ -247,9 +248,23 @@ StackClassOf StackClassIndex(const FleetReport& r) {
   return of;
 }
 
+// {"host":[ranks],...}: per host, the ranks that stopped recording first by its own clock.
+std::string FirstStoppedJson(const FleetReport& r) {
+  std::string o = "{";
+  for (const auto& [host, ranks] : r.first_stopped) o += (o.size() > 1 ? "," : "") + JsonString(host) + ":" + JsonInts(ranks);
+  return o + "}";
+}
+
 std::string Json(const FleetReport& r, const CollectivesReport& collectives) {
-  std::string o = "{" + SharedJson(r) + ",\"oldest_last_record\":" + JsonInts(r.oldest) + ",\"last_records\":{";
+  std::string o = "{" + SharedJson(r) + ",\"culprits\":[";
   bool first = true;
+  for (const CulpritPlace& c : PlaceCulprits(r)) {
+    o += std::string(first ? "" : ",") + "{" + CulpritJsonMembers(c) +
+         ",\"next\":" + JsonString(NextCommand(c.claim->host, c.claim->pid, true)) + "}";
+    first = false;
+  }
+  o += "],\"first_stopped_per_host\":" + FirstStoppedJson(r) + ",\"last_records\":{";
+  first = true;
   for (const auto& [rank, c] : r.ranks) {
     o += std::string(first ? "" : ",") + "\"" + std::to_string(rank) + "\":{\"host\":" + JsonString(c->host) +
          ",\"pid\":" + std::to_string(c->pid) + ",\"tracers\":{";
@@ -280,6 +295,9 @@ std::string Text(const FleetReport& r, const CollectivesReport& collectives) {
          " (no dump, stack dump or crash report in their bundle: run 'atracectl dump --job J' before export)\n";
   }
   o += "\n" + ClassesText(r);
+  for (const CulpritPlace& c : PlaceCulprits(r)) {
+    o += CulpritLine(c, "") + "  next: " + TerminalLine(NextCommand(c.claim->host, c.claim->pid, true)) + "\n";
+  }
   o += "\nCall-path tree of every thread of every rank ([ranks] frame, outermost first):\n" + r.tree.Text();
   o += "\nLast record of each tracer, per rank:\n";
   for (const auto& [rank, c] : r.ranks) {
@@ -288,9 +306,30 @@ std::string Text(const FleetReport& r, const CollectivesReport& collectives) {
       o += "    " + TerminalLine(tracer) + "  " + UtcTime(rec.ts) + "  " + TerminalLine(rec.text) + "\n";
     }
   }
-  if (!r.oldest.empty()) o += "Oldest last record: ranks " + RankRanges(r.oldest, kRanksShown) + "\n";
+  if (!r.first_stopped.empty()) {
+    o += "\nFirst to stop recording, per host (each host's own clock; hosts are not compared):\n";
+    for (const auto& [host, ranks] : r.first_stopped) {
+      o += "  " + TerminalLine(host) + ": ranks " + RankRanges(ranks, kRanksShown) + "\n";
+    }
+  }
   if (r.unranked) o += std::to_string(r.unranked) + " process(es) without a rank label are left out.\n";
   return o;
+}
+
+// Why the bundles make no report, with what to do; "" when they make one.
+std::string NothingToReport(const FleetReport& r, const Gathered& g) {
+  if (r.ranks.empty()) {
+    return "no process in these bundles has a rank label (" + std::to_string(g.unranked) +
+           " without one): label the job's processes (RANK_ID or RANK, and ATRACE_JOB; docs/FLEET.md) and export "
+           "with --job J";
+  }
+  const bool any_ledger = std::any_of(g.ledgers.begin(), g.ledgers.end(),
+                                     [](const RankLedger& l) { return l.ledger == RankLedger::Ledger::kRead; });
+  if (r.classes.empty() && !any_ledger) {
+    return "none of the " + std::to_string(r.ranks.size()) +
+           " ranks has stacks in these bundles: run 'atracectl dump --job J' on each host before 'atracectl export'";
+  }
+  return "";
 }
 
 }  // namespace
@@ -307,6 +346,10 @@ int RunHang(const Globals& globals, const Args& args) {
   const Gathered gathered = Gather(*o, groups);
   FleetReport report(o->max_tree_nodes);
   Classify(gathered.claims, gathered.unranked, &report);
+  if (const std::string why = NothingToReport(report, gathered); !why.empty()) {
+    std::cerr << "atracectl: hang: " << why << "\n";
+    return kExitFailed;
+  }
   const CollectivesReport collectives = AnalyzeCollectives(gathered.ledgers, report.world_size);
   std::cout << (o->json ? Json(report, collectives) : Text(report, collectives));
   if (gathered.stacks_cut || o->budget.reached) {
