@@ -72,6 +72,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<Labels>(payload);
   CheckRequest<LabelsRequest>(payload);
   CheckRequest<ListLive>(payload);
+  CheckRequest<DumpsExported>(payload);
   // The same bytes as a stack-dump .bin (AtraceStackcoreParse reads one from disk): a file
   // it accepts re-encodes to itself.
   std::string text, why;
@@ -105,6 +106,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
     CheckReplyBody<CrashReply>(head.body);
     CheckReplyBody<ProcessDumpReply>(head.body);
     CheckReplyBody<ListLiveReply>(head.body);
+    CheckReplyBody<DumpsExportedReply>(head.body);
   }
 }
 

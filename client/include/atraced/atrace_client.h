@@ -130,6 +130,11 @@ typedef struct atrace_status {
   uint32_t incomplete_known;  /* 1 if the daemon sent incomplete_dirs */
   uint32_t reserved2;
   uint64_t incomplete_dirs;   /* directories holding a save that was cut short (ATRACE_LIST_INCOMPLETE) */
+  /* Appended after incomplete_dirs (atrace_client_status_ex only). */
+  uint32_t dumps_known;       /* 1 if the daemon sent the two below */
+  uint32_t reserved3;
+  uint64_t dumps_kept;        /* dump directories dump-keep spares from record-num aging now */
+  uint64_t dumps_aged_early;  /* dumps the byte budget or keep-free aged before dump-keep ran out */
 } atrace_status;
 
 typedef struct atrace_list_entry {
@@ -379,6 +384,13 @@ ATRACE_EXPORT int atrace_client_dump_processes(atrace_client *client, const atra
  * -ENOTSUP too from a daemon that does not grant it. Non-zero from fn stops and is returned. */
 ATRACE_EXPORT int atrace_client_list_live(atrace_client *client, const char *job, atrace_live_fn fn, void *user,
                                           uint32_t *omitted);
+/* Says that a bundle now holds the dump directories `paths` (count of them, relative to
+ * <root>/atrace as atrace_client_list gives them): the daemon's dump-keep spares them no more,
+ * and record-num ages them as any other. Paths of no dump, released already, or another
+ * user's that this one may not read are skipped. released / skipped (may be NULL): how many.
+ * -ENOTSUP from a daemon that does not know it (the dumps stay kept for dump-keep). */
+ATRACE_EXPORT int atrace_client_dumps_exported(atrace_client *client, const char *const *paths, size_t count,
+                                               uint32_t *released, uint32_t *skipped);
 
 #ifdef __cplusplus
 }
