@@ -339,13 +339,17 @@ int RunList(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)")(
-      "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted");
+      "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted")(
+      "live", po::bool_switch(),
+      "the live processes the daemon holds rings for instead: labels, last record time and stall state (with --job, --json)");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
                          "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--comm NAME] [--job J] [--rank R] [--kind KIND] [--side SIDE] "
-                         "[--device N] [--since TIME] [--until TIME] [--follow] [--json]",
+                         "[--device N] [--since TIME] [--until TIME] [--follow] [--json]\n"
+                         "       atracectl [--socket PATH] list --live [--job J] [--json]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
+  if ((*vm)["live"].as<bool>()) return RunListLive(g, *vm);
   const uint64_t now = NowUs();
   ListFilter filter;
   if (!ReadFilter(*vm, static_cast<int64_t>(now), &filter, &exit_code)) return exit_code;
