@@ -77,6 +77,9 @@ void FillStatus(const proto::StatusReply& s, atrace_status* out) {
   out->max_age_s = r.max_age_s;
   out->incomplete_known = s.incomplete_sent ? 1 : 0;
   out->incomplete_dirs = s.incomplete_dirs;
+  out->dumps_known = s.dumps_sent ? 1 : 0;
+  out->dumps_kept = s.dumps_kept;
+  out->dumps_aged_early = s.dumps_aged_early;
 }
 
 std::string PoolName(uint8_t pool) {
@@ -242,6 +245,39 @@ int atrace_client_dump_processes(atrace_client* client, const atrace_dump_spec* 
       if (fn != nullptr) {
         if (int stop = fn(&entry, user)) return stop;
       }
+    }
+    return 0;
+  });
+}
+
+int atrace_client_dumps_exported(atrace_client* client, const char* const* paths, size_t count, uint32_t* released,
+                                 uint32_t* skipped) {
+  if (released != nullptr) *released = 0;
+  if (skipped != nullptr) *skipped = 0;
+  if (client == nullptr || (count > 0 && paths == nullptr)) return -EINVAL;
+  for (size_t i = 0; i < count; ++i) {
+    if (paths[i] == nullptr || paths[i][0] == '\0' || paths[i][0] == '/') return -EINVAL;
+  }
+  return Guarded([&] {
+    std::lock_guard<std::mutex> lock(client->mu);
+    if (int rc = Ready(*client); rc != 0) return rc;
+    if (!(client->conn->granted_features() & ATR_FEATURE_DUMPS_EXPORTED)) return -ENOTSUP;
+    // In requests of at most ATR_MAX_LIST_ENTRIES paths, each well under ATR_MAX_PAYLOAD.
+    size_t i = 0;
+    while (i < count) {
+      proto::DumpsExported request;
+      size_t bytes = sizeof(atr_dumps_exported);
+      for (; i < count && request.paths.size() < ATR_MAX_LIST_ENTRIES; ++i) {
+        const size_t len = std::strlen(paths[i]);
+        if (len > UINT16_MAX) return -ENAMETOOLONG;
+        if (!request.paths.empty() && bytes + 2 + len > ATR_MAX_PAYLOAD) break;
+        bytes += 2 + len;
+        request.paths.emplace_back(paths[i], len);
+      }
+      proto::DumpsExportedReply reply;
+      if (int rc = Query(*client, ATR_OP_DUMPS_EXPORTED, request, &reply); rc != 0) return rc;
+      if (released != nullptr) *released += reply.released;
+      if (skipped != nullptr) *skipped += reply.skipped;
     }
     return 0;
   });

@@ -185,6 +185,9 @@ void Encode(const StatusReply& m, std::vector<uint8_t>& out) {
   }
   if (!m.incomplete_sent) return;
   PutU64(out, m.incomplete_dirs);
+  if (!m.dumps_sent) return;
+  PutU64(out, m.dumps_kept);
+  PutU64(out, m.dumps_aged_early);
 }
 
 namespace {
@@ -273,6 +276,8 @@ Status Decode(std::span<const uint8_t> body, StatusReply* m) {
         } else {
           m->incomplete_sent = in.ReadU64(&m->incomplete_dirs);
           if (!m->incomplete_sent) m->incomplete_dirs = 0;
+          m->dumps_sent = m->incomplete_sent && in.ReadU64(&m->dumps_kept) && in.ReadU64(&m->dumps_aged_early);
+          if (!m->dumps_sent) m->dumps_kept = m->dumps_aged_early = 0;
         }
       }
     }

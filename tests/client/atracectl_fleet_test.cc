@@ -290,7 +290,11 @@ TEST_CASE("hostile bundles: a lying .bin is skipped with its reason, the rest dr
   CHECK(Has(merged.err, "skipped " + bundle + ": trace_7_7_20261206060000000000/schedule_event_7_20261206061000000000/"
                         "schedule_tracer_LIE.bin: "));
   CHECK(Has(ReadFile(tmp / "m.json"), "\"text\":\"fine\""));
-  CHECK(Ctl({"hang", bundle}).exit_code == 0);
+  // hang reads it too, names the lying file, and says the bundle has no rank to report on.
+  auto hang = Ctl({"hang", bundle});
+  CHECK(hang.exit_code == 1);
+  CHECK(Has(hang.err, "schedule_tracer_LIE.bin: "));
+  CHECK(Has(hang.err, "atracectl: hang: no process in these bundles has a rank label (1 without one)"));
 }
 
 TEST_CASE("hostile bundles: labels, hosts and frames with terminal escapes are refused or escaped in every output",

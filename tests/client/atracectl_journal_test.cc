@@ -326,3 +326,83 @@ TEST_CASE("a hang entry is atraced's only by its trusted fields, and each field 
   CHECK(j::PlaceOfFrame("#0 0x401022 0x400000 /opt/job/train").function == "train+0x1022");
   CHECK(j::PlaceOfFrame("not a frame").function.empty());
 }
+
+namespace {
+
+// A hang entry of job J2 (four ranks on n0) with its communicators as atraced writes them.
+Fields WithComms(int rank, const std::vector<std::string>& comms) {
+  Fields f = AtracedHang("n0", "J2", rank, 4, 2000 + rank, JobFrames(false));
+  for (size_t i = 0; i < comms.size(); ++i) f.emplace_back("ATRACE_COLL_" + std::to_string(i), comms[i]);
+  return f;
+}
+
+std::string Comm(int rank, int seq, int count, const std::string& name = "hccl_world_group") {
+  return "rank=" + std::to_string(rank) + " size=4 seq=" + std::to_string(seq) + " op=1 count=" + std::to_string(count) +
+         " dtype=3 reduce=0 peer=- completed=" + std::to_string(seq - 1) + " tracked=1 cut=0 name=" + name;
+}
+
+}  // namespace
+
+TEST_CASE("hang --journal: the entries' communicators lead, a mismatch flagged, a hostile name escaped",
+          "[atracectl][hang][journal][hccl]") {
+  REQUIRE_JOURNAL_REMOTE();
+  TempDir tmp;
+  std::string why;
+  // Rank 2 entered #4 with another count; rank 1 is behind at #3 in the tensor-parallel pair
+  // whose name carries a terminal escape; rank 3's second communicator is no value of atraced's.
+  const std::string hostile = "tp\\x1b[2J\\x0aMESSAGE=x";
+  std::vector<Fields> entries{WithComms(0, {Comm(0, 4, 4096), Comm(0, 9, 16, hostile)}),
+                              WithComms(1, {Comm(1, 4, 4096), Comm(1, 8, 16, hostile)}),
+                              WithComms(2, {Comm(2, 4, 8192)}), WithComms(3, {Comm(3, 4, 4096)}),
+                              WithComms(3, {Comm(3, 4, 4096), "rank=3 size=4 seq=4 op=99"})};
+  for (auto& [name, v] : entries.back()) {
+    if (name == "ATRACE_PID") v = "3000";  // its own process, so that the rank's good entry stays
+  }
+  REQUIRE(WriteJournal(tmp.path(), "remote-n0", entries, &why));
+  INFO(why);
+  const auto text = Ctl({"hang", "--journal", tmp.path(), "--job", "J2"});
+  INFO(text.out << text.err);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "Collectives (each rank's ledger of HCCL calls):\n"));
+  CHECK(Has(text.out, "    mismatch at #4, count:"));
+  CHECK(Has(text.out, "last entered #8"));
+  CHECK(text.out.find('\x1b') == std::string::npos);
+  CHECK_FALSE(Has(text.out, "\nMESSAGE=x"));
+  CHECK(Has(text.out, "1 entries of atraced's were malformed and ignored (the first: ATRACE_COLL_1: not a communicator's "
+                      "last calls)"));
+
+  const auto json = Ctl({"hang", "--journal", tmp.path(), "--job", "J2", "--json"});
+  INFO(json.out);
+  REQUIRE(json.exit_code == 0);
+  CHECK(Has(json.out, "\"mismatches\":[{\"seq\":4,"));
+  CHECK(Has(json.out, "\"name\":\"tp\\u001b[2J\\nMESSAGE=x\""));
+  CHECK(Has(json.out, "\"malformed_entries\":1"));
+}
+
+TEST_CASE("a hang entry's communicators: read in field order, bounded, a forged one never read",
+          "[atracectl][hang][journal][hccl]") {
+  Fields good = WithComms(1, {Comm(1, 4, 4096), Comm(1, 9, 16, "tp")});
+  auto parsed = j::ParseHangEntry(View(good), 5);
+  REQUIRE(parsed.kind == j::EntryKind::kHang);
+  REQUIRE(parsed.entry.comms.size() == 2);
+  CHECK(parsed.entry.comms[0].summary.name == "hccl_world_group");
+  CHECK(parsed.entry.comms[0].summary.last_entered.comm_seq == 4);
+  CHECK(parsed.entry.comms[0].summary.last_completed == std::optional<uint64_t>(3));
+  CHECK(parsed.entry.comms[1].summary.name == "tp");
+
+  Fields many = good;
+  for (int i = 2; i < 1000; ++i) many.emplace_back("ATRACE_COLL_" + std::to_string(i), Comm(1, i, 1, "c" + std::to_string(i)));
+  CHECK(j::ParseHangEntry(View(many), 5).entry.comms.size() == atraced::proto::kMaxJournalCommunicators);
+
+  Fields bad = good;
+  bad.emplace_back("ATRACE_COLL_2", "rank=1 size=4 seq=4 op=1 count=1 dtype=3 reduce=0 peer=- completed=3 tracked=1 cut=0 name=a b");
+  CHECK(j::ParseHangEntry(View(bad), 5).kind == j::EntryKind::kMalformed);
+
+  Fields forged = good;
+  for (auto& [name, v] : forged) {
+    if (name == "_UID") v = "1000";
+  }
+  const auto f = j::ParseHangEntry(View(forged), 5);
+  CHECK(f.kind == j::EntryKind::kForged);
+  CHECK(f.entry.comms.empty());
+}

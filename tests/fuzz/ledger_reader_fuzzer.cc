@@ -4,7 +4,9 @@
 // every name within its field, account for every slot once and be deterministic; the shown
 // text must hold no byte a terminal acts on. The same ledger, as three ranks of a job (the
 // third with its calls' counts changed), goes through hang's collectives analysis
-// (fleet/collectives.h): within its bounds, and its text and JSON inert. Seeds in tests/fuzz/corpus/ledger_reader: a
+// (fleet/collectives.h): within its bounds, and its text and JSON inert; through merge's
+// spans (timeline/collective_spans.h), and each communicator through the hang journal
+// entry's value and back (proto/ledger_summary.h). Seeds in tests/fuzz/corpus/ledger_reader: a
 // ledger of three calls written by libatrace_hccl's writer, the same with a torn record, and
 // a truncated copy.
 #include <cstddef>
@@ -17,6 +19,7 @@
 #include "fleet/collectives_input.h"
 #include "fleet/collectives_text.h"
 #include "files/ledger_text.h"
+#include "timeline/collective_spans.h"
 
 namespace {
 
@@ -79,5 +82,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t more = 0;
   if (atracectl::SummarizeLedger(snap, &more).size() > atracectl::kMaxCommunicators) std::abort();
   CheckCollectives(snap);
+  // As merge and export draw it: one event per record at most, each communicator's value for
+  // the hang journal entry printable and read back as written.
+  atracectl::CollectiveCalls calls;
+  std::string why;
+  if (calls.Add(1, 1, bytes, &why) != snap.header_valid) std::abort();
+  size_t drawn = 0;
+  calls.ForEach([&drawn](int64_t, const atracectl::CollectiveCall& c) {
+    if (c.dur < -1) std::abort();
+    ++drawn;
+    return true;
+  });
+  if (drawn > snap.records.size()) std::abort();
+  for (const auto& c : atraced::proto::LatestPerName(atraced::proto::SummarizeLedger(snap))) {
+    const std::string value = atraced::proto::CommunicatorJournalValue(c, snap.completion_tracked());
+    if (value.size() > atraced::proto::kCommJournalValueMax) std::abort();
+    for (const char ch : value) {
+      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) std::abort();
+    }
+    const auto back = atraced::proto::ParseCommunicatorJournalValue(value);
+    if (!back || back->summary.name != c.name || back->summary.last_entered.comm_seq != c.last_entered.comm_seq ||
+        back->summary.last_completed != c.last_completed) {
+      std::abort();
+    }
+  }
   return 0;
 }

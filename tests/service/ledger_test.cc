@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "atraced/proto/ledger_reader.h"
+#include "atraced/proto/ledger_summary.h"
+#include "atraced/rings/held_ring.h"
 #include "service/ring_fixture.h"
 
 using namespace atraced;
@@ -49,7 +51,7 @@ UniqueFd LedgerWith(uint64_t calls, uint32_t header_records = kRecords) {
   return fd;
 }
 
-std::vector<uint8_t> LedgerRegister(uint32_t id) {
+proto::RingRegister LedgerRegistration(uint32_t id) {
   proto::RingRegister m;
   m.object_id = id;
   m.flags = ATR_RING_LEDGER | ATR_RING_EXIT_SAVE;
@@ -57,8 +59,10 @@ std::vector<uint8_t> LedgerRegister(uint32_t id) {
   m.msg_size = ATR_LEDGER_RECORD_SIZE;
   m.ring_bytes = static_cast<uint32_t>(ATR_LEDGER_BYTES(kRecords));
   m.name = "hccl";
-  return Payload(m);
+  return m;
 }
+
+std::vector<uint8_t> LedgerRegister(uint32_t id) { return Payload(LedgerRegistration(id)); }
 
 struct LedgerClient {
   ServiceFixture& f;
@@ -169,4 +173,41 @@ TEST_CASE("the ledger is in a crash's and a death's stackcore dir, and in DUMP's
     REQUIRE(dirs.size() == 1);
     CHECK(SavedLedger(dirs[0]).records.size() == 2);
   }
+}
+
+TEST_CASE("the hang watch reads a held ledger now as a save does: checked records, none of a tracer ring",
+          "[service][ledger][hang_watch]") {
+  Result<HeldRing> ledger = HeldRing::Map(LedgerWith(3), LedgerRegistration(1));
+  REQUIRE(ledger.ok());
+  const std::optional<proto::LedgerSnapshot> snap = ledger->LedgerNow();
+  REQUIRE(snap);
+  CHECK(snap->header_valid);
+  REQUIRE(snap->records.size() == 3);
+  CHECK(snap->records.back().comm == "world");
+  CHECK(snap->records.back().comm_seq == 3);
+  // What the journal entry carries of it: one communicator, its last call #3.
+  const auto comms = proto::LatestPerName(proto::SummarizeLedger(*snap));
+  REQUIRE(comms.size() == 1);
+  CHECK(proto::CommunicatorJournalValue(comms[0], snap->completion_tracked()) ==
+        "rank=1 size=2 seq=3 op=1 count=64 dtype=0 reduce=0 peer=- completed=- tracked=0 cut=0 name=world");
+
+  // The process claims more calls than it wrote: the slots it never wrote are not calls.
+  UniqueFd claimed = LedgerWith(2);
+  const uint64_t huge = 1000;
+  REQUIRE(::pwrite(claimed.get(), &huge, sizeof huge, ATR_LEDGER_OFF_WRITE_INDEX) == static_cast<ssize_t>(sizeof huge));
+  Result<HeldRing> lying = HeldRing::Map(std::move(claimed), LedgerRegistration(2));
+  REQUIRE(lying.ok());
+  const auto lies = lying->LedgerNow();
+  REQUIRE(lies);
+  CHECK(lies->records.size() == 2);
+
+  proto::RingRegister tracer;
+  tracer.object_id = 3;
+  tracer.msg_num = 4;
+  tracer.msg_size = 64;
+  tracer.ring_bytes = static_cast<uint32_t>(ATR_RING_BYTES(4, 64));
+  tracer.name = "a";
+  Result<HeldRing> ring = HeldRing::Map(RingWith({"a record"}), tracer);
+  REQUIRE(ring.ok());
+  CHECK_FALSE(ring->LedgerNow());
 }

@@ -99,6 +99,16 @@ class ServiceFixture {
     return id;
   }
 
+  // A client whose HELLO asked for `features` (and was granted all of them).
+  TraceService::ClientId ClientWith(int32_t pid, uint32_t uid, uint64_t features) {
+    auto id = service->Connect({pid, uid, uid});
+    proto::Hello h;
+    h.features = features;
+    REQUIRE(Call(id, ATR_OP_HELLO, Payload(h)).status == 0);
+    CHECK((service->features(id) & features) == features);
+    return id;
+  }
+
   // A whole event with one empty file in it (an event with no file leaves no directory):
   // begun, the file opened and closed, ended. Returns the event's directory.
   std::string Event(TraceService::ClientId id, uint32_t event_id) {

@@ -289,3 +289,41 @@ TEST_CASE("a dump's record says whose it is, survives a replay, and a bad one is
     CHECK(planted.live[2].dump == DumpKind::kNone);
   }
 }
+
+TEST_CASE("an export's record releases a dump from dump-keep, survives a replay and a rewrite, and a bad one is rejected",
+          "[order_log][dump_keep]") {
+  std::string text(kOrderLogHeader);
+  OrderEntry hang = Entry(1);
+  hang.dump = DumpKind::kHang;
+  OrderEntry plain = Entry(2, AgeClass::kHost, "schedule_event_2_20260101000000000002");
+  AppendCreated(hang, text);
+  AppendCreated(plain, text);
+  AppendExported(1, text);
+  CHECK(text.find("x 1\n") != std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  REQUIRE(r.live.size() == 2);
+  CHECK(r.live[0].exported);
+  CHECK_FALSE(r.live[1].exported);
+  // The start-up rewrite writes it back after its 'o', so it is read the same again.
+  std::string rewritten(kOrderLogHeader);
+  for (const OrderEntry& e : r.live) AppendCreated(e, rewritten);
+  CHECK(rewritten.find("o 1 hang\nx 1\n") != std::string::npos);
+  auto again = ReplayOrderLog(rewritten);
+  CHECK(again.rejected == 0);
+  CHECK(again.live == r.live);
+  // A log from before it: the dump is still kept (not exported).
+  std::string older(kOrderLogHeader);
+  AppendCreated(hang, older);
+  REQUIRE(ReplayOrderLog(older).live.size() == 1);
+  CHECK_FALSE(ReplayOrderLog(older).live[0].exported);
+  // Planted: of a directory that is no dump, of none, twice, malformed.
+  for (const std::string bad : {"x 2\n", "x 9\n", "x 1\n", "x\n", "x one\n", "x 1 2\n"}) {
+    CAPTURE(bad);
+    auto planted = ReplayOrderLog(text + bad);
+    CHECK(planted.rejected == 1);
+    REQUIRE(planted.live.size() == 2);
+    CHECK(planted.live[0].exported);
+    CHECK_FALSE(planted.live[1].exported);
+  }
+}

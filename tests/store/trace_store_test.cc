@@ -188,6 +188,58 @@ TEST_CASE("dump-keep: twelve dumps survive record-num 10 until the span runs out
   CHECK(f.store_->counters().kept_dumps_aged == 0);  // the count took them, after the span
 }
 
+TEST_CASE("dump-keep: an exported dump ages by the count at once and after a restart, an unexported one stays kept",
+          "[store][dump_keep]") {
+  StoreFixture f(2);
+  f.store_->SetDumpKeep(std::chrono::hours(24));
+  f.next_dump = DumpKind::kHang;
+  std::vector<uint64_t> dumps;
+  for (int i = 0; i < 5; ++i) dumps.push_back(f.Begin(EventKind::kSchedule, Side::kHost, 200 + i, true));
+  CHECK(f.store_->count(AgeClass::kHost) == 5);
+  CHECK(f.store_->KeptDumps() == 5);
+  const std::string first = f.paths_[dumps[0]], second = f.paths_[dumps[1]], last = f.paths_[dumps[4]];
+  // A uid the asker may not read is skipped, as are a path of nothing and a repeat.
+  const std::vector<std::string> others = {first};
+  auto refused = f.store_->MarkExported(others, [](uint32_t) { return false; });
+  REQUIRE(refused.ok());
+  CHECK(*refused == 0);
+  CHECK(f.OnDisk(dumps[0]));
+  const std::vector<std::string> exported = {first, second, second, "trace_1_1_20260101000000000000/none"};
+  auto released = f.store_->MarkExported(exported, [](uint32_t uid) { return uid == 1000; });
+  REQUIRE(released.ok());
+  CHECK(*released == 2);
+  CHECK(f.store_->counters().dumps_exported == 2);
+  // The count applies to the two released at once; the three kept stay over record-num 2.
+  CHECK_FALSE(f.OnDisk(dumps[0]));
+  CHECK_FALSE(f.OnDisk(dumps[1]));
+  CHECK(f.store_->count(AgeClass::kHost) == 3);
+  CHECK(f.store_->KeptDumps() == 3);
+  // Released again: nothing left of them to release.
+  CHECK(*f.store_->MarkExported(exported, [](uint32_t) { return true; }) == 0);
+  CHECK(f.OnDisk(dumps[4]));
+}
+
+TEST_CASE("dump-keep: an export's release survives a restart", "[store][dump_keep]") {
+  StoreFixture f(3);
+  f.store_->SetDumpKeep(std::chrono::hours(24));
+  f.next_dump = DumpKind::kOperator;
+  std::vector<uint64_t> dumps;
+  for (int i = 0; i < 3; ++i) dumps.push_back(f.Begin(EventKind::kSchedule, Side::kHost, 200 + i));
+  const std::vector<std::string> exported = {f.paths_[dumps[1]]};
+  REQUIRE(*f.store_->MarkExported(exported, [](uint32_t) { return true; }) == 1);
+  CHECK(f.OnDisk(dumps[1]));  // within record-num: nothing to age yet
+  CHECK(f.store_->KeptDumps() == 2);
+  f.Restart(3);
+  f.store_->SetDumpKeep(std::chrono::hours(24));
+  CHECK(f.store_->KeptDumps() == 2);
+  // One more dump: the count takes the exported one, not the older kept one.
+  f.Begin(EventKind::kSchedule, Side::kHost, 300);
+  CHECK(f.store_->count(AgeClass::kHost) == 3);
+  CHECK(f.OnDisk(dumps[0]));
+  CHECK_FALSE(f.OnDisk(dumps[1]));
+  CHECK(f.OnDisk(dumps[2]));
+}
+
 TEST_CASE("dump-keep 0 spares nothing, and the byte budget may age a kept dump, logged and counted",
           "[store][dump_keep]") {
   SECTION("dump-keep 0") {

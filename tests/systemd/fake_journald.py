@@ -3,7 +3,9 @@
 (in a private mount namespace, where /run/systemd is a tmpfs of the test's own), takes the
 datagrams sd_journal_sendv sends (KEY=value lines, or KEY, a little-endian u64 length and the
 bytes), and writes them in the Journal Export Format with the trusted fields journald adds
-(__REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP, _BOOT_ID, _HOSTNAME), until the stop file appears.
+(__REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP, _BOOT_ID, _HOSTNAME, and from the sender's
+credentials as the kernel passes them, SCM_CREDENTIALS, _PID, _UID, _GID and _COMM), until the
+stop file appears. Fields a sender names with a leading '_' are dropped, as journald drops them.
 
 usage: fake_journald.py SOCKET OUT.export HOSTNAME STOPFILE READYFILE
 """
@@ -17,6 +19,7 @@ import uuid
 sock_path, out_path, hostname, stop_path, ready_path = sys.argv[1:6]
 boot_id = uuid.uuid4().hex
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 s.bind(sock_path)
 s.settimeout(0.2)
 open(ready_path, "w").close()
@@ -44,14 +47,24 @@ def fields(data):
 with open(out_path, "wb") as out:
     while not os.path.exists(stop_path):
         try:
-            data = s.recv(1 << 20)
+            data, ancillary, _, _ = s.recvmsg(1 << 20, socket.CMSG_SPACE(12))
         except socket.timeout:
             continue
+        trusted = []
+        for level, kind, cred in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(cred) >= 12:
+                pid, uid, gid = struct.unpack("<iII", cred[:12])
+                trusted += [b"_PID=%d" % pid, b"_UID=%d" % uid, b"_GID=%d" % gid]
+                try:
+                    with open("/proc/%d/comm" % pid, "rb") as f:
+                        trusted.append(b"_COMM=" + f.read().rstrip(b"\n"))
+                except OSError:
+                    pass
         now = time.time_ns() // 1000
         mono = time.monotonic_ns() // 1000
         entry = [b"__REALTIME_TIMESTAMP=%d" % now, b"__MONOTONIC_TIMESTAMP=%d" % mono,
                  b"_BOOT_ID=" + boot_id.encode(), b"_HOSTNAME=" + hostname.encode()]
-        entry += fields(data)
+        entry += trusted + [f for f in fields(data) if not f.startswith(b"_")]
         # Export format: a field with a newline in it would need the binary form; ours have none.
         out.write(b"\n".join(f for f in entry if b"\n" not in f) + b"\n\n")
         out.flush()

@@ -175,6 +175,44 @@ TEST_CASE("journal fields of a hang: state, stall, frames and last records, esca
   CHECK(g[1].find("(dumped with its job: pid 78 stalled); not dumped: pid 77 let go") != std::string::npos);
 }
 
+TEST_CASE("journal fields of a hang carry each communicator's last calls, escaped and at most 16",
+          "[systemd][journal][hang][hccl]") {
+  ProcessEvent e;
+  e.kind = ProcessEvent::Kind::kHang;
+  e.pid = 77;
+  e.labels = {"J1", "5", "8"};
+  e.state = "blocked";
+  e.dir = "/r/d";
+  e.completion_tracked = true;
+  for (int i = 0; i < 20; ++i) {
+    proto::CommunicatorSummary c;
+    c.name = i == 0 ? std::string("world\n_UID=0 \x1b") : "c" + std::to_string(i);
+    c.rank_known = true;
+    c.rank = 5;
+    c.size = 8;
+    c.last_entered.comm_seq = 1041 + static_cast<uint64_t>(i);
+    c.last_entered.op = ATR_LEDGER_OP_ALL_REDUCE;
+    c.last_entered.count = 4096;
+    c.last_entered.data_type = 3;
+    c.last_completed = 1040;
+    e.communicators.push_back(c);
+  }
+  const auto f = JournalFields(e);
+  std::vector<std::string> comms;
+  for (const auto& x : f) {
+    CAPTURE(x);
+    CHECK(x.find_first_of("\n\x1b") == std::string::npos);
+    if (x.rfind("ATRACE_COLL_", 0) == 0) comms.push_back(x);
+  }
+  REQUIRE(comms.size() == proto::kMaxJournalCommunicators);
+  CHECK(comms[0] == "ATRACE_COLL_0=rank=5 size=8 seq=1041 op=1 count=4096 dtype=3 reduce=0 peer=- completed=1040 tracked=1 cut=0 "
+                    "name=world\\x0a_UID=0\\x20\\x1b");
+  CHECK(comms[15].rfind("ATRACE_COLL_15=rank=5 size=8 seq=1056 ", 0) == 0);
+  // A process without a ledger: no such field.
+  e.communicators.clear();
+  for (const auto& x : JournalFields(e)) CHECK(x.rfind("ATRACE_COLL_", 0) != 0);
+}
+
 TEST_CASE("JOURNAL_STREAM must name exactly the file open on the descriptor", "[systemd][journal]") {
   TempDir tmp;
   WriteFile(tmp / "a", "");

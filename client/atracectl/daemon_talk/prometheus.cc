@@ -51,6 +51,13 @@ std::string PrometheusText(const atrace_status& s, const std::vector<atrace::Sha
     e.Gauge("atraced_incomplete_dirs", "Event directories holding a save that was cut short (a crash or a stop).",
             s.incomplete_dirs);
   }
+  if (s.dumps_known) {
+    e.Gauge("atraced_dumps_kept", "Dump directories dump-keep spares from record-num aging now (not exported yet).",
+            s.dumps_kept);
+    e.Counter("atraced_dumps_aged_early_total",
+              "Dump directories the byte budget or keep-free aged before dump-keep ran out or they were exported.",
+              s.dumps_aged_early);
+  }
   if (s.retention_known) {
     e.Family("atraced_used_bytes", "gauge", "Bytes (allocated) held by the counted event directories, by class.",
              ByClass(s.used_host, s.used_device, s.used_exit));

@@ -70,34 +70,6 @@ std::string LedgerText(const proto::LedgerSnapshot& snap) {
   return out;
 }
 
-std::vector<CommunicatorSummary> SummarizeLedger(const proto::LedgerSnapshot& snap, size_t* more) {
-  std::vector<CommunicatorSummary> out;
-  size_t dropped = 0;
-  for (const proto::LedgerRecord& r : snap.records) {
-    CommunicatorSummary* s = nullptr;
-    for (auto& c : out) {
-      if (c.name == r.comm && c.rank_known == r.rank_known && c.rank == r.rank && c.size == r.size) s = &c;
-    }
-    if (s == nullptr) {
-      if (out.size() == kMaxCommunicators) {
-        ++dropped;
-        continue;
-      }
-      s = &out.emplace_back();
-      s->name = r.comm;
-      s->rank_known = r.rank_known;
-      s->rank = r.rank;
-      s->size = r.size;
-      s->last_entered = r;
-    }
-    ++s->calls;
-    if (r.comm_seq >= s->last_entered.comm_seq) s->last_entered = r;
-    if (r.completion_ns && (!s->last_completed || r.comm_seq > *s->last_completed)) s->last_completed = r.comm_seq;
-  }
-  if (more != nullptr) *more = dropped;
-  return out;
-}
-
 std::string LedgerSummaryText(const proto::LedgerSnapshot& snap, const std::string& indent) {
   if (!snap.header_valid) {
     return indent + "unreadable: " + TerminalLine(snap.problems.empty() ? "" : snap.problems.front()) + "\n";

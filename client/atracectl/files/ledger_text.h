@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "atraced/proto/ledger_reader.h"
+#include "atraced/proto/ledger_summary.h"
 
 namespace atracectl {
 
@@ -20,20 +21,10 @@ std::string LedgerText(const atraced::proto::LedgerSnapshot& snap);
 // One call, as a line shows it: "#1042 AllReduce 4096 fp16 sum" (root or peer when it has one).
 std::string DescribeCall(const atraced::proto::LedgerRecord& r);
 
-struct CommunicatorSummary {
-  std::string name;  // raw: escape to show
-  bool rank_known = false;
-  uint32_t rank = 0;
-  uint32_t size = 0;
-  uint64_t calls = 0;                            // records of it in the ledger
-  atraced::proto::LedgerRecord last_entered;     // the highest comm_seq
-  std::optional<uint64_t> last_completed;        // the highest comm_seq whose completion is known
-};
-// Per communicator (by name, rank and size), in order of first appearance; at most
-// kMaxCommunicators (a hostile ledger may name a thousand), `*more` counting the records of
-// the communicators left out.
-std::vector<CommunicatorSummary> SummarizeLedger(const atraced::proto::LedgerSnapshot& snap, size_t* more = nullptr);
-inline constexpr size_t kMaxCommunicators = 64;
+// Per communicator: proto/ledger_summary.h, shared with the daemon's hang journal entry.
+using atraced::proto::CommunicatorSummary;
+using atraced::proto::kMaxCommunicators;
+using atraced::proto::SummarizeLedger;
 
 // One line per communicator, each starting with `indent`: its name, this rank, the last call
 // entered and the last completed ("comm hccl_world_group rank 5/8: entered #1042 AllReduce

@@ -62,6 +62,14 @@ std::string JsonOrNull(const std::string& s) { return s.empty() ? "null" : JsonS
 
 }  // namespace
 
+StackClassOf StackClassIndex(const FleetReport& r) {
+  StackClassOf of;
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    for (int64_t rank : r.classes[i].ranks) of[rank] = i;
+  }
+  return of;
+}
+
 std::string ElementCount(uint64_t count) {
   static const char* const kUnits[] = {"Ki", "Mi", "Gi", "Ti"};
   if (count < 1024 || count % 1024 != 0) return std::to_string(count);

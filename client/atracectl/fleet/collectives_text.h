@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "fleet/collectives.h"
+#include "fleet/fleet_report.h"
 
 namespace atracectl {
 
 // Job rank -> the index (0..) of its stack class in hang's report, where it has stacks:
 // each class line names the stack classes of its ranks ("stack S1" is index 0).
 using StackClassOf = std::map<int64_t, size_t>;
+// That map of hang's report (`r.classes`, in its order).
+StackClassOf StackClassIndex(const FleetReport& r);
 
 // "4 Mi", "1536", "3 Ki": an element count as a person reads it.
 std::string ElementCount(uint64_t count);

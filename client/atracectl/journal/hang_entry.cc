@@ -69,9 +69,12 @@ ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t rea
   };
   std::map<size_t, std::string> frames;
   std::map<size_t, std::pair<std::string, std::string>> records;
+  std::map<size_t, std::string_view> comms;
   for (const JournalField& f : fields) {
     if (auto n = Numbered(f.name, kFramePrefix, kMaxFrames)) {
       frames.emplace(*n, Cut(f.value));
+    } else if (auto k = Numbered(f.name, kCommunicatorPrefix, atraced::proto::kMaxJournalCommunicators)) {
+      comms.emplace(*k, f.value);
     } else if (auto r = Numbered(f.name, kLastRecordPrefix, kMaxLastRecords)) {
       const std::string_view v = f.value.substr(0, kMaxValue);
       const size_t colon = v.find(": ");
@@ -83,6 +86,11 @@ ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t rea
   }
   for (auto& [n, line] : frames) e.frames.push_back(std::move(line));
   for (auto& [n, rec] : records) e.last_records.push_back(std::move(rec));
+  for (const auto& [n, value] : comms) {
+    auto comm = atraced::proto::ParseCommunicatorJournalValue(value);
+    if (!comm) return fail(std::string(kCommunicatorPrefix) + std::to_string(n), "not a communicator's last calls");
+    e.comms.push_back(std::move(*comm));
+  }
 
   const auto job = Once(fields, kJob);
   if (!job || job->empty() || !CheckLabel(LabelKind::kJob, *job).empty()) return fail(kJob, "absent or not a job label");
@@ -111,6 +119,7 @@ ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t rea
   } else {
     e.frames.clear();
     e.last_records.clear();
+    e.comms.clear();
   }
   out.kind = e.hang ? EntryKind::kHang : EntryKind::kStart;
   return out;

@@ -8,7 +8,9 @@
 // atraced.service or _COMM=atraced, each given once. An ATRACE_EVENT=hang or start without
 // that is kForged: counted by the caller, nothing of it kept or shown.
 // Every value is checked (labels by the daemon's own rule, proto::CheckLabel; numbers in
-// range) and cut at kMaxValue; numbered fields past kMaxFrames / kMaxLastRecords are ignored.
+// range) and cut at kMaxValue; numbered fields past kMaxFrames / kMaxLastRecords /
+// kMaxJournalCommunicators are ignored. A communicator (ATRACE_COLL_<n>) not in the form
+// atraced writes makes the entry kMalformed.
 // The text kept is not escaped here: printers escape it (escape.h).
 #pragma once
 
@@ -18,6 +20,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "atraced/proto/ledger_summary.h"
 
 namespace atracectl::journal {
 
@@ -33,6 +37,7 @@ struct HangEntry {
   int32_t pid = 0, stalled_pid = 0;
   std::vector<std::string> frames;  // the main thread's backtrace lines, innermost first
   std::vector<std::pair<std::string, std::string>> last_records;  // tracer, record
+  std::vector<atraced::proto::CommunicatorJournal> comms;          // its ledger's, by field number
   uint64_t realtime_us = 0;  // when journald received it
 };
 

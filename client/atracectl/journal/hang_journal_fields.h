@@ -29,6 +29,9 @@ inline constexpr std::string_view kRefused = "ATRACE_REFUSED";      // why it wa
 inline constexpr std::string_view kFramePrefix = "ATRACE_FRAME_";
 // ATRACE_LAST_RECORD_0.. : "TRACER: RECORD", each tracer's newest record.
 inline constexpr std::string_view kLastRecordPrefix = "ATRACE_LAST_RECORD_";
+// ATRACE_COLL_0.. : each communicator of the process's collective ledger, its last call
+// entered and last completed (proto::CommunicatorJournalValue, atraced/proto/ledger_summary.h).
+inline constexpr std::string_view kCommunicatorPrefix = "ATRACE_COLL_";
 
 // Trusted fields: journald sets them from the sender's credentials (a process cannot), and
 // systemd-journal-remote keeps them as the sending host's journald wrote them.
@@ -40,8 +43,9 @@ inline constexpr std::string_view kDaemonUnit = "atraced.service";
 inline constexpr std::string_view kDaemonComm = "atraced";
 
 // What one entry may hold, as read (sd_journal_set_data_threshold and the parser): a field
-// value past kMaxValue bytes is cut there; at most kMaxFrames frames and kMaxLastRecords last
-// records are kept, the rest of the entry's numbered fields are ignored.
+// value past kMaxValue bytes is cut there; at most kMaxFrames frames, kMaxLastRecords last
+// records and proto::kMaxJournalCommunicators communicators are kept, the rest of the entry's
+// numbered fields are ignored.
 inline constexpr size_t kMaxValue = 1024;
 inline constexpr size_t kMaxFrames = 32;
 inline constexpr size_t kMaxLastRecords = 32;

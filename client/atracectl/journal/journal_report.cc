@@ -5,6 +5,8 @@
 
 #include "common/escape.h"
 #include "common/shell_words.h"
+#include "fleet/collectives_input.h"
+#include "fleet/collectives_text.h"
 #include "fleet/culprit.h"
 #include "fleet/fleet_groups.h"
 #include "fleet/hang_text.h"
@@ -20,7 +22,23 @@ struct JobView {
   std::vector<const HangEntry*> entry_of;         // parallel to claims
   std::vector<const HangEntry*> unranked;
   FleetReport report{kDefaultMaxTreeNodes};
+  std::vector<RankLedger> ledgers;  // parallel to claims: the communicators its entry carries
+  CollectivesReport collectives;
 };
+
+// What a hang entry says of the rank's collective ledger, as a bundle's ledger would (the
+// daemon read it from the ledger it holds, as atraced's uid; the process is the entry's uid).
+RankLedger LedgerOf(const RankClaim& c, const HangEntry& e) {
+  RankLedger l;
+  l.rank = c.rank;
+  l.host = c.host;
+  l.pid = c.pid;
+  l.uid = e.uid;
+  l.evidence_uid = e.uid;
+  l.ledger = e.comms.empty() ? RankLedger::Ledger::kNone : RankLedger::Ledger::kRead;
+  for (const atraced::proto::CommunicatorJournal& j : e.comms) l.comms.push_back(CommLedgerOf(j.summary, j.completion_tracked));
+  return l;
+}
 
 void Build(const JobEntries& entries, JobView* v) {
   for (const auto& [key, e] : entries.hangs) {
@@ -45,10 +63,12 @@ void Build(const JobEntries& entries, JobView* v) {
     }
     if (!main.frames.empty()) c.stacks.push_back(std::move(main));
     for (const auto& [tracer, text] : e.last_records) c.last[tracer] = {INT64_MIN, text};
+    v->ledgers.push_back(LedgerOf(c, e));
     v->claims.push_back(std::move(c));
     v->entry_of.push_back(&e);
   }
   Classify(v->claims, v->unranked.size(), &v->report);
+  v->collectives = AnalyzeCollectives(v->ledgers, v->report.world_size);
 }
 
 size_t IndexOf(const JobView& v, const RankClaim* c) { return static_cast<size_t>(c - v.claims.data()); }
@@ -146,6 +166,8 @@ std::string JobReportText(const std::string& job, const JobEntries& entries, con
   const std::vector<std::string> hosts = JobHosts(entries, &unsafe);
   std::string o = "Job " + TerminalLine(job) + ": hang entries of " + std::to_string(entries.hangs.size()) +
                   " process(es) on " + std::to_string(hosts.size() + unsafe) + " host(s), from the journal\n";
+  const std::string collectives = CollectivesText(v.collectives, StackClassIndex(r));
+  if (!collectives.empty()) o += collectives + "\n";
   o += SeenText(r, "with no hang entry in the journal (a host whose journal does not reach this collector, a rank "
                    "that ended, or one that atraced has not judged stalled yet).");
   const std::vector<const HangEntry*> started = StartedOnly(entries, v);
@@ -192,7 +214,9 @@ std::string JobReportJson(const std::string& job, const JobEntries& entries, con
   const FleetReport& r = v.report;
   size_t unsafe = 0;
   const std::vector<std::string> hosts = JobHosts(entries, &unsafe);
-  std::string o = "{\"job\":" + JsonString(job) + "," + SharedJson(r) + ",\"culprits\":[";
+  std::string o = "{\"job\":" + JsonString(job) + "," + SharedJson(r) +
+                  ",\"communicators\":" + CommunicatorsJson(v.collectives, StackClassIndex(r)) + "," +
+                  CollectivesJsonMembers(v.collectives) + ",\"culprits\":[";
   bool first = true;
   for (const CulpritPlace& c : PlaceCulprits(r)) {
     const HangEntry& e = *v.entry_of[IndexOf(v, c.claim)];

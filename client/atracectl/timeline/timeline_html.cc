@@ -80,8 +80,9 @@ void WriteTimelinePage(const Timeline& timeline, const std::string& host,
   first = true;
   for (size_t i = 0; i < timeline.events.size(); ++i) {
     if (timeline.events[i].mark == Mark::kRecord) continue;
-    json += std::string(first ? "" : ",") + "[" + std::to_string(i) + "," +
-            std::to_string(static_cast<int>(timeline.events[i].mark)) + "]";
+    const TimelineEvent& ev = timeline.events[i];
+    json += std::string(first ? "" : ",") + "[" + std::to_string(i) + "," + std::to_string(static_cast<int>(ev.mark)) +
+            (ev.mark == Mark::kCollective ? "," + std::to_string(ev.dur) : std::string()) + "]";
     first = false;
   }
   json += "],\"strings\":[";

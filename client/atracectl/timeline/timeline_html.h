@@ -7,7 +7,8 @@
 //   - a ruler labelled at every zoom from days to microseconds, in the local time the records
 //     were stamped in, and an overview strip of the whole span that shows where the view is;
 //   - a crash, a death (SIGKILL, the OOM killer, an end without GOODBYE), a stack dump, an
-//     exit and a record are drawn as different shapes, with a legend;
+//     exit and a record are drawn as different shapes, with a legend; a collective call
+//     (collective_spans.h) as a bracket at its enqueue, and a bar to its completion when known;
 //   - a click shows the record (for a crash or a death, its report); the search box
 //     highlights the records whose text holds what is typed, counts them, hides the tracks
 //     without one, and Enter steps through them;

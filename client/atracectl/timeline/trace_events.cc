@@ -8,9 +8,11 @@
 #include <tuple>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ledger_reader.h"
 #include "files/dir_files.h"
 #include "files/dir_origin.h"
 #include "common/format.h"
+#include "timeline/collective_spans.h"
 
 namespace atracectl {
 namespace {
@@ -90,9 +92,11 @@ std::string ChromeThreadName(int64_t pid, int tid, std::string_view name) {
 }
 
 std::string ChromeEvent(const TimelineEvent& ev) {
-  return "{\"name\":" + JsonString(ev.name) + ",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + std::to_string(ev.ts) +
-         ",\"pid\":" + std::to_string(ev.pid) + ",\"tid\":" + std::to_string(ev.tid) + ",\"args\":{\"text\":" +
-         JsonString(ev.text) + "}}";
+  const bool span = ev.mark == Mark::kCollective && ev.dur >= 0;
+  return "{\"name\":" + JsonString(ev.name) +
+         (span ? ",\"ph\":\"X\",\"dur\":" + std::to_string(ev.dur) : std::string(",\"ph\":\"i\",\"s\":\"t\"")) +
+         ",\"ts\":" + std::to_string(ev.ts) + ",\"pid\":" + std::to_string(ev.pid) + ",\"tid\":" + std::to_string(ev.tid) +
+         ",\"args\":{\"text\":" + JsonString(ev.text) + (ev.args.empty() ? "" : ",") + std::string(ev.args) + "}}";
 }
 
 void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::string& trace_dir, TextBudget& budget,
@@ -131,6 +135,7 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
     *files_total += names.back().size();
   }
   size_t files_done = 0;
+  CollectiveCalls collectives;
   for (size_t i = 0; i < entries.size() && !budget.reached; ++i) {
     const auto& e = entries[i];
     const bool device = e.side == ATRACE_SIDE_DEVICE;
@@ -155,6 +160,19 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
       std::string bytes;
       bool more = false;
       const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+      if (name == atraced::proto::kLedgerFileName) {
+        ++budget.files_read;
+        if (const atraced::Status st = ReadWhole(path, atraced::proto::kMaxLedgerBytes, &bytes); !st.ok()) {
+          problems->push_back(path + ": " + st.message());
+          continue;
+        }
+        std::string why;
+        if (!collectives.Add(pid, static_cast<int64_t>(e.created_unix_us),
+                             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), &why)) {
+          problems->push_back(path + ": " + why);
+        }
+        continue;
+      }
       if (name.rfind("stackcore_tracer_", 0) == 0) {
         if (is_bin) continue;  // its .txt says it
         ++budget.files_read;
@@ -210,6 +228,13 @@ void ReadTimeline(const std::vector<atrace::ListEntry>& entries, const std::stri
       });
     }
   }
+  // The calls of each process's latest ledger, on its communicators' tracks.
+  collectives.ForEach([&](int64_t pid, const CollectiveCall& call) {
+    if (!budget.Take(call.track.size() + call.name.size() + call.text.size() + call.args.size())) return false;
+    const int tid = tid_of(pid, call.track);
+    return keep({call.ts, pid, tid, Mark::kCollective, 0, out->texts.emplace_back(call.name),
+                 out->texts.emplace_back(call.text), call.dur, out->texts.emplace_back(call.args)});
+  });
   // By time, then by track and text, so that the same record kept twice sits beside itself;
   // of each run of the same record, those of its first directory are kept.
   auto key = [](const TimelineEvent& ev) { return std::tie(ev.ts, ev.pid, ev.tid, ev.mark, ev.text); };

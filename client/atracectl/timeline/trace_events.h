@@ -14,7 +14,10 @@
 //   - each object (file) is a thread track of its process, named by the object;
 //   - a crash, death or stack-dump report, and an exit directory, is one instant event at its
 //     directory's time on the process's "events" track, named by what it was ("crash", ...,
-//     dir_origin.h), with the report's first 16 KiB in args.
+//     dir_origin.h), with the report's first 16 KiB in args;
+//   - each call of a process's collective ledger is a span ("ph":"X") on its track "comm NAME",
+//     from enqueue to completion, or an instant when its completion is not known; seq, op,
+//     count, dtype and the rest in args (collective_spans.h).
 // One event per line, sorted by time, so the output streams and diffs well.
 // Every string from a file goes through escape.h's JsonString.
 #pragma once
@@ -33,16 +36,26 @@
 
 namespace atracectl {
 
-// How an event is drawn: a record, or what made its directory.
-enum class Mark : uint8_t { kRecord = 0, kCrash = 1, kDeath = 2, kDump = 3, kExit = 4 };
+// How an event is drawn: a record, what made its directory, or a collective call.
+enum class Mark : uint8_t { kRecord = 0, kCrash = 1, kDeath = 2, kDump = 3, kExit = 4, kCollective = 5 };
 
 struct TimelineEvent {
+  TimelineEvent() = default;
+  TimelineEvent(int64_t ts_us, int64_t process, int track, Mark m, uint32_t directory, std::string_view event_name,
+                std::string_view event_text, int64_t duration = -1, std::string_view event_args = {})
+      : ts(ts_us), pid(process), tid(track), mark(m), dir(directory), name(event_name), text(event_text),
+        dur(duration), args(event_args) {}
+
   int64_t ts = 0;   // microseconds since the epoch
   int64_t pid = 0;  // process track
   int tid = 0;      // thread track within it
   Mark mark = Mark::kRecord;
   uint32_t dir = 0;             // which of the directories read holds it
   std::string_view name, text;  // into Timeline::texts, or a constant
+  // kCollective (collective_spans.h): its duration in microseconds (-1: an instant, its
+  // completion not known) and its args' JSON members.
+  int64_t dur = -1;
+  std::string_view args;
 };
 
 struct TimelineProcess {

@@ -1,7 +1,9 @@
 // atracectl export [list's filters] --format chrome-json|html|tar [--output FILE]: the
 // selected event directories' records as one Trace Event Format document, which the Perfetto
 // UI and chrome://tracing open (trace_events.h), as one timeline page (timeline_html.h), or
-// as a bug-report bundle (bundle.h).
+// as a bug-report bundle (bundle.h). A bundle written and kept releases its dumps from the
+// daemon's dump-keep (DUMPS_EXPORTED): the evidence is gathered, so record-num may age them.
+// chrome-json and html are views of the records, not the evidence: they release nothing.
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +31,25 @@ namespace po = boost::program_options;
 
 namespace atracectl {
 namespace {
+
+// The bundle holds `exported`: the daemon's dump-keep spares their dumps no more. A daemon
+// that cannot say so leaves them kept for dump-keep, which is said, not failed: the bundle is
+// whole either way.
+void ReleaseDumps(atrace::Client& client, const std::vector<atrace::ListEntry>& exported) {
+  std::vector<std::string> dumps;
+  for (const auto& e : exported) {
+    if (e.flags & (ATRACE_LIST_DUMP | ATRACE_LIST_HANG)) dumps.push_back(e.path);
+  }
+  if (dumps.empty()) return;
+  uint32_t released = 0, skipped = 0;
+  if (auto ec = client.DumpsExported(dumps, &released, &skipped)) {
+    std::cerr << "atracectl: export: the daemon keeps the " << dumps.size()
+              << " dump(s) exported for its dump-keep span: " << TerminalLine(ec.message()) << "\n";
+    return;
+  }
+  std::cerr << "atracectl: export: " << released << " dump director" << (released == 1 ? "y" : "ies")
+            << " released from dump-keep: record-num may age them now\n";
+}
 
 // The page's top group: this host's name ("" when it has none).
 std::string HostName() {
@@ -101,7 +122,9 @@ int RunExport(const Globals& g, const Args& args) {
   }
   Readers::Of(std::string(status.root) + "/atrace").KeepReadable("export", &chosen);
   if (format == "tar") {
-    return WriteBundle(g, std::string(status.root) + "/atrace", chosen, max_size, *out);
+    const int written = WriteBundle(g, std::string(status.root) + "/atrace", chosen, max_size, *out);
+    if (written == kExitOk) ReleaseDumps(client, chosen);  // a failed bundle releases nothing
+    return written;
   }
   // The document is written as it is made, through a small buffer: what is held is the
   // events (bounded by the budget), never the document.

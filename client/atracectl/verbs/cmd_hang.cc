@@ -239,15 +239,6 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
   return out;
 }
 
-// Job rank -> the index of its stack class, for the collectives' class lines.
-StackClassOf StackClassIndex(const FleetReport& r) {
-  StackClassOf of;
-  for (size_t i = 0; i < r.classes.size(); ++i) {
-    for (int64_t rank : r.classes[i].ranks) of[rank] = i;
-  }
-  return of;
-}
-
 // {"host":[ranks],...}: per host, the ranks that stopped recording first by its own clock.
 std::string FirstStoppedJson(const FleetReport& r) {
   std::string o = "{";

@@ -5,6 +5,8 @@
 //     (numerically; processes without a rank after them) (fleet_groups.h);
 //   - a track per tracer object, per device ("device N: object") and the "events" track of
 //     its reports (crash, death, dump) and exits;
+//   - a track per communicator of its collective ledger ("comm NAME"), each call a span from
+//     enqueue to completion (collective_spans.h), as the latest save of the process has it;
 //   - a record kept in several directories of one process (a report, then a later dump) is
 //     drawn once: each save is placed in its ring's sequence of records (ring_windows.h),
 //     by text and order, not by time or directory order; a record repeated within one file
@@ -36,6 +38,8 @@
 #include "fleet/fleet_groups.h"
 #include "common/format.h"
 #include "common/output_file.h"
+#include "atraced/proto/ledger_reader.h"
+#include "timeline/collective_spans.h"
 #include "timeline/ring_windows.h"
 #include "common/text_budget.h"
 #include "timeline/timeline_html.h"
@@ -61,6 +65,14 @@ class Merger {
            "exit directory " + dir.path + " (the traces kept as the process exited)");
     }
     const bool is_bin = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+    if (name == atraced::proto::kLedgerFileName) {
+      std::string why;
+      if (!collectives_.Add(g.id, static_cast<int64_t>(dir.created_unix_us),
+                            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), &why)) {
+        problems.push_back(groups_.bundles()[b].path + ": " + dir.path + "/" + name + ": " + why);
+      }
+      return;
+    }
     if (name.rfind("stackcore_tracer_", 0) == 0) {
       if (is_bin) return;  // its .txt says it
       if (bytes.size() > kReportKept) bytes.resize(kReportKept);
@@ -113,6 +125,15 @@ class Merger {
     }
   }
 
+  // The collective calls of each group's latest ledger, once every bundle was read.
+  void DrawCollectives() {
+    collectives_.ForEach([this](int64_t group, const CollectiveCall& call) {
+      if (budget_ && budget_->reached) return false;
+      Emit(group, call.track, {call.ts, group, 0, Mark::kCollective, 0, call.name, "", call.dur, call.args}, call.text);
+      return true;
+    });
+  }
+
   // (group id, track) -> tid, 1.. per group in order of appearance.
   std::map<std::pair<int64_t, std::string>, int> tracks;
   std::vector<std::string> problems;
@@ -129,8 +150,11 @@ class Merger {
   }
 
   void Emit(const FleetGroup& g, const std::string& track, TimelineEvent ev, std::string text) {
-    auto [tit, added] = tracks.try_emplace({g.id, track}, 0);
-    if (added) tit->second = ++tids_[g.id];
+    Emit(g.id, track, ev, std::move(text));
+  }
+  void Emit(int64_t group, const std::string& track, TimelineEvent ev, std::string text) {
+    auto [tit, added] = tracks.try_emplace({group, track}, 0);
+    if (added) tit->second = ++tids_[group];
     ev.tid = tit->second;
     if (ev.name.empty()) ev.name = tit->first.second;
     ev.text = text;
@@ -144,6 +168,7 @@ class Merger {
   std::map<int64_t, int> tids_;
   RingWindows windows_;
   std::set<std::pair<size_t, std::string>> exits_;
+  CollectiveCalls collectives_;
 };
 
 // merge's command line, checked.
@@ -203,12 +228,13 @@ class Drawing {
       Put(ChromeEvent(ev));
       return;
     }
-    if (!budget_.Take(sizeof(TimelineEvent) + ev.text.size() + ev.name.size())) return;
+    if (!budget_.Take(sizeof(TimelineEvent) + ev.text.size() + ev.name.size() + ev.args.size())) return;
     const std::string& text = timeline_.texts.emplace_back(ev.text);
     const std::string& name = timeline_.texts.emplace_back(ev.name);
     TimelineEvent kept = ev;
     kept.text = text;
     kept.name = name;
+    if (!ev.args.empty()) kept.args = timeline_.texts.emplace_back(ev.args);
     timeline_.events.push_back(kept);
   }
 
@@ -280,6 +306,7 @@ bool ReadBundles(const MergeOptions& o, Merger& merger, const TextBudget& budget
     }
   }
   merger.FlagClocks();
+  merger.DrawCollectives();
   return ok;
 }
 

@@ -190,6 +190,14 @@ int RunStatus(const Globals& g, const Args& args) {
                 << ",\"keep_free\":" << s.refused_keep_free << ",\"rate_limit\":" << s.refused_rate_limit
                 << ",\"max_bytes_per_client\":" << s.refused_client_bytes << "}}";
     }
+    // What dump-keep spares now and what the byte limits took before an export; null from a
+    // daemon that does not say.
+    std::cout << ",\"dumps\":";
+    if (s.dumps_known) {
+      std::cout << "{\"kept\":" << s.dumps_kept << ",\"aged_early\":" << s.dumps_aged_early << "}";
+    } else {
+      std::cout << "null";
+    }
     if (!shares.empty()) std::cout << ",\"shares\":" << JsonShares(shares);
     std::cout << ",\"devices\":" << JsonDevices(devices) << ",\"incomplete_dirs\":"
               << (s.incomplete_known ? std::to_string(s.incomplete_dirs) : std::string("null")) << "}\n";
@@ -211,6 +219,11 @@ int RunStatus(const Globals& g, const Args& args) {
             << "requests refused:  " << s.requests_refused << "\n";
   // Saves a crash or a stop cut short (`list` marks them); unknown from an older daemon.
   if (s.incomplete_known) std::cout << "incomplete dirs:   " << s.incomplete_dirs << "\n";
+  // dump-keep: dumps spared from record-num until exported, and those the byte limits took first.
+  if (s.dumps_known) {
+    std::cout << "dumps kept:        " << s.dumps_kept << " (aged early by the byte limits: " << s.dumps_aged_early
+              << ")\n";
+  }
   if (s.retention_known) {
     std::cout << "max-use:           " << s.max_use << " (" << HumanBytes(s.max_use) << "), "
               << s.used_host + s.used_device + s.used_exit << " used\n"

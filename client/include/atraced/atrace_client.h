@@ -129,6 +129,11 @@ typedef struct atrace_status {
   uint32_t incomplete_known;  /* 1 if the daemon sent incomplete_dirs */
   uint32_t reserved2;
   uint64_t incomplete_dirs;   /* directories holding a save that was cut short (ATRACE_LIST_INCOMPLETE) */
+  /* Appended after incomplete_dirs (atrace_client_status_ex only). */
+  uint32_t dumps_known;       /* 1 if the daemon sent the two below */
+  uint32_t reserved3;
+  uint64_t dumps_kept;        /* dump directories dump-keep spares from record-num aging now */
+  uint64_t dumps_aged_early;  /* dumps the byte budget or keep-free aged before dump-keep ran out */
 } atrace_status;
 
 typedef struct atrace_list_entry {
@@ -346,6 +351,13 @@ ATRACE_EXPORT int atrace_client_vacuum_by(atrace_client *client, const atrace_va
  * that does not know it. */
 ATRACE_EXPORT int atrace_client_dump_processes(atrace_client *client, const atrace_dump_spec *spec,
                                                atrace_dump_fn fn, void *user, uint32_t *omitted);
+/* Says that a bundle now holds the dump directories `paths` (count of them, relative to
+ * <root>/atrace as atrace_client_list gives them): the daemon's dump-keep spares them no more,
+ * and record-num ages them as any other. Paths of no dump, released already, or another
+ * user's that this one may not read are skipped. released / skipped (may be NULL): how many.
+ * -ENOTSUP from a daemon that does not know it (the dumps stay kept for dump-keep). */
+ATRACE_EXPORT int atrace_client_dumps_exported(atrace_client *client, const char *const *paths, size_t count,
+                                               uint32_t *released, uint32_t *skipped);
 
 #ifdef __cplusplus
 }

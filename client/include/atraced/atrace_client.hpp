@@ -266,6 +266,14 @@ class Client {
         entries, omitted));
   }
 
+  // A bundle holds these dump directories (atrace_client_dumps_exported).
+  std::error_code DumpsExported(const std::vector<std::string>& paths, uint32_t* released, uint32_t* skipped) {
+    std::vector<const char*> c_paths;
+    c_paths.reserve(paths.size());
+    for (const std::string& p : paths) c_paths.push_back(p.c_str());
+    return MakeError(atrace_client_dumps_exported(c_.get(), c_paths.data(), c_paths.size(), released, skipped));
+  }
+
   atrace_client_stats Stats() const {
     atrace_client_stats s{};
     atrace_client_get_stats(c_.get(), &s);

@@ -83,6 +83,11 @@ std::vector<std::string> JournalFields(const ProcessEvent& e) {
     fields.push_back("ATRACE_LAST_RECORD_" + std::to_string(i) + "=" +
                      Escaped(e.last_records[i].first + ": " + e.last_records[i].second));
   }
+  // Printable ASCII already, bounded by proto::kCommJournalValueMax (ledger_summary.h).
+  for (size_t i = 0; i < e.communicators.size() && i < proto::kMaxJournalCommunicators; ++i) {
+    fields.push_back("ATRACE_COLL_" + std::to_string(i) + "=" +
+                     proto::CommunicatorJournalValue(e.communicators[i], e.completion_tracked));
+  }
   return fields;
 }
 

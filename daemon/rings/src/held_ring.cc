@@ -43,6 +43,12 @@ struct RingMapping {
     return head.header_valid;
   }
 
+  // A ledger's records now: copied into `copy` (what a save writes) and checked.
+  proto::LedgerSnapshot ReadLedgerNow(std::vector<uint8_t>& copy) const {
+    proto::CopyLedgerUsed(map, size, &copy);
+    return proto::ReadLedger(std::span<const uint8_t>(copy), reg.msg_num);
+  }
+
   const proto::RingRegister reg;
   const void* const map;
   const size_t size;
@@ -173,16 +179,21 @@ std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
 }
 
 std::string RingSavePlan::FormatLedger(std::vector<uint8_t>& copy, std::vector<std::string>* problems) const {
-  proto::CopyLedgerUsed(ring_->map, ring_->size, &copy);
   // Checked, so that the log says what is wrong with it and an empty or broken one makes no
   // file; written as copied: its readers check every record again (ledger_reader.h).
-  proto::LedgerSnapshot snap = proto::ReadLedger(std::span<const uint8_t>(copy), ring_->reg.msg_num);
+  proto::LedgerSnapshot snap = ring_->ReadLedgerNow(copy);
   if (problems) problems->insert(problems->end(), snap.problems.begin(), snap.problems.end());
   if (!snap.header_valid || snap.records.empty()) return {};
   return std::string(copy.begin(), copy.end());
 }
 
 bool HeldRing::ledger() const { return ring_->ledger(); }
+
+std::optional<proto::LedgerSnapshot> HeldRing::LedgerNow() const {
+  if (!ring_->ledger()) return std::nullopt;
+  std::vector<uint8_t> copy;
+  return ring_->ReadLedgerNow(copy);
+}
 
 std::optional<HeldRing::File> HeldRing::Save(std::vector<std::string>* problems) const {
   std::optional<RingSavePlan> plan = PlanSave(problems);

@@ -61,6 +61,8 @@ struct Client {
   // Reads every user's traces, so LIST and a VACUUM_BY dry run show it everyone's: root, the
   // daemon's uid and the reader group (by its gid or a supplementary group at connect time).
   bool reads_all = false;
+  // Whether LIST shows it a directory made for `uid`, and DUMPS_EXPORTED lets it release one.
+  bool Reads(uint32_t uid) const { return reads_all || uid == peer.uid; }
   std::unordered_map<uint32_t, uint64_t> events;  // client event id -> store sequence
   std::unordered_map<uint32_t, OpenFile> files;   // client file id -> open file
   std::map<uint32_t, ClientRing> rings;            // object id -> ring, live or released

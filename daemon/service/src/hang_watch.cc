@@ -15,6 +15,19 @@ constexpr size_t kMaxFrames = 8;         // the main thread's top frames in a jo
 constexpr size_t kMaxTracers = 16;       // tracers whose last record an entry carries
 constexpr size_t kMaxRecordBytes = 160;  // of each last record
 
+// Where the process is in its collectives, from the ledger it holds (the process wrote it:
+// ReadLedger checks every byte, and only bounded, escaped values reach the journal).
+void AddCommunicators(const Client& c, ProcessEvent& e) {
+  for (const auto& [object, held] : c.rings) {
+    std::optional<proto::LedgerSnapshot> snap = held.ring.LedgerNow();
+    if (!snap || !snap->header_valid) continue;
+    e.communicators = proto::LatestPerName(proto::SummarizeLedger(*snap));
+    if (e.communicators.size() > proto::kMaxJournalCommunicators) e.communicators.resize(proto::kMaxJournalCommunicators);
+    e.completion_tracked = snap->completion_tracked();
+    return;  // a process holds one ledger
+  }
+}
+
 int64_t Seconds(std::chrono::milliseconds d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
 
 std::string StallNote(const ProcessEvent& e) {
@@ -123,6 +136,7 @@ void HangWatch::Capture(const std::vector<ProgressWatch::Stall>& stalls, std::ch
         if (e.last_records.size() >= kMaxTracers) break;
         if (auto last = held.ring.LastRecord(kMaxRecordBytes)) e.last_records.emplace_back(held.ring.name(), last->bytes);
       }
+      AddCommunicators(c, e);
       watch_.Captured(key);  // judged again only once its rings move
       targets.push_back({id, own != stalled.end() ? "pid " + std::to_string(e.pid) + " stalled: " + StallNote(e)
                                                   : "dumped with job " + job + ", whose pid " +

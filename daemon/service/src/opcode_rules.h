@@ -29,6 +29,7 @@ inline constexpr FeatureRule kFeatureRules[] = {
     {ATR_FEATURE_LABELS, "ATR_FEATURE_LABELS", 0},
     {ATR_FEATURE_HANG_TIMEOUT, "ATR_FEATURE_HANG_TIMEOUT", ATR_FEATURE_LABELS},
     {ATR_FEATURE_LEDGER, "ATR_FEATURE_LEDGER", ATR_FEATURE_MEMFD},
+    {ATR_FEATURE_DUMPS_EXPORTED, "ATR_FEATURE_DUMPS_EXPORTED", 0},
 };
 
 inline constexpr uint64_t kSupportedFeatures = [] {
@@ -76,6 +77,7 @@ inline constexpr OpcodeRule kOpcodeRules[] = {
     {ATR_OP_DEVICE_STATS, ATR_FEATURE_DEVICE_STATS, false},
     {ATR_OP_PROCESS_DUMP, ATR_FEATURE_PROCESS_DUMP, false},
     {ATR_OP_LABELS, ATR_FEATURE_LABELS, false},
+    {ATR_OP_DUMPS_EXPORTED, ATR_FEATURE_DUMPS_EXPORTED, false},
 };
 
 // The rule of `opcode`; nullptr for an opcode of no operation (the dispatcher's ENOSYS).

@@ -81,6 +81,9 @@ Status Queries::OnStatus(std::span<const uint8_t> payload, std::vector<uint8_t>&
   }
   r.incomplete_sent = true;
   r.incomplete_dirs = store_.IncompleteDirs();
+  r.dumps_sent = true;
+  r.dumps_kept = store_.KeptDumps();
+  r.dumps_aged_early = sc.kept_dumps_aged;
   proto::Encode(r, body);
   return Status::Ok();
 }
@@ -93,7 +96,7 @@ Status Queries::OnList(const Client& c, std::span<const uint8_t> payload, std::v
   for (const EventInfo& e : store_.List(m.after_seq, m.max_entries)) {
     proto::ListEntry le;
     le.seq = e.seq;
-    if (!c.reads_all && e.uid != c.peer.uid) {  // another user's: that it exists, nothing of it
+    if (!c.Reads(e.uid)) {  // another user's: that it exists, nothing of it
       le.uid = ATR_LIST_HIDDEN_UID;
       // Fixed values where a reader checks the field (PROTOCOL.md, LIST): no directory's.
       le.kind = ATR_EVENT_SCHEDULE;
@@ -117,6 +120,21 @@ Status Queries::OnList(const Client& c, std::span<const uint8_t> payload, std::v
     le.flags = (e.incomplete ? ATR_LIST_INCOMPLETE : 0) | (e.dump == DumpKind::kOperator ? ATR_LIST_DUMP : 0) |
                (e.dump == DumpKind::kHang ? ATR_LIST_HANG : 0);
     r.entries.push_back(std::move(le));
+  }
+  proto::Encode(r, body);
+  return Status::Ok();
+}
+
+Status Queries::OnDumpsExported(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::DumpsExported m;
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  auto released = store_.MarkExported(m.paths, [&c](uint32_t uid) { return c.Reads(uid); });
+  if (!released.ok()) return released.status();
+  proto::DumpsExportedReply r;
+  r.released = static_cast<uint32_t>(*released);
+  r.skipped = static_cast<uint32_t>(m.paths.size() - *released);
+  if (r.released != 0) {
+    log_.Info("export: uid ", c.peer.uid, " exported ", r.released, " dump dir(s): dump-keep spares them no more");
   }
   proto::Encode(r, body);
   return Status::Ok();

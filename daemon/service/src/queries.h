@@ -1,6 +1,7 @@
-// STATUS, LIST, VACUUM and VACUUM_BY: what the store holds and what it aged, for atracectl
-// and monitoring. Read-only but for VACUUM, which applies the limits now, and VACUUM_BY,
-// which applies journalctl's verbs once (root and the daemon's uid only, but a dry run).
+// STATUS, LIST, VACUUM, VACUUM_BY and DUMPS_EXPORTED: what the store holds and what it aged,
+// for atracectl and monitoring. Read-only but for VACUUM, which applies the limits now,
+// VACUUM_BY, which applies journalctl's verbs once (root and the daemon's uid only, but a dry
+// run), and DUMPS_EXPORTED, which releases exported dumps from dump-keep.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,10 @@ class Queries {
   // VACUUM_BY: a dry run lists the paths of the asker's own directories only (unless it
   // reads all), counting the others in `omitted`.
   Status OnVacuumBy(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  // DUMPS_EXPORTED: releases from dump-keep the dumps named that the client may read, as LIST
+  // decides (its own uid's, or every one's for a client that reads all); the others, and
+  // paths of no dump, are skipped alike, so the reply tells nothing of another user's.
+  Status OnDumpsExported(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
 
  private:
   TraceStore& store_;

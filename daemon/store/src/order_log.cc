@@ -143,12 +143,14 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
     out += "o ";
     out += std::to_string(e.seq);
     out += e.dump == DumpKind::kHang ? " hang\n" : " dump\n";
+    if (e.exported) AppendExported(e.seq, out);
   }
   if (e.incomplete) AppendSaving(e.seq, out);
 }
 
 void AppendSaving(uint64_t seq, std::string& out) { AppendSeqRecord('p', seq, out); }
 void AppendSaved(uint64_t seq, std::string& out) { AppendSeqRecord('d', seq, out); }
+void AppendExported(uint64_t seq, std::string& out) { AppendSeqRecord('x', seq, out); }
 
 void AppendRemoved(uint64_t seq, std::string& out) { AppendSeqRecord('-', seq, out); }
 
@@ -243,6 +245,20 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
         continue;
       }
       entries[it->second].dump = fields[2] == "hang" ? DumpKind::kHang : DumpKind::kOperator;
+      ++r.records;
+    } else if (fields[0] == "x") {
+      uint64_t seq = 0;
+      if (fields.size() != 2 || !ParseNumber(fields[1], &seq)) {
+        problem(line_no, "bad export record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0 || entries[it->second].dump == DumpKind::kNone ||
+          entries[it->second].exported) {
+        problem(line_no, "export record of no dump: sequence " + std::to_string(seq));
+        continue;
+      }
+      entries[it->second].exported = true;
       ++r.records;
     } else if (fields[0] == "p" || fields[0] == "d") {
       const bool saving = fields[0] == "p";

@@ -14,7 +14,45 @@
 namespace atraced {
 
 bool TraceStore::Kept(const Entry& e, int64_t now_us) const {
-  return e.meta.dump != DumpKind::kNone && dump_keep_us_ > 0 && e.meta.created_us > now_us - dump_keep_us_;
+  return e.meta.dump != DumpKind::kNone && !e.meta.exported && dump_keep_us_ > 0 &&
+         e.meta.created_us > now_us - dump_keep_us_;
+}
+
+uint64_t TraceStore::KeptDumps() const {
+  const int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch()).count();
+  uint64_t n = 0;
+  for (const ClassMap& map : classes_) {
+    for (const auto& [seq, e] : map) n += Kept(e, now_us);
+  }
+  return n;
+}
+
+Result<size_t> TraceStore::MarkExported(std::span<const std::string> rel_paths,
+                                        const std::function<bool(uint32_t uid)>& may_read) {
+  std::string records;
+  std::vector<Entry*> marked;
+  for (const std::string& path : rel_paths) {
+    auto found = by_path_.find(path);
+    if (found == by_path_.end()) continue;  // aged since, or never ours
+    Entry* e = FindEntry(found->second);
+    if (e == nullptr || e->meta.dump == DumpKind::kNone || e->meta.exported || !may_read(e->meta.uid) ||
+        std::find(marked.begin(), marked.end(), e) != marked.end()) {
+      continue;
+    }
+    AppendExported(found->second, records);
+    marked.push_back(e);
+  }
+  if (marked.empty()) return size_t{0};
+  // Logged first: a release the log does not hold would be undone by a restart.
+  if (Status st = AppendLog(records); !st.ok()) {
+    return Status::Error(st.err(), "cannot record the export in the order log: " + st.message());
+  }
+  for (Entry* e : marked) e->meta.exported = true;
+  counters_.dumps_exported += marked.size();
+  // The count limits apply to them from now on: the classes dump-keep held over their limit.
+  for (AgeClass c : {AgeClass::kHost, AgeClass::kDevice}) Enforce(c, false, nullptr);
+  return marked.size();
 }
 
 std::vector<TraceStore::Victim> TraceStore::PlanVictims(AgeClass c, size_t extra) {

@@ -2,14 +2,14 @@
 'use strict';
 var D = JSON.parse(document.getElementById('data').textContent);
 var N = D.ev.dt.length, S = D.strings;
-var ts = new Float64Array(N), tr = new Int32Array(N), tx = new Int32Array(N), kind = new Uint8Array(N);
+var ts = new Float64Array(N), tr = new Int32Array(N), tx = new Int32Array(N), kind = new Uint8Array(N), dur = {};
 (function () {
   var t = 0, next = 0;
   for (var i = 0; i < N; i++) {
     t += D.ev.dt[i]; ts[i] = t; tr[i] = D.ev.tr[i];
     var back = D.ev.tx[i]; tx[i] = back === 0 ? next++ : next - back;
   }
-  D.marks.forEach(function (m) { kind[m[0]] = m[1]; });
+  D.marks.forEach(function (m) { kind[m[0]] = m[1]; if (m.length > 2) dur[m[0]] = m[2]; });
   D.ev = null;
 })();
 var KINDS = [
@@ -17,7 +17,8 @@ var KINDS = [
   {key: 'crash', name: 'crash', color: '#d50000'},
   {key: 'death', name: 'death (SIGKILL, OOM, no GOODBYE)', color: '#111'},
   {key: 'dump', name: 'stack dump', color: '#ef6c00'},
-  {key: 'exit', name: 'exit', color: '#2e7d32'}];
+  {key: 'exit', name: 'exit', color: '#2e7d32'},
+  {key: 'collective', name: 'collective call (enqueue to completion)', color: '#6a1b9a'}];
 var HIT = '#e040fb', FADED = '#c5c9d3';
 
 // The hierarchy: host > process > track. Each list holds event indices in time order.
@@ -107,7 +108,7 @@ function human(us) {
   return us.toFixed(0) + ' \u00b5s';
 }
 
-// A mark's shape, centred at (x, y): a bar, a chevron, a cross, a diamond, a square.
+// A mark's shape, centred at (x, y): a bar, a chevron, a cross, a diamond, a square, a bracket.
 function shape(c, k, x, y) {
   c.fillStyle = c.strokeStyle = KINDS[k].color;
   c.beginPath();
@@ -115,6 +116,7 @@ function shape(c, k, x, y) {
   if (k === 1) { c.moveTo(x - 6, y - 6); c.lineTo(x, y - 1); c.lineTo(x + 6, y - 6); c.lineTo(x + 6, y); c.lineTo(x, y + 6); c.lineTo(x - 6, y); c.closePath(); c.fill(); return; }
   if (k === 2) { c.lineWidth = 3; c.moveTo(x - 5, y - 5); c.lineTo(x + 5, y + 5); c.moveTo(x + 5, y - 5); c.lineTo(x - 5, y + 5); c.stroke(); c.lineWidth = 1; return; }
   if (k === 3) { c.moveTo(x, y - 6); c.lineTo(x + 6, y); c.lineTo(x, y + 6); c.lineTo(x - 6, y); c.closePath(); c.fill(); return; }
+  if (k === 5) { c.fillRect(x - 1, y - 5, 2, 10); c.fillRect(x - 1, y - 1, 7, 2); return; }
   c.fillRect(x - 5, y - 5, 10, 10); c.fillStyle = '#fff'; c.fillRect(x - 2, y - 2, 4, 4);
 }
 
@@ -148,6 +150,8 @@ function drawList(L, ym, k, color, counted) {
     var mk = k;
     if (k) { mk = kind[L[i]]; for (var q = i + 1; q < j; q++) if (kind[L[q]] === 1 || (kind[L[q]] === 2 && mk !== 1)) mk = kind[L[q]]; }
     if (color) { ctx.fillStyle = color; ctx.fillRect(x - 0.5, ym - 6, 2, 12); } else shape(ctx, mk, x + 0.5, ym);
+    // A collective call alone on its pixel, with a known completion: its span as a bar.
+    if (!color && mk === 5 && n === 1 && dur[L[i]] > 0) ctx.fillRect(x, ym - 3, Math.max(1, X(ts[L[i]] + dur[L[i]]) - x), 6);
     if (counted) { drawn[KINDS[mk].key] = (drawn[KINDS[mk].key] || 0) + 1; drawn.records += n; }
     if (x > labelEnd) { label(); labelX = x; labelN = n; labelEnd = x + 34; } else labelN += n;
     i = j;

@@ -279,6 +279,10 @@ struct StatusReply {
   // ATR_LIST_INCOMPLETE). `incomplete_sent` is false from an older daemon.
   bool incomplete_sent = false;
   uint64_t incomplete_dirs = 0;
+  // After incomplete_dirs: the dumps dump-keep spares now, and those the byte limits aged
+  // while it still spared them. `dumps_sent` is false from an older daemon.
+  bool dumps_sent = false;
+  uint64_t dumps_kept = 0, dumps_aged_early = 0;
 };
 
 struct ListEntry {
@@ -332,6 +336,15 @@ struct ProcessDumpReply {
   uint32_t omitted = 0;                   // chosen but not dumped: past the bound
 };
 
+// DUMPS_EXPORTED (ATR_FEATURE_DUMPS_EXPORTED): the dump directories a bundle now holds; see
+// wire.h atr_dumps_exported. 1..ATR_MAX_LIST_ENTRIES relative paths.
+struct DumpsExported {
+  std::vector<std::string> paths;
+};
+struct DumpsExportedReply {
+  uint32_t released = 0, skipped = 0;
+};
+
 // ---- Encoding: append the payload bytes (not the frame header) to `out` ----------------
 // Encoders do not validate; the caller passes values the decoder would accept. Strings
 // longer than their u16 length field are cut (they cannot be represented).
@@ -356,6 +369,7 @@ void Encode(const DeviceStats& m, std::vector<uint8_t>& out);
 void Encode(const ProcessDump& m, std::vector<uint8_t>& out);
 void Encode(const Labels& m, std::vector<uint8_t>& out);
 void Encode(const LabelsRequest& m, std::vector<uint8_t>& out);
+void Encode(const DumpsExported& m, std::vector<uint8_t>& out);
 
 // A reply payload is reply_head + body: EncodeReplyOk, then Encode() the body (if any).
 void EncodeReplyOk(std::vector<uint8_t>& out);
@@ -375,6 +389,7 @@ void Encode(const VacuumReply& m, std::vector<uint8_t>& out);
 void Encode(const VacuumByReply& m, std::vector<uint8_t>& out);
 void Encode(const CrashReply& m, std::vector<uint8_t>& out);
 void Encode(const ProcessDumpReply& m, std::vector<uint8_t>& out);
+void Encode(const DumpsExportedReply& m, std::vector<uint8_t>& out);
 
 // ---- Decoding: `payload` is the bytes after the frame header ----------------------------
 // On error the output struct is left in an unspecified (but valid) state.
@@ -399,6 +414,7 @@ Status Decode(std::span<const uint8_t> payload, DeviceStats* m);
 Status Decode(std::span<const uint8_t> payload, ProcessDump* m);
 Status Decode(std::span<const uint8_t> payload, Labels* m);
 Status Decode(std::span<const uint8_t> payload, LabelsRequest* m);
+Status Decode(std::span<const uint8_t> payload, DumpsExported* m);
 
 struct ReplyHead {
   int32_t status = 0;
@@ -419,6 +435,7 @@ Status Decode(std::span<const uint8_t> body, VacuumReply* m);
 Status Decode(std::span<const uint8_t> body, VacuumByReply* m);
 Status Decode(std::span<const uint8_t> body, CrashReply* m);
 Status Decode(std::span<const uint8_t> body, ProcessDumpReply* m);
+Status Decode(std::span<const uint8_t> body, DumpsExportedReply* m);
 
 // ---- Names for logs ----------------------------------------------------------------------
 

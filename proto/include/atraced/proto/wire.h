@@ -34,6 +34,9 @@
  *        Behind ATR_FEATURE_LEDGER (granted only with ATR_FEATURE_MEMFD): RING_REGISTER's
  *        ATR_RING_LEDGER, a collective ledger (ledger_layout.h) held and saved beside the
  *        process's rings as hccl_tracer_ledger.bin.
+ *        Behind ATR_FEATURE_DUMPS_EXPORTED (any connection): DUMPS_EXPORTED, `atracectl export`
+ *        saying which dump directories a bundle now holds, so that dump-keep spares them no
+ *        more. STATUS's body ends with dumps_kept and dumps_aged_early after incomplete_dirs.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -97,6 +100,7 @@
 #define ATR_FEATURE_LABELS (1ull << 8) /* 1.1: LABELS, the process's job, rank and world size */
 #define ATR_FEATURE_HANG_TIMEOUT (1ull << 9) /* 1.1: LABELS may carry hang_timeout; with LABELS only */
 #define ATR_FEATURE_LEDGER (1ull << 10) /* 1.1: RING_REGISTER's ATR_RING_LEDGER, the collective ledger; with MEMFD only */
+#define ATR_FEATURE_DUMPS_EXPORTED (1ull << 12) /* 1.1: DUMPS_EXPORTED, a bundle holds these dumps: dump-keep releases them */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -127,7 +131,9 @@ enum atr_opcode {
   /* 1.1, only after ATR_FEATURE_PROCESS_DUMP was granted: */
   ATR_OP_PROCESS_DUMP = 21,
   /* 1.1, only after ATR_FEATURE_LABELS was granted: */
-  ATR_OP_LABELS = 22
+  ATR_OP_LABELS = 22,
+  /* 1.1, only after ATR_FEATURE_DUMPS_EXPORTED was granted: */
+  ATR_OP_DUMPS_EXPORTED = 23
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -357,6 +363,25 @@ ATR_STATIC_ASSERT(sizeof(struct atr_status_device) == 56, "atr_status_device is 
 
 /* STATUS reply, after the devices block (1.1, later): u64 incomplete_dirs, the directories
  * LIST marks ATR_LIST_INCOMPLETE. A body that ends before it comes from a daemon without it. */
+
+/* STATUS reply, after incomplete_dirs (1.1, later): u64 dumps_kept, the dump directories
+ * (ATR_LIST_DUMP, ATR_LIST_HANG) dump-keep spares from record-num aging now (not exported,
+ * younger than dump-keep); u64 dumps_aged_early, those the byte budget or keep-free aged
+ * while dump-keep still spared them (each logged). A body that ends before them comes from a
+ * daemon without them. */
+
+/* DUMPS_EXPORTED request (ATR_FEATURE_DUMPS_EXPORTED): a bundle now holds these dump
+ * directories (atracectl export --format tar), so dump-keep spares them no more and record-num
+ * ages them as any other, across restarts. u32 count (1..ATR_MAX_LIST_ENTRIES), u32 reserved,
+ * then count times (u16 length + path relative to the trace directory, as LIST gives it).
+ * A path that names no dump directory, one released already, or another user's to a peer
+ * that may not read it (as LIST decides) is skipped, saying nothing of it.
+ * Reply body: u32 released, u32 skipped. */
+struct atr_dumps_exported {
+  uint32_t count;
+  uint32_t reserved;
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_dumps_exported) == 8, "atr_dumps_exported is 8 bytes");
 
 /* LIST request (16 bytes): entries with seq > after_seq, at most max_entries (<= 1024).
  * Reply body: u32 count, u32 reserved, then count entries, each an atr_list_entry followed by

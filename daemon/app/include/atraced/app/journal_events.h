@@ -34,8 +34,10 @@ std::vector<std::string> JournalFields(const StoreEvent& event);
 // ATRACE_COMM, the labels it sent (ATRACE_JOB, ATRACE_RANK, ATRACE_WORLD_SIZE) and
 // ATRACE_HANG_TIMEOUT_S; a hang adds ATRACE_STALL_S, ATRACE_STATE (busy, blocked or running),
 // ATRACE_STALLED_PID, ATRACE_PATH or ATRACE_REFUSED, ATRACE_FRAME_0.. (the main thread's, at
-// most 8) and ATRACE_LAST_RECORD_0.. ("tracer: record", at most 16). What came from the
-// process is escaped to printable ASCII (\xNN) and each value cut at kJournalValueMax.
+// most 8), ATRACE_LAST_RECORD_0.. ("tracer: record", at most 16) and ATRACE_COLL_0.. (each
+// communicator of its collective ledger, at most proto::kMaxJournalCommunicators, in the form of
+// proto::CommunicatorJournalValue). What came from the process is escaped to printable ASCII
+// (\xNN) and each value cut at kJournalValueMax (a communicator's at kCommJournalValueMax).
 std::vector<std::string> JournalFields(const ProcessEvent& event);
 
 // True if `journal_stream` (the JOURNAL_STREAM value, "DEV:INO" in decimal) names the

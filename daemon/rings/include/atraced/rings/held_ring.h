@@ -32,6 +32,7 @@
 #include "atraced/store/names.h"
 #include "atraced/base/status.h"
 #include "atraced/proto/codec.h"
+#include "atraced/proto/ledger_reader.h"
 #include "atraced/rings/unmapper.h"
 
 namespace atraced {
@@ -89,6 +90,10 @@ class HeldRing {
   // The process's collective ledger (ATR_RING_LEDGER), saved as hccl_tracer_ledger.bin with
   // every save of its connection's rings.
   bool ledger() const;
+  // A ledger's records now, copied and checked as a save is (the process wrote them: the
+  // reader trusts nothing, ledger_reader.h); nullopt for a tracer ring. The hang watch's
+  // last sequence number of each communicator.
+  std::optional<proto::LedgerSnapshot> LedgerNow() const;
   size_t bytes() const;
   // The header's write_index now (records claimed so far), one load from the mapping, no
   // copy and no check: the hang watch's measure of progress (progress_watch.h). The process

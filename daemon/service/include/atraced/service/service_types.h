@@ -19,6 +19,7 @@
 #include "atraced/base/unique_fd.h"
 #include "atraced/io/job_runner.h"
 #include "atraced/proto/codec.h"
+#include "atraced/proto/ledger_summary.h"
 #include "atraced/processes/crash_inspector.h"
 #include "atraced/rings/counter_clock.h"
 #include "atraced/rings/unmapper.h"
@@ -111,6 +112,10 @@ struct ProcessEvent {
   std::string refused;                        // why it was not dumped
   std::vector<std::string> top_frames;        // the main thread's, innermost first
   std::vector<std::pair<std::string, std::string>> last_records;  // tracer -> its newest record
+  // Its collective ledger's communicators (one per name, the instance in use), read when the
+  // hang watch judged it; empty without a ledger. Names are the process's bytes.
+  std::vector<proto::CommunicatorSummary> communicators;
+  bool completion_tracked = false;  // the ledger records completions, not enqueues only
 };
 
 class ProcessEventSink {

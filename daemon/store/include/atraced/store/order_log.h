@@ -9,6 +9,7 @@
 //   c <seq> <program>
 //   l <seq> [job=<job>] [rank=<rank>] [world=<world size>]
 //   o <seq> <dump|hang>
+//   x <seq>
 //   p <seq>
 //   d <seq>
 //   - <seq>
@@ -29,6 +30,12 @@
 // (PROCESS_DUMP): `dump` one an operator asked for, `hang` one the daemon's hang watch took by
 // itself; for `atracectl list`'s HOW and dump-keep. A log without it leaves the directory
 // an ordinary schedule one; an older daemon skips the record as unknown.
+//
+// 'x' (after its 'o'; appended alone when `atracectl export` has written a bundle holding the
+// dump, DUMPS_EXPORTED) says the dump was exported: dump-keep spares it no more, and count
+// aging takes it as any other directory, across restarts too. Only a dump ('o') may carry it,
+// once. A log without it leaves the dump kept for dump-keep; an older daemon skips the record
+// as unknown (the dump is kept then, the safe side).
 //
 // 'p' (with its '+', in the same write; or alone when a save goes into a directory that
 // exists) says a save is being written into the directory, 'd' that the save completed:
@@ -91,14 +98,16 @@ struct OrderEntry {
   bool incomplete = false;   // a save into it began ('p') and its completion ('d') is not logged
   proto::Labels labels{};    // the job, rank and world size its process sent ('l' record)
   DumpKind dump = DumpKind::kNone;  // a dump of a live process, and whose ('o' record)
+  bool exported = false;            // the dump went into a bundle: dump-keep spares it no more ('x')
   bool operator==(const OrderEntry&) const = default;
 };
 
-// Appends one record (with its newline; a '+', its 'c' when comm is set and its 'p' when
-// incomplete) to `out`.
+// Appends one record (with its newline; a '+', its 'c' when comm is set, its 'l', 'o' and 'x'
+// when set and its 'p' when incomplete) to `out`.
 void AppendCreated(const OrderEntry& entry, std::string& out);
 void AppendSaving(uint64_t seq, std::string& out);  // 'p'
 void AppendSaved(uint64_t seq, std::string& out);   // 'd'
+void AppendExported(uint64_t seq, std::string& out);  // 'x'
 void AppendRemoved(uint64_t seq, std::string& out);
 // 'g': `stamp` (a FileSystem::GrantStamp), or "" for 'g -' (the grants are vouched for no more).
 void AppendGrantStamp(const std::string& stamp, std::string& out);

@@ -30,6 +30,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,6 +112,7 @@ struct StoreCounters {
   // Dumps (EventInfo::dump) aged by the byte budget or keep-free while dump-keep still spared
   // them from the count: each is logged, and STATUS shows the count.
   uint64_t kept_dumps_aged = 0;
+  uint64_t dumps_exported = 0;  // dumps released from dump-keep by an export (MarkExported)
 };
 
 // What an aging pass took off the lists (relative paths), for VACUUM's reply.
@@ -214,6 +216,15 @@ class TraceStore {
   // long after it was made (0: never), so that a job's dumps wait for their export. The byte
   // limits still count and may age it (with a log line, StoreCounters::kept_dumps_aged).
   void SetDumpKeep(std::chrono::seconds keep);
+  // `atracectl export` wrote a bundle holding the dumps at `rel_paths` (DUMPS_EXPORTED): dump-keep
+  // spares them no more, across restarts (the order log's 'x'), and the count limits apply to
+  // them at once. A path that names no dump of the store (aged since, not a dump, released
+  // already) or one whose uid `may_read` refuses is skipped. Returns how many were released;
+  // fails, releasing nothing, if the order log cannot be written.
+  Result<size_t> MarkExported(std::span<const std::string> rel_paths, const std::function<bool(uint32_t uid)>& may_read);
+  // Dumps dump-keep spares from the count limits now (not exported, younger than dump-keep),
+  // for STATUS: one pass over the entries.
+  uint64_t KeptDumps() const;
   // Applies a new bound on exit directories at once (default kExitRecordNumDefault).
   void SetExitRecordNum(uint32_t exit_record_num);
   // Applies new retention settings (byte budget, keep-free, policy, max age) at once. Sizes
