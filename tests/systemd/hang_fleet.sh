@@ -7,9 +7,9 @@
 # 0-2 on host0, 3-5 on host1, 6-7 on host2. Every rank deadlocks; rank 5's main thread waits in
 # join_elsewhere(), the others' in main(). Then, with no command typed:
 #   - every host's daemon dumps each of its ranks (list --json: how "hang") soon after they
-#     stopped recording: the time from "every rank ready" to "every rank dumped" is printed per
-#     host, and must be within hang-timeout + 10 s (the issue's bound) unless the machine is
-#     too busy; it must always be within CAPTURE_BOUND_S;
+#     stopped recording: the time from "every rank ready" to the last rank's dump directory
+#     (the daemon's created time) is printed per host; the issue's bound, hang-timeout + 10 s,
+#     is said when passed (a busy machine), and CAPTURE_BOUND_S (60) fails the test;
 #   - the daemons' hang entries reach the collector through journald, journal-upload and
 #     journal-remote, with journald's trusted fields, and `atracectl hang --journal` there
 #     names rank 5, with its host and pid, as the culprit;
@@ -83,46 +83,49 @@ done
 echo "ranks (rank pid):"
 cat "$scratch"/h*/ranks
 
-# 1. Every host dumps each of its ranks by itself. Polled until CAPTURE_BOUND_S after its
-#    ranks were ready; the time is when a poll first saw every rank's hang dump.
-dumped() {  # HOST: true once list --json holds a hang dump of each of the host's ranks
+# 1. Every host dumps each of its ranks by itself. The time of a host's capture is the
+#    daemon's own: when it made the last of its ranks' dump directories (list's created
+#    time), after the ranks were ready. Polled for up to POLL_S: on two busy cores one poll
+#    (atracectl and python under ASan) can take seconds, so the poll's own time is no measure.
+poll_s=180
+dumped() {  # HOST: prints the seconds from ready to the last rank's hang dump, once all are there
   local d="$scratch/h$1"
-  "$atracectl" --socket "$d/s.sock" list --json >"$d/list.json" 2>/dev/null || return 1
-  python3 - "$d/list.json" "$d/ranks" <<'PY'
-import json, re, sys
-text = open(sys.argv[1]).read()
+  "$atracectl" --socket "$d/s.sock" list --json >"$d/list.json" 2>"$d/list.err" || return 1
+  python3 - "$d/list.json" "$d/ranks" "$d/ready_at" <<'PY'
+import json, sys
+entries = json.load(open(sys.argv[1]))["entries"]
 pids = {int(line.split()[1]) for line in open(sys.argv[2]) if line.strip()}
-dumped = {int(m.group(1)) for m in re.finditer(r'"pid":(\d+)[^{}]*"how":"hang"', text)}
-sys.exit(0 if pids <= dumped else 1)
+ready = float(open(sys.argv[3]).read())
+dumps = {e["pid"]: e["created_unix_us"] / 1e6 for e in entries if e["how"] == "hang" and e["pid"] in pids}
+if set(dumps) != pids:
+    sys.exit(1)
+print(f"{max(dumps.values()) - ready:.1f}")
 PY
 }
 declare -A captured=()
-for _ in $(seq 1000); do
-  now="$(date +%s.%N)"
+deadline=$((SECONDS + poll_s))
+while ((SECONDS < deadline)) && [[ "${#captured[@]}" != 3 ]]; do
   for h in 0 1 2; do
     [[ -n "${captured[$h]:-}" ]] && continue
-    if dumped "$h"; then
-      captured[$h]="$(python3 -c 'import sys; print(f"{float(sys.argv[1]) - float(sys.argv[2]):.1f}")' \
-        "$now" "$(cat "$scratch/h$h/ready_at")")"
-    fi
+    if took="$(dumped "$h")"; then captured[$h]="$took"; fi
   done
-  [[ "${#captured[@]}" == 3 ]] && break
-  # shellcheck disable=SC2046 # one word per host
-  python3 -c 'import sys, time; sys.exit(time.time() > max(map(float, sys.argv[2:])) + float(sys.argv[1]))' \
-    "$capture_bound_s" $(cat "$scratch"/h*/ready_at) || break
   sleep 0.5
 done
 for h in 0 1 2; do
-  [[ -n "${captured[$h]:-}" ]] || fail "host$h did not dump each of its ranks within ${capture_bound_s} s: $(cat "$scratch/h$h/list.json")"
+  [[ -n "${captured[$h]:-}" ]] || fail "host$h did not dump each of its ranks in ${poll_s} s: $(cat "$scratch/h$h/list.json")"
+  python3 -c 'import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))' "${captured[$h]}" "$capture_bound_s" ||
+    fail "host$h dumped its ranks ${captured[$h]} s after they were ready, past ${capture_bound_s} s"
   over=""
-  python3 -c 'import sys; sys.exit(float(sys.argv[1]) <= float(sys.argv[2]))' "${captured[$h]}" "$target_s" && over=" (over the ${target_s} s target: a busy machine)"
+  python3 -c 'import sys; sys.exit(float(sys.argv[1]) <= float(sys.argv[2]))' "${captured[$h]}" "$target_s" &&
+    over=" (over the ${target_s} s target: a busy machine)"
   echo "host$h: every rank dumped ${captured[$h]} s after they were ready (hang-timeout ${hang_timeout_s} s)$over"
 done
 
 # 2. The collector: hang --journal names rank 5, on host1, with its pid, from the entries
 #    journal-upload sent by itself. Polled: the upload follows the journal.
 rank5_pid="$(awk '$1 == 5 {print $2}' "$scratch/h1/ranks")"
-for _ in $(seq 600); do
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
   if "$atracectl" hang --journal "$scratch/agg" --job J1 --json >"$scratch/journal.json" 2>"$scratch/journal.err" &&
     grep -q '"missing_count":0' "$scratch/journal.json"; then
     break
