@@ -36,6 +36,7 @@ static_assert(ATRACE_LIST_INCOMPLETE == ATR_LIST_INCOMPLETE, "LIST flags pass th
 static_assert(ATRACE_LIST_HIDDEN == ATR_LIST_HIDDEN && ATRACE_LIST_HIDDEN_UID == ATR_LIST_HIDDEN_UID,
               "LIST flags pass through as the daemon sent them");
 static_assert(ATRACE_LIST_DUMP == ATR_LIST_DUMP && ATRACE_LIST_HANG == ATR_LIST_HANG, "LIST flags pass through");
+static_assert(ATRACE_LIST_CLIENT == ATR_LIST_CLIENT, "LIST flags pass through");
 
 // The whole struct from a STATUS reply; the entry points copy as much as their caller has.
 void FillStatus(const proto::StatusReply& s, atrace_status* out) {

@@ -11,11 +11,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "atraced/proto/ring_positions.h"
 #include "support/daemon_process.h"
 #include "support/reachable_program.h"
 #include "support/subprocess.h"
@@ -148,9 +150,15 @@ inline std::vector<std::string> AwaitStackcore(const DaemonProcess& d, pid_t pid
 }
 
 // The record texts of a .txt ring file (the part after CANN's time stamp).
+// A ring save's last line, where each record sits in the ring (proto/ring_positions.h), is
+// not a record: checked to name one position per line before it, and left out.
 inline std::vector<std::string> Records(const std::string& path) {
   std::vector<std::string> out;
-  const std::string text = ReadFile(path);
+  std::string text = ReadFile(path);
+  if (const auto positions = atraced::proto::FindRingPositions(text)) {
+    text.resize(text.rfind("atraced: ring "));
+    CHECK(positions->records.size() == static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
+  }
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);

@@ -17,6 +17,7 @@
 #include "atraced/base/cycle_counter.h"
 #include "atraced/base/send_fd.h"
 #include "atraced/proto/codec.h"
+#include "atraced/proto/ring_positions.h"
 #include "ring_writer.h"
 #include "support/daemon_process.h"
 #include "support/raw_client.h"
@@ -69,10 +70,18 @@ bool HasLineTime(const std::string& line) {
   return true;
 }
 
-// The record texts of a .txt file, checking CANN's line format on the way.
+// The record texts of a ring save's .txt, checking CANN's line format on the way; its last
+// line says where each record sits in the ring (proto/ring_positions.h), one per record.
 std::vector<std::string> Records(const std::string& path) {
   std::vector<std::string> out;
-  for (const auto& line : Lines(ReadFile(path))) {
+  std::vector<std::string> lines = Lines(ReadFile(path));
+  REQUIRE(!lines.empty());
+  const auto positions = atraced::proto::FindRingPositions(lines.back() + "\n");
+  INFO(lines.back());
+  REQUIRE(positions);
+  lines.pop_back();
+  CHECK(positions->records.size() == lines.size());
+  for (const auto& line : lines) {
     INFO(line);
     REQUIRE(HasLineTime(line));
     out.push_back(line.substr(kLineTime.size()));
@@ -124,6 +133,9 @@ TEST_CASE("e2e: a synchronous report lands in CANN's layout, .txt lines and .bin
   CHECK(version == 0x0003);  // TRACE_VERSION
   CHECK(bytes.find("e2e_struct") != std::string::npos);
   CHECK(bytes.find("value") != std::string::npos);
+  const auto positions = atraced::proto::FindRingPositions(bytes);  // after the data segment
+  REQUIRE(positions);
+  CHECK(positions->records == std::vector<uint64_t>{0, 1});
 
   AtraceEventDestroy(ev);
   AtraceDestroy(text);

@@ -51,6 +51,17 @@ std::vector<std::string> HungJob(const TempDir& tmp, int world_size, bool h2_syn
   return bundles;
 }
 
+// `merge --format chrome-json` of the one bundle `spec` makes under `tmp`: the document, and
+// standard error in *err.
+std::string MergedChromeJson(const TempDir& tmp, const BundleSpec& spec, std::string* err) {
+  const std::string bundle = MakeBundle(tmp / "n0", spec);
+  auto merged = Ctl({"merge", bundle, "--format", "chrome-json", "-o", tmp / "m.json"});
+  *err = merged.err;
+  INFO(merged.err);
+  REQUIRE(merged.exit_code == 0);
+  return ReadFile(tmp / "m.json");
+}
+
 }  // namespace
 
 TEST_CASE("hang: ranks 0-4 in one function and 5 in another make classes {5} and {0-4}, rank 5 the culprit",
@@ -507,13 +518,10 @@ TEST_CASE("merge: a record kept in a report and in a later dump is drawn once, w
     p.later_shift_us = 1;
     BundleSpec spec{"n0", {p}, true, ""};
     spec.reverse_dirs = reverse;
-    const std::string bundle = MakeBundle(tmp / "n0", spec);
-    auto merged = Ctl({"merge", bundle, "--format", "chrome-json", "-o", tmp / "m.json"});
-    INFO(merged.err);
-    REQUIRE(merged.exit_code == 0);
-    const std::string doc = ReadFile(tmp / "m.json");
+    std::string err;
+    const std::string doc = MergedChromeJson(tmp, spec, &err);
     for (int r = 0; r < 3; ++r) CHECK(Count(doc, "record " + std::to_string(r) + " of rank 3\"}}") == 1);
-    CHECK(Has(merged.err, "2 records kept in more than one directory of a process, drawn once"));
+    CHECK(Has(err, "2 records kept in more than one directory of a process, drawn once"));
   }
 }
 
@@ -535,4 +543,79 @@ TEST_CASE("merge chrome-json: tracks of large records at one time hold no text p
   auto merged = CtlMeasured(tmp, {"merge", tmp / "b.tar.gz", "--format", "chrome-json", "-o", tmp / "m.json"});
   REQUIRE(merged.run.exit_code == 0);
   CHECK(merged.max_rss_kib < 40 * 1024);  // 23 MiB measured (ASan, quarantine off; --version: 12 MiB); the old rule held 32 MiB more
+}
+
+TEST_CASE("hang: a stack report a process wrote itself is shown as unverified, never its stacks, and the culprit stays",
+          "[atracectl][hang][security]") {
+  // Rank 5 is stuck elsewhere (the daemon's dump says so); then it writes a stackcore-form
+  // file of its own, later, saying it waits where the others do. Rank 6 has only such a file.
+  TempDir tmp;
+  std::vector<std::string> bundles;
+  for (int h = 0; h < 3; ++h) {
+    BundleSpec spec{"n" + std::to_string(h), {}, true, ""};
+    for (int k = 0; k < 2; ++k) {
+      const int rank = h * 2 + k;
+      spec.ranks.push_back({rank, 1000 + rank, rank == 5 ? "load_next_batch" : "wait_allreduce_done", 7});
+      spec.ranks.back().uid = 1000;
+    }
+    if (h == 2) {
+      spec.ranks.back().own_stack_in = "wait_allreduce_done";
+      RankProcess only_own{6, 1006, "wait_allreduce_done", 7};
+      only_own.uid = 1000;
+      only_own.dumps = 0;
+      only_own.own_stack_in = "wait_allreduce_done";
+      spec.ranks.push_back(only_own);
+    }
+    bundles.push_back(MakeBundle(tmp / ("n" + std::to_string(h)), spec));
+  }
+  auto text = Ctl({"hang", bundles[0], bundles[1], bundles[2]});
+  INFO(text.out << text.err);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "  S1 ranks 5 (1): __futex_abstimed_wait < load_next_batch < main\n"));
+  CHECK(Has(text.out, "  S2 ranks 0-4 (5): "));
+  CHECK(Has(text.out, "Likely culprits: ranks 5:"));
+  CHECK(Has(text.out, "Ranks without stacks: 6 "));
+  CHECK(Has(text.out, "Ignored as unverified: stack reports a process wrote into its own directory"));
+  CHECK(Has(text.out, "  rank 5 (uid 1000, n2, pid 1005): 1 file(s); the daemon's own dump of it is used. Its main thread, "
+                      "by its word: __futex_abstimed_wait < wait_allreduce_done < main\n"));
+  CHECK(Has(text.out, "  rank 6 (uid 1000, n2, pid 1006): 1 file(s); the daemon took no dump of it: rank 6 has no stacks."));
+  auto json = Ctl({"hang", "--json", bundles[0], bundles[1], bundles[2]});
+  REQUIRE(json.exit_code == 0);
+  CHECK(Has(json.out, "\"outliers\":[5],\"no_stacks\":[6],\"unverified_stacks\":[{\"rank\":5,\"uid\":1000,\"host\":\"n2\","
+                      "\"pid\":1005,\"files\":1,\"used_for_rank\":true,\"main_thread\":[\"__futex_abstimed_wait\","
+                      "\"wait_allreduce_done\",\"main\"]},{\"rank\":6,"));
+}
+
+TEST_CASE("merge: a record is drawn once by its position in its ring, a torn one and the saves' order notwithstanding, "
+          "and two processes' same records are both kept",
+          "[atracectl][merge]") {
+  // Rank 3's ring saved three times (records 0-1, 0-2 without the torn 1, 0-3), each save
+  // with its positions; placed by text and order, the second save matched neither neighbour.
+  for (const bool reverse : {false, true}) {
+    INFO(reverse);
+    TempDir tmp;
+    RankProcess p{3, 1003, "wait_allreduce_done", 4};
+    p.dumps = 3;
+    p.positions = true;
+    p.torn = 1;
+    BundleSpec spec{"n0", {p}, true, ""};
+    spec.reverse_dirs = reverse;
+    std::string err;
+    const std::string doc = MergedChromeJson(tmp, spec, &err);
+    for (int r = 0; r < 4; ++r) CHECK(Count(doc, "record " + std::to_string(r) + " of rank 3\"}}") == 1);
+    CHECK(Has(err, "4 records kept in more than one directory of a process, drawn once"));
+  }
+  // Two processes whose rings hold the same text at the same times, in the same positions of
+  // a ring of the same identity: different processes, so every record of each is drawn.
+  TempDir tmp;
+  RankProcess a{0, 1000, "wait_allreduce_done", 2}, b{1, 1001, "wait_allreduce_done", 2};
+  for (RankProcess* p : {&a, &b}) {
+    p->dumps = 2;
+    p->positions = true;
+    p->text_tag = "the job";
+  }
+  std::string err;
+  const std::string doc = MergedChromeJson(tmp, {"n0", {a, b}, true, ""}, &err);
+  CHECK(Has(err, "4 records kept in more than one directory of a process, drawn once"));  // each process's own two
+  for (int r = 0; r < 3; ++r) CHECK(Count(doc, "record " + std::to_string(r) + " of the job\"}}") == 2);
 }

@@ -21,6 +21,14 @@ std::string EventDir(int pid, int n) {
   return "schedule_event_" + std::to_string(pid) + "_" + t;
 }
 
+std::string DirLine(const RankProcess& p, const std::string& rel, int n, const char* made_by) {
+  return "{\"record\":\"dir\",\"path\":\"" + rel + "\",\"pid\":" + std::to_string(p.pid) + ",\"comm\":\"" + p.comm +
+         "\",\"kind\":\"schedule\",\"side\":\"host\",\"device_id\":0,\"created_unix_us\":" +
+         std::to_string(1796537400000000 + n * 1000000) + ",\"job\":\"" + p.job + "\",\"rank\":" + std::to_string(p.rank) +
+         ",\"world_size\":" + std::to_string(p.world_size) + (p.uid ? ",\"uid\":" + std::to_string(*p.uid) : std::string()) +
+         (made_by ? ",\"made_by\":\"" + std::string(made_by) + "\"" : std::string()) + "}\n";
+}
+
 std::string StackReport(const RankProcess& p) {
   const std::string pid = std::to_string(p.pid);
   return "atraced: process " + pid + " (" + p.comm + ") dumped from outside; it runs on\n\n[process]\ncrash reason:35\n"
@@ -32,6 +40,11 @@ std::string StackReport(const RankProcess& p) {
          "#1 0x0000000000401000 0x0000000000400000 /opt/job/train " + p.blocked_in + "+0x10 at train.c:10\n"
          "#2 0x0000000000401100 0x0000000000400000 /opt/job/train main+0x20 at train.c:40\n" + p.extra_frames +
          "\n[maps]\n00400000-00402000 r-xp 00000000 08:01 12 /opt/job/train\n\n[threads]\n";
+}
+
+std::string StackReport(RankProcess p, const std::string& blocked_in) {
+  p.blocked_in = blocked_in;
+  return StackReport(p);
 }
 
 }  // namespace
@@ -48,13 +61,18 @@ std::string MakeBundle(const std::string& dir, const BundleSpec& spec) {
       const std::string rel = ProcDir(p.pid) + "/" + EventDir(p.pid, n);
       REQUIRE(Run({"mkdir", "-p", dir + "/atrace/" + rel}).exit_code == 0);
       // The ring as saved then: records 0..n+1, a second (10 ms apart each, per rank).
-      std::string ring;
+      std::string ring, positions;
       for (int r = 0; r <= n + 1; ++r) {
-        char line[96];
-        std::snprintf(line, sizeof line, "2026-12-06 06:09:%02d.%03d.%03d record %d of rank %d\n", 10 + r, p.rank * 10,
-                      n * p.later_shift_us, r, p.rank);
+        if (n == 1 && r == p.torn) continue;
+        char line[160];
+        const std::string of = p.text_tag.empty() ? "rank " + std::to_string(p.rank) : p.text_tag;
+        std::snprintf(line, sizeof line, "2026-12-06 06:09:%02d.%03d.%03d record %d of %s\n", 10 + r,
+                      p.text_tag.empty() ? p.rank * 10 : 0, n * p.later_shift_us, r, of.c_str());
         ring += line;
+        positions += (positions.empty() ? "" : ",") + std::to_string(r);
       }
+      // The ring's identity: 0x1234 in every process (only the process directory tells them apart).
+      if (p.positions) ring += "atraced: ring 0000000000001234 from 0 records " + positions + "\n";
       WriteFile(dir + "/atrace/" + rel + "/schedule_tracer_CANN_API.txt", ring);
       if (p.stacks) {
         WriteFile(dir + "/atrace/" + rel + "/stackcore_tracer_35_" + std::to_string(p.pid) + "_" + p.comm +
@@ -62,11 +80,16 @@ std::string MakeBundle(const std::string& dir, const BundleSpec& spec) {
                   StackReport(p));
       }
       members.push_back("atrace/" + rel);
-      meta += "{\"record\":\"dir\",\"path\":\"" + rel + "\",\"pid\":" + std::to_string(p.pid) + ",\"comm\":\"" + p.comm +
-              "\",\"kind\":\"schedule\",\"side\":\"host\",\"device_id\":0,\"created_unix_us\":" +
-              std::to_string(1796537400000000 + n * 1000000) + ",\"job\":\"" + p.job + "\",\"rank\":" +
-              std::to_string(p.rank) + ",\"world_size\":" + std::to_string(p.world_size) +
-              (p.uid ? ",\"uid\":" + std::to_string(*p.uid) : std::string()) + "}\n";
+      meta += DirLine(p, rel, n, n == 0 ? nullptr : "daemon");  // the first as an older bundle writes it
+    }
+    if (!p.own_stack_in.empty()) {  // the process's own file, in a directory it made, after its dumps
+      const std::string rel = ProcDir(p.pid) + "/" + EventDir(p.pid, p.dumps);
+      REQUIRE(Run({"mkdir", "-p", dir + "/atrace/" + rel}).exit_code == 0);
+      WriteFile(dir + "/atrace/" + rel + "/stackcore_tracer_35_" + std::to_string(p.pid) + "_" + p.comm + "_2026120606" +
+                    std::to_string(10 + p.dumps) + "00000000.txt",
+                StackReport(p, p.own_stack_in));
+      members.push_back("atrace/" + rel);
+      meta += DirLine(p, rel, p.dumps, "client");
     }
   }
   meta += spec.extra_meta_lines;

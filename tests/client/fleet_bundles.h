@@ -27,6 +27,16 @@ struct RankProcess {
   int later_shift_us = 0;
   std::string extra_frames = "";  // more [stack] lines (threads of their own) after the main thread's
   bool stacks = true;             // false: its directories hold the ring only (no dump was taken)
+  // Each save of the ring ends with where its records sit in the ring (proto/ring_positions.h),
+  // as the daemon writes it; `torn` is a record the second save lacks (torn while it was copied).
+  bool positions = false;
+  int torn = -1;
+  // The records' text says "of TAG" and their times are the same for every process with that
+  // tag ("": "of rank R", at times of the rank's own).
+  std::string text_tag = "";
+  // A stack report the process wrote itself, in a directory it made ("made_by":"client"),
+  // later than its dumps, its main thread blocked in this function ("": none).
+  std::string own_stack_in = "";
 };
 
 struct BundleSpec {

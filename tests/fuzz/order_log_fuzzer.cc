@@ -3,7 +3,8 @@
 // store relies on: live sequences strictly increase, every path is a well-formed CANN
 // process/event pair, and writing the live entries back replays to the same entries (an
 // incomplete one as a 'p', which the rewrite at start-up keeps). A 'd' for each incomplete
-// entry then completes exactly those, and a second 'd' is refused, changing nothing.
+// entry then completes exactly those, and a second 'd' is refused, changing nothing. An 's'
+// (made for a save) survives the round trip with its entry (made_by_saves seeds it).
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>

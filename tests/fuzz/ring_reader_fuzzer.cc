@@ -3,13 +3,18 @@
 // must keep every record inside its slot and within msg_size, and must be deterministic.
 // Seeds in tests/fuzz/corpus/ring_reader: a small ring, a wrapped one with a torn slot, and a
 // truncated copy, written field by field after ring_layout.h; and cann_golden.bin, a CANN
-// .bin atraced wrote (tests/proto/data), for the .bin decoder the same bytes go through.
+// .bin atraced wrote (tests/proto/data), for the .bin decoder the same bytes go through; and
+// positions.txt, a ring save's .txt ending with its positions line (proto/ring_positions.h),
+// which the same bytes go through as well.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <string_view>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ring_layout.h"
+#include "atraced/proto/ring_positions.h"
 #include "atraced/proto/ring_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -23,6 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto bounded = atraced::proto::CannBinToText(bytes, 0, 256);
   if (bounded.ok && (bounded.text.size() > 256 || (!bounded.text.empty() && bounded.text.back() != '\n'))) std::abort();
   if (as_bin.ok && (!bounded.ok || as_bin.text.compare(0, bounded.text.size(), bounded.text) != 0)) std::abort();
+  // The positions line a save ends with: bounded by what a ring holds, and written again it
+  // reads back the same.
+  const std::string_view file(reinterpret_cast<const char*>(data), size);
+  if (const auto at = atraced::proto::FindRingPositions(file)) {
+    if (at->records.empty() || at->records.size() > ATR_RING_MAX_MSG_NUM) std::abort();
+    const auto again = atraced::proto::FindRingPositions(atraced::proto::FormatRingPositions(at->ring, at->records));
+    if (!again || again->ring != at->ring || again->records != at->records) std::abort();
+  }
   const auto snap = atraced::proto::ReadRingSnapshot(bytes);
   uint64_t last = 0;
   for (const auto& r : snap.records) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ring_positions.h"
 
 using atraced::proto::CannBinToText;
 
@@ -56,6 +57,23 @@ TEST_CASE("cann .bin: every field type and show mode as asys writes them", "[can
   REQUIRE(r.ok);
   CHECK(r.text == std::string(expected.begin(), expected.end()));
   CHECK(r.warning.empty());
+}
+
+TEST_CASE("cann .bin: the positions line a save appends after the data segment changes nothing asys reads",
+          "[cannbin][positions]") {
+  InUtc();
+  auto bin = ReadBytes("cann_golden.bin");
+  const auto expected = ReadBytes("cann_golden.asys.txt");
+  const std::string line = atraced::proto::FormatRingPositions(0x1234, std::vector<uint64_t>{0, 1, 2, 3});
+  bin.insert(bin.end(), line.begin(), line.end());
+  const auto r = CannBinToText(bin, 0);
+  INFO(r.error);
+  REQUIRE(r.ok);
+  CHECK(r.text == std::string(expected.begin(), expected.end()));
+  CHECK(r.warning.empty());
+  const auto read = atraced::proto::FindRingPositions(std::string_view(reinterpret_cast<const char*>(bin.data()), bin.size()));
+  REQUIRE(read);
+  CHECK(read->ring == 0x1234);
 }
 
 TEST_CASE("cann .bin: the reader's offset against minutesWest moves times as asys moves them", "[cannbin]") {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "atraced/proto/ring_positions.h"
 #include "atraced/rings/ring_format.h"
 
 using atraced::core::FormatLineTime;
@@ -158,4 +159,22 @@ TEST_CASE(".bin: CANN's control header, struct segment, data head and slots") {
 
   Fixture empty({}, {});
   CHECK(FormatRingBinary(empty.snap, Stamped(empty.snap), structs, 0).empty());
+}
+
+TEST_CASE("positions: each record's place in the ring, in the files' order, for a reader of later saves",
+          "[rings][positions]") {
+  // Records 5, 6 and 8 of the ring (7 torn), 8 stamped before 6: the files list 5, 8, 6.
+  Fixture f({"five", "six", "eight"}, {1000, 3000, 2000});
+  f.snap.records[0].index = 5;
+  f.snap.records[1].index = 6;
+  f.snap.records[2].index = 8;
+  const auto time = Stamped(f.snap);
+  const std::string line = atraced::core::RingPositionsLine(f.snap, time);
+  CHECK(line == "atraced: ring 0000000000001388 from 5 records 0,3,1\n");  // the ring: its monotonic anchor, 5000
+  const auto read = atraced::proto::FindRingPositions(FormatRingText(f.snap, time, 0) + line);
+  REQUIRE(read);
+  CHECK(read->ring == kMonotonic);
+  CHECK(read->records == std::vector<uint64_t>{5, 8, 6});
+  Fixture empty({}, {});
+  CHECK(atraced::core::RingPositionsLine(empty.snap, Stamped(empty.snap)).empty());
 }

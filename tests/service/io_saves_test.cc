@@ -93,7 +93,9 @@ TEST_CASE("a save on the I/O workers replies once its files are written, and oth
 
 TEST_CASE("what a save in flight may still write counts against max-bytes-per-client", "[service][io][bytes]") {
   ServiceLimits o;
-  o.max_bytes_per_client = 450;  // one save of this ring reserves 436 (3 x (28 + 64) + 160)
+  // One save of this ring reserves 517: 3 x (28 + 64) + 160 (the lost-records line) + 66 + 3 x 5
+  // (the positions line, proto::MaxRingPositionsLine).
+  o.max_bytes_per_client = 600;
   SavesOnWorkers s(o);
   RingClient a = s.Ring(100);
   a.Register(1, RingWith({"a", "b", "c"}));
@@ -103,7 +105,7 @@ TEST_CASE("what a save in flight may still write counts against max-bytes-per-cl
   Reply second;
   REQUIRE_FALSE(s.Send(a2.id, ATR_OP_RING_SAVE_ALL, kSaveAll, &second));
   CHECK(second.status == ATR_EBUSY);
-  CHECK(second.message.find("max-bytes-per-client 450") != std::string::npos);
+  CHECK(second.message.find("max-bytes-per-client 600") != std::string::npos);
   s.runner.RunAll();
   REQUIRE(s.delivered[a.id].size() == 1);
   CHECK(s.delivered[a.id][0].status == 0);
@@ -117,8 +119,8 @@ TEST_CASE("what a save in flight may still write counts against max-bytes-per-cl
 TEST_CASE("one uid's queued saves stop at its share, another uid's still queue, last words are never refused",
           "[service][io][shares]") {
   ServiceLimits o;
-  o.max_queued_bytes = 2048;
-  o.uid_queued_share = 25;  // 512 bytes per uid: two saves of one record (28 + 64 + 160 = 252)
+  o.max_queued_bytes = 2600;
+  o.uid_queued_share = 25;  // 650 bytes per uid: two saves of one record (28 + 64 + 160 + 66 + 5 = 323)
   SavesOnWorkers s(o);
   std::vector<RingClient> mine;
   for (int i = 0; i < 3; ++i) {
@@ -222,9 +224,9 @@ TEST_CASE("a death without GOODBYE is written by the workers and stays counted u
 TEST_CASE("a save the store refuses gives back all it reserved: the next one fits the same bounds",
           "[service][io][bytes][shares]") {
   ServiceLimits o;
-  o.max_bytes_per_client = 450;  // one save of this ring reserves 436 (3 x (28 + 64) + 160)
-  o.max_queued_bytes = 2048;
-  o.uid_queued_share = 25;       // 512 bytes per uid: one such save at a time
+  o.max_bytes_per_client = 600;  // one save of this ring reserves 517 (3 x (28 + 64) + 160 + 66 + 3 x 5)
+  o.max_queued_bytes = 2600;
+  o.uid_queued_share = 25;       // 650 bytes per uid: one such save at a time
   SavesOnWorkers s(o);
   RingClient a = s.Ring(100);
   a.Register(1, RingWith({"a", "b", "c"}));

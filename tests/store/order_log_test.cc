@@ -327,3 +327,27 @@ TEST_CASE("an export's record releases a dump from dump-keep, survives a replay 
     CHECK_FALSE(planted.live[1].exported);
   }
 }
+
+TEST_CASE("a directory made for a save is logged so, survives a replay, and a bad record is rejected", "[order_log][provenance]") {
+  std::string text(kOrderLogHeader);
+  OrderEntry saved = Entry(1);
+  saved.saved = true;
+  AppendCreated(saved, text);
+  AppendCreated(Entry(2, AgeClass::kHost, "schedule_event_2_20260101000000000002"), text);
+  CHECK(text.find("s 1\n") != std::string::npos);
+  CHECK(text.find("s 2\n") == std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  REQUIRE(r.live.size() == 2);
+  CHECK(r.live[0] == saved);
+  CHECK_FALSE(r.live[1].saved);
+  // Planted: twice for one directory, for one that does not exist, no number, extra fields.
+  for (const std::string bad : {"s 1\n", "s 9\n", "s x\n", "s\n", "s 2 extra\n"}) {
+    CAPTURE(bad);
+    auto planted = ReplayOrderLog(text + bad);
+    CHECK(planted.rejected == 1);
+    REQUIRE(planted.live.size() == 2);
+    CHECK(planted.live[0].saved);
+    CHECK_FALSE(planted.live[1].saved);
+  }
+}

@@ -1038,3 +1038,44 @@ TEST_CASE("a save cut short or failed is listed incomplete across restarts and a
   CHECK(incomplete_paths() == std::set<std::string>{failed, cut_short});
   CHECK(f.store_->count(AgeClass::kHost) == 4);
 }
+
+TEST_CASE("a directory made for a save is the daemon's: a client's event of its path is refused, across a restart",
+          "[store][provenance][security]") {
+  StoreFixture f;
+  const int32_t pid = 4343;
+  f.clock_.Advance(1ms);
+  const auto saved_at = f.clock_.Now();
+  const std::string time = FormatTraceTime(saved_at);
+  EventSpec save{{pid, pid, kProcTime}, EventKind::kStackcore, pid, "", Side::kHost, 0, 1000, "", /*save=*/true};
+  auto made = f.store_->BeginEvent(save);
+  REQUIRE(made.ok());
+  REQUIRE(f.store_->OpenFile(made->seq, TraceFileName::Stackcore({11, pid, "app", time})).ok());
+  f.store_->EndSave(made->seq, true);
+  f.store_->EndEvent(made->seq);
+  CHECK(f.store_->Find(made->seq)->saved);
+  // The client's own event, and a device event of the same process that names the save's
+  // time, which would be the save's path.
+  const uint64_t own = f.Begin(EventKind::kStackcore, Side::kHost, pid);
+  CHECK_FALSE(f.store_->Find(own)->saved);
+  EventSpec squat{{pid, pid, kProcTime}, EventKind::kStackcore, pid, time, Side::kDevice, 1, 1000, ""};
+  auto refused = f.store_->BeginEvent(squat);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().err() == EEXIST);
+  CHECK(refused.status().message().find("made by atraced for a save") != std::string::npos);
+  // A second save of the same path (the same microsecond) goes in, as before.
+  f.clock_.Set(saved_at);
+  auto again = f.store_->BeginEvent(save);
+  REQUIRE(again.ok());
+  CHECK(again->seq == made->seq);
+  f.store_->EndSave(again->seq, true);
+  f.store_->EndEvent(again->seq);
+  // A restart keeps whose each is ('s' in the order log), and the refusal.
+  f.Restart(10);
+  size_t saved = 0, client = 0;
+  for (const EventInfo& e : f.store_->List(0, 100)) (e.saved ? saved : client)++;
+  CHECK(saved == 1);
+  CHECK(client == 1);
+  auto after = f.store_->BeginEvent(squat);
+  REQUIRE_FALSE(after.ok());
+  CHECK(after.status().err() == EEXIST);
+}

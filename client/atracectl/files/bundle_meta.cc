@@ -168,7 +168,8 @@ std::string BundleDirLine(const atrace::ListEntry& e) {
          ",\"created_unix_us\":" + std::to_string(e.created_unix_us) + ",\"job\":" + JsonOrNull(e.job) +
          ",\"rank\":" + (e.rank.empty() ? "null" : e.rank) +
          ",\"world_size\":" + (e.world_size.empty() ? "null" : e.world_size) + ",\"uid\":" + std::to_string(e.uid) +
-         ",\"seq\":" + std::to_string(e.seq) + "}\n";
+         ",\"seq\":" + std::to_string(e.seq) + ",\"made_by\":" + ((e.flags & ATRACE_LIST_CLIENT) ? "\"client\"" : "\"daemon\"") +
+         "}\n";
 }
 
 BundleMetaLine ParseBundleMetaLine(std::string_view line) {
@@ -206,6 +207,7 @@ BundleMetaLine ParseBundleMetaLine(std::string_view line) {
     if (number("created_unix_us", &v)) d.created_unix_us = v;
     if (number("uid", &v) && v >= 0 && v <= 0xffffffffll) d.uid = static_cast<uint32_t>(v);
     if (number("seq", &v) && v > 0) d.seq = static_cast<uint64_t>(v);
+    d.client = text("made_by") == "client";
     namespace p = atraced::proto;
     if (const std::string job = text("job"); p::CheckLabel(p::LabelKind::kJob, job).empty()) d.job = job;
     if (f.count("rank") && !str["rank"] && p::CheckLabel(p::LabelKind::kRank, f["rank"]).empty() && number("rank", &v)) d.rank = v;

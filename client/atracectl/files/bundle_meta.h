@@ -7,8 +7,13 @@
 //    "clock_synchronized":true,"adjtimex":"TIME_OK","maxerror_us":...,"esterror_us":...}
 //   {"record":"dir","path":"trace_.../schedule_event_...","pid":12,"comm":"python3",
 //    "kind":"schedule","side":"host","device_id":0,"created_unix_us":...,
-//    "job":"J1","rank":3,"world_size":8,"uid":1000,"seq":42}
+//    "job":"J1","rank":3,"world_size":8,"uid":1000,"seq":42,"made_by":"daemon"}
 //                                       (labels: null where the process sent none)
+//
+// "made_by" is LIST's ATRACE_LIST_CLIENT: "client" for a directory a client made (its files,
+// a stack report among them, are the process's word), "daemon" for one the daemon made for
+// a save (rings, a crash, death or stack-dump report, a dump), every file its own. A bundle
+// from before the key, or of a daemon from before the flag, reads "daemon" throughout.
 //
 // The clock: CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME read together at export, and
 // adjtimex(2)'s view: "clock_synchronized" is false when adjtimex reports TIME_ERROR or the
@@ -52,6 +57,9 @@ struct BundleDir {
   // who claims a rank, when two processes do (hang).
   std::optional<uint32_t> uid;
   uint64_t seq = 0;  // the daemon's sequence number of the directory (0: an older bundle)
+  // A client made it ("made_by":"client"): its stack reports are the process's word, not the
+  // daemon's (hang shows them as unverified). A directory bundle.jsonl does not describe is too.
+  bool client = false;
 };
 
 // The host line of this machine, now.

@@ -221,6 +221,7 @@ BundleRead ReadTarStream(const std::function<long(char*, size_t)>& read, const B
       r.problems.push_back("member " + TerminalLine(name) + " skipped: not in an event directory");
       continue;
     }
+    named.client = true;  // undescribed: nobody vouches that the daemon made it
     auto it = dirs.find(dir_path);
     ++r.files;
     if (visitor.file) visitor.file(it != dirs.end() ? it->second : named, file, std::move(bytes));

@@ -12,7 +12,7 @@
 //   - a truncated or corrupt gzip or tar stream ends the bundle with an error; what was read
 //     before it is kept;
 //   - bundle.jsonl's lines are checked (bundle_meta.h); a directory it does not describe is
-//     described from its name (the pid, the kind) with no labels.
+//     described from its name (the pid, the kind) with no labels, as a client's (BundleDir::client).
 #pragma once
 
 #include <cstddef>

@@ -27,7 +27,10 @@ const ThreadFrames& MainThread(const RankClaim& c) {
 void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport* r) {
   r->unranked = unranked;
   std::map<int64_t, std::vector<const RankClaim*>> by_rank;
-  for (const RankClaim& c : claims) by_rank[c.rank].push_back(&c);
+  for (const RankClaim& c : claims) {
+    by_rank[c.rank].push_back(&c);
+    if (c.unverified) r->unverified.push_back(&c);
+  }
   r->job_uid = JobUid(by_rank);
   for (const auto& [rank, claimants] : by_rank) {
     if (claimants.size() == 1) {

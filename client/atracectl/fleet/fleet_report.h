@@ -10,6 +10,9 @@
 //     exactly one, the rank is left out of the classes and named;
 //   - the world size is the one the job's uid labelled (a conflict's losers, and other uids,
 //     do not set it), and missing ranks are computed as ranges from the ranks seen;
+//   - stacks are the daemon's word only: a stack report a process wrote itself (in a directory
+//     a client made) is never a rank's stack, never in a class and never decides a culprit;
+//     it is listed as unverified, with its claimant;
 //   - what is held and printed is bounded: stacks and last records by a total (the text
 //     budget), the call-path tree by a node count, rank lists printed as ranges.
 #pragma once
@@ -36,8 +39,15 @@ struct RankClaim {
   std::optional<uint32_t> uid;  // nullopt: the input does not say (an older bundle)
   std::string host;
   int32_t pid = 0;
-  std::vector<ThreadFrames> stacks;         // of its latest report, by frame name; empty: none
+  // Of its latest stack report that the daemon wrote (a dump, a stack dump, a crash or death
+  // report: a directory the daemon made), by frame name; empty: none.
+  std::vector<ThreadFrames> stacks;
   std::map<std::string, LastRecord> last;   // by tracer object
+  // Stack reports the process wrote itself (stackcore_tracer_* files in a directory a client
+  // made, bundle_meta.h's "made_by"): a process may write any frames there, so they are never
+  // its stacks, only shown as unverified: how many, and the latest one's main thread.
+  size_t unverified = 0;
+  std::vector<std::string> unverified_main;
   std::string job;                          // its job label; "" when the input does not say
 };
 
@@ -69,6 +79,7 @@ struct FleetReport {
   // host's own clock, so hosts are never compared with each other.
   std::map<std::string, std::vector<int64_t>> first_stopped;
   std::vector<StackClass> classes;                // smallest first
+  std::vector<const RankClaim*> unverified;       // claims with unverified stack reports, in input order
   StackTree tree;
   size_t unranked = 0;                            // processes without a rank, left out
   explicit FleetReport(size_t max_tree_nodes) : tree(max_tree_nodes) {}

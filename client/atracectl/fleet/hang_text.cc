@@ -11,6 +11,20 @@ std::string JsonInts(const std::vector<int64_t>& v) {
   return out + "]";
 }
 
+namespace {
+
+constexpr size_t kUnverifiedShown = 64;  // processes listed with unverified stack reports
+
+// What hang did instead of an unverified stack report of `c`.
+std::string UnverifiedUse(const FleetReport& r, const RankClaim& c) {
+  const auto used = r.ranks.find(c.rank);
+  if (used == r.ranks.end() || used->second != &c) return "not the process used for rank " + std::to_string(c.rank);
+  return c.stacks.empty() ? "the daemon took no dump of it: rank " + std::to_string(c.rank) + " has no stacks"
+                          : "the daemon's own dump of it is used";
+}
+
+}  // namespace
+
 std::string SeenText(const FleetReport& r, const std::string& where_missing) {
   std::string o = "Ranks seen: " + (r.seen.empty() ? std::string("none") : RankRanges(r.seen, kRanksShown)) +
                   (r.world_size ? " of " + std::to_string(*r.world_size) + " (world size)"
@@ -52,6 +66,22 @@ std::string ClassesText(const FleetReport& r) {
   } else if (r.classes.size() == 1) {
     o += "Every rank with stacks has its main thread in the same place.\n";
   }
+  if (!r.unverified.empty()) {
+    o += "Ignored as unverified: stack reports a process wrote into its own directory (not a dump the daemon took), "
+         "left out of the classes:\n";
+    size_t shown = 0;
+    for (const RankClaim* c : r.unverified) {
+      if (shown++ == kUnverifiedShown) {
+        o += "  ... and " + std::to_string(r.unverified.size() - kUnverifiedShown) + " more process(es)\n";
+        break;
+      }
+      o += "  rank " + std::to_string(c->rank) + " (" + TerminalLine(ClaimantText(*c)) + "): " +
+           std::to_string(c->unverified) + " file(s); " + UnverifiedUse(r, *c) + ". Its main thread, by its word: ";
+      for (size_t f = 0; f < c->unverified_main.size() && f < 6; ++f) o += (f ? " < " : "") + TerminalLine(c->unverified_main[f]);
+      if (c->unverified_main.size() > 6) o += " < ...";
+      o += "\n";
+    }
+  }
   return o;
 }
 
@@ -86,7 +116,18 @@ std::string SharedJson(const FleetReport& r) {
     for (size_t f = 0; f < r.classes[i].stack.size(); ++f) o += (f ? "," : "") + JsonString(r.classes[i].stack[f]);
     o += "]}";
   }
-  o += "],\"outliers\":" + JsonInts(r.culprits) + ",\"no_stacks\":" + JsonInts(r.no_stacks);
+  o += "],\"outliers\":" + JsonInts(r.culprits) + ",\"no_stacks\":" + JsonInts(r.no_stacks) + ",\"unverified_stacks\":[";
+  for (size_t i = 0; i < r.unverified.size(); ++i) {
+    const RankClaim& c = *r.unverified[i];
+    const auto used = r.ranks.find(c.rank);
+    o += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(c.rank) +
+         ",\"uid\":" + (c.uid ? std::to_string(*c.uid) : std::string("null")) + ",\"host\":" + JsonString(c.host) +
+         ",\"pid\":" + std::to_string(c.pid) + ",\"files\":" + std::to_string(c.unverified) +
+         ",\"used_for_rank\":" + (used != r.ranks.end() && used->second == &c ? "true" : "false") + ",\"main_thread\":[";
+    for (size_t f = 0; f < c.unverified_main.size(); ++f) o += (f ? "," : "") + JsonString(c.unverified_main[f]);
+    o += "]}";
+  }
+  o += "]";
   return o;
 }
 

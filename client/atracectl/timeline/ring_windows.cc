@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <unordered_map>
 
 namespace atracectl {
@@ -16,6 +17,31 @@ uint64_t Hash(std::string_view s) {  // FNV-1a, 64 bits
 constexpr size_t kMaxCandidates = 256;  // offsets tried per save (a text repeated over and over)
 
 }  // namespace
+
+bool RingPositionsSeen::Add(const std::pair<int64_t, std::string>& track, uint64_t ring, uint64_t position) {
+  std::map<uint64_t, uint64_t>& runs = seen_[{track.first, track.second, ring}];
+  auto next = runs.upper_bound(position);  // the first run that starts after it
+  if (next != runs.begin()) {
+    auto prev = std::prev(next);
+    if (prev->second >= position) return false;  // inside a run: seen
+    if (prev->second + 1 == position) {          // extends it, and joins the next when adjacent
+      prev->second = position;
+      if (next != runs.end() && next->first == position + 1) {
+        prev->second = next->second;
+        runs.erase(next);
+      }
+      return true;
+    }
+  }
+  if (next != runs.end() && next->first == position + 1) {  // the next run starts right after it
+    const uint64_t last = next->second;
+    runs.erase(next);
+    runs.emplace(position, last);
+    return true;
+  }
+  runs.emplace(position, position);
+  return true;
+}
 
 std::vector<bool> RingWindows::Place(const std::pair<int64_t, std::string>& track, const std::vector<SavedRecord>& save) {
   std::vector<Seen> f;

@@ -1,5 +1,12 @@
 // Which records of a ring save were already drawn from another save of the same ring.
 //
+// A save the daemon wrote says where each of its records sits in its ring
+// (proto/ring_positions.h: the ring's identity and each record's position): such records are
+// the same record exactly when their track (the process directory: pid and start time, and the
+// object), ring and position are, whatever their text, time or the order the saves are read
+// in (RingPositionsSeen). A save without positions (written before them, or by a client through
+// FILE_APPEND) is aligned instead (RingWindows):
+//
 // A process's ring is saved more than once (a report, then a later dump): each save holds a
 // window of the ring's one sequence of records, and two windows overlap where the later
 // save still held what the earlier one did. A record is the same record in both when it has
@@ -22,6 +29,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,6 +41,17 @@ inline constexpr size_t kMaxWindow = 1u << 20;
 struct SavedRecord {
   int64_t ts = 0;
   std::string_view text;
+};
+
+// Records by their identity: (track, ring, position). Held as runs of positions per ring.
+class RingPositionsSeen {
+ public:
+  // True the first time the record at `position` of ring `ring` of `track` is added.
+  bool Add(const std::pair<int64_t, std::string>& track, uint64_t ring, uint64_t position);
+
+ private:
+  // Per (track, ring): runs [first, last] of the positions seen, by first.
+  std::map<std::tuple<int64_t, std::string, uint64_t>, std::map<uint64_t, uint64_t>> seen_;
 };
 
 class RingWindows {

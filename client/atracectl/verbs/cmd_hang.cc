@@ -10,8 +10,10 @@
 //     dump or bundle is missing;
 //   - conflicts: a rank two processes claim, each named (fleet_report.h);
 //   - classes: the ranks grouped by their main thread's stack (from the latest report with
-//     stacks of each process: a dump, a stack dump or a crash), smallest class first; the
-//     ranks of the smallest classes are named as the likely culprits;
+//     stacks of each process that the daemon wrote: a dump, a stack dump or a crash),
+//     smallest class first; the ranks of the smallest classes are named as the likely
+//     culprits. A stack report in a directory a client made (bundle.jsonl's "made_by") is
+//     the process's own word: listed as unverified, never used;
 //   - the call-path tree of every thread of every rank (stack_tree.h), each frame with the
 //     ranks that pass through it, as ranges;
 //   - a culprit line for each likely culprit (fleet/culprit.h): job, rank, host, pid, the
@@ -70,6 +72,10 @@ struct ProcessRead {
   std::vector<ThreadFrames> stacks;
   std::map<std::string, LastRecord> last;  // by tracer object
   std::optional<uint32_t> stacks_uid;      // of the stacks' directory
+  size_t unverified = 0;                   // stack reports the process wrote itself
+  int64_t unverified_at = INT64_MIN;       // the directory time of the latest one
+  size_t unverified_bytes = 0;             // taken from the budget for its main thread
+  std::vector<std::string> unverified_main;
   int64_t ledger_at = INT64_MIN;           // the directory time of the save the ledger comes from
   std::optional<uint32_t> ledger_uid;      // of the ledger's directory
   RankLedger::Ledger ledger = RankLedger::Ledger::kNone;
@@ -139,6 +145,29 @@ std::optional<HangOptions> ParseOptions(const Args& args, int* exit_code) {
   return o;
 }
 
+// A stack report in a directory a client made: the process's own word (it may write any
+// frames there), counted and its main thread kept to be shown as unverified, never its stacks.
+void ReadUnverified(const BundleDir& dir, const std::string& bytes, ProcessRead& ps, TextBudget& budget,
+                    bool* stacks_cut) {
+  bool cut = false;
+  std::vector<ThreadFrames> threads = FrameNamesOf(bytes, budget.left(), &cut);
+  if (cut) *stacks_cut = budget.reached = true;
+  if (threads.empty()) return;  // no [stack] section: no stacks said
+  ++ps.unverified;
+  if (dir.created_unix_us < ps.unverified_at) return;
+  ThreadFrames* main = &threads.front();
+  for (ThreadFrames& t : threads) {
+    if (t.tid == dir.pid) main = &t;
+  }
+  size_t held = 0;
+  for (const std::string& f : main->frames) held += sizeof f + f.size();
+  budget.Give(ps.unverified_bytes);
+  budget.Take(std::min(held, budget.left()));
+  ps.unverified_bytes = held;
+  ps.unverified_at = dir.created_unix_us;
+  ps.unverified_main = std::move(main->frames);
+}
+
 // One trace file of a process: its stacks (a report) or its last record per tracer.
 void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes, std::optional<int32_t> offset,
               const std::string& bundle, ProcessRead& ps, TextBudget& budget, bool* stacks_cut) {
@@ -155,7 +184,9 @@ void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes
     return;
   }
   if (name.rfind("stackcore_tracer_", 0) == 0) {
-    if (is_bin || dir.created_unix_us < ps.stacks_at) return;
+    if (is_bin) return;  // the daemon writes the .txt beside it; a client writes no .bin of this form
+    if (dir.client) return ReadUnverified(dir, bytes, ps, budget, stacks_cut);
+    if (dir.created_unix_us < ps.stacks_at) return;
     budget.Give(ps.stacks_bytes);  // replaced if this report has stacks: its room is this one's
     bool cut = false;
     std::vector<ThreadFrames> stacks = FrameNamesOf(bytes, budget.left(), &cut);
@@ -234,7 +265,17 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
     l.ledger = ps.ledger;
     l.problem = std::move(ps.ledger_problem);
     l.comms = std::move(ps.comms);
-    out.claims.push_back({*g.rank, g.world_size, g.uid, g.host, g.pid, std::move(ps.stacks), std::move(ps.last), g.job});
+    RankClaim& claim = out.claims.emplace_back();
+    claim.rank = *g.rank;
+    claim.world_size = g.world_size;
+    claim.uid = g.uid;
+    claim.host = g.host;
+    claim.pid = g.pid;
+    claim.stacks = std::move(ps.stacks);
+    claim.last = std::move(ps.last);
+    claim.job = g.job;
+    claim.unverified = ps.unverified;
+    claim.unverified_main = std::move(ps.unverified_main);
   }
   return out;
 }

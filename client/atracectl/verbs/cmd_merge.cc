@@ -8,15 +8,18 @@
 //   - a track per communicator of its collective ledger ("comm NAME"), each call a span from
 //     enqueue to completion (collective_spans.h), as the latest save of the process has it;
 //   - a record kept in several directories of one process (a report, then a later dump) is
-//     drawn once: each save is placed in its ring's sequence of records (ring_windows.h),
-//     by text and order, not by time or directory order; a record repeated within one file
-//     stays;
+//     drawn once: by its identity in its ring (the process, the object, the ring and the
+//     record's position in it, which every ring save the daemon writes ends with,
+//     proto/ring_positions.h), never by time or directory order; a save without positions is
+//     placed in its ring's sequence by text and order (ring_windows.h); a record repeated
+//     within one file stays;
 //   - a bundle whose host clock was not synchronized at export (bundle.jsonl) is flagged: a
 //     "host clock" track in each of its groups says so at the export time, the chrome-json
 //     document's "metadata" lists every bundle's clock state, and standard error says it.
 // Bundles are streamed (bundle_reader.h). chrome-json is written as it is read: what is held
-// is one trace file and, per track, 16 bytes per record of its ring's window, never the
-// records' text. html holds the
+// is one trace file and, per track, the runs of positions seen of each ring (one entry per
+// run: a ring's saves are mostly one run) or 16 bytes per record of its ring's window, never
+// the records' text. html holds the
 // timeline it draws, bounded by --max-text-mib as export's is.
 #include <unistd.h>
 
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "atraced/proto/cann_bin_text.h"
+#include "atraced/proto/ring_positions.h"
 #include "files/bundle_reader.h"
 #include "common/command_line.h"
 #include "verbs/verbs.h"
@@ -82,6 +86,8 @@ class Merger {
     }
     std::string track = ObjectOfFile(name);
     if (dir.side == "device") track = "device " + std::to_string(dir.device_id) + ": " + track;
+    // Where each record sits in its ring, as the save says (before the bytes become text).
+    const std::optional<atraced::proto::RingPositions> positions = atraced::proto::FindRingPositions(bytes);
     std::string text;
     if (is_bin) {
       auto decoded = atraced::proto::CannBinToText(
@@ -104,7 +110,16 @@ class Merger {
           return true;
         },
         clock.utc_offset_s);
-    const std::vector<bool> fresh = windows_.Place({g.id, track}, records);
+    // A record line for each position: the records are known by their identity in their ring.
+    // Else (a save from before positions, a file a process wrote itself, a record whose text
+    // holds a line that reads as a record) the save is aligned by text and order.
+    std::vector<bool> fresh;
+    if (positions && positions->records.size() == records.size()) {
+      fresh.reserve(records.size());
+      for (const uint64_t k : positions->records) fresh.push_back(seen_.Add({g.id, track}, positions->ring, k));
+    } else {
+      fresh = windows_.Place({g.id, track}, records);
+    }
     for (size_t i = 0; i < records.size() && !(budget_ && budget_->reached); ++i) {
       if (!fresh[i]) {
         ++duplicates;
@@ -166,6 +181,7 @@ class Merger {
   std::function<void(const TimelineEvent&)> emit_;
   std::map<size_t, BundleFleetClock> clocks_;
   std::map<int64_t, int> tids_;
+  RingPositionsSeen seen_;
   RingWindows windows_;
   std::set<std::pair<size_t, std::string>> exits_;
   CollectiveCalls collectives_;

@@ -171,6 +171,10 @@ typedef struct atrace_list_entry {
 #define ATRACE_LIST_DUMP 0x4u
 /* A dump of a live process that the daemon's hang watch took by itself (hang-timeout). */
 #define ATRACE_LIST_HANG 0x8u
+/* A client made it (an event it began): its files, a stack report among them, are that
+ * client's word. Clear: the daemon made it for a save (rings, a crash or death report, a
+ * dump) and wrote every file in it. A daemon from before the flag never sets it. */
+#define ATRACE_LIST_CLIENT 0x10u
 
 /* journalctl's vacuum verbs for atrace_client_vacuum_by: a directory goes if any verb given
  * says so (PROTOCOL.md, VACUUM_BY). */

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "atraced/rings/counter_clock.h"
+#include "atraced/proto/ring_positions.h"
 #include "atraced/rings/ring_format.h"
 #include "atraced/proto/ledger_reader.h"
 #include "atraced/proto/ring_reader.h"
@@ -61,11 +62,13 @@ namespace {
 // "atraced: N record(s) lost: A dropped, B torn, C invalid\n" with 20-digit counts is 132.
 constexpr uint64_t kLostLineMax = 160;
 
+// Either form ends with the positions line (proto/ring_positions.h).
 uint64_t MaxFormatted(const proto::RingRegister& reg, uint64_t slots) {
-  if (reg.structs.empty()) return slots * (28 + uint64_t{reg.msg_size}) + kLostLineMax;
+  const uint64_t positions = proto::MaxRingPositionsLine(slots);
+  if (reg.structs.empty()) return slots * (28 + uint64_t{reg.msg_size}) + kLostLineMax + positions;
   uint64_t heads = 48 + 40 + 16;  // TraceCtrlHead, TraceStructSegmentHead, TraceStructDataHead
   for (const proto::RingStructEntry& e : reg.structs) heads += 40 + 40 * uint64_t{e.fields.size()};
-  return heads + slots * (16 + uint64_t{reg.msg_size});
+  return heads + slots * (16 + uint64_t{reg.msg_size}) + positions;
 }
 
 }  // namespace
@@ -171,11 +174,13 @@ std::string RingSavePlan::Format(std::vector<std::string>* problems) const {
   }
   if (problems && !time.problem().empty()) problems->push_back(time.problem());
   const proto::RingRegister& reg = ring_->reg;
+  // Either form ends with where each record sits in the ring (proto/ring_positions.h), so
+  // that a reader of a later save of this ring knows the records it already has.
   if (!reg.structs.empty()) {
     std::vector<uint8_t> bin = core::FormatRingBinary(snap, time, reg.structs, reg.utc_offset_s);
-    return std::string(bin.begin(), bin.end());
+    return std::string(bin.begin(), bin.end()) + core::RingPositionsLine(snap, time);
   }
-  return core::FormatRingText(snap, time, reg.utc_offset_s);
+  return core::FormatRingText(snap, time, reg.utc_offset_s) + core::RingPositionsLine(snap, time);
 }
 
 std::string RingSavePlan::FormatLedger(std::vector<uint8_t>& copy, std::vector<std::string>* problems) const {

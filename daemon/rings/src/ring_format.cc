@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "atraced/proto/ring_positions.h"
+
 namespace atraced::core {
 
 namespace {
@@ -90,6 +92,14 @@ std::string LostRecordsLine(const proto::RingSnapshot& snap) {
   if (lost == 0) return "";
   return "atraced: " + std::to_string(lost) + " record(s) lost: " + std::to_string(snap.dropped) + " dropped, " +
          std::to_string(snap.torn) + " torn, " + std::to_string(snap.invalid) + " invalid\n";
+}
+
+std::string RingPositionsLine(const proto::RingSnapshot& snap, const RingTimeline& time) {
+  if (!snap.header_valid || snap.records.empty()) return "";
+  std::vector<uint64_t> positions;
+  positions.reserve(time.order().size());
+  for (const size_t i : time.order()) positions.push_back(snap.records[i].index);
+  return proto::FormatRingPositions(snap.monotonic_ns, positions);
 }
 
 std::string FormatRingText(const proto::RingSnapshot& snap, const RingTimeline& time, int32_t utc_offset_s) {

@@ -118,7 +118,7 @@ Status Queries::OnList(const Client& c, std::span<const uint8_t> payload, std::v
     le.comm = e.comm;
     le.labels = e.labels;
     le.flags = (e.incomplete ? ATR_LIST_INCOMPLETE : 0) | (e.dump == DumpKind::kOperator ? ATR_LIST_DUMP : 0) |
-               (e.dump == DumpKind::kHang ? ATR_LIST_HANG : 0);
+               (e.dump == DumpKind::kHang ? ATR_LIST_HANG : 0) | (e.saved ? 0 : ATR_LIST_CLIENT);
     r.entries.push_back(std::move(le));
   }
   proto::Encode(r, body);

@@ -145,6 +145,7 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
     out += e.dump == DumpKind::kHang ? " hang\n" : " dump\n";
     if (e.exported) AppendExported(e.seq, out);
   }
+  if (e.saved) AppendSeqRecord('s', e.seq, out);
   if (e.incomplete) AppendSaving(e.seq, out);
 }
 
@@ -259,6 +260,18 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
         continue;
       }
       entries[it->second].exported = true;
+    } else if (fields[0] == "s") {
+      uint64_t seq = 0;
+      if (fields.size() != 2 || !ParseNumber(fields[1], &seq)) {
+        problem(line_no, "bad made-by-a-save record");
+        continue;
+      }
+      auto it = by_seq.find(seq);
+      if (it == by_seq.end() || state[it->second] != 0 || entries[it->second].saved) {
+        problem(line_no, "made-by-a-save record of unknown sequence " + std::to_string(seq));
+        continue;
+      }
+      entries[it->second].saved = true;
       ++r.records;
     } else if (fields[0] == "p" || fields[0] == "d") {
       const bool saving = fields[0] == "p";

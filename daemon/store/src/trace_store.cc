@@ -47,6 +47,11 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
     // Same path again (CANN: all objects of one report share a directory): same directory,
     // counted once, keeping its place in the aging order.
     Entry* same = FindEntry(found->second);
+    // A directory the daemon made for a save holds only the daemon's files (order_log.h's
+    // 's'): a client's event of the same name (a device event's chosen time) gets no way in.
+    if (!spec.save && same->meta.saved) {
+      return Status::Error(EEXIST, Abs(rel) + " was made by atraced for a save: a client opens no file in it");
+    }
     if (spec.save && !same->meta.incomplete) {
       std::string record;
       AppendSaving(found->second, record);
@@ -64,7 +69,7 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
   const uint64_t seq = next_seq_++;
   const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
   OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event), spec.comm, spec.save, spec.labels,
-                  spec.dump};
+                  spec.dump, spec.save};
   // The new directory and the removals it causes go to the log in one write, before mkdir.
   // The record is built in a buffer kept between events (its capacity stays).
   auto victims = PlanVictims(c, 1);
@@ -271,7 +276,7 @@ EventInfo TraceStore::InfoOf(uint64_t seq, Entry& e) {
   const Side side = e.meta.cls == AgeClass::kDevice ? Side::kDevice : Side::kHost;
   return EventInfo{seq,        e.rel_path,        e.kind,            side,              e.meta.device_id, e.pid,
                    e.meta.uid, e.meta.created_us, e.bytes.allocated, e.bytes.apparent, e.pins, e.meta.comm,
-                   e.meta.incomplete && e.saves == 0, e.meta.labels, e.meta.dump};
+                   e.meta.incomplete && e.saves == 0, e.meta.labels, e.meta.dump, e.meta.saved};
 }
 
 std::optional<EventInfo> TraceStore::Find(uint64_t seq) {

@@ -167,7 +167,8 @@ TEST_CASE("install: the C program against the real daemon writes CANN's layout, 
   REQUIRE(Exists(exit_file));
   const std::string text = atraced::testing::ReadFile(schedule_file);
   INFO(text);
-  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 4);  // three records and where each sits in the ring
+  CHECK(text.find("\natraced: ring ") != std::string::npos);
   CHECK(text.find(" CqReport:devId=0,stmId=2\n") != std::string::npos);
   CHECK(text.substr(4, 1) == "-");   // YYYY-MM-DD hh:mm:ss.mmm.uuu
   CHECK(text.substr(23, 1) == ".");

@@ -397,6 +397,9 @@ ATR_STATIC_ASSERT(sizeof(struct atr_dumps_exported) == 8, "atr_dumps_exported is
 #define ATR_LIST_HIDDEN_UID 0xffffffffu
 #define ATR_LIST_DUMP (1u << 2)       /* PROCESS_DUMP's directory: a live process dumped for someone who asked */
 #define ATR_LIST_HANG (1u << 3)       /* the same, taken by the daemon's hang watch by itself */
+/* A client made it (EVENT_BEGIN): its files are the client's word. Clear: the daemon made it
+ * for a save and wrote every file in it (a client's EVENT_BEGIN of its path gets -EEXIST). */
+#define ATR_LIST_CLIENT (1u << 4)
 struct atr_list_request {
   uint64_t after_seq;
   uint32_t max_entries;

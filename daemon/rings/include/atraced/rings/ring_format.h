@@ -39,4 +39,8 @@ std::vector<uint8_t> FormatRingBinary(const proto::RingSnapshot& snap, const Rin
 // The trailer line FormatRingText appends, or "" when nothing was lost.
 std::string LostRecordsLine(const proto::RingSnapshot& snap);
 
+// The line a save appends to either form, after everything above: each record's position in
+// the ring, in the files' order (proto/ring_positions.h); "" when there are no records.
+std::string RingPositionsLine(const proto::RingSnapshot& snap, const RingTimeline& time);
+
 }  // namespace atraced::core

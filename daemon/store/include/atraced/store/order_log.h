@@ -10,6 +10,7 @@
 //   l <seq> [job=<job>] [rank=<rank>] [world=<world size>]
 //   o <seq> <dump|hang>
 //   x <seq>
+//   s <seq>
 //   p <seq>
 //   d <seq>
 //   - <seq>
@@ -36,6 +37,13 @@
 // aging takes it as any other directory, across restarts too. Only a dump ('o') may carry it,
 // once. A log without it leaves the dump kept for dump-keep; an older daemon skips the record
 // as unknown (the dump is kept then, the safe side).
+// 's' (after its 'o', in the same write) says the daemon made the directory itself, for a
+// save (a ring save, a crash, death or stack-dump report, a dump): every file in it is the
+// daemon's, and no client may open a file in it (TraceStore::BeginEvent refuses the path to a
+// client's EVENT_BEGIN). LIST marks every other directory ATR_LIST_CLIENT: its files are
+// its client's word, so `hang` takes a stack report only from a directory the daemon made. A
+// log without it (written before) leaves the directory a client's; an older daemon skips the
+// record as unknown.
 //
 // 'p' (with its '+', in the same write; or alone when a save goes into a directory that
 // exists) says a save is being written into the directory, 'd' that the save completed:
@@ -99,6 +107,7 @@ struct OrderEntry {
   proto::Labels labels{};    // the job, rank and world size its process sent ('l' record)
   DumpKind dump = DumpKind::kNone;  // a dump of a live process, and whose ('o' record)
   bool exported = false;            // the dump went into a bundle: dump-keep spares it no more ('x')
+  bool saved = false;        // the daemon made it for a save: its files are all the daemon's ('s' record)
   bool operator==(const OrderEntry&) const = default;
 };
 

@@ -64,7 +64,9 @@ struct EventSpec {
   uint32_t uid = 0;  // of the client, for listing
   std::string comm;  // the program it is made for (the order log keeps it, for listing); "" unknown
   // A save the daemon writes into the directory in one go (a ring save, a report): logged
-  // as begun ('p', order_log.h) until EndSave logs it complete.
+  // as begun ('p', order_log.h) until EndSave logs it complete. A directory a save makes is
+  // the daemon's ('s'): a client's event of the same path is refused (EEXIST). A save into
+  // a client's directory of the same path leaves it the client's.
   bool save = false;
   proto::Labels labels{};  // its process's job, rank and world size (order log, listing, journal)
   DumpKind dump = DumpKind::kNone;  // PROCESS_DUMP's directory: an operator's or the hang watch's
@@ -94,6 +96,7 @@ struct EventInfo {
   bool incomplete = false;
   proto::Labels labels{};  // none known: all ""
   DumpKind dump = DumpKind::kNone;
+  bool saved = false;  // the daemon made it for a save: no client wrote in it (order_log.h's 's')
 };
 
 struct StoreCounters {
