@@ -29,6 +29,7 @@ int atrace_client_internal::OpenWithFeatures(const atrace_client_options* option
     if (o.max_in_flight > 0) c->max_in_flight = o.max_in_flight;
     if (o.flags & ATRACE_OPT_NO_FD_PASSING) c->features = 0;
     if (o.flags & ATRACE_OPT_PROCESS_DUMP) c->features |= ATR_FEATURE_PROCESS_DUMP;
+    if (o.flags & ATRACE_OPT_LIST_LIVE) c->features |= ATR_FEATURE_LIST_LIVE;
     c->features |= ATR_FEATURE_DUMPS_EXPORTED;  // costs nothing granted; atrace_client_dumps_exported needs it
     c->features |= extra_features;
     auto get = [](const char* name) -> const char* { return ::getenv(name); };

@@ -37,6 +37,10 @@ static_assert(ATRACE_LIST_HIDDEN == ATR_LIST_HIDDEN && ATRACE_LIST_HIDDEN_UID ==
               "LIST flags pass through as the daemon sent them");
 static_assert(ATRACE_LIST_DUMP == ATR_LIST_DUMP && ATRACE_LIST_HANG == ATR_LIST_HANG, "LIST flags pass through");
 static_assert(ATRACE_LIST_CLIENT == ATR_LIST_CLIENT, "LIST flags pass through");
+static_assert(ATRACE_LIVE_WATCHED == ATR_LIVE_WATCHED && ATRACE_LIVE_STALLED == ATR_LIVE_STALLED &&
+                  ATRACE_LIVE_BUSY == ATR_LIVE_BUSY && ATRACE_LIVE_CAPTURED == ATR_LIVE_CAPTURED &&
+                  ATRACE_LIVE_NEVER_WROTE == ATR_LIVE_NEVER_WROTE,
+              "LIST_LIVE flags pass through as the daemon sent them");
 
 // The whole struct from a STATUS reply; the entry points copy as much as their caller has.
 void FillStatus(const proto::StatusReply& s, atrace_status* out) {
@@ -246,6 +250,32 @@ int atrace_client_dump_processes(atrace_client* client, const atrace_dump_spec* 
       if (fn != nullptr) {
         if (int stop = fn(&entry, user)) return stop;
       }
+    }
+    return 0;
+  });
+}
+
+int atrace_client_list_live(atrace_client* client, const char* job, atrace_live_fn fn, void* user, uint32_t* omitted) {
+  if (omitted != nullptr) *omitted = 0;
+  if (client == nullptr || fn == nullptr) return -EINVAL;
+  if (job != nullptr && !proto::CheckLabel(proto::LabelKind::kJob, job).empty()) return -EINVAL;
+  return Guarded([&] {
+    proto::ListLiveReply reply;
+    {
+      std::lock_guard<std::mutex> lock(client->mu);
+      if (int rc = Ready(*client); rc != 0) return rc;
+      if (!(client->conn->granted_features() & ATR_FEATURE_LIST_LIVE)) return -ENOTSUP;
+      proto::ListLive request;
+      if (job != nullptr) request.job = job;
+      if (int rc = Query(*client, ATR_OP_LIST_LIVE, request, &reply); rc != 0) return rc;
+    }
+    if (omitted != nullptr) *omitted = reply.omitted;
+    // The callback runs without the lock, so it may call into this handle.
+    for (const auto& e : reply.entries) {
+      const atrace_live_entry entry{e.pid, e.uid, e.flags, e.rings, e.last_moved_unix_us, e.still_ms, e.timeout_ms,
+                                    e.comm.c_str(), e.labels.job.c_str(), e.labels.rank.c_str(),
+                                    e.labels.world_size.c_str()};
+      if (int stop = fn(&entry, user)) return stop;
     }
     return 0;
   });

@@ -273,6 +273,10 @@ TEST_CASE("the hang watch's keys: defaults, spans, and a bad value named with it
       {{"--hang-timeout", "5 min"}, "invalid value [5 min] for hang-timeout"},
       {{"--hang-timeout", "-1"}, "invalid value [-1] for hang-timeout"},
       {{"--hang-timeout", "8d"}, "invalid value [8d] for hang-timeout: expected a time span like 500ms"},
+      // Past 7d, and past what a span holds at all: refused by name, never clamped or wrapped.
+      {{"--hang-timeout", "604800001ms"}, "invalid value [604800001ms] for hang-timeout: expected a time span like 500ms, 30s, 5min, 12h or 7d, at most 7d"},
+      {{"--hang-timeout", "106751991167301d"}, "invalid value [106751991167301d] for hang-timeout"},
+      {{"--hang-timeout", "99999999999999999999s"}, "invalid value [99999999999999999999s] for hang-timeout"},
       {{"--hang-watch-unlabelled", "yes"}, "invalid value [yes] for hang-watch-unlabelled"},
       {{"--hang-dumps-per-hour", "0"}, "invalid value [0] for hang-dumps-per-hour: expected an integer in [1, 100000]"},
       {{"--dump-keep", "1500ms"}, "invalid value [1500ms] for dump-keep: expected whole seconds"},

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -249,4 +250,89 @@ TEST_CASE("hang watch: twelve ranks dumped on one host with record-num 10 all su
   INFO(hang.out << hang.err);
   REQUIRE(hang.exit_code == 0);
   CHECK(Has(hang.out, "\"ranks_seen\":[0,1,2,3,4,5,6,7,8,9,10,11],\"missing\":\"\",\"missing_count\":0,"));
+}
+
+namespace {
+
+// How long `pid`'s rings have stood still as `list --live` tells it, polled until at least
+// `still` (90 s at most); -1 when it never got there. What a watched process would have been
+// judged by by then.
+long long AwaitStill(const DaemonProcess& d, pid_t pid, std::chrono::milliseconds still, std::string* object) {
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(90);
+  for (;;) {
+    const RunResult r = Ctl(d, {"list", "--live", "--json"});
+    const size_t at = r.out.find("{\"pid\":" + std::to_string(pid) + ",");
+    *object = at == std::string::npos ? "" : r.out.substr(at, r.out.find('}', at) - at + 1);
+    const size_t field = object->find("\"still_ms\":");
+    const long long ms = field == std::string::npos ? -1 : std::atoll(object->c_str() + field + 11);
+    if (ms >= still.count()) return ms;
+    if (SteadyClock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("hang watch: an unlabelled process is watched only with hang-watch-unlabelled", "[hang_watch][config]") {
+  SECTION("without it, a stalled unlabelled process is never judged nor dumped") {
+    DaemonProcess d(Watching("2s"));
+    REQUIRE(d.Start());
+    HangChild unlabelled(d, {}, {"5", "1"});
+    INFO(d.log());
+    // Still four times its timeout: a watched process would have been judged twice over.
+    std::string object;
+    REQUIRE(AwaitStill(d, unlabelled.pid, std::chrono::seconds(8), &object) >= 8000);
+    INFO(object);
+    CHECK(Has(object, "\"hang_timeout_ms\":null,\"state\":\"not watched\""));
+    CHECK_FALSE(d.LogHas("hang watch: pid " + std::to_string(unlabelled.pid) + " "));
+    CHECK(DirsOf(d, "schedule", unlabelled.pid).empty());
+  }
+  SECTION("with it, the unlabelled process is its own job: dumped alone, blocked") {
+    DaemonProcess d(Watching("2s", {"--hang-watch-unlabelled", "1"}));
+    REQUIRE(d.Start());
+    HangChild unlabelled(d, {}, {"5", "1"});
+    HangChild other(d, {"HANG_TICK_MS=200"}, {"5", "1"});  // unlabelled too, recording: never dumped
+    INFO(d.log());
+    const auto dumps = AwaitDumps(d, unlabelled.pid, std::chrono::seconds(90));
+    REQUIRE(dumps.size() == 1);
+    const std::string pid = std::to_string(unlabelled.pid);
+    CHECK(d.LogHas("hang watch: pid " + pid + " of job pid " + pid + " (uid 0) stalled for "));
+    CHECK(Has(DumpReport(dumps[0], unlabelled.pid), ", blocked\n"));
+    CHECK(DirsOf(d, "schedule", other.pid).empty());
+  }
+}
+
+TEST_CASE("hang watch: SIGHUP applies hang-timeout and hang-watch-unlabelled at once, a bad value is refused and the "
+          "running ones kept",
+          "[hang_watch][config][reload]") {
+  atraced::testing::TempDir conf;
+  atraced::testing::WriteFile(conf / "h.conf", "hang-timeout = 1h\n");
+  DaemonProcess d({{"--config", conf / "h.conf"}});
+  REQUIRE(d.Start());
+  HangChild blocked(d, Job("J1", 0), {"5", "1"});
+  HangChild unlabelled(d, {}, {"5", "1"});
+  INFO(d.log());
+  // Under the hour: watched with it, not judged.
+  std::string object;
+  REQUIRE(AwaitStill(d, blocked.pid, std::chrono::seconds(4), &object) >= 4000);
+  CHECK(Has(object, "\"hang_timeout_ms\":3600000,\"state\":\"running\""));
+
+  atraced::testing::WriteFile(conf / "h.conf", "hang-timeout = 2s\nhang-watch-unlabelled = 1\n");
+  d.Signal(SIGHUP);
+  REQUIRE(d.WaitForLog("hang timeout 2000 ms, unlabelled processes watched"));
+  // No restart: the processes connected under the old settings are judged by the new ones.
+  REQUIRE(AwaitDumps(d, blocked.pid, std::chrono::seconds(90)).size() == 1);
+  REQUIRE(AwaitDumps(d, unlabelled.pid, std::chrono::seconds(90)).size() == 1);
+
+  // Past the 7-day bound: refused by name, logged, and 2 s stays in force.
+  atraced::testing::WriteFile(conf / "h.conf", "hang-timeout = 8d\n");
+  d.Signal(SIGHUP);
+  REQUIRE(d.WaitForLog("reload refused"));
+  CHECK(d.LogHas("invalid value [8d] for hang-timeout"));
+  HangChild later(d, Job("J2", 0), {"5", "1"});
+  REQUIRE(AwaitDumps(d, later.pid, std::chrono::seconds(90)).size() == 1);
+  CHECK(d.LogHas("hang watch: pid " + std::to_string(later.pid) + " of job J2 (uid 0) stalled for "));
+  // hang-watch-unlabelled was kept as well: a new unlabelled process is watched.
+  HangChild unlabelled_later(d, {}, {"5", "1"});
+  REQUIRE(AwaitDumps(d, unlabelled_later.pid, std::chrono::seconds(90)).size() == 1);
 }

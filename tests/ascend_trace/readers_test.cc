@@ -193,3 +193,46 @@ TEST_CASE("readers: after an exec of a set-id program, the process's later trace
   CHECK(a_reads == 1);
   CHECK(b_reads == 1);
 }
+
+TEST_CASE("readers: A exports its own directories as a bundle, though A may only pass through the trace dir, and "
+          "B's export of them is an export of nothing",
+          "[crash][readers]") {
+  TestUsers u;
+  if (!u.made()) {
+    WARN("skipped: " << u.why_not());
+    return;
+  }
+  DaemonProcess d(atraced::testing::ReadersDaemon(u));
+  REQUIRE(atraced::testing::StartReachable(d));
+  pid_t crashed = 0;
+  CrashAs(d, u.a.id, 3, &crashed);
+  const std::string pid = std::to_string(crashed);
+  // A bundle is written where its maker may write: a directory each user owns.
+  const std::string out_dir = "/tmp/atraced-readers-export." + std::to_string(::getpid());
+  REQUIRE(Run({"mkdir", "-m", "0777", out_dir}).exit_code == 0);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { Run({"rm", "-rf", dir}); }
+  } cleanup{out_dir};
+
+  const RunResult a = CtlAs(d, u.a.id, {"export", "--format", "tar", "--pid", pid, "-o", out_dir + "/a.tar.gz"});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  CHECK(Has(a.err, "wrote 1 event directory"));
+  const RunResult members = Run({"tar", "-tzf", out_dir + "/a.tar.gz"});
+  REQUIRE(members.exit_code == 0);
+  CHECK(members.out.rfind("bundle.jsonl\n", 0) == 0);  // the host's facts first, by their own names
+  CHECK(Has(members.out, "\nstatus.json\n"));
+  CHECK(Has(members.out, "\natrace/trace_"));
+  CHECK(Has(members.out, "stackcore_tracer_11_" + pid + "_"));
+  CHECK_FALSE(Has(members.out, "/tmp/"));  // no scratch path leaks into a member's name
+
+  // B may read none of them: an export of nothing is an error that says what to do, and the
+  // file B named holds nothing of A's.
+  const RunResult b = CtlAs(d, u.b.id, {"export", "--format", "tar", "-o", out_dir + "/b.tar.gz"});
+  INFO(b.err);
+  CHECK(b.exit_code == 1);
+  CHECK(Has(b.err, "of other users hidden"));
+  CHECK(Has(b.err, "atracectl: export: no event directory you may read matches: nothing to export"));
+  CHECK(atraced::testing::ReadFile(out_dir + "/b.tar.gz").empty());
+}

@@ -71,6 +71,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
   CheckRequest<ProcessDump>(payload);
   CheckRequest<Labels>(payload);
   CheckRequest<LabelsRequest>(payload);
+  CheckRequest<ListLive>(payload);
   CheckRequest<DumpsExported>(payload);
   // The same bytes as a stack-dump .bin (AtraceStackcoreParse reads one from disk): a file
   // it accepts re-encodes to itself.
@@ -104,6 +105,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
     CheckReplyBody<VacuumByReply>(head.body);
     CheckReplyBody<CrashReply>(head.body);
     CheckReplyBody<ProcessDumpReply>(head.body);
+    CheckReplyBody<ListLiveReply>(head.body);
     CheckReplyBody<DumpsExportedReply>(head.body);
   }
 }

@@ -38,7 +38,7 @@ struct World {
     root = ::mkdtemp(tmpl);
     fs = std::move(*PosixFileSystem::Open(root));
     remover = std::make_unique<InlineRemover>(*fs);
-    store = std::make_unique<TraceStore>(*fs, *remover, clock, log, 10);
+    store = std::make_unique<TraceStore>(*fs, *remover, clock, log, refusals, 10);
     if (!store->Recover().ok()) std::abort();
     ServiceLimits o;
     o.root = root;
@@ -58,6 +58,7 @@ struct World {
   InlineCrashRunner crash_runner;
   SystemClock clock;
   Logger log{[](LogLevel, std::string_view) {}, LogLevel::kError};
+  RefusalLog refusals;
   ProcProcessTable processes;
   std::unique_ptr<PosixFileSystem> fs;
   std::unique_ptr<InlineRemover> remover;

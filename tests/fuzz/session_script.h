@@ -71,7 +71,8 @@ class ScriptClient {
         proto::Hello h;
         h.major = (b & 4) ? 2 : ATR_VERSION_MAJOR;
         h.features = ((b & 1) ? ATR_FEATURE_FD_PASSING : 0) | ((b & 2) ? ATR_FEATURE_MEMFD : 0) |
-                     ((b & 8) ? ATR_FEATURE_PROCESS_DUMP : 0) | ((b & 16) ? ATR_FEATURE_LABELS : 0);
+                     ((b & 8) ? ATR_FEATURE_PROCESS_DUMP : 0) | ((b & 16) ? ATR_FEATURE_LABELS : 0) |
+                     ((b & 32) ? ATR_FEATURE_LIST_LIVE : 0);
         Frame(frames, ATR_OP_HELLO, h);
         break;
       }
@@ -100,6 +101,9 @@ class ScriptClient {
                                (select & ATR_PROCESS_DUMP_COMM) ? "app" : "", {}};
           if (select == 0) m.pids = {static_cast<int32_t>(1 + in.Byte())};
           Frame(frames, ATR_OP_PROCESS_DUMP, m);
+        } else if (b & 8) {  // LIST_LIVE: every process, or a job from the script, valid or not
+          const auto job = in.Bytes(b >> 4);
+          Frame(frames, ATR_OP_LIST_LIVE, proto::ListLive{std::string(job.begin(), job.end())});
         } else {
           Frame(frames, ATR_OP_STATUS, proto::StatusRequest{});
         }

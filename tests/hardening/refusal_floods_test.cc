@@ -10,8 +10,8 @@
 //     a ring refused;
 //   - the listener's "shedding connection" (listener.cc): connections over the uid's share;
 //   - the rate limit's "suppressed N events" (admission.cc): events over the burst.
-// The store's "refusing writes (ENOSPC)" line is the whole store's, one per 10 s, not a
-// uid's.
+// The store's "refusing writes (ENOSPC) ... for uid U" line asks the same throttle
+// (store_tests "[refusals]").
 #include <catch2/catch.hpp>
 
 #include <unistd.h>

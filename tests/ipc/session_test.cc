@@ -75,7 +75,7 @@ class SessionFixture {
     REQUIRE(fs.ok());
     fs_ = std::move(*fs);
     remover_ = std::make_unique<InlineRemover>(*fs_);
-    store_ = std::make_unique<TraceStore>(*fs_, *remover_, clock, log.logger(), 10);
+    store_ = std::make_unique<TraceStore>(*fs_, *remover_, clock, log.logger(), refusals, 10);
     REQUIRE(store_->Recover().ok());
     processes.processes[::getpid()] = {::getpgid(0), 1, "self", {}, {}};
     ServiceLimits o;
@@ -101,6 +101,7 @@ class SessionFixture {
   TempDir tmp;
   FakeClock clock;
   SharedLog log;
+  RefusalLog refusals;
   FakeProcessTable processes;
   std::unique_ptr<PosixFileSystem> fs_;
   std::unique_ptr<InlineRemover> remover_;
@@ -250,11 +251,12 @@ TEST_CASE("sessions take turns: a burst from one client does not hold up another
   TempDir tmp;
   FakeClock clock;
   SharedLog log;
+  RefusalLog refusals;
   FakeProcessTable processes;
   auto fs = PosixFileSystem::Open(tmp.path());
   REQUIRE(fs.ok());
   InlineRemover remover(**fs);
-  TraceStore store(**fs, remover, clock, log.logger(), 10);
+  TraceStore store(**fs, remover, clock, log.logger(), refusals, 10);
   REQUIRE(store.Recover().ok());
   ServiceLimits o;
   o.root = tmp.path();

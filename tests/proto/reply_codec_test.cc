@@ -526,7 +526,8 @@ TEST_CASE("LABELS with a hang timeout: a fourth string, checked, and the three-l
   Labels three;
   CHECK(Decode(payload, &three).err() == EBADMSG);
   // Not a span, zero, too long, or something after it.
-  for (const char* bad : {"soon", "0", "0s", "5 min", "-1s"}) {
+  // A span past what a millisecond count holds is not one either (a clear refusal, never a wrap).
+  for (const char* bad : {"soon", "0", "0s", "5 min", "-1s", "106751991167301d", "99999999999999999999s"}) {
     CAPTURE(bad);
     const Status st = Decode(EncodeToVector(LabelsRequest{{"J1", "", ""}, bad}), &out);
     CHECK(st.err() == EINVAL);

@@ -224,6 +224,28 @@ inline std::vector<uint8_t> SampleProcessDump() {
   return stream;
 }
 
+// LIST_LIVE: every process, one job's, and a reply with a stalled rank and one never written.
+inline std::vector<uint8_t> SampleListLive() {
+  std::vector<uint8_t> stream, payload;
+  auto add = [&](uint16_t opcode, uint16_t flags, uint32_t id) {
+    AppendFrame(stream, opcode, flags, id, payload);
+    payload.clear();
+  };
+  Encode(ListLive{}, payload);
+  add(ATR_OP_LIST_LIVE, 0, 1);
+  Encode(ListLive{"J1"}, payload);
+  add(ATR_OP_LIST_LIVE, 0, 2);
+  EncodeReplyOk(payload);
+  ListLiveReply reply;
+  reply.omitted = 1;
+  reply.entries = {{4242, 1000, ATR_LIVE_WATCHED | ATR_LIVE_STALLED, 2, 1765000000000000, 301000, 300000, "python3",
+                    {"J1", "5", "8"}},
+                   {77, 1000, ATR_LIVE_NEVER_WROTE, 1, 0, 0, 0, "", {}}};
+  Encode(reply, payload);
+  add(ATR_OP_LIST_LIVE, ATR_FLAG_REPLY, 2);
+  return stream;
+}
+
 inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   std::vector<uint8_t> hello_and_event = SampleHelloFrame();
   const auto event = SamplePipelinedEvent();
@@ -237,6 +259,7 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
       {"ring_session.bin", SampleRingSession()},
       {"status_reply_pools.bin", SampleStatusWithPools()},
       {"process_dump.bin", SampleProcessDump()},
+      {"list_live.bin", SampleListLive()},
   };
 }
 

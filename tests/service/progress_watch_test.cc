@@ -69,6 +69,10 @@ std::vector<ProgressWatch::Stall> StallUsing(std::chrono::milliseconds per_tick)
     stalls = f.watch.Observe(f.clock.Now(), samples);
     f.cpu[10] = *f.cpu[10] + per_tick;
   }
+  // What list --live shows of it agrees with the report.
+  const ProgressWatch::View v = f.watch.Look({10, 77}, f.clock.Now());
+  CHECK(v.stalled == !stalls.empty());
+  CHECK(v.busy == (!stalls.empty() && stalls[0].busy));
   return stalls;
 }
 
@@ -181,4 +185,65 @@ TEST_CASE("a clock stepped back restarts the wait instead of judging", "[progres
   CHECK(f.watch.Observe(f.clock.Now(), samples).empty());
   CHECK(f.Run(8s, samples).empty());  // 8 s since the step: not yet 10
   CHECK(f.Run(4s, samples).size() == 1);
+}
+
+TEST_CASE("a process sampled with timeout 0 is tracked for list --live but never judged and costs no /proc read",
+          "[progress_watch][list_live]") {
+  Fixture f;
+  f.cpu[10] = 0ms;
+  std::vector<Sample> samples{{{10, 77}, 5, 0ms}};
+  const auto first = f.clock.Now();
+  CHECK(f.watch.Observe(first, samples).empty());
+  CHECK(f.Run(120s, samples).empty());  // still for an age: not watched, never reported
+  CHECK(f.cpu_reads == 0);
+  const ProgressWatch::View v = f.watch.Look({10, 77}, f.clock.Now());
+  CHECK(v.known);
+  CHECK_FALSE(v.never_wrote);
+  CHECK(v.moved == first);  // first seen: the wait's start
+  CHECK(v.still >= 120s);
+  CHECK_FALSE(v.stalled);
+  CHECK_FALSE(v.captured);
+  // It writes: the time it moved is this tick's.
+  samples[0].written = 6;
+  f.clock.Advance(2s);
+  f.watch.Observe(f.clock.Now(), samples);
+  CHECK(f.watch.Look({10, 77}, f.clock.Now()).moved == f.clock.Now());
+  CHECK(f.watch.Look({10, 77}, f.clock.Now()).still == 0ms);
+  // Never sampled: nothing known.
+  CHECK_FALSE(f.watch.Look({11, 1}, f.clock.Now()).known);
+}
+
+TEST_CASE("Look tells a stalled process's verdict, busy or blocked, from a captured one's, until its rings move",
+          "[progress_watch][list_live]") {
+  Fixture f;
+  f.cpu[10] = 0ms;  // blocked
+  f.cpu[20] = 0ms;  // its job's other process, captured
+  std::vector<Sample> samples{{{10, 1}, 5, 6s}, {{20, 2}, 9, 6s}};
+  f.watch.Observe(f.clock.Now(), samples);
+  const auto stalls = f.Run(10s, samples);
+  REQUIRE(stalls.size() == 2);
+  f.watch.Captured({10, 1});  // as HangWatch marks every process it dumps
+  f.watch.Captured({20, 2});
+  auto stalled = f.watch.Look({10, 1}, f.clock.Now());
+  CHECK(stalled.stalled);
+  CHECK_FALSE(stalled.busy);
+  CHECK_FALSE(stalled.captured);
+  // A process captured with its job without a verdict of its own says so.
+  Fixture g;
+  g.cpu[1] = 0ms;
+  std::vector<Sample> one{{{1, 1}, 5, 6s}, {{2, 2}, 5, 6s}};
+  g.watch.Observe(g.clock.Now(), one);
+  g.clock.Advance(2s);
+  g.watch.Observe(g.clock.Now(), one);
+  g.watch.Captured({2, 2});
+  const auto captured = g.watch.Look({2, 2}, g.clock.Now());
+  CHECK(captured.captured);
+  CHECK_FALSE(captured.stalled);
+  // Its rings move: the verdict is gone.
+  samples[0].written = 6;
+  f.clock.Advance(2s);
+  f.watch.Observe(f.clock.Now(), samples);
+  const auto moved = f.watch.Look({10, 1}, f.clock.Now());
+  CHECK_FALSE(moved.stalled);
+  CHECK_FALSE(moved.captured);
 }

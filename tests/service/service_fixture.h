@@ -43,7 +43,7 @@ class ServiceFixture {
     fs_ = std::move(*fs);
     fault_ = std::make_unique<FaultFileSystem>(*fs_);
     remover_ = std::make_unique<InlineRemover>(*fault_);
-    store_ = std::make_unique<TraceStore>(*fault_, *remover_, clock, log.logger(), 10);
+    store_ = std::make_unique<TraceStore>(*fault_, *remover_, clock, log.logger(), refusals, 10);
     REQUIRE(store_->Recover().ok());
     limits.root = tmp.path();
     if (limits.daemon_uid == 0) limits.daemon_uid = 4242;
@@ -141,6 +141,7 @@ class ServiceFixture {
   InlineCrashRunner crash_runner;
   FakeClock clock;
   CaptureLog log;
+  RefusalLog refusals;
   FakeProcessTable processes;
   std::unique_ptr<PosixFileSystem> fs_;
   std::unique_ptr<FaultFileSystem> fault_;

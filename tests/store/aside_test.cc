@@ -56,28 +56,38 @@ struct AsideFixture {
   TempDir tmp;
   FakeClock clock;
   CaptureLog log;
+  RefusalLog refusals;
   std::unique_ptr<PosixFileSystem> posix = Open(tmp.path());
   FaultFileSystem fault{*posix};
   HeldRemover remover{fault};
   std::unique_ptr<TraceStore> store;
   std::map<uint64_t, std::string> paths;
 
-  AsideFixture() { Restart(); }
+  // `remove_now`: whether aged directories may be deleted on the spot (small ones are, see
+  // TraceStore::kRemoveNowMaxFiles). Off, those deletes fail, so that every aged directory
+  // takes the aside way these tests are about, as one whose delete on the spot failed does.
+  explicit AsideFixture(bool remove_now = false) {
+    if (!remove_now) fault.Fail(FsOp::kRemoveSmallDir, "", EBUSY);
+    Restart();
+  }
   static std::unique_ptr<PosixFileSystem> Open(const std::string& root) {
     auto fs = PosixFileSystem::Open(root);
     REQUIRE(fs.ok());
     return std::move(*fs);
   }
   void Restart() {
-    store = std::make_unique<TraceStore>(fault, remover, clock, log.logger(), 10);
+    store = std::make_unique<TraceStore>(fault, remover, clock, log.logger(), refusals, 10);
     REQUIRE(store->Recover().ok());
   }
-  uint64_t Begin(int32_t pid = 100) {
+  // An event of `files` empty files.
+  uint64_t Begin(int32_t pid = 100, int files = 1) {
     clock.Advance(1ms);
     auto r = store->BeginEvent({{pid, pid, kProcTime}, EventKind::kSchedule, pid, "", Side::kHost, 0, 1000, ""});
     REQUIRE(r.ok());
     paths[r->seq] = r->rel_path;
-    REQUIRE(store->OpenFile(r->seq, TraceFileName::Object({"schedule", "x", false})).ok());
+    for (int i = 0; i < files; ++i) {
+      REQUIRE(store->OpenFile(r->seq, TraceFileName::Object({"schedule", "x" + std::to_string(i), false})).ok());
+    }
     store->EndEvent(r->seq);
     return r->seq;
   }
@@ -176,13 +186,18 @@ TEST_CASE("a directory that cannot be moved aside is deleted in place and the co
   CHECK(f.store->removals_pending() == 0);
 }
 
-TEST_CASE("aging never pulls in a process dir that was moved out of the tree", "[store][aside][security]") {
-  AsideFixture f;
-  std::vector<uint64_t> mine;
-  for (int i = 0; i < 5; ++i) mine.push_back(f.Begin(201));
-  // Someone moves pid 201's process dir out while the store holds its descriptor.
+TEST_CASE("aging never pulls in a process dir moved out of the tree or swapped for a symlink, on the spot or aside",
+          "[store][aside][security]") {
+  const bool remove_now = GENERATE(false, true);
+  const bool swap_for_link = GENERATE(false, true);
+  AsideFixture f(remove_now);
+  for (int i = 0; i < 5; ++i) f.Begin(201);
+  // Someone moves pid 201's process dir out while the store holds its descriptor (and
+  // plants a symlink to where it went).
   TempDir elsewhere;
-  std::filesystem::rename(f.trace_dir() + "/trace_201_201_" + kProcTime, elsewhere.path() + "/moved");
+  const std::string proc = f.trace_dir() + "/trace_201_201_" + kProcTime;
+  std::filesystem::rename(proc, elsewhere.path() + "/moved");
+  if (swap_for_link) REQUIRE(::symlink((elsewhere.path() + "/moved").c_str(), proc.c_str()) == 0);
   for (int i = 0; i < 20; ++i) f.Begin(300);
   f.remover.RunAll();
   f.store->CollectRemovals();
@@ -191,5 +206,75 @@ TEST_CASE("aging never pulls in a process dir that was moved out of the tree", "
   CHECK(ListNames(elsewhere.path() + "/moved").size() == 5);
   CHECK(ListNames(f.aside()).empty());
   CHECK(f.store->counters().aside_failures == 0);
+  CHECK(f.store->counters().removal_failures == 0);
+}
+
+// The aside directory is for deletes too big for the reply's path. A small directory (an
+// event's few files, as CANN's writer deletes before its save returns) is deleted on the
+// spot: one openat2, getdents64, an unlinkat per file and one for the directory, one close,
+// instead of a rename, the check that its process directory is still in the tree, and the
+// remover's same deletes.
+TEST_CASE("a small aged directory is deleted on the spot: nothing aside, nothing for the remover", "[store][aside]") {
+  AsideFixture f(/*remove_now=*/true);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin(100, TraceStore::kRemoveNowMaxFiles));
+  f.fault.ResetCalls();
+  f.Begin();
+  CHECK_FALSE(std::filesystem::exists(f.trace_dir() + "/" + f.paths.at(seqs[0])));
+  CHECK(f.EventDirsInTree() == 10);
+  CHECK(f.remover.held().empty());
+  CHECK(ListNames(f.aside()).empty());
+  CHECK(f.store->removals_pending() == 0);
+  CHECK(f.fault.calls(FsOp::kRemoveSmallDir) == 1);
+  CHECK(f.fault.calls(FsOp::kRename) == 0);
+  CHECK(f.store->count(AgeClass::kHost) == 10);
+}
+
+TEST_CASE("an aged directory of more files than a delete on the spot takes goes aside for the remover",
+          "[store][aside]") {
+  AsideFixture f(/*remove_now=*/true);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin(100, TraceStore::kRemoveNowMaxFiles + 1));
+  f.Begin();
+  CHECK_FALSE(f.InTree(seqs[0]));
+  CHECK(f.EventDirsInTree() == 10);
+  REQUIRE(f.remover.held().size() == 1);
+  CHECK(ListNames(f.aside()).size() == 1);
+  // Whole: the look at it removed nothing.
+  CHECK(ListNames(f.aside() + "/" + ListNames(f.aside()).front()).size() == TraceStore::kRemoveNowMaxFiles + 1);
+  f.remover.RunAll();
+  f.store->CollectRemovals();
+  CHECK(ListNames(f.aside()).empty());
+  CHECK(f.store->removals_pending() == 0);
+}
+
+TEST_CASE("a vacuum of many directories leaves their deletes to the remover", "[store][aside]") {
+  AsideFixture f(/*remove_now=*/true);
+  for (int i = 0; i < 10; ++i) f.Begin();
+  VacuumSpec spec;
+  spec.keep = 0;
+  auto report = f.store->VacuumBy(spec);
+  REQUIRE(report.ok());
+  CHECK(report->removed.size() == 10);
+  CHECK(f.EventDirsInTree() == 0);
+  CHECK(f.remover.held().size() == 10);  // moved aside on the loop, deleted off it
+  f.remover.RunAll();
+  f.store->CollectRemovals();
+  CHECK(ListNames(f.aside()).empty());
+}
+
+TEST_CASE("a small directory whose delete on the spot fails goes aside, and the remover deletes it", "[store][aside]") {
+  AsideFixture f(/*remove_now=*/true);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 10; ++i) seqs.push_back(f.Begin());
+  const std::string event_name = f.paths.at(seqs[0]).substr(f.paths.at(seqs[0]).find('/') + 1);
+  f.fault.Fail(FsOp::kRemoveSmallDir, event_name, EIO, 1);
+  f.Begin();
+  CHECK_FALSE(f.InTree(seqs[0]));
+  CHECK(f.EventDirsInTree() == 10);
+  REQUIRE(f.remover.held().size() == 1);
+  f.remover.RunAll();
+  f.store->CollectRemovals();
+  CHECK(ListNames(f.aside()).empty());
   CHECK(f.store->counters().removal_failures == 0);
 }

@@ -53,7 +53,7 @@ struct Daemon {
     REQUIRE(opened.ok());
     fs = std::move(*opened);
     remover = std::make_unique<InlineRemover>(*fs);
-    store = std::make_unique<TraceStore>(*fs, *remover, clock, log.logger(), 10);
+    store = std::make_unique<TraceStore>(*fs, *remover, clock, log.logger(), refusals, 10);
     REQUIRE(store->Recover().ok());
   }
   // A schedule event of `pid` for uid `uid`, with one file holding `text`; its file's path.
@@ -68,6 +68,7 @@ struct Daemon {
   }
   FakeClock clock;
   CaptureLog log;
+  RefusalLog refusals;
   std::unique_ptr<PosixFileSystem> fs;
   std::unique_ptr<InlineRemover> remover;
   std::unique_ptr<TraceStore> store;

@@ -37,7 +37,7 @@ class RetentionFixture {
     Start(settings, record_num);
   }
   void Start(RetentionSettings settings, uint32_t record_num = 1000) {
-    store_ = std::make_unique<TraceStore>(fault_, remover_, clock_, log_.logger(), record_num);
+    store_ = std::make_unique<TraceStore>(fault_, remover_, clock_, log_.logger(), refusals_, record_num);
     store_->SetExitRecordNum(kExitRecordNumMax);
     REQUIRE(store_->SetRetention(settings).ok());
     REQUIRE(store_->Recover().ok());
@@ -87,6 +87,7 @@ class RetentionFixture {
   InlineRemover remover_;
   FakeClock clock_;
   CaptureLog log_;
+  RefusalLog refusals_;
   std::unique_ptr<TraceStore> store_;
   std::map<uint64_t, std::string> paths_;
 };
@@ -182,6 +183,34 @@ TEST_CASE("a disk filled by someone else refuses new events with ENOSPC and resu
   REQUIRE(f.TryBegin().ok());
   REQUIRE(f.Write(a, 1).ok());
   CHECK(f.log_.Has(LogLevel::kNotice, "accepting writes again"));
+}
+
+TEST_CASE("the store's refusal lines ask the daemon's one throttle: one line per uid per interval, whatever refused",
+          "[retention][refusals]") {
+  RetentionFixture f(Bytes(kDisk, 8000), 100000);
+  uint64_t suppressed = 99;
+  // The service refused uid 3000 a moment ago and logged it: the store's refusal of that
+  // uid gets no second line.
+  REQUIRE(f.refusals_.ShouldLog(3000, &suppressed));
+  f.fault_.SetAvailable(5000);  // another program filled the disk
+  f.store_->Tick();
+  for (int i = 0; i < 5; ++i) CHECK(f.TryBegin(EventKind::kSchedule, 100, 1000).status().err() == ENOSPC);
+  CHECK(f.TryBegin(EventKind::kSchedule, 200, 2000).status().err() == ENOSPC);  // another uid: a line of its own
+  CHECK(f.TryBegin(EventKind::kSchedule, 300, 3000).status().err() == ENOSPC);
+  CHECK(f.log_.Count(LogLevel::kWarning, "refusing writes (ENOSPC)") == 2);
+  CHECK(f.log_.Count(LogLevel::kWarning, "for uid 1000: keep-free") == 1);
+  CHECK(f.log_.Count(LogLevel::kWarning, "for uid 2000: keep-free") == 1);
+  CHECK(f.log_.Count(LogLevel::kWarning, "for uid 3000") == 0);
+  // The service's next refusal of uid 1000 in the interval is not logged either, and the
+  // uid's next line counts the store's refusals that were not.
+  CHECK_FALSE(f.refusals_.ShouldLog(1000, &suppressed));
+  REQUIRE(f.refusals_.ShouldLog(1000, std::chrono::steady_clock::now() + RefusalLog::kInterval, &suppressed));
+  CHECK(suppressed == 5);  // 4 of the store's, 1 of the service's
+
+  f.fault_.SetAvailable(50000);
+  f.clock_.Advance(SpaceAccount::kResampleInterval);
+  REQUIRE(f.TryBegin().ok());
+  CHECK(f.log_.Has(LogLevel::kNotice, "accepting writes again (7 refused meanwhile)"));
 }
 
 TEST_CASE("free space is asked once per aging pass, not per append", "[retention]") {

@@ -113,24 +113,31 @@ Status FaultFileSystem::ReplaceFile(const std::string& rel, std::span<const uint
   if (int e = Check(FsOp::kReplaceFile, rel)) return Injected(e, "replace " + rel);
   return base_.ReplaceFile(rel, data);
 }
-Status FaultFileSystem::RemoveTree(const std::string& rel) {
-  if (int e = Check(FsOp::kRemoveTree, rel)) return Injected(e, "remove " + rel);
-  bool faking = false;
+uint64_t FaultFileSystem::FakeBytesOf(const std::string& rel) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    faking = fake_space_.has_value();
+    if (!fake_space_) return 0;
   }
-  uint64_t freed = 0;
-  if (faking) {
-    auto bytes = base_.TreeBytes(rel);
-    freed = bytes.ok() ? bytes->apparent : 0;  // what Consumed took: the bytes appended
-  }
+  auto bytes = base_.TreeBytes(rel);
+  return bytes.ok() ? bytes->apparent : 0;  // what Consumed took: the bytes appended
+}
+void FaultFileSystem::FakeFreed(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fake_space_) fake_space_->available = std::min(fake_space_->total, fake_space_->available + bytes);
+}
+Status FaultFileSystem::RemoveTree(const std::string& rel) {
+  if (int e = Check(FsOp::kRemoveTree, rel)) return Injected(e, "remove " + rel);
+  const uint64_t freed = FakeBytesOf(rel);
   Status st = base_.RemoveTree(rel);
-  if (st.ok() && faking) {
-    std::lock_guard<std::mutex> lock(mu_);
-    fake_space_->available = std::min(fake_space_->total, fake_space_->available + freed);
-  }
+  if (st.ok()) FakeFreed(freed);
   return st;
+}
+Result<bool> FaultFileSystem::RemoveSmallDir(const std::string& rel, size_t max_entries) {
+  if (int e = Check(FsOp::kRemoveSmallDir, rel)) return Injected(e, "remove " + rel);
+  const uint64_t freed = FakeBytesOf(rel);
+  auto removed = base_.RemoveSmallDir(rel, max_entries);
+  if (removed.ok() && *removed) FakeFreed(freed);
+  return removed;
 }
 Status FaultFileSystem::RemoveEmptyDir(const std::string& rel) {
   if (int e = Check(FsOp::kRemoveEmptyDir, rel)) return Injected(e, "rmdir " + rel);

@@ -18,7 +18,7 @@ namespace atraced::testing {
 
 enum class FsOp {
   kMakeDir, kListDir, kOpenAppend, kAppend, kReadFile, kReplaceFile, kRemoveTree, kRemoveEmptyDir, kRemoveFile, kTreeBytes,
-  kRename, kRefresh, kDup, kSpace, kCount
+  kRename, kRemoveSmallDir, kRefresh, kDup, kSpace, kCount
 };
 
 class FaultFileSystem final : public FileSystem {
@@ -83,6 +83,7 @@ class FaultFileSystem final : public FileSystem {
   Result<std::string> ReadFile(const std::string& rel, size_t max_bytes) override;
   Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
   Status RemoveTree(const std::string& rel) override;
+  Result<bool> RemoveSmallDir(const std::string& rel, size_t max_entries) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Status RemoveFile(const std::string& rel) override;
   Status Rename(const std::string& from, const std::string& to) override;
@@ -111,6 +112,10 @@ class FaultFileSystem final : public FileSystem {
   };
 
   FileSystem& base_;
+  // With FakeSpace: what removing `rel` will give back (the bytes appended), and giving it.
+  uint64_t FakeBytesOf(const std::string& rel);
+  void FakeFreed(uint64_t bytes);
+
   std::mutex mu_;  // the remover thread calls RemoveTree beside the test's thread
   std::vector<Rule> rules_;
   std::optional<FsSpace> fake_space_;

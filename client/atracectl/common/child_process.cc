@@ -10,7 +10,7 @@ extern char** environ;
 
 namespace atracectl {
 
-pid_t StartChild(const std::vector<std::string>& args, int in, int out, int err) {
+pid_t StartChild(const std::vector<std::string>& args, int in, int out, int err, const std::string& dir) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -19,6 +19,7 @@ pid_t StartChild(const std::vector<std::string>& args, int in, int out, int err)
   if (in >= 0) posix_spawn_file_actions_adddup2(&actions, in, 0);
   if (out >= 0) posix_spawn_file_actions_adddup2(&actions, out, 1);
   if (err >= 0) posix_spawn_file_actions_adddup2(&actions, err, 2);
+  if (!dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
   pid_t pid = 0;
   const int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

@@ -10,9 +10,10 @@
 namespace atracectl {
 
 // Starts args[0] (looked up in PATH) with stdin `in`, stdout `out` and stderr `err` (-1:
-// inherited); returns its pid, or -errno when it could not be started. Every other
-// descriptor of ours is O_CLOEXEC and stays behind.
-pid_t StartChild(const std::vector<std::string>& args, int in = -1, int out = -1, int err = -1);
+// inherited), in the working directory `dir` ("": ours); returns its pid, or -errno when it
+// could not be started. Every other descriptor of ours is O_CLOEXEC and stays behind.
+pid_t StartChild(const std::vector<std::string>& args, int in = -1, int out = -1, int err = -1,
+                 const std::string& dir = "");
 
 // Waits for `pid`; returns its exit status, or 128 + the signal that ended it.
 int WaitChild(pid_t pid);

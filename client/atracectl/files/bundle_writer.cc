@@ -48,8 +48,9 @@ int RunTo(const std::vector<std::string>& args, const std::string& path) {
 struct Scratch {
   std::string path;
   Scratch() {
+    // Absolute: tar is given the host's facts by their full paths from another directory.
     const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/atracectl-bundle.XXXXXX";
+    std::string templ = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/atracectl-bundle.XXXXXX";
     if (::mkdtemp(templ.data()) != nullptr) path = templ;
   }
   ~Scratch() {
@@ -122,7 +123,7 @@ int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vecto
   const std::string meta = scratch.path + "/meta";
   ::mkdir(meta.c_str(), 0700);
   const std::vector<std::string> facts = WriteHostFacts(g, meta, entries);
-  // The directories' names, NUL-separated, relative to the trace dir (tar -C there).
+  // The directories' names, NUL-separated, relative to the trace dir (tar runs there).
   std::string list;
   for (const auto& d : rel_dirs) list += d + '\0';
   Write(scratch.path + "/dirs", list);
@@ -136,12 +137,17 @@ int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vecto
     std::cerr << "atracectl: export: " << std::strerror(errno) << "\n";
     return kExitFailed;
   }
+  // tar runs in the trace dir: a user may pass through it (the daemon grants search, not
+  // read), and GNU tar's -C opens a directory for reading, which that user may not. The
+  // host's facts are named by their absolute paths (-P keeps them as given) and stored by
+  // their base names; the event directories, relative to the trace dir, under atrace/.
   std::vector<std::string> argv{"tar", "--create", "--sparse", "--file", "-", "--owner=0", "--group=0",
-                                "--numeric-owner", "--transform", "s,^trace_,atrace/trace_,", "-C", meta};
-  argv.insert(argv.end(), facts.begin(), facts.end());
-  argv.insert(argv.end(), {"-C", trace_dir, "--null", "--files-from", scratch.path + "/dirs"});
+                                "--numeric-owner", "--absolute-names", "--transform", "s,^/.*/,,",
+                                "--transform", "s,^trace_,atrace/trace_,"};
+  for (const std::string& f : facts) argv.push_back(meta + "/" + f);
+  argv.insert(argv.end(), {"--null", "--files-from", scratch.path + "/dirs"});
   const pid_t gzip = StartChild({"gzip", "-c"}, gzip_in[0], out.fd());
-  const pid_t tar = gzip > 0 ? StartChild(argv, -1, tar_out[1]) : -1;
+  const pid_t tar = gzip > 0 ? StartChild(argv, -1, tar_out[1], -1, trace_dir) : -1;
   ::close(gzip_in[0]);
   ::close(tar_out[1]);
   uint64_t total = 0;

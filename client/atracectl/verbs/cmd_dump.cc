@@ -77,10 +77,28 @@ DeviceHealth HealthOfDumped(const std::vector<atrace::Client::DumpEntry>& entrie
   return ReadDeviceHealth(dumped);
 }
 
-}  // namespace
+struct DumpOptions {
+  std::vector<int32_t> pids;  // or a selection:
+  uint32_t select = 0;        // ATRACE_DUMP_*
+  std::string comm, job;
+  uint32_t uid = 0;
+  bool json = false;
+  bool devices = false;  // the dumped processes' NPUs too
 
-int RunDump(const Globals& g, const Args& args) {
-  int exit_code = kExitOk;
+  // The request, pointing into these options.
+  atrace_dump_spec Spec() const {
+    atrace_dump_spec spec{};
+    spec.select = select;
+    if (select & ATRACE_DUMP_COMM) spec.comm = comm.c_str();
+    if (select & ATRACE_DUMP_UID) spec.uid = uid;
+    if (select & ATRACE_DUMP_JOB) spec.job = job.c_str();
+    spec.pids = pids.data();
+    spec.pid_count = pids.size();
+    return spec;
+  }
+};
+
+std::optional<DumpOptions> ParseOptions(const Args& args, int* exit_code) {
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "one JSON object: the dumps and the refusals")(
       "all", po::bool_switch(), "every process whose rings the daemon holds (that you may dump)")(
@@ -91,71 +109,69 @@ int RunDump(const Globals& g, const Args& args) {
       "pid", po::value<std::vector<std::string>>(), "a process (the command's arguments)");
   po::positional_options_description positional;
   positional.add("pid", -1);
-  auto vm = ParseCommand(args, kUsage, options, positional, &exit_code);
-  if (!vm) return exit_code;
-  atrace_dump_spec spec{};
-  std::vector<int32_t> pids;
+  auto vm = ParseCommand(args, kUsage, options, positional, exit_code);
+  if (!vm) return std::nullopt;
+  auto usage = [exit_code](const std::string& message) {
+    *exit_code = UsageError(message);
+    return std::nullopt;
+  };
+  DumpOptions o;
+  o.json = (*vm)["json"].as<bool>();
+  o.devices = (*vm)["devices"].as<bool>();
   if (vm->count("pid")) {
     for (const auto& text : (*vm)["pid"].as<std::vector<std::string>>()) {
       int32_t pid = 0;
-      if (!ParsePid(text, &pid)) return UsageError("dump: '" + TerminalLine(text) + "' is not a process id");
-      pids.push_back(pid);
+      if (!ParsePid(text, &pid)) return usage("dump: '" + TerminalLine(text) + "' is not a process id");
+      o.pids.push_back(pid);
     }
   }
-  std::string comm;
-  if ((*vm)["all"].as<bool>()) spec.select |= ATRACE_DUMP_ALL;
+  if ((*vm)["all"].as<bool>()) o.select |= ATRACE_DUMP_ALL;
   if (vm->count("comm")) {
-    comm = (*vm)["comm"].as<std::string>();
-    if (comm.empty()) return UsageError("dump: --comm needs a name");
-    spec.select |= ATRACE_DUMP_COMM;
-    spec.comm = comm.c_str();
+    o.comm = (*vm)["comm"].as<std::string>();
+    if (o.comm.empty()) return usage("dump: --comm needs a name");
+    o.select |= ATRACE_DUMP_COMM;
   }
   if (vm->count("uid")) {
     const std::string text = (*vm)["uid"].as<std::string>();
     int32_t uid = 0;
-    if (text != "0" && !ParsePid(text, &uid)) return UsageError("dump: --uid '" + TerminalLine(text) + "' is not a uid");
-    spec.select |= ATRACE_DUMP_UID;
-    spec.uid = static_cast<uint32_t>(uid);
+    if (text != "0" && !ParsePid(text, &uid)) return usage("dump: --uid '" + TerminalLine(text) + "' is not a uid");
+    o.select |= ATRACE_DUMP_UID;
+    o.uid = static_cast<uint32_t>(uid);
   }
-  std::string job;
   if (vm->count("job")) {
-    job = (*vm)["job"].as<std::string>();
-    const std::string why = atraced::proto::CheckLabel(atraced::proto::LabelKind::kJob, job);
-    if (job.empty() || !why.empty()) return UsageError("dump: --job '" + TerminalLine(job) + "': " + (why.empty() ? "empty" : why));
-    spec.select |= ATRACE_DUMP_JOB;
-    spec.job = job.c_str();
+    o.job = (*vm)["job"].as<std::string>();
+    const std::string why = atraced::proto::CheckLabel(atraced::proto::LabelKind::kJob, o.job);
+    if (o.job.empty() || !why.empty()) return usage("dump: --job '" + TerminalLine(o.job) + "': " + (why.empty() ? "empty" : why));
+    o.select |= ATRACE_DUMP_JOB;
   }
-  if (pids.empty() && spec.select == 0) return UsageError("dump: give the PIDs to dump, or --all, --comm NAME, --uid UID or --job J");
-  if (!pids.empty() && spec.select != 0) return UsageError("dump: give PIDs or --all/--comm/--uid/--job, not both");
-  if (pids.size() > ATR_MAX_DUMP_PROCESSES) {
-    return UsageError("dump: at most " + std::to_string(ATR_MAX_DUMP_PROCESSES) + " PIDs at once");
+  if (o.pids.empty() && o.select == 0) return usage("dump: give the PIDs to dump, or --all, --comm NAME, --uid UID or --job J");
+  if (!o.pids.empty() && o.select != 0) return usage("dump: give PIDs or --all/--comm/--uid/--job, not both");
+  if (o.pids.size() > ATR_MAX_DUMP_PROCESSES) {
+    return usage("dump: at most " + std::to_string(ATR_MAX_DUMP_PROCESSES) + " PIDs at once");
   }
-  spec.pids = pids.data();
-  spec.pid_count = pids.size();
-  atrace::Client::Options o;
-  o.io_timeout_ms = kDumpTimeoutMs;
-  o.flags = ATRACE_OPT_PROCESS_DUMP;
-  atrace::Client client = Connect(g, o);
+  return o;
+}
+
+// PROCESS_DUMP, on a connection that waits as long as the daemon may take; kExitOk, or the
+// exit code after saying why.
+int AskDump(const Globals& g, const DumpOptions& o, std::vector<atrace::Client::DumpEntry>* entries, uint32_t* omitted) {
+  atrace::Client::Options options;
+  options.io_timeout_ms = kDumpTimeoutMs;
+  options.flags = ATRACE_OPT_PROCESS_DUMP;
+  atrace::Client client = Connect(g, options);
   if (!client) return kExitFailed;
-  std::vector<atrace::Client::DumpEntry> entries;
-  uint32_t omitted = 0;
-  if (auto ec = client.DumpProcesses(spec, &entries, &omitted)) {
+  if (auto ec = client.DumpProcesses(o.Spec(), entries, omitted)) {
     if (ec == std::errc::not_supported || ec == std::errc::function_not_supported) {
       std::cerr << "atracectl: dump: this daemon is older than dump (it does not offer PROCESS_DUMP)\n";
       return kExitFailed;
     }
     return Fail(client, "dump", ec);
   }
-  std::optional<DeviceHealth> devices;
-  if ((*vm)["devices"].as<bool>()) devices = HealthOfDumped(entries);
-  if ((*vm)["json"].as<bool>()) {
-    PrintJson(entries, omitted, devices ? &*devices : nullptr);
-  } else {
-    for (const auto& e : entries) {
-      if (e.status == 0) std::cout << e.text << "\n";
-    }
-    if (devices) std::cout << "\n" << DeviceHealthText(*devices);
-  }
+  return kExitOk;
+}
+
+// Standard error: each refusal, and why nothing or not everything was dumped; the exit code.
+int SayWhatFailed(const DumpOptions& o, const std::vector<atrace::Client::DumpEntry>& entries, uint32_t omitted) {
   bool failed = false;
   for (const auto& e : entries) {
     if (e.status == 0) continue;
@@ -163,9 +179,9 @@ int RunDump(const Globals& g, const Args& args) {
     std::cerr << "atracectl: dump: " << TerminalLine(e.text) << " (" << atrace_client_strerror(e.status) << ")\n";
   }
   if (entries.empty()) {
-    std::cerr << "atracectl: dump: no process " << (spec.select & ATRACE_DUMP_COMM ? "named " + TerminalLine(comm) + " " : "")
-              << (spec.select & ATRACE_DUMP_UID ? "of uid " + std::to_string(spec.uid) + " " : "")
-              << (spec.select & ATRACE_DUMP_JOB ? "of job " + TerminalLine(job) + " " : "")
+    std::cerr << "atracectl: dump: no process " << (o.select & ATRACE_DUMP_COMM ? "named " + TerminalLine(o.comm) + " " : "")
+              << (o.select & ATRACE_DUMP_UID ? "of uid " + std::to_string(o.uid) + " " : "")
+              << (o.select & ATRACE_DUMP_JOB ? "of job " + TerminalLine(o.job) + " " : "")
               << "holds rings here that you may dump ('atracectl status' counts the clients; a process shows here once "
                  "it created a tracer)\n";
     return kExitFailed;
@@ -175,6 +191,28 @@ int RunDump(const Globals& g, const Args& args) {
               << ATR_MAX_DUMP_PROCESSES << " at once: narrow the selection\n";
   }
   return failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int RunDump(const Globals& g, const Args& args) {
+  int exit_code = kExitOk;
+  const std::optional<DumpOptions> o = ParseOptions(args, &exit_code);
+  if (!o) return exit_code;
+  std::vector<atrace::Client::DumpEntry> entries;
+  uint32_t omitted = 0;
+  if (int asked = AskDump(g, *o, &entries, &omitted); asked != kExitOk) return asked;
+  std::optional<DeviceHealth> devices;
+  if (o->devices) devices = HealthOfDumped(entries);
+  if (o->json) {
+    PrintJson(entries, omitted, devices ? &*devices : nullptr);
+  } else {
+    for (const auto& e : entries) {
+      if (e.status == 0) std::cout << e.text << "\n";
+    }
+    if (devices) std::cout << "\n" << DeviceHealthText(*devices);
+  }
+  return SayWhatFailed(*o, entries, omitted);
 }
 
 }  // namespace atracectl

@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "common/command_line.h"
 #include "daemon_talk/connect.h"
@@ -133,82 +136,105 @@ std::string TextDevices(const std::vector<atrace_device_stat>& devices) {
   return out;
 }
 
-int RunStatus(const Globals& g, const Args& args) {
-  int exit_code = kExitOk;
+namespace {
+
+enum class StatusFormat { kText, kJson, kPrometheus };
+
+std::optional<StatusFormat> ParseStatusOptions(const Args& args, int* exit_code) {
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)")(
       "prometheus", po::bool_switch(),
       "Prometheus text exposition format, for node_exporter's textfile collector (see docs/CLIENT.md)");
   auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] status [--json | --prometheus]", options,
-                         po::positional_options_description(), &exit_code);
-  if (!vm) return exit_code;
-  if ((*vm)["json"].as<bool>() && (*vm)["prometheus"].as<bool>()) {
+                         po::positional_options_description(), exit_code);
+  if (!vm) return std::nullopt;
+  const bool json = (*vm)["json"].as<bool>(), prometheus = (*vm)["prometheus"].as<bool>();
+  if (json && prometheus) {
     std::cerr << "atracectl status: --json and --prometheus exclude each other\n";
-    return kExitUsage;
+    *exit_code = kExitUsage;
+    return std::nullopt;
   }
+  return json ? StatusFormat::kJson : prometheus ? StatusFormat::kPrometheus : StatusFormat::kText;
+}
+
+// What status shows: the daemon's figures, its shared pools and devices (empty from a daemon
+// that has none to say), and the directories whose disk use it sums.
+struct StatusFacts {
+  atrace_status s{};
+  std::vector<atrace::Share> shares;
+  std::vector<atrace_device_stat> devices;
+  std::vector<atrace::ListEntry> entries;  // not asked for --prometheus
+};
+
+// kExitOk, or the exit code after saying why.
+int AskStatus(const Globals& g, bool with_entries, StatusFacts* f) {
   atrace::Client client = Connect(g);
   if (!client) return kExitFailed;
-  atrace_status s{};
-  if (auto ec = client.Status(&s)) return Fail(client, "status", ec);
-  std::vector<atrace::Share> shares;
-  if (auto ec = client.Shares(&shares); ec && ec != std::errc::not_supported) return Fail(client, "status", ec);
-  std::vector<atrace_device_stat> devices;
-  if (auto ec = client.Devices(&devices); ec && ec != std::errc::not_supported) return Fail(client, "status", ec);
-  if ((*vm)["prometheus"].as<bool>()) {
-    std::cout << PrometheusText(s, shares, devices);
-    return kExitOk;
-  }
-  std::vector<atrace::ListEntry> entries;
-  if (auto ec = client.List(&entries)) return Fail(client, "list", ec);
-  const Usage use(entries);
+  if (auto ec = client.Status(&f->s)) return Fail(client, "status", ec);
+  if (auto ec = client.Shares(&f->shares); ec && ec != std::errc::not_supported) return Fail(client, "status", ec);
+  if (auto ec = client.Devices(&f->devices); ec && ec != std::errc::not_supported) return Fail(client, "status", ec);
+  if (!with_entries) return kExitOk;
+  if (auto ec = client.List(&f->entries)) return Fail(client, "list", ec);
+  return kExitOk;
+}
+
+// The exit bound comes with the retention block; a daemon without it leaves it unknown.
+std::string ExitLimit(const atrace_status& s) {
+  return s.retention_known ? std::to_string(s.exit_record_num) : "null";
+}
+
+void PrintStatusJson(const StatusFacts& f) {
+  const atrace_status& s = f.s;
+  const Usage use(f.entries);
   const ClassTotals& bytes = use.allocated;
   const ClassTotals& apparent = use.apparent;
   const std::string limit = std::to_string(s.record_num);
-  // The exit bound comes with the retention block; a daemon without it leaves it unknown.
-  const std::string exit_limit = s.retention_known ? std::to_string(s.exit_record_num) : "null";
-
-  if ((*vm)["json"].as<bool>()) {
-    std::cout << "{\"root\":" << JsonString(s.root) << ",\"record_num\":" << s.record_num << ",\"classes\":{"
-              << "\"host\":" << JsonClass(s.host_dirs, limit, bytes.host, apparent.host)
-              << ",\"device\":" << JsonClass(s.device_dirs, limit, bytes.device, apparent.device)
-              << ",\"exit\":" << JsonClass(s.exit_dirs, exit_limit, bytes.exit, apparent.exit) << "}"
-              << ",\"bytes_used\":" << bytes.total() << ",\"bytes_apparent\":" << apparent.total()
-              << ",\"clients\":" << s.clients << ",\"counters\":{"
-              << "\"events_begun\":" << s.events_begun << ",\"dirs_aged\":" << s.dirs_aged
-              << ",\"bytes_written\":" << s.bytes_written << ",\"bytes_written_apparent\":" << s.bytes_apparent
-              << ",\"removal_failures\":" << s.removal_failures
-              << ",\"requests_refused\":" << s.requests_refused << "}";
-    if (s.retention_known) {
-      std::cout << ",\"retention\":{\"max_use\":" << s.max_use << ",\"keep_free\":" << s.keep_free
-                << ",\"fs_free\":" << s.fs_free << ",\"aging_policy\":\"" << (s.aging_policy ? "fair" : "fifo")
-                << "\",\"max_age_s\":" << s.max_age_s << ",\"exit_record_num\":" << s.exit_record_num
-                << ",\"used\":{\"host\":" << s.used_host << ",\"device\":" << s.used_device
-                << ",\"exit\":" << s.used_exit << "},\"bytes_freed\":" << s.bytes_freed
-                << ",\"aged\":{\"count\":" << s.aged_count << ",\"bytes\":" << s.aged_max_use
-                << ",\"keep_free\":" << s.aged_keep_free << ",\"age\":" << s.aged_max_age
-                << ",\"vacuum\":" << s.aged_vacuum << "},\"refused\":{\"max_use\":" << s.refused_max_use
-                << ",\"keep_free\":" << s.refused_keep_free << ",\"rate_limit\":" << s.refused_rate_limit
-                << ",\"max_bytes_per_client\":" << s.refused_client_bytes << "}}";
-    }
-    // What dump-keep spares now and what the byte limits took before an export; null from a
-    // daemon that does not say.
-    std::cout << ",\"dumps\":";
-    if (s.dumps_known) {
-      std::cout << "{\"kept\":" << s.dumps_kept << ",\"aged_early\":" << s.dumps_aged_early << "}";
-    } else {
-      std::cout << "null";
-    }
-    if (!shares.empty()) std::cout << ",\"shares\":" << JsonShares(shares);
-    std::cout << ",\"devices\":" << JsonDevices(devices) << ",\"incomplete_dirs\":"
-              << (s.incomplete_known ? std::to_string(s.incomplete_dirs) : std::string("null")) << "}\n";
-    return kExitOk;
+  std::cout << "{\"root\":" << JsonString(s.root) << ",\"record_num\":" << s.record_num << ",\"classes\":{"
+            << "\"host\":" << JsonClass(s.host_dirs, limit, bytes.host, apparent.host)
+            << ",\"device\":" << JsonClass(s.device_dirs, limit, bytes.device, apparent.device)
+            << ",\"exit\":" << JsonClass(s.exit_dirs, ExitLimit(s), bytes.exit, apparent.exit) << "}"
+            << ",\"bytes_used\":" << bytes.total() << ",\"bytes_apparent\":" << apparent.total()
+            << ",\"clients\":" << s.clients << ",\"counters\":{"
+            << "\"events_begun\":" << s.events_begun << ",\"dirs_aged\":" << s.dirs_aged
+            << ",\"bytes_written\":" << s.bytes_written << ",\"bytes_written_apparent\":" << s.bytes_apparent
+            << ",\"removal_failures\":" << s.removal_failures
+            << ",\"requests_refused\":" << s.requests_refused << "}";
+  if (s.retention_known) {
+    std::cout << ",\"retention\":{\"max_use\":" << s.max_use << ",\"keep_free\":" << s.keep_free
+              << ",\"fs_free\":" << s.fs_free << ",\"aging_policy\":\"" << (s.aging_policy ? "fair" : "fifo")
+              << "\",\"max_age_s\":" << s.max_age_s << ",\"exit_record_num\":" << s.exit_record_num
+              << ",\"used\":{\"host\":" << s.used_host << ",\"device\":" << s.used_device
+              << ",\"exit\":" << s.used_exit << "},\"bytes_freed\":" << s.bytes_freed
+              << ",\"aged\":{\"count\":" << s.aged_count << ",\"bytes\":" << s.aged_max_use
+              << ",\"keep_free\":" << s.aged_keep_free << ",\"age\":" << s.aged_max_age
+              << ",\"vacuum\":" << s.aged_vacuum << "},\"refused\":{\"max_use\":" << s.refused_max_use
+              << ",\"keep_free\":" << s.refused_keep_free << ",\"rate_limit\":" << s.refused_rate_limit
+              << ",\"max_bytes_per_client\":" << s.refused_client_bytes << "}}";
   }
+  // What dump-keep spares now and what the byte limits took before an export; null from a
+  // daemon that does not say.
+  std::cout << ",\"dumps\":";
+  if (s.dumps_known) {
+    std::cout << "{\"kept\":" << s.dumps_kept << ",\"aged_early\":" << s.dumps_aged_early << "}";
+  } else {
+    std::cout << "null";
+  }
+  if (!f.shares.empty()) std::cout << ",\"shares\":" << JsonShares(f.shares);
+  std::cout << ",\"devices\":" << JsonDevices(f.devices) << ",\"incomplete_dirs\":"
+            << (s.incomplete_known ? std::to_string(s.incomplete_dirs) : std::string("null")) << "}\n";
+}
+
+void PrintStatusText(const StatusFacts& f) {
+  const atrace_status& s = f.s;
+  const Usage use(f.entries);
+  const ClassTotals& bytes = use.allocated;
+  const ClassTotals& apparent = use.apparent;
   std::cout << "root:              " << s.root << "\n"
             << "record number:     " << s.record_num << " per class\n"
             << "host dirs:         " << s.host_dirs << " / " << s.record_num << "\n"
             << "device dirs:       " << s.device_dirs << " / " << s.record_num << "\n"
             << "exit dirs:         " << s.exit_dirs
-            << (s.retention_known ? " / " + exit_limit : std::string(" (bounded by the daemon's exit-record-num)")) << "\n"
+            << (s.retention_known ? " / " + ExitLimit(s) : std::string(" (bounded by the daemon's exit-record-num)")) << "\n"
             << "bytes used:        " << bytes.total() << " (" << HumanBytes(bytes.total()) << ") on disk\n"
             << "bytes apparent:    " << apparent.total() << " (" << HumanBytes(apparent.total()) << ") by length\n"
             << "clients:           " << s.clients << "\n"
@@ -238,8 +264,29 @@ int RunStatus(const Globals& g, const Args& args) {
               << ", rate-limit " << s.refused_rate_limit << ", max-bytes-per-client " << s.refused_client_bytes
               << "\n";
   }
-  if (!shares.empty()) std::cout << TextShares(shares);
-  std::cout << TextDevices(devices);
+  if (!f.shares.empty()) std::cout << TextShares(f.shares);
+  std::cout << TextDevices(f.devices);
+}
+
+}  // namespace
+
+int RunStatus(const Globals& g, const Args& args) {
+  int exit_code = kExitOk;
+  const std::optional<StatusFormat> format = ParseStatusOptions(args, &exit_code);
+  if (!format) return exit_code;
+  StatusFacts facts;
+  if (int asked = AskStatus(g, *format != StatusFormat::kPrometheus, &facts); asked != kExitOk) return asked;
+  switch (*format) {
+    case StatusFormat::kPrometheus:
+      std::cout << PrometheusText(facts.s, facts.shares, facts.devices);
+      break;
+    case StatusFormat::kJson:
+      PrintStatusJson(facts);
+      break;
+    case StatusFormat::kText:
+      PrintStatusText(facts);
+      break;
+  }
   return kExitOk;
 }
 
@@ -292,13 +339,17 @@ int RunList(const Globals& g, const Args& args) {
   int exit_code = kExitOk;
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "machine-readable output (see docs/CLIENT.md)")(
-      "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted");
+      "follow,f", po::bool_switch(), "then print each new directory as it is made, until interrupted")(
+      "live", po::bool_switch(),
+      "the live processes the daemon holds rings for instead: labels, last record time and stall state (with --job, --json)");
   AddFilterOptions(options);
   auto vm = ParseCommand(args,
                          "Usage: atracectl [--socket PATH] list [--pid N] [--uid N] [--comm NAME] [--job J] [--rank R] [--kind KIND] [--side SIDE] "
-                         "[--device N] [--since TIME] [--until TIME] [--follow] [--json]",
+                         "[--device N] [--since TIME] [--until TIME] [--follow] [--json]\n"
+                         "       atracectl [--socket PATH] list --live [--job J] [--json]",
                          options, po::positional_options_description(), &exit_code);
   if (!vm) return exit_code;
+  if ((*vm)["live"].as<bool>()) return RunListLive(g, *vm);
   const uint64_t now = NowUs();
   ListFilter filter;
   if (!ReadFilter(*vm, static_cast<int64_t>(now), &filter, &exit_code)) return exit_code;

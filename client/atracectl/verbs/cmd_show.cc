@@ -15,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -171,10 +172,13 @@ std::string EventDirPath(const std::string& dir) {
   return "";
 }
 
-}  // namespace
+struct ShowOptions {
+  std::string target;  // SEQ or DIR
+  bool json = false;
+  TextBudget budget;
+};
 
-int RunShow(const Globals& g, const Args& args) {
-  int exit_code = kExitOk;
+std::optional<ShowOptions> ParseOptions(const Args& args, int* exit_code) {
   po::options_description options("options");
   options.add_options()("json", po::bool_switch(), "one JSON object: the directory and each file's text")(
       "target", po::value<std::string>(), "SEQ (from 'atracectl list') or the path of an event directory");
@@ -182,80 +186,110 @@ int RunShow(const Globals& g, const Args& args) {
   po::positional_options_description positional;
   positional.add("target", 1);
   auto vm = ParseCommand(args, "Usage: atracectl [--socket PATH] show SEQ|DIR [--json] [--max-text-mib N]", options, positional,
-                         &exit_code);
-  if (!vm) return exit_code;
-  TextBudget budget;
-  if (!ReadTextBudget(*vm, &budget, &exit_code)) return exit_code;
-  if (!vm->count("target")) return UsageError("show: give a SEQ from 'atracectl list' or an event directory");
-  const std::string target = (*vm)["target"].as<std::string>();
-  std::string dir = target;
+                         exit_code);
+  if (!vm) return std::nullopt;
+  ShowOptions o;
+  if (!ReadTextBudget(*vm, &o.budget, exit_code)) return std::nullopt;
+  if (!vm->count("target")) {
+    *exit_code = UsageError("show: give a SEQ from 'atracectl list' or an event directory");
+    return std::nullopt;
+  }
+  o.target = (*vm)["target"].as<std::string>();
+  o.json = (*vm)["json"].as<bool>();
+  return o;
+}
+
+// The event directory `target` names: a path, else (when no such path exists) the SEQ the
+// daemon resolves; kExitOk, or the exit code after saying why.
+int FindEventDir(const Globals& g, const std::string& target, std::string* dir) {
+  *dir = target;
   const bool is_seq = !target.empty() && target.size() <= 19 &&
                       std::all_of(target.begin(), target.end(), [](char c) { return c >= '0' && c <= '9'; });
   struct stat st {};
   if (is_seq && ::stat(target.c_str(), &st) != 0) {
-    if (int rc = ResolveSeq(g, std::stoull(target), &dir); rc != kExitOk) return rc;
+    if (int rc = ResolveSeq(g, std::stoull(target), dir); rc != kExitOk) return rc;
   }
-  if (::stat(dir.c_str(), &st) != 0) {
-    std::cerr << "atracectl: show: " << TerminalLine(dir) << ": " << std::strerror(errno) << "\n";
+  if (::stat(dir->c_str(), &st) != 0) {
+    std::cerr << "atracectl: show: " << TerminalLine(*dir) << ": " << std::strerror(errno) << "\n";
     return kExitFailed;
   }
   if (!S_ISDIR(st.st_mode)) {
-    std::cerr << "atracectl: show: " << TerminalLine(dir) << " is not a directory (give an event directory or its SEQ)\n";
+    std::cerr << "atracectl: show: " << TerminalLine(*dir) << " is not a directory (give an event directory or its SEQ)\n";
     return kExitUsage;
   }
-  if (EventDirPath(dir).empty()) {
-    std::cerr << "atracectl: show: " << TerminalLine(dir)
+  if (EventDirPath(*dir).empty()) {
+    std::cerr << "atracectl: show: " << TerminalLine(*dir)
               << " is not an event directory (<root>/atrace/trace_*/KIND_event_*, as 'atracectl list' prints them, "
                  "or in a bundle's atrace/); give one, or its SEQ\n";
     return kExitUsage;
   }
+  return kExitOk;
+}
+
+// One file's entry: a member of the JSON array (after the first: a comma), or a header and
+// its text.
+void PrintFile(const std::string& dir, const std::string& name, const Shown& s, bool json, bool first) {
+  if (json) {
+    std::cout << (first ? "" : ",") << "{\"name\":" << JsonString(name) << ",\"decoded_as\":" << JsonString(s.how);
+    if (s.error.empty()) {
+      std::cout << ",\"text\":";
+      WriteJsonString(std::cout, s.text);
+      if (s.cut) std::cout << ",\"cut\":true";
+      std::cout << "}";
+    } else {
+      std::cout << ",\"error\":" << JsonString(s.error) << "}";
+    }
+    return;
+  }
+  std::cout << "==> " << TerminalLine(dir + "/" + name) << " <==\n";
+  if (!s.error.empty()) {
+    std::cout << "(" << TerminalLine(s.error) << ")\n";
+    return;
+  }
+  if (s.escaped) {
+    std::cout << s.text;
+  } else {
+    WriteTerminalText(std::cout, s.text);
+  }
+  if (!s.text.empty() && s.text.back() != '\n') std::cout << "\n";
+}
+
+// Every file of `dir` shown in turn until the budget is spent; false when one could not be.
+// Each file is read, written and let go before the next: what is held is one file's text,
+// and the sum over the files is bounded by the budget.
+bool PrintFiles(const std::string& dir, const std::vector<std::string>& names, bool json, TextBudget& budget) {
+  bool failed = false;
+  for (size_t index = 0; index < names.size() && !budget.reached; ++index) {
+    if (budget.left() == 0) {
+      budget.reached = true;
+      break;
+    }
+    const Shown s = Show(dir, names[index], budget);
+    failed = failed || !s.error.empty();
+    PrintFile(dir, names[index], s, json, index == 0);
+  }
+  return !failed;
+}
+
+}  // namespace
+
+int RunShow(const Globals& g, const Args& args) {
+  int exit_code = kExitOk;
+  std::optional<ShowOptions> o = ParseOptions(args, &exit_code);
+  if (!o) return exit_code;
+  std::string dir;
+  if (int found = FindEventDir(g, o->target, &dir); found != kExitOk) return found;
   int list_err = 0;
   const std::vector<std::string> names = SortedNames(dir, &list_err);
   if (list_err != 0) {
     std::cerr << "atracectl: show: " << TerminalLine(dir) << ": " << std::strerror(list_err) << "\n";
     return kExitFailed;
   }
-  // Each file is read, written and let go before the next: what is held is one file's text,
-  // and the sum over the files is bounded by the budget.
-  const bool json = (*vm)["json"].as<bool>();
-  bool failed = false;
-  size_t index = 0;
-  if (json) std::cout << "{\"dir\":" << JsonString(dir) << ",\"files\":[";
-  for (; index < names.size() && !budget.reached; ++index) {
-    if (budget.left() == 0) {
-      budget.reached = true;
-      break;
-    }
-    const std::string& name = names[index];
-    const Shown s = Show(dir, name, budget);
-    failed = failed || !s.error.empty();
-    if (json) {
-      std::cout << (index ? "," : "") << "{\"name\":" << JsonString(name) << ",\"decoded_as\":" << JsonString(s.how);
-      if (s.error.empty()) {
-        std::cout << ",\"text\":";
-        WriteJsonString(std::cout, s.text);
-        if (s.cut) std::cout << ",\"cut\":true";
-        std::cout << "}";
-      } else {
-        std::cout << ",\"error\":" << JsonString(s.error) << "}";
-      }
-      continue;
-    }
-    std::cout << "==> " << TerminalLine(dir + "/" + name) << " <==\n";
-    if (!s.error.empty()) {
-      std::cout << "(" << TerminalLine(s.error) << ")\n";
-    } else {
-      if (s.escaped) {
-        std::cout << s.text;
-      } else {
-        WriteTerminalText(std::cout, s.text);
-      }
-      if (!s.text.empty() && s.text.back() != '\n') std::cout << "\n";
-    }
-  }
+  if (o->json) std::cout << "{\"dir\":" << JsonString(dir) << ",\"files\":[";
+  const bool failed = !PrintFiles(dir, names, o->json, o->budget);
   const std::string stopped =
-      budget.reached ? budget.Message(names.size(), "show fewer files (atracectl export selects them)") : "";
-  if (json) {
+      o->budget.reached ? o->budget.Message(names.size(), "show fewer files (atracectl export selects them)") : "";
+  if (o->json) {
     std::cout << "]";
     if (!stopped.empty()) std::cout << ",\"stopped\":" << JsonString(stopped);
     std::cout << "}\n";

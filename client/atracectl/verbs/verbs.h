@@ -11,6 +11,8 @@ int Main(int argc, char** argv);
 int RunEmit(const Globals& g, const Args& args);
 int RunStatus(const Globals& g, const Args& args);
 int RunList(const Globals& g, const Args& args);
+// list --live (cmd_list_live.cc): RunList hands it the parsed options.
+int RunListLive(const Globals& g, const boost::program_options::variables_map& vm);
 int RunDu(const Globals& g, const Args& args);
 int RunVacuum(const Globals& g, const Args& args);
 int RunShow(const Globals& g, const Args& args);

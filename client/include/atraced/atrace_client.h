@@ -56,6 +56,7 @@ enum atrace_file_form { ATRACE_FILE_OBJECT = 1, ATRACE_FILE_TS = 2, ATRACE_FILE_
 /* Option flags. */
 #define ATRACE_OPT_NO_FD_PASSING 0x1u /* do not ask for descriptor passing in HELLO */
 #define ATRACE_OPT_PROCESS_DUMP 0x2u  /* ask for live process dumps (atrace_client_dump_processes) in HELLO */
+#define ATRACE_OPT_LIST_LIVE 0x4u     /* ask for live process listings (atrace_client_list_live) in HELLO */
 
 /* atrace_emit flags. */
 #define ATRACE_EMIT_VIA_FD 0x1u /* write the data through FILE_GET_FD (two round trips) */
@@ -258,6 +259,31 @@ typedef struct atrace_dump_entry {
 } atrace_dump_entry;
 typedef int (*atrace_dump_fn)(const atrace_dump_entry *entry, void *user);
 
+/* One live process whose rings the daemon holds (atrace_client_list_live), as the daemon's
+ * hang watch last saw it (it looks every 2 s). */
+typedef struct atrace_live_entry {
+  int32_t pid;
+  uint32_t uid;
+  uint32_t flags;              /* ATRACE_LIVE_* */
+  uint32_t rings;              /* rings the daemon holds for it */
+  uint64_t last_moved_unix_us; /* the daemon's clock when a ring of it last advanced (or the daemon
+                                  first saw it); 0: it never wrote a record, or not looked at yet */
+  uint64_t still_ms;           /* no ring advanced for this long (0 with last_moved_unix_us 0) */
+  uint64_t timeout_ms;         /* ATRACE_LIVE_WATCHED: the hang timeout it is judged by; else 0 */
+  /* The program and the process's own labels; "" unknown or not sent. Valid during the
+   * callback only. */
+  const char *comm;
+  const char *job;
+  const char *rank;
+  const char *world_size;
+} atrace_live_entry;
+#define ATRACE_LIVE_WATCHED 0x1u    /* the hang watch judges it */
+#define ATRACE_LIVE_STALLED 0x2u    /* judged stalled: no ring advanced for its timeout while it lived */
+#define ATRACE_LIVE_BUSY 0x4u       /* with STALLED: it used CPU time meanwhile; without: blocked */
+#define ATRACE_LIVE_CAPTURED 0x8u   /* dumped with its job when another process of it stalled */
+#define ATRACE_LIVE_NEVER_WROTE 0x10u /* no record yet: not judged */
+typedef int (*atrace_live_fn)(const atrace_live_entry *entry, void *user);
+
 /* Return non-zero to stop the iteration; that value is then returned by the call. */
 typedef int (*atrace_list_fn)(const atrace_list_entry *entry, void *user);
 typedef int (*atrace_path_fn)(const char *path, void *user);
@@ -355,6 +381,13 @@ ATRACE_EXPORT int atrace_client_vacuum_by(atrace_client *client, const atrace_va
  * that does not know it. */
 ATRACE_EXPORT int atrace_client_dump_processes(atrace_client *client, const atrace_dump_spec *spec,
                                                atrace_dump_fn fn, void *user, uint32_t *omitted);
+/* The live processes whose rings the daemon holds (atracectl list --live), in pid order: all
+ * of them (job NULL or "") or one job's. Root, the daemon's user and the reader group get
+ * every user's; anyone else their own only. omitted (may be NULL): how many more matched past
+ * the daemon's bound (1024). Open the handle with ATRACE_OPT_LIST_LIVE (else -ENOTSUP);
+ * -ENOTSUP too from a daemon that does not grant it. Non-zero from fn stops and is returned. */
+ATRACE_EXPORT int atrace_client_list_live(atrace_client *client, const char *job, atrace_live_fn fn, void *user,
+                                          uint32_t *omitted);
 /* Says that a bundle now holds the dump directories `paths` (count of them, relative to
  * <root>/atrace as atrace_client_list gives them): the daemon's dump-keep spares them no more,
  * and record-num ages them as any other. Paths of no dump, released already, or another

@@ -266,6 +266,25 @@ class Client {
         entries, omitted));
   }
 
+  // The live processes the daemon holds rings for (atrace_client_list_live).
+  struct LiveEntry {
+    int32_t pid = 0;
+    uint32_t uid = 0, flags = 0, rings = 0;
+    uint64_t last_moved_unix_us = 0, still_ms = 0, timeout_ms = 0;
+    std::string comm, job, rank, world_size;
+  };
+  std::error_code ListLive(const std::string& job, std::vector<LiveEntry>* entries, uint32_t* omitted) {
+    entries->clear();
+    return MakeError(atrace_client_list_live(
+        c_.get(), job.c_str(),
+        [](const atrace_live_entry* e, void* user) {
+          static_cast<std::vector<LiveEntry>*>(user)->push_back({e->pid, e->uid, e->flags, e->rings,
+                                                                 e->last_moved_unix_us, e->still_ms, e->timeout_ms,
+                                                                 e->comm, e->job, e->rank, e->world_size});
+          return 0;
+        },
+        entries, omitted));
+  }
   // A bundle holds these dump directories (atrace_client_dumps_exported).
   std::error_code DumpsExported(const std::vector<std::string>& paths, uint32_t* released, uint32_t* skipped) {
     std::vector<const char*> c_paths;

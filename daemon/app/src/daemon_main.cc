@@ -48,6 +48,14 @@ constexpr auto kSaveGrace = std::chrono::seconds(5);
 constexpr auto kReplyFlush = std::chrono::seconds(1);
 constexpr auto kStatusInterval = std::chrono::seconds(2);
 
+// The hang watch's settings in the ready and reload lines: what an operator checks after a
+// SIGHUP (the watch reads them at its next tick).
+std::string HangWatchNote(const HangWatchSettings& h) {
+  return "hang timeout " + (h.timeout.count() > 0 ? std::to_string(h.timeout.count()) + " ms" : std::string("off")) +
+         ", unlabelled processes " + (h.watch_unlabelled ? "watched" : "not watched") + ", hang dumps per hour " +
+         std::to_string(h.dumps_per_hour);
+}
+
 // STATUS= must stay one line.
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -118,7 +126,8 @@ class Daemon {
     // Before recovery, for the daemon's whole life (root_lock.h).
     auto root_lock = LockTraceRoot((*fs)->trace_dir());
     if (!root_lock.ok()) return Fail(1, root_lock.status().message());
-    // Deletes of aged directories run on their own thread, off every client's path.
+    // Deletes of aged directories run on their own thread, off every client's path (but for
+    // an event's few files, deleted on the spot as CANN does: TraceStore::RemoveNow).
     BackgroundRemover remover(**fs);
 
     SystemClock clock;
@@ -126,7 +135,10 @@ class Daemon {
     // Structured journal entries only when stderr really is the journal (never on a
     // terminal or in tests); set before Recover so start-up aging is reported too.
     std::optional<JournalEventSink> journal_sink;
-    TraceStore store(**fs, remover, clock, log, record_num);
+    // The daemon's one refusal throttle (refusal_log.h): the store's refusals and the
+    // service's (TraceStore::refusals) ask it.
+    RefusalLog refusals;
+    TraceStore store(**fs, remover, clock, log, refusals, record_num);
     store.SetExitRecordNum(config_.exit_record_num);  // before Recover, which applies them
     store.SetDumpKeep(config_.dump_keep);
     (void)store.SetRetention(config_.retention);      // resolved against the file system by Recover
@@ -223,8 +235,7 @@ class Daemon {
     Listener listener(io, std::move(socket->acceptor), service, log, listener_options);
     listener.Start();
     log.Notice("atraced ready: trace dir ", (*fs)->trace_dir(), " (root from ", root->source, "), socket ",
-               socket->description, ", record num ", record_num, ", io workers ", io_pool.workers(), ", hang timeout ",
-               config_.hang.timeout.count() > 0 ? std::to_string(config_.hang.timeout.count()) + " ms" : "off");
+               socket->description, ", record num ", record_num, ", io workers ", io_pool.workers(), ", ", HangWatchNote(config_.hang));
     Notify("READY=1\nSTATUS=" + service.StatusLine());
 
     asio::steady_timer ticker(io);
@@ -282,7 +293,7 @@ class Daemon {
     uint32_t record_num = EffectiveRecordNum(cl.config, log_);
     log_.Notice("reloaded configuration; record num ", record_num, ", exit record num ", cl.config.exit_record_num,
                 ", crash-all-threads ", cl.config.crash_all_threads, ", crash-unwind-timeout-ms ",
-                cl.config.crash_unwind_timeout_ms);
+                cl.config.crash_unwind_timeout_ms, ", ", HangWatchNote(cl.config.hang));
     service_->store().SetRecordNum(record_num);
     service_->store().SetDumpKeep(cl.config.dump_keep);
     service_->store().SetExitRecordNum(cl.config.exit_record_num);

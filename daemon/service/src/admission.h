@@ -6,11 +6,11 @@
 
 #include <cstdint>
 
-#include "atraced/admission/refusal_log.h"
 #include "atraced/common/clock.h"
 #include "atraced/common/log.h"
 #include "atraced/service/service_types.h"
 #include "atraced/store/names.h"
+#include "atraced/store/trace_store.h"
 #include "client.h"
 #include "process_records.h"
 #include "service_context.h"
@@ -23,7 +23,7 @@ class Admission {
   // The limits are the service's: some change on SIGHUP (TraceService::ApplyLimits).
   Admission(const ServiceContext& ctx, ProcessRecords& records)
       : records_(records), clock_(*ctx.deps.clock), log_(*ctx.deps.log), counters_(ctx.counters), deps_(ctx.deps),
-        limits_(ctx.limits) {}
+        limits_(ctx.limits), refusals_(ctx.deps.store->refusals()) {}
 
   // The rate limit of the client's process for one more event of `kind`.
   Status AdmitEvent(const Client& c, EventKind kind);
@@ -50,7 +50,7 @@ class Admission {
   ServiceCounters& counters_;
   const ServiceDependencies& deps_;
   const ServiceLimits& limits_;
-  RefusalLog refusals_;  // the daemon's one refusal throttle
+  RefusalLog& refusals_;  // the daemon's one refusal throttle, which the store asks too
 };
 
 }  // namespace atraced

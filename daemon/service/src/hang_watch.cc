@@ -64,8 +64,9 @@ void HangWatch::Tick() {
   sample_of_.clear();
   for (auto& [id, c] : clients_) {
     if (c.rings.empty()) continue;  // the holder of its process's rings
+    // A process not watched (timeout 0) is tracked all the same, never judged: `list --live`
+    // shows when its rings last moved.
     const std::chrono::milliseconds timeout = TimeoutOf(c);
-    if (timeout.count() == 0) continue;
     uint64_t written = 0;
     for (const auto& [object, held] : c.rings) written += held.ring.write_index();
     const Key key{c.peer.pid, c.start_ticks};
@@ -179,9 +180,14 @@ HangWatch::Live HangWatch::LiveOf(const Client& holder) {
   Live l;
   l.timeout = TimeoutOf(holder);
   l.watched = l.timeout.count() > 0;
-  const Key key{holder.peer.pid, holder.start_ticks};
-  l.still_for = watch_.StillFor(key, ctx_.deps.clock->Now());
-  l.stalled = watch_.Stalled(key);
+  const ProgressWatch::View v = watch_.Look({holder.peer.pid, holder.start_ticks}, ctx_.deps.clock->Now());
+  l.seen = v.known;
+  l.never_wrote = v.never_wrote;
+  l.last_moved = v.moved;
+  l.still_for = v.still;
+  l.stalled = l.watched && v.stalled;
+  l.busy = l.watched && v.busy;
+  l.captured = l.watched && v.captured;
   return l;
 }
 

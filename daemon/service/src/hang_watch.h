@@ -41,12 +41,17 @@ class HangWatch {
   // journal before anything is saved).
   void Started(const Client& c);
 
-  // What `list --live` shows of the process whose rings `holder` holds.
+  // What `list --live` shows of the process whose rings `holder` holds: the watch's view as
+  // of its last tick (every ring holder is sampled, watched or not).
   struct Live {
     bool watched = false;                     // labelled (or hang-watch-unlabelled), the watch on
-    std::chrono::milliseconds timeout{0};     // its own, or the daemon's
-    std::chrono::milliseconds still_for{0};   // since its rings last moved (0: never wrote)
-    bool stalled = false;                     // reported and not moved since
+    std::chrono::milliseconds timeout{0};     // its own, or the daemon's; 0: not watched
+    bool seen = false;                        // sampled by a tick yet (else nothing below is known)
+    bool never_wrote = true;                  // no record in any ring: not judged
+    std::chrono::system_clock::time_point last_moved{};  // when its rings last moved (or first seen)
+    std::chrono::milliseconds still_for{0};   // since then
+    bool stalled = false, busy = false;       // judged stalled (busy: using CPU), not moved since
+    bool captured = false;                    // dumped with its job for another's stall
   };
   Live LiveOf(const Client& holder);
 

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "atraced/admission/rate_limit.h"
-#include "atraced/admission/refusal_log.h"
+#include "atraced/common/refusal_log.h"
 #include "atraced/base/status.h"
 #include "atraced/common/log.h"
 #include "atraced/common/clock.h"

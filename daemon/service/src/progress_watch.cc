@@ -13,14 +13,15 @@ std::vector<ProgressWatch::Stall> ProgressWatch::Observe(TimePoint now, std::spa
     st.generation = generation_;
     if (added || st.written != s.written || stepped_back) {
       // Moved (or first seen, or the clock went back): the wait starts again.
-      if (added || st.written != s.written) st.reported = false;
+      if (added || st.written != s.written) st.reported = st.stalled = st.busy = false;
       st.written = s.written;
       st.moved = now;
       st.still_seen = false;
       st.cpu_at_still.reset();
       continue;
     }
-    if (s.written == 0 || st.reported) continue;  // never wrote a record: not judged
+    // Never wrote a record, already reported, or not watched: not judged.
+    if (s.written == 0 || st.reported || s.timeout.count() <= 0) continue;
     const auto still = std::chrono::duration_cast<std::chrono::milliseconds>(now - st.moved);
     if (!st.still_seen) {
       // Still for half its timeout: the CPU baseline of a possible stall. Not sooner: a
@@ -40,6 +41,8 @@ std::vector<ProgressWatch::Stall> ProgressWatch::Observe(TimePoint now, std::spa
       stall.busy = window.count() > 0 && static_cast<double>(stall.cpu_used->count()) >=
                                              kBusyShare * static_cast<double>(window.count());
     }
+    st.stalled = true;
+    st.busy = stall.busy;
     stalls.push_back(stall);
   }
   // Whoever was not sampled left: O(watched), as the samples are.
@@ -56,6 +59,21 @@ void ProgressWatch::Captured(const Key& key) {
 bool ProgressWatch::Stalled(const Key& key) const {
   auto it = states_.find(key);
   return it != states_.end() && it->second.reported;
+}
+
+ProgressWatch::View ProgressWatch::Look(const Key& key, TimePoint now) const {
+  View v;
+  auto it = states_.find(key);
+  if (it == states_.end()) return v;
+  const State& st = it->second;
+  v.known = true;
+  v.never_wrote = st.written == 0;
+  v.moved = st.moved;
+  v.still = StillFor(key, now);
+  v.stalled = st.reported && st.stalled;
+  v.busy = v.stalled && st.busy;
+  v.captured = st.reported && !st.stalled;
+  return v;
 }
 
 std::chrono::milliseconds ProgressWatch::StillFor(const Key& key, TimePoint now) const {

@@ -19,6 +19,7 @@
 #include "event_files.h"
 #include "file_accounting.h"
 #include "hang_watch.h"
+#include "live_processes.h"
 #include "inspection.h"
 #include "opcode_rules.h"
 #include "atraced/base/cycle_counter.h"
@@ -319,6 +320,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
     case ATR_OP_DEVICE_STATS: return devices.OnDeviceStats(c, payload);
     case ATR_OP_PROCESS_DUMP: return Later(id, h, [&](DeferredReply r) { dumps.Dump(c, payload, std::move(r)); });
     case ATR_OP_LABELS: return ApplyLabels(c, payload, clients, records, log, [this](const Client& l) { hang.Started(l); });
+    case ATR_OP_LIST_LIVE: return OnListLive(c, payload, clients, hang, body);
     default: return Status::Error(ENOSYS, "opcode: " + std::to_string(h.opcode) + " is not an operation of protocol 1");
   }
 }

@@ -195,7 +195,6 @@ int PosixFileSystem::OpenBeneath(int base, std::string_view rest, int flags, mod
   return OpenBeneathAt(base, rest, flags, mode);
 }
 
-
 Status PosixFileSystem::OpenRegular(int base, std::string_view rest, int flags, const std::string& shown, UniqueFd* fd,
                                     struct stat* st) {
   fd->reset(OpenBeneath(base, rest, flags | O_NONBLOCK, 0));  // a planted FIFO must not block the open
@@ -488,6 +487,10 @@ Status PosixFileSystem::RemoveTree(const std::string& rel) {
   Status st = RemoveAt(at, leaf, shown, dev_, 0);
   if (parent.valid()) KeepParent(std::move(dir), std::string_view(rel).substr(0, slash), std::move(parent));
   return st;
+}
+
+Result<bool> PosixFileSystem::RemoveSmallDir(const std::string& rel, size_t max_entries) {
+  return RemoveSmallAt(OwnerDirFd()->get(), rel, max_entries, dev_, trace_dir_ + "/" + rel);
 }
 
 UniqueFd PosixFileSystem::TakeParent(const std::shared_ptr<const UniqueFd>& base, std::string_view name) {

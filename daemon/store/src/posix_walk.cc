@@ -223,6 +223,41 @@ Status RemoveAt(int parent, const char* name, const std::string& shown, dev_t de
   }
 }
 
+Result<bool> RemoveSmallAt(int base, const std::string& rel, size_t max_entries, dev_t dev, const std::string& shown) {
+  if (Status st = CheckRelative(rel); !st.ok()) return st;
+  UniqueFd fd(OpenBeneathAt(base, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+  if (!fd.valid()) {
+    // Gone, or its process directory is (moved out of the tree): nothing of ours is there.
+    // Anything else (a symlink or a file in its place or in its process directory's, another
+    // mount) is RemoveTree's to judge, by the aside way.
+    return errno == ENOENT;
+  }
+  if (g_no_openat2.load(std::memory_order_relaxed)) {  // the walk does not check the leaf's mount
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || st.st_dev != dev) return false;  // RemoveTree says why
+  }
+  // One read: a short buffer ends it (ReadEntries), and rmdir says if anything was left.
+  bool short_read = false;
+  auto entries = ReadEntries(fd.get(), shown, &short_read);
+  if (!entries.ok()) return entries.status();
+  if (entries->size() > max_entries) return false;
+  for (const DirEntry& e : *entries) {
+    if (e.type == DirEntry::Type::kDirectory) return false;
+  }
+  for (const DirEntry& e : *entries) {
+    if (::unlinkat(fd.get(), e.name.c_str(), 0) != 0 && errno != ENOENT) {
+      const int err = errno;
+      return Errno(err, "unlink " + shown + "/" + e.name);
+    }
+  }
+  // By its path: the directory was just found there, beneath `base` and through no link;
+  // only an empty directory is ever removed by this call.
+  if (::unlinkat(base, rel.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return true;
+  if (errno == ENOTEMPTY || errno == EEXIST) return false;  // more than one read held, or added meanwhile
+  const int err = errno;
+  return Errno(err, "rmdir " + shown);
+}
+
 Result<DiskUsage> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth) {
   if (depth > kMaxRemoveDepth) return Status::Error(ELOOP, shown + ": tree too deep");
   auto entries = ReadEntries(dirfd, shown);

@@ -33,6 +33,11 @@ Result<std::vector<DirEntry>> ReadEntries(int fd, const std::string& what, bool*
 // Removes `name` inside `parent`, recursively, never following a symlink and never leaving
 // device `dev`; *absent (if given) says that `name` was not there at all.
 Status RemoveAt(int parent, const char* name, const std::string& shown, dev_t dev, int depth, bool* absent = nullptr);
+// Removes the small directory `rel` (checked by CheckRelative) beneath `base`, as
+// FileSystem::RemoveSmallDir: true once it is gone or not found; false, having removed nothing
+// or only files, when it holds more than `max_entries` entries, a subdirectory, or is no plain
+// directory on device `dev`.
+Result<bool> RemoveSmallAt(int base, const std::string& rel, size_t max_entries, dev_t dev, const std::string& shown);
 // The disk use of the tree under `dirfd`, on device `dev` only.
 Result<DiskUsage> SumAt(int dirfd, const std::string& shown, dev_t dev, int depth);
 

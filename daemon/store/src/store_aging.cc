@@ -127,6 +127,7 @@ bool TraceStore::LogRemovals(const std::vector<Victim>& victims, const char* wha
 }
 
 void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report) {
+  const bool few = victims.size() <= kRemoveNowMaxDirs;
   for (const Victim& v : victims) {
     const AgeClass c = v.cls;
     ClassMap& map = classes_[static_cast<size_t>(c)];
@@ -160,15 +161,30 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes, e.meta.labels});
     if (report) report->removed.push_back(e.rel_path);
     // The directory leaves the visible tree now, so what `ls` counts when the caller replies
-    // is what the store counts; the remover deletes it where it was moved. A failed job comes
-    // back from the remover whole (kept in failed_ for the retry), so pending_ keeps no copy.
+    // is what the store counts: deleted on the spot if small (RemoveNow), else moved aside for
+    // the remover to delete there. A failed job comes back from the remover whole (kept in
+    // failed_ for the retry), so pending_ keeps no copy.
     by_path_.erase(e.rel_path);
     class_of_.erase(seq);
+    if (few && RemoveNow(e, job)) {
+      map.erase(it);
+      continue;
+    }
     job.rel_path = MoveAside(std::move(e.rel_path), e.meta.event_dir);
     pending_.emplace(seq, Pending{std::move(e.meta), bytes, false});
     map.erase(it);
     remover_.Submit(std::move(job));
   }
+}
+
+bool TraceStore::RemoveNow(const Entry& e, const RemovalJob& job) {
+  if (!e.sized || e.bytes.allocated > kRemoveNowMaxBytes) return false;
+  auto removed = fs_.RemoveSmallDir(e.rel_path, kRemoveNowMaxFiles);
+  if (!removed.ok() || !*removed) return false;
+  // As the remover does after a delete (RemoveEventDir), and what its completion says.
+  if (job.remove_parent_if_empty) (void)fs_.RemoveEmptyDir(job.process_dir);
+  space_.DeletesDone();
+  return true;
 }
 
 std::string TraceStore::MoveAside(std::string rel_path, const std::string& event_dir) {
@@ -258,23 +274,17 @@ Status TraceStore::RefuseHolder(uint32_t uid, uint64_t incoming, ByteNeed need) 
                           " bytes through descriptors passed to it and not closed, past " + ByteLimitName(need.limit) +
                           (incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits") +
                           " until it closes them";
-  // A throttle of its own: a holder refused on every request must not flood the log, nor
-  // turn the root's "refusing"/"accepting again" pair on and off.
-  WarnRefusal(why, false, holder_refusal_logged_at_, holder_refusals_unlogged_);
+  // Not the root's refusal: a holder refused on every request must not turn the root's
+  // "accepting again" line on and off.
+  WarnRefusal(uid, why);
   return Status::Error(ENOSPC, why);
 }
 
-void TraceStore::WarnRefusal(const std::string& why, bool first, std::chrono::system_clock::time_point& logged_at,
-                             uint64_t& unlogged) {
-  const auto now = clock_.Now();
-  if (first || now - logged_at >= kRefusalLogInterval) {
-    log_.Warning("refusing writes (ENOSPC) under ", fs_.trace_dir(), ": ", why, " (", unlogged,
-                 " more refused since the last report)");
-    logged_at = now;
-    unlogged = 0;
-  } else {
-    ++unlogged;
-  }
+void TraceStore::WarnRefusal(uint32_t uid, const std::string& why) {
+  uint64_t suppressed = 0;
+  if (!refusals_.ShouldLog(uid, &suppressed)) return;
+  log_.Warning("refusing writes (ENOSPC) under ", fs_.trace_dir(), " for uid ", uid, ": ", why, " (", suppressed,
+               " more refusals for this uid since its last line)");
 }
 
 void TraceStore::SampleSpace() {
@@ -351,18 +361,19 @@ void TraceStore::AgeByTime() {
 Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming, std::optional<uint32_t> uid) {
   ByteNeed need = space_.NeedFor(incoming);
   if (need.bytes != 0) need = AgeForBytes(incoming, seq);
-  if (need.bytes == 0 && space_.anyone_holds()) {
-    if (const Entry* e = seq != 0 ? FindEntry(seq) : nullptr) uid = e->meta.uid;
-    if (uid) {
-      if (ByteNeed own = space_.NeedForHolder(incoming, *uid); own.bytes != 0) return RefuseHolder(*uid, incoming, own);
-    }
+  // The uid it writes for: `seq`'s creator, else `uid`; looked up only off the fast path.
+  if ((need.bytes != 0 || space_.anyone_holds()) && seq != 0) {
+    if (const Entry* e = FindEntry(seq)) uid = e->meta.uid;
+  }
+  if (need.bytes == 0 && uid && space_.anyone_holds()) {
+    if (ByteNeed own = space_.NeedForHolder(incoming, *uid); own.bytes != 0) return RefuseHolder(*uid, incoming, own);
   }
   if (need.bytes == 0) {
     if (refusing_) {
       refusing_ = false;
-      log_.Notice("space is back within the limits: accepting writes again (", refusals_unlogged_,
-                  " more refused since the last report); ", space_.UseLine());
-      refusals_unlogged_ = 0;
+      log_.Notice("space is back within the limits: accepting writes again (", refused_while_full_,
+                  " refused meanwhile); ", space_.UseLine());
+      refused_while_full_ = 0;
     }
     return Status::Ok();
   }
@@ -374,8 +385,11 @@ Status TraceStore::MakeRoom(uint64_t seq, uint64_t incoming, std::optional<uint3
                               std::to_string(space_.limits().max_use) + "-byte budget";
   why += incoming ? "; " + std::to_string(incoming) + " more bytes do not fit" : "; no new event fits";
   why += " and nothing left is unpinned to age";
-  WarnRefusal(why, !refusing_, refusal_logged_at_, refusals_unlogged_);
+  // Every caller names the uid it writes for (or an event, whose creator it is); a refusal
+  // for nobody in particular is the daemon's own, under uid 0.
+  WarnRefusal(uid.value_or(0), why);
   refusing_ = true;
+  ++refused_while_full_;
   return Status::Error(ENOSPC, why);
 }
 

@@ -8,8 +8,9 @@
 
 namespace atraced {
 
-TraceStore::TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, uint32_t record_num)
-    : fs_(fs), remover_(remover), clock_(clock), log_(log), record_num_(record_num) {}
+TraceStore::TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, RefusalLog& refusals,
+                       uint32_t record_num)
+    : fs_(fs), remover_(remover), clock_(clock), log_(log), refusals_(refusals), record_num_(record_num) {}
 
 TraceStore::Entry* TraceStore::FindEntry(uint64_t seq) {
   auto c = class_of_.find(seq);

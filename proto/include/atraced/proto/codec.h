@@ -336,6 +336,25 @@ struct ProcessDumpReply {
   uint32_t omitted = 0;                   // chosen but not dumped: past the bound
 };
 
+// LIST_LIVE (ATR_FEATURE_LIST_LIVE): the live processes the sender may see; see wire.h
+// atr_list_live. `job` "" lists every one, else only that job's (a job label, CheckLabel).
+struct ListLive {
+  std::string job;
+};
+struct LiveEntry {
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  uint32_t flags = 0;  // ATR_LIVE_*
+  uint32_t rings = 0;
+  uint64_t last_moved_unix_us = 0, still_ms = 0, timeout_ms = 0;
+  std::string comm;  // the program (name rule), "" unknown
+  Labels labels;
+};
+struct ListLiveReply {
+  std::vector<LiveEntry> entries;  // at most ATR_MAX_LIVE_ENTRIES
+  uint32_t omitted = 0;            // matched past the bound
+};
+
 // DUMPS_EXPORTED (ATR_FEATURE_DUMPS_EXPORTED): the dump directories a bundle now holds; see
 // wire.h atr_dumps_exported. 1..ATR_MAX_LIST_ENTRIES relative paths.
 struct DumpsExported {
@@ -389,6 +408,8 @@ void Encode(const VacuumReply& m, std::vector<uint8_t>& out);
 void Encode(const VacuumByReply& m, std::vector<uint8_t>& out);
 void Encode(const CrashReply& m, std::vector<uint8_t>& out);
 void Encode(const ProcessDumpReply& m, std::vector<uint8_t>& out);
+void Encode(const ListLive& m, std::vector<uint8_t>& out);
+void Encode(const ListLiveReply& m, std::vector<uint8_t>& out);
 void Encode(const DumpsExportedReply& m, std::vector<uint8_t>& out);
 
 // ---- Decoding: `payload` is the bytes after the frame header ----------------------------
@@ -435,6 +456,8 @@ Status Decode(std::span<const uint8_t> body, VacuumReply* m);
 Status Decode(std::span<const uint8_t> body, VacuumByReply* m);
 Status Decode(std::span<const uint8_t> body, CrashReply* m);
 Status Decode(std::span<const uint8_t> body, ProcessDumpReply* m);
+Status Decode(std::span<const uint8_t> payload, ListLive* m);
+Status Decode(std::span<const uint8_t> body, ListLiveReply* m);
 Status Decode(std::span<const uint8_t> body, DumpsExportedReply* m);
 
 // ---- Names for logs ----------------------------------------------------------------------

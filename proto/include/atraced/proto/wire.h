@@ -34,6 +34,8 @@
  *        Behind ATR_FEATURE_LEDGER (granted only with ATR_FEATURE_MEMFD): RING_REGISTER's
  *        ATR_RING_LEDGER, a collective ledger (ledger_layout.h) held and saved beside the
  *        process's rings as hccl_tracer_ledger.bin.
+ *        Behind ATR_FEATURE_LIST_LIVE (any connection): LIST_LIVE, the live processes whose
+ *        rings the daemon holds, with their labels and the hang watch's view of them.
  *        Behind ATR_FEATURE_DUMPS_EXPORTED (any connection): DUMPS_EXPORTED, `atracectl export`
  *        saying which dump directories a bundle now holds, so that dump-keep spares them no
  *        more. STATUS's body ends with dumps_kept and dumps_aged_early after incomplete_dirs.
@@ -100,6 +102,7 @@
 #define ATR_FEATURE_LABELS (1ull << 8) /* 1.1: LABELS, the process's job, rank and world size */
 #define ATR_FEATURE_HANG_TIMEOUT (1ull << 9) /* 1.1: LABELS may carry hang_timeout; with LABELS only */
 #define ATR_FEATURE_LEDGER (1ull << 10) /* 1.1: RING_REGISTER's ATR_RING_LEDGER, the collective ledger; with MEMFD only */
+#define ATR_FEATURE_LIST_LIVE (1ull << 11) /* 1.1: LIST_LIVE, the live processes and their stall state */
 #define ATR_FEATURE_DUMPS_EXPORTED (1ull << 12) /* 1.1: DUMPS_EXPORTED, a bundle holds these dumps: dump-keep releases them */
 
 enum atr_opcode {
@@ -133,7 +136,9 @@ enum atr_opcode {
   /* 1.1, only after ATR_FEATURE_LABELS was granted: */
   ATR_OP_LABELS = 22,
   /* 1.1, only after ATR_FEATURE_DUMPS_EXPORTED was granted: */
-  ATR_OP_DUMPS_EXPORTED = 23
+  ATR_OP_DUMPS_EXPORTED = 23,
+  /* 1.1, only after ATR_FEATURE_LIST_LIVE was granted: */
+  ATR_OP_LIST_LIVE = 24
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -641,5 +646,35 @@ ATR_STATIC_ASSERT(sizeof(struct atr_process_dump_entry) == 24, "atr_process_dump
  * Reply body: empty. Labels are the process's word: the daemon grants nothing by them, and
  * takes hang_timeout only where it is shorter than its own hang-timeout. */
 #define ATR_MAX_LABEL 64u
+
+/* LIST_LIVE request (ATR_FEATURE_LIST_LIVE, 8 bytes + job): the live processes whose rings the
+ * daemon holds, or that sent LABELS, and which the sender may see (as LIST decides: root, the
+ * daemon's uid and the reader group see every process; anyone else their own uid's only).
+ * job_len 0: all of them; 1..ATR_MAX_LABEL: only those whose job label is the job_len bytes
+ * of job that follow the head. Reply body: u32 count (<= ATR_MAX_LIVE_ENTRIES), u32 omitted
+ * (matched past the bound), then count times an atr_live_entry followed by four strings
+ * (u16 length + bytes): comm, job, rank, world_size ("" not known / not sent). In pid order. */
+#define ATR_MAX_LIVE_ENTRIES 1024u
+struct atr_list_live {
+  uint8_t job_len;     /* 0..ATR_MAX_LABEL */
+  uint8_t reserved[7]; /* 0 */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_list_live) == 8, "atr_list_live is 8 bytes");
+#define ATR_LIVE_WATCHED (1u << 0) /* the hang watch judges it (timeout_ms is its timeout) */
+#define ATR_LIVE_STALLED (1u << 1) /* judged stalled: no ring moved for its timeout; not again until one moves */
+#define ATR_LIVE_BUSY (1u << 2)    /* with STALLED: it used CPU time meanwhile (a spin); without: blocked */
+#define ATR_LIVE_CAPTURED (1u << 3) /* dumped with its job when another process of it stalled; not judged until it moves */
+#define ATR_LIVE_NEVER_WROTE (1u << 4) /* no record in any ring yet: not judged */
+#define ATR_LIVE_KNOWN_FLAGS 0x1fu
+struct atr_live_entry {
+  int32_t pid;
+  uint32_t uid;
+  uint32_t flags;      /* ATR_LIVE_* */
+  uint32_t rings;      /* rings held for it */
+  uint64_t last_moved_unix_us; /* the daemon's clock when it last saw a ring's write position advance (or first saw it); 0 never wrote */
+  uint64_t still_ms;   /* how long no ring has moved since (0: never wrote) */
+  uint64_t timeout_ms; /* ATR_LIVE_WATCHED: the hang timeout it is judged by; else 0 */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_live_entry) == 40, "atr_live_entry is 40 bytes");
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

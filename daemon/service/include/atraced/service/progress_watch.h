@@ -18,6 +18,10 @@
 // Time is the Clock's (system time in the daemon): a clock stepped back restarts every
 // process's wait; a step forward may shorten one wait once.
 //
+// A sample with timeout 0 is tracked (when its rings last moved, for `list --live`) but never
+// judged: a process the watch does not cover (unlabelled, or the watch off) costs the same
+// memory read and no /proc read.
+//
 // Pure: no rings, no /proc; tests drive it with a fake clock (tests/service/progress_watch_test.cc).
 #pragma once
 
@@ -43,7 +47,7 @@ class ProgressWatch {
   struct Sample {
     Key key;
     uint64_t written = 0;                 // the sum of its rings' write_index
-    std::chrono::milliseconds timeout{0};  // > 0
+    std::chrono::milliseconds timeout{0};  // 0: tracked, never judged
   };
   struct Stall {
     Key key;
@@ -71,6 +75,17 @@ class ProgressWatch {
   bool Stalled(const Key& key) const;
   // How long `key`'s rings have stood still (zero when moving, never written or unknown).
   std::chrono::milliseconds StillFor(const Key& key, TimePoint now) const;
+  // What the watch knows of `key` now (`list --live`): nothing for a process not sampled.
+  struct View {
+    bool known = false;        // sampled at the last tick
+    bool never_wrote = true;   // its rings' sum was 0: not judged
+    TimePoint moved{};         // when its rings last moved (or it was first seen)
+    std::chrono::milliseconds still{0};  // since then
+    bool stalled = false;      // reported stalled, not moved since
+    bool busy = false;         // ... and it used CPU time meanwhile
+    bool captured = false;     // dumped with its job (another process stalled), not moved since
+  };
+  View Look(const Key& key, TimePoint now) const;
   size_t watched() const { return states_.size(); }
 
  private:
@@ -83,7 +98,8 @@ class ProgressWatch {
     bool still_seen = false;                       // a tick saw it still: the CPU baseline is taken
     TimePoint still_since{};
     std::optional<std::chrono::milliseconds> cpu_at_still;
-    bool reported = false;
+    bool reported = false;  // stalled or captured: not judged until it moves
+    bool stalled = false, busy = false;  // its own verdict, while reported
     uint64_t generation = 0;
   };
 

@@ -119,6 +119,15 @@ class FileSystem {
   // Removes a directory tree without following symlinks or crossing mounts. A missing
   // target is success. A symlink in place of the target is removed itself, never followed.
   virtual Status RemoveTree(const std::string& rel) = 0;
+  // Removes a small event directory `rel` ("<process dir>/<event dir>") right away, as
+  // CANN's own writer does before its save returns: true once it is gone (or not found: its
+  // process directory may have been moved out of the trace directory, and is left alone).
+  // false, having removed nothing or part of it, when it holds more than `max_entries`
+  // entries or a subdirectory, or is not a plain directory beneath the trace directory (a
+  // symlink, a file, another mount): RemoveTree's work, off the caller's path. Resolved
+  // afresh beneath the trace directory by name, never through a kept descriptor or a
+  // symlink, so it needs no check that a process directory is still in the tree.
+  virtual Result<bool> RemoveSmallDir(const std::string& /*rel*/, size_t /*max_entries*/) { return false; }
   // rmdir(2): fails with ENOTEMPTY if anything is inside.
   virtual Status RemoveEmptyDir(const std::string& rel) = 0;
   // unlink(2) of a file (never a directory).

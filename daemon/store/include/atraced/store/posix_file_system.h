@@ -49,6 +49,8 @@ class PosixFileSystem final : public FileSystem {
   Result<std::string> ReadFile(const std::string& rel, size_t max_bytes) override;
   Status ReplaceFile(const std::string& rel, std::span<const uint8_t> data) override;
   Status RemoveTree(const std::string& rel) override;
+  // One openat2, one getdents64, an unlinkat per file and one for the directory, one close.
+  Result<bool> RemoveSmallDir(const std::string& rel, size_t max_entries) override;
   Status RemoveEmptyDir(const std::string& rel) override;
   Status RemoveFile(const std::string& rel) override;
   Status Rename(const std::string& from, const std::string& to) override;

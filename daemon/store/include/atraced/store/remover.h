@@ -2,7 +2,9 @@
 //
 // Aging decides synchronously: the store takes a directory off its lists (so the count
 // invariant holds the moment the new one exists) and writes its '-' record to the order log
-// (order_log.h). Only then is the recursive delete handed to a Remover. The background one
+// (order_log.h). Only then is the recursive delete handed to a Remover (unless the directory
+// is as small as an event's few files: the store deletes those itself, TraceStore::RemoveNow,
+// as CANN's writer does before its save returns). The background one
 // runs deletes on its own thread from a bounded queue, so a directory of 20,000 files delays
 // no client; if the queue is full, the caller does the delete itself (backpressure, never an
 // unbounded backlog). What a crash interrupts is finished at the next start-up, because the

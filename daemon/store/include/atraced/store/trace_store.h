@@ -44,6 +44,7 @@
 #include "atraced/common/clock.h"
 #include "atraced/store/file_system.h"
 #include "atraced/common/log.h"
+#include "atraced/common/refusal_log.h"
 #include "atraced/store/names.h"
 #include "atraced/store/order_log.h"
 #include "atraced/store/remover.h"
@@ -142,7 +143,9 @@ struct VacuumSpec {
 
 class TraceStore {
  public:
-  TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, uint32_t record_num);
+  // `refusals`: the daemon's one refusal throttle (refusal_log.h), which the service asks too,
+  // so that a uid's flood of refusals on any mix of paths is one line per interval.
+  TraceStore(FileSystem& fs, Remover& remover, Clock& clock, Logger& log, RefusalLog& refusals, uint32_t record_num);
 
   // Rebuilds the lists from the order log and the tree, finishes interrupted removals,
   // rewrites the log and applies the limit. Call once before anything else. Recovered
@@ -177,7 +180,7 @@ class TraceStore {
   // Before the daemon writes `incoming` bytes into event `seq` (0: before a new event is
   // made): ages what the byte limits ask for, never a pinned directory or `seq`; if that is
   // not enough, refuses with ENOSPC and a message naming the limit (counted, and logged
-  // at most once per kRefusalLogInterval). Then, for the uid it writes for (`seq`'s creator,
+  // through the refusal throttle for the uid it writes for). Then, for the uid it writes for (`seq`'s creator,
   // else `uid`), counts what that uid holds through passed descriptors (AddHeldBytes): a
   // holder kept over a limit by its own held bytes is refused, and nothing is aged for it.
   // O(1) while the limits are met.
@@ -258,6 +261,9 @@ class TraceStore {
   uint32_t LimitOf(AgeClass c) const { return c == AgeClass::kExit ? exit_record_num_ : record_num_; }
   size_t count(AgeClass c) const { return classes_[static_cast<size_t>(c)].size(); }
   const StoreCounters& counters() const { return counters_; }
+  // The daemon's one refusal throttle, given at construction: the service's refusal lines
+  // ask it too (so there is no second one to wire).
+  RefusalLog& refusals() const { return refusals_; }
   const RetentionSettings& retention() const { return retention_; }
   // The bytes the byte limits count: use per class, reserved, held, the free-space estimate.
   const SpaceAccount& space() const { return space_; }
@@ -275,7 +281,14 @@ class TraceStore {
   // The order log is rewritten once it holds this many more records than live entries.
   static constexpr size_t kCompactSlack = 8192;
   static constexpr size_t kMaxOrderLogBytes = 64u << 20;
-  static constexpr auto kRefusalLogInterval = std::chrono::seconds(10);
+  // An aging pass of at most kRemoveNowMaxDirs directories (an event's, at a count or byte
+  // limit) deletes each that is this small (at most kRemoveNowMaxFiles files, no
+  // subdirectory, at most kRemoveNowMaxBytes) on the spot, before the reply, as CANN's own
+  // writer does: no aside rename, no remover. Anything bigger, or more of them (a vacuum, a
+  // lowered limit), is moved aside for the remover (MoveAside).
+  static constexpr size_t kRemoveNowMaxDirs = 2;
+  static constexpr size_t kRemoveNowMaxFiles = 4;
+  static constexpr uint64_t kRemoveNowMaxBytes = 64 * 1024;
 
  private:
   struct Entry {
@@ -315,6 +328,9 @@ class TraceStore {
   // Takes planned victims off the lists and hands them to the remover (their '-' records
   // must already be in the log).
   void Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report);
+  // Deletes an aged directory on the spot if it is small (kRemoveNowMaxFiles): true once it
+  // is gone. False leaves it to MoveAside and the remover, which retries and reports failures.
+  bool RemoveNow(const Entry& e, const RemovalJob& job);
   // Moves an aged directory into the aside directory (one rename) and returns where the
   // remover is to delete it: there, or where it is if it cannot be moved.
   std::string MoveAside(std::string rel_path, const std::string& event_dir);
@@ -333,10 +349,8 @@ class TraceStore {
   ByteNeed AgeForBytes(uint64_t incoming, uint64_t protect);
   void AgeByTime();
   Status RefuseHolder(uint32_t uid, uint64_t incoming, ByteNeed need);
-  // Logs a refusal, at most once per kRefusalLogInterval of that throttle (`logged_at`,
-  // `unlogged`), or at once when `first`.
-  void WarnRefusal(const std::string& why, bool first, std::chrono::system_clock::time_point& logged_at,
-                   uint64_t& unlogged);
+  // Logs a refusal for `uid` when the daemon's refusal throttle says its line is due.
+  void WarnRefusal(uint32_t uid, const std::string& why);
   Status ResolveLimits();
   void SampleSpace();
   // Measures a recovered directory the first time its size matters.
@@ -359,6 +373,7 @@ class TraceStore {
   Remover& remover_;
   Clock& clock_;
   Logger& log_;
+  RefusalLog& refusals_;
   uint32_t record_num_;
   int64_t dump_keep_us_ = 24ll * 3600 * 1000000;
   uint32_t exit_record_num_ = kExitRecordNumDefault;
@@ -390,12 +405,10 @@ class TraceStore {
   StoreCounters counters_;
   RetentionSettings retention_;
   SpaceAccount space_;
-  std::chrono::system_clock::time_point holder_refusal_logged_at_{};
-  uint64_t holder_refusals_unlogged_ = 0;
-  // Refusals: logged once per interval; "resumed" once when space returns.
+  // The root over a limit refuses every uid: "accepting writes again" once when space
+  // returns, with how many were refused meanwhile.
   bool refusing_ = false;
-  uint64_t refusals_unlogged_ = 0;
-  std::chrono::system_clock::time_point refusal_logged_at_{};
+  uint64_t refused_while_full_ = 0;
   uint64_t count_aged_reported_ = 0;
   std::vector<uint64_t> unsized_;  // recovered dirs not measured yet (SizeRecovered)
   StoreEventSink* sink_ = nullptr;

@@ -1,8 +1,10 @@
 // Refusals come in floods from one uid (a client retrying in a loop): logged one line per
 // interval per uid, with the count of those not logged since, so that one user cannot fill
 // the journal (and trip its rate limit, losing other users' crash notices). The daemon has
-// one: every refusal line, whatever refused (a request, a connection, a descriptor, a ring,
-// the rate limit's summaries), asks it, so a uid's flood on any mix of paths is one line.
+// one, made by the daemon's start (daemon_main.cc) and given to the store, whose
+// TraceStore::refusals() the service asks: every refusal line, whatever refused (a request, a
+// connection, a descriptor, a ring, the rate limit's summaries, the store's ENOSPC), asks it,
+// so a uid's flood on any mix of paths is one line. It sits in common, below both.
 #pragma once
 
 #include <chrono>

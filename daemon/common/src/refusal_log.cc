@@ -1,4 +1,4 @@
-#include "atraced/admission/refusal_log.h"
+#include "atraced/common/refusal_log.h"
 
 namespace atraced {
 
