@@ -128,11 +128,28 @@ def code_only(text):
     return re.sub(r"\(\(.*?\)\)", " true ", "".join(out))
 
 
-def shell_commands(text):
+def shell_functions(text):
+    return set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)", text, re.M))
+
+
+def sourced_functions(path, text):
+    """The functions of the scripts beside `path` that it sources (`source "$here/NAME.sh"`)."""
+    names = set()
+    for m in re.finditer(r"^\s*(?:source|\.)\s+\"?[^\s\"]*?([A-Za-z0-9_.-]+\.sh)\"?", text, re.M):
+        sibling = os.path.join(os.path.dirname(path), m.group(1))
+        if os.path.isfile(sibling):
+            with open(sibling, encoding="utf-8") as f:
+                names |= shell_functions(f.read())
+    return names
+
+
+def shell_commands(text, extra_functions=frozenset()):
     """(word, line) for the first word of each simple command: a tokenizer, not a parser, that
-    knows the separators, assignments, redirections and the shell's own words."""
+    knows the separators, assignments, redirections and the shell's own words. Calls of the
+    script's functions, and of `extra_functions` (those of the scripts it sources), are not
+    programs."""
     out = []
-    functions = set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)", text, re.M))
+    functions = shell_functions(text) | set(extra_functions)
     for lineno, line in enumerate(code_only(text).splitlines(), 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -192,7 +209,7 @@ def collect():
         if name.endswith((".cc", ".h", ".c")):
             found += from_cpp(rel(path), text)
         elif name.endswith(".sh"):
-            found += [(w, rel(path), n) for w, n in shell_commands(text)]
+            found += [(w, rel(path), n) for w, n in shell_commands(text, sourced_functions(path, text))]
         elif name == "CMakeLists.txt":
             for m in re.finditer(r"add_test\(\s*NAME\s+\S+\s+COMMAND\s+(\S+)", text):
                 found.append((m.group(1), rel(path), text.count("\n", 0, m.start()) + 1))

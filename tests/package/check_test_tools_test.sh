@@ -48,4 +48,14 @@ grep -q "tests/tools.txt says ls comes from tar; dpkg says /usr/bin/ls is coreut
 printf 'ls coreutils\n' >"$tree/tests/tools.txt"
 out=$(check) || fail "a right tree failed: $out"
 grep -q "check_test_tools: 1 programs the suite runs, each from a declared package" <<<"$out" || fail "$out"
-echo "check_test_tools: 5 cases passed"
+# 6. A script's calls of the functions of a script it sources are not programs; the programs
+#    those functions run are checked where they are written.
+printf 'helper() {\n  sometool -x\n}\n' >"$tree/tests/t/lib.sh"
+printf 'here=.\nsource "$here/lib.sh"\nhelper\n' >"$tree/tests/t/main.sh"
+out=$(check) && fail "passed with sometool unmapped in the sourced script: $out"
+grep -q "tests/t/lib.sh:2: runs 'sometool'" <<<"$out" || fail "the sourced script's program not named: $out"
+grep -q "runs 'helper'" <<<"$out" && fail "a sourced function was taken for a program: $out"
+printf 'ls coreutils\nsometool some-package optional\n' >"$tree/tests/tools.txt"
+out=$(check) || fail "a sourced function's tree failed: $out"
+grep -q "runs 'helper'" <<<"$out" && fail "a sourced function was taken for a program: $out"
+echo "check_test_tools: 6 cases passed"

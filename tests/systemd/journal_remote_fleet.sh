@@ -14,60 +14,15 @@ set -euo pipefail
 atraced="$1"
 atracectl="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
-remote=/lib/systemd/systemd-journal-remote
-upload=/lib/systemd/systemd-journal-upload
-
-skip() { echo "skipped: $*"; exit 77; }
-[[ "$(id -u)" == 0 ]] || skip "needs root (network and mount namespaces)"
-[[ -x "$remote" && -x "$upload" ]] || skip "systemd-journal-remote is not installed (apt-get install systemd-journal-remote)"
-command -v python3 >/dev/null || skip "needs python3"
-command -v ip >/dev/null || skip "needs ip (iproute2)"
-unshare -n -m true 2>/dev/null || skip "cannot make network and mount namespaces here"
+# shellcheck source=fleet_netns.sh
+source "$here/fleet_netns.sh"
+fleet_require
 
 tag="atrf$$"
 scratch="$(mktemp -d /tmp/atraced-fleet.XXXXXX)"
-namespaces=()
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  for n in "${namespaces[@]}"; do ip netns delete "$n" 2>/dev/null || true; done
-  rm -rf "$scratch"
-}
-trap cleanup EXIT
-
-# Waits up to 60 s for a file to exist.
-wait_for() {
-  for _ in $(seq 600); do
-    [[ -e "$1" ]] && return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for $1" >&2
-  return 1
-}
-
-collector="${tag}c"
-ip netns add "$collector" || skip "ip netns add failed"
-namespaces+=("$collector")
-ip -n "$collector" link set lo up
-for h in 0 1 2; do
-  ns="${tag}h$h"
-  ip netns add "$ns"
-  namespaces+=("$ns")
-  ip -n "$ns" link set lo up
-  ip link add "${tag}v$h" type veth peer name "${tag}p$h"
-  ip link set "${tag}v$h" netns "$collector"
-  ip link set "${tag}p$h" netns "$ns"
-  ip -n "$collector" addr add "10.213.$h.1/24" dev "${tag}v$h"
-  ip -n "$collector" link set "${tag}v$h" up
-  ip -n "$ns" addr add "10.213.$h.2/24" dev "${tag}p$h"
-  ip -n "$ns" link set "${tag}p$h" up
-done
-
-mkdir -p "$scratch/agg"
-ip netns exec "$collector" "$remote" --listen-http=0.0.0.0:19532 --split-mode=host --output="$scratch/agg/" \
-  >"$scratch/collector.log" 2>&1 &
-pids+=($!)
+trap fleet_cleanup EXIT
+fleet_make_namespaces
+fleet_start_collector
 
 # One host: atraced with a journal, two ranks of J1 and one process of J2, then the upload.
 run_host() {

@@ -69,8 +69,11 @@ Result<BeginResult> TraceStore::BeginEvent(const EventSpec& spec, std::optional<
   const AgeClass c = ClassOf(spec.kind, spec.side);
   const uint64_t seq = next_seq_++;
   const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  OrderEntry meta{seq, c, spec.device_id, spec.uid, now_us, proc, std::move(event), spec.comm, spec.save, spec.labels,
-                  spec.dump, spec.save};
+  // Named members: two bools sit side by side at the end (exported, saved), and a positional
+  // list put the save's flag in `exported` (every save logged 'x' at birth and never 's').
+  OrderEntry meta{.seq = seq, .cls = c, .device_id = spec.device_id, .uid = spec.uid, .created_us = now_us,
+                  .process_dir = proc, .event_dir = std::move(event), .comm = spec.comm, .incomplete = spec.save,
+                  .labels = spec.labels, .dump = spec.dump, .exported = false, .saved = spec.save};
   // The new directory and the removals it causes go to the log in one write, before mkdir.
   // The record is built in a buffer kept between events (its capacity stays).
   auto victims = PlanVictims(c, 1);
