@@ -75,14 +75,19 @@ step "the hang watch dumped all $hang_dirs ranks"
 # 2. The runbook's step 2.
 ctl dump --job "$job" >"$work/dump.out" 2>&1 || fail "dump --job: $(cat "$work/dump.out")"
 step "dump --job: $(tail -n 1 "$work/dump.out")"
+# Every dump made is still there before the export: the record number (10) is smaller than the
+# dumps a job of 16 ranks makes, and dump-keep spares them until exported.
+dumps=$(ctl list --job "$job" --json | { grep -oE '"how":"(hang|dump)"' || true; } | wc -l)
+((dumps == 2 * ranks)) || fail "$dumps dump directories left of $((2 * ranks)) made, before the export"
+step "all $dumps dump directories kept (record-num 10)"
 ctl export --format tar --job "$job" -o "$work/bundle.tar.gz" >"$work/export.out" 2>&1 ||
   fail "export: $(cat "$work/export.out")"
-step "export: $(tail -n 1 "$work/export.out") ($(stat -c %s "$work/bundle.tar.gz") bytes)"
-
-# Every dump made is still there.
-dumps=$(ctl list --job "$job" --json | { grep -oE '"how":"(hang|dump)"' || true; } | wc -l)
-((dumps == 2 * ranks)) || fail "$dumps dump directories left of $((2 * ranks)) made"
-step "all $dumps dump directories kept (record-num 10)"
+step "export: $(grep -o 'wrote .*' "$work/export.out") ($(stat -c %s "$work/bundle.tar.gz") bytes)"
+in_bundle=$(tar -xzOf "$work/bundle.tar.gz" bundle.jsonl | { grep -c '"record":"dir"' || true; })
+((in_bundle == 2 * ranks)) || fail "the bundle holds $in_bundle directories of $((2 * ranks)) dumps"
+# Exported, they are released to record-num's aging.
+left=$(ctl list --job "$job" --json | { grep -oE '"how":"(hang|dump)"' || true; } | wc -l)
+step "the bundle holds all $in_bundle; exported, they age as any other: $left left on disk"
 ctl status | sed 's/^/   status: /'
 
 # 3. The culprit.

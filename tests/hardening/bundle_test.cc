@@ -199,6 +199,11 @@ struct HeldBundle {
   bool output_was_made = false;
   HeldBundle() {
     REQUIRE(d.Start());
+    // One directory to export: an export of nothing stops before tar with an error.
+    REQUIRE(atraced::testing::Run({ATRACECTL_BINARY, "--socket", d.socket(), "emit", "--event", "schedule", "--object",
+                                   "o"},
+                                  {.input = "x"})
+                .exit_code == 0);
     ctl.emplace(std::vector<std::string>{"--socket", d.socket(), "export", "--format", "tar", "--output", p.out},
                 tar.Env());
     REQUIRE(Eventually([&] { return tar.Started(); }));

@@ -273,7 +273,9 @@ TEST_CASE("attack: a .bin that decodes to 1000 times its size: show and export s
   CHECK(exported.out.rfind("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", 0) == 0);  // still a whole document
   REQUIRE(exported.out_tail.size() >= 4);
   CHECK(exported.out_tail.substr(exported.out_tail.size() - 4) == "\n]}\n");
-  CHECK(exported.out_size >= static_cast<size_t>(kBoundMib / 2) << 20);
+  // Each event held costs its text and its place (sizeof(TimelineEvent), 80 bytes with a
+  // collective span's duration and args): at least a third of the bound is written out.
+  CHECK(exported.out_size >= static_cast<size_t>(kBoundMib / 3) << 20);
   Measure("viewer.export_peak_rss_kib", exported.max_rss_kib);
   CHECK(exported.max_rss_kib < 3 * kBoundMib * 1024);
 }

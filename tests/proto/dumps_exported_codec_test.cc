@@ -16,7 +16,7 @@ using testing::EncodeToVector;
 using testing::RequireDecoded;
 using testing::RequireRejected;
 
-TEST_CASE("DUMPS_EXPORTED: count, reserved, then the relative paths; round trip", "[codec][dumps_exported]") {
+TEST_CASE("DUMPS_EXPORTED: count, reserved, then the relative paths, round trip", "[codec][dumps_exported]") {
   const DumpsExported in{{"trace_1_1_20260101000000000000/schedule_event_1_20260101000000000001", "a/b"}};
   const auto payload = EncodeToVector(in);
   CHECK(payload.size() == 8 + 2 + in.paths[0].size() + 2 + 3);
@@ -42,7 +42,7 @@ TEST_CASE("DUMPS_EXPORTED: garbage is refused, naming the field", "[codec][dumps
   RequireRejected<DumpsExported>(EncodeToVector(DumpsExported{too_many}), ATR_EINVAL, "count");
 }
 
-TEST_CASE("DUMPS_EXPORTED reply: released and skipped; later bytes ignored", "[codec][dumps_exported]") {
+TEST_CASE("DUMPS_EXPORTED reply: released and skipped, later bytes ignored", "[codec][dumps_exported]") {
   auto body = EncodeToVector(DumpsExportedReply{3, 2});
   CHECK(body.size() == 8);
   body.push_back(7);

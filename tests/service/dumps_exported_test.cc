@@ -55,7 +55,7 @@ TEST_CASE("DUMPS_EXPORTED needs its feature, and garbage is refused", "[service]
   CHECK(StatusOf(f, id).dumps_kept == 1);  // nothing released by any of them
 }
 
-TEST_CASE("DUMPS_EXPORTED: a user releases its own dumps only; root and the reader group any; STATUS counts them",
+TEST_CASE("DUMPS_EXPORTED: a user releases its own dumps only, root and the reader group any, and STATUS counts them",
           "[service][dumps_exported][security]") {
   ServiceFixture f;
   const auto mine = DumpOf(f, 100, 1000), theirs = DumpOf(f, 101, 2000), more = DumpOf(f, 102, 2000);
