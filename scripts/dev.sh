@@ -114,7 +114,7 @@ fuzz_one() {
 }
 fuzz_all() {
   local tree="$1"
-  local seconds="${ATRACED_FUZZ_SECONDS:-30}"
+  local seconds="${ATRACED_FUZZ_SECONDS:-20}"
   local scratch target i
   scratch="$(mktemp -d /tmp/atraced-corpus.XXXXXX)"
   local -a batch=()
