@@ -131,4 +131,19 @@ std::string SharedJson(const FleetReport& r) {
   return o;
 }
 
+void AppendFirstStoppedText(const std::map<std::string, std::vector<int64_t>>& per_host, size_t max_rank_chars,
+                            size_t max_text, std::string* out) {
+  *out += "\nFirst to stop recording, per host (each host's own clock; hosts are not compared):\n";
+  for (const auto& [host, ranks] : per_host) {
+    if (out->size() >= max_text) break;
+    *out += "  " + TerminalLine(host) + ": ranks " + RankRanges(ranks, max_rank_chars) + "\n";
+  }
+}
+
+std::string FirstStoppedJson(const std::map<std::string, std::vector<int64_t>>& per_host) {
+  std::string o = "{";
+  for (const auto& [host, ranks] : per_host) o += (o.size() > 1 ? "," : "") + JsonString(host) + ":" + JsonInts(ranks);
+  return o + "}";
+}
+
 }  // namespace atracectl

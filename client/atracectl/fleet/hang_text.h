@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,12 @@ std::string ClassesText(const FleetReport& r);
 // ranks_seen, missing, missing_count, conflicts, classes, outliers, no_stacks, unverified_stacks.
 std::string SharedJson(const FleetReport& r);
 std::string JsonInts(const std::vector<int64_t>& v);
+
+// Per host, the ranks that stopped recording first by that host's own clock, in both forms of
+// hang: the text block (its heading, then a line a host while `out` stays under `max_text`,
+// each rank list within `max_rank_chars`), and the JSON object {"host":[ranks],...}.
+void AppendFirstStoppedText(const std::map<std::string, std::vector<int64_t>>& per_host, size_t max_rank_chars,
+                            size_t max_text, std::string* out);
+std::string FirstStoppedJson(const std::map<std::string, std::vector<int64_t>>& per_host);
 
 }  // namespace atracectl

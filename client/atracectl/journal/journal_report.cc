@@ -190,11 +190,7 @@ std::string JobReportText(const std::string& job, const JobEntries& entries, con
     if (!e.refused.empty()) o += "  not dumped: " + TerminalLine(e.refused) + "\n";
   }
   o += "\nMain threads' call paths ([ranks] frame, outermost first):\n" + r.tree.Text();
-  o += "\nFirst to stop recording, per host (each host's own clock; hosts are not compared):\n";
-  for (const auto& [host, ranks] : FirstStoppedPerHost(v)) {
-    if (o.size() >= kMaxReportText) break;
-    o += "  " + TerminalLine(host) + ": ranks " + RankRanges(ranks) + "\n";
-  }
+  AppendFirstStoppedText(FirstStoppedPerHost(v), SIZE_MAX, kMaxReportText, &o);
   o += "\nLast record of each tracer, per rank:\n";
   const bool cut = EachRankWithin(v, o, [&o](int64_t rank, const RankClaim& c, const HangEntry& e) {
     o += "  rank " + std::to_string(rank) + " (" + TerminalLine(c.host) + ", pid " + std::to_string(c.pid) + ", " +
@@ -227,13 +223,7 @@ std::string JobReportJson(const std::string& job, const JobEntries& entries, con
   }
   o += "],\"hosts\":[";
   for (size_t i = 0; i < hosts.size(); ++i) o += (i ? "," : "") + JsonString(hosts[i]);
-  o += "],\"first_stopped_per_host\":{";
-  first = true;
-  for (const auto& [host, ranks] : FirstStoppedPerHost(v)) {
-    o += std::string(first ? "" : ",") + JsonString(host) + ":" + JsonInts(ranks);
-    first = false;
-  }
-  o += "},\"started_without_hang\":[";
+  o += "],\"first_stopped_per_host\":" + FirstStoppedJson(FirstStoppedPerHost(v)) + ",\"started_without_hang\":[";
   first = true;
   for (const HangEntry* e : StartedOnly(entries, v)) {
     o += std::string(first ? "" : ",") + "{\"rank\":" + std::to_string(*e->rank) + ",\"host\":" + JsonString(e->host) +

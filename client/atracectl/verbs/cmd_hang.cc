@@ -280,13 +280,6 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
   return out;
 }
 
-// {"host":[ranks],...}: per host, the ranks that stopped recording first by its own clock.
-std::string FirstStoppedJson(const FleetReport& r) {
-  std::string o = "{";
-  for (const auto& [host, ranks] : r.first_stopped) o += (o.size() > 1 ? "," : "") + JsonString(host) + ":" + JsonInts(ranks);
-  return o + "}";
-}
-
 std::string Json(const FleetReport& r, const CollectivesReport& collectives) {
   std::string o = "{" + SharedJson(r) + ",\"culprits\":[";
   bool first = true;
@@ -295,7 +288,7 @@ std::string Json(const FleetReport& r, const CollectivesReport& collectives) {
          ",\"next\":" + JsonString(NextCommand(c.claim->host, c.claim->pid, true)) + "}";
     first = false;
   }
-  o += "],\"first_stopped_per_host\":" + FirstStoppedJson(r) + ",\"last_records\":{";
+  o += "],\"first_stopped_per_host\":" + FirstStoppedJson(r.first_stopped) + ",\"last_records\":{";
   first = true;
   for (const auto& [rank, c] : r.ranks) {
     o += std::string(first ? "" : ",") + "\"" + std::to_string(rank) + "\":{\"host\":" + JsonString(c->host) +
@@ -338,12 +331,7 @@ std::string Text(const FleetReport& r, const CollectivesReport& collectives) {
       o += "    " + TerminalLine(tracer) + "  " + UtcTime(rec.ts) + "  " + TerminalLine(rec.text) + "\n";
     }
   }
-  if (!r.first_stopped.empty()) {
-    o += "\nFirst to stop recording, per host (each host's own clock; hosts are not compared):\n";
-    for (const auto& [host, ranks] : r.first_stopped) {
-      o += "  " + TerminalLine(host) + ": ranks " + RankRanges(ranks, kRanksShown) + "\n";
-    }
-  }
+  if (!r.first_stopped.empty()) AppendFirstStoppedText(r.first_stopped, kRanksShown, SIZE_MAX, &o);
   if (r.unranked) o += std::to_string(r.unranked) + " process(es) without a rank label are left out.\n";
   return o;
 }
