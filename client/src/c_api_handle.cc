@@ -31,6 +31,7 @@ int atrace_client_internal::OpenWithFeatures(const atrace_client_options* option
     if (o.flags & ATRACE_OPT_PROCESS_DUMP) c->features |= ATR_FEATURE_PROCESS_DUMP;
     if (o.flags & ATRACE_OPT_LIST_LIVE) c->features |= ATR_FEATURE_LIST_LIVE;
     c->features |= ATR_FEATURE_DUMPS_EXPORTED;  // costs nothing granted; atrace_client_dumps_exported needs it
+    c->features |= ATR_FEATURE_AGED_DUMPS;  // the same; atrace_client_aged_dumps needs it
     c->features |= extra_features;
     auto get = [](const char* name) -> const char* { return ::getenv(name); };
     std::string refused;

@@ -41,6 +41,11 @@ static_assert(ATRACE_LIVE_WATCHED == ATR_LIVE_WATCHED && ATRACE_LIVE_STALLED == 
                   ATRACE_LIVE_BUSY == ATR_LIVE_BUSY && ATRACE_LIVE_CAPTURED == ATR_LIVE_CAPTURED &&
                   ATRACE_LIVE_NEVER_WROTE == ATR_LIVE_NEVER_WROTE,
               "LIST_LIVE flags pass through as the daemon sent them");
+static_assert(ATRACE_AGED_COUNT == ATR_AGED_COUNT && ATRACE_AGED_BYTES == ATR_AGED_BYTES &&
+                  ATRACE_AGED_KEEP_FREE == ATR_AGED_KEEP_FREE && ATRACE_AGED_AGE == ATR_AGED_AGE &&
+                  ATRACE_AGED_VACUUM == ATR_AGED_VACUUM && ATRACE_AGED_EXPORTED == ATR_AGED_EXPORTED &&
+                  ATRACE_AGED_HANG == ATR_AGED_HANG,
+              "AGED_DUMPS reasons and flags pass through as the daemon sent them");
 
 // The whole struct from a STATUS reply; the entry points copy as much as their caller has.
 void FillStatus(const proto::StatusReply& s, atrace_status* out) {
@@ -275,6 +280,31 @@ int atrace_client_list_live(atrace_client* client, const char* job, atrace_live_
       const atrace_live_entry entry{e.pid, e.uid, e.flags, e.rings, e.last_moved_unix_us, e.still_ms, e.timeout_ms,
                                     e.comm.c_str(), e.labels.job.c_str(), e.labels.rank.c_str(),
                                     e.labels.world_size.c_str()};
+      if (int stop = fn(&entry, user)) return stop;
+    }
+    return 0;
+  });
+}
+
+int atrace_client_aged_dumps(atrace_client* client, const char* job, atrace_aged_fn fn, void* user, uint32_t* omitted) {
+  if (omitted != nullptr) *omitted = 0;
+  if (client == nullptr || fn == nullptr) return -EINVAL;
+  if (job != nullptr && !proto::CheckLabel(proto::LabelKind::kJob, job).empty()) return -EINVAL;
+  return Guarded([&] {
+    proto::AgedDumpsReply reply;
+    {
+      std::lock_guard<std::mutex> lock(client->mu);
+      if (int rc = Ready(*client); rc != 0) return rc;
+      if (!(client->conn->granted_features() & ATR_FEATURE_AGED_DUMPS)) return -ENOTSUP;
+      proto::ListLive request;  // AGED_DUMPS' request is LIST_LIVE's
+      if (job != nullptr) request.job = job;
+      if (int rc = Query(*client, ATR_OP_AGED_DUMPS, request, &reply); rc != 0) return rc;
+    }
+    if (omitted != nullptr) *omitted = reply.omitted;
+    // The callback runs without the lock, so it may call into this handle.
+    for (const auto& e : reply.entries) {
+      const atrace_aged_entry entry{e.aged_unix_us, e.uid, e.reason, e.flags, e.path.c_str(), e.labels.job.c_str(),
+                                    e.labels.rank.c_str(), e.labels.world_size.c_str()};
       if (int stop = fn(&entry, user)) return stop;
     }
     return 0;

@@ -97,6 +97,17 @@ Status CheckPath(std::string_view field, std::string_view path, bool absolute) {
   return Status::Ok();
 }
 
+Status ReadLabels16(ByteReader& in, Labels* labels) {
+  PROTO_TRY(ReadString16(in, "job", &labels->job));
+  PROTO_TRY(ReadString16(in, "rank", &labels->rank));
+  PROTO_TRY(ReadString16(in, "world_size", &labels->world_size));
+  for (auto [kind, value] : {std::pair{LabelKind::kJob, &labels->job}, std::pair{LabelKind::kRank, &labels->rank},
+                             std::pair{LabelKind::kWorldSize, &labels->world_size}}) {
+    if (std::string why = CheckLabel(kind, *value); !why.empty()) return Status::Error(EBADMSG, why);
+  }
+  return Status::Ok();
+}
+
 void PutString16(std::vector<uint8_t>& out, std::string_view s) {
   s = s.substr(0, std::numeric_limits<uint16_t>::max());
   PutU16(out, static_cast<uint16_t>(s.size()));

@@ -53,6 +53,9 @@ Status CheckName(std::string_view field, std::string_view name, size_t max_len);
 
 // Reads u16 length + bytes. EBADMSG when the length runs past the end.
 Status ReadString16(ByteReader& in, std::string_view field, std::string* s);
+// Three strings (u16 length + bytes): job, rank and world_size, each checked by CheckLabel
+// (EBADMSG naming the label), as a reply carries a process's labels.
+Status ReadLabels16(ByteReader& in, Labels* labels);
 
 // A path the daemon hands out: no NUL (clients pass it to open()), and absolute or relative
 // as the field requires. EINVAL otherwise.

@@ -28,6 +28,7 @@ std::string_view OpcodeName(uint16_t opcode) {
     case ATR_OP_PROCESS_DUMP: return "PROCESS_DUMP";
     case ATR_OP_LABELS: return "LABELS";
     case ATR_OP_LIST_LIVE: return "LIST_LIVE";
+    case ATR_OP_AGED_DUMPS: return "AGED_DUMPS";
     case ATR_OP_DUMPS_EXPORTED: return "DUMPS_EXPORTED";
     default: return "UNKNOWN";
   }

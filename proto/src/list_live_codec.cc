@@ -13,6 +13,7 @@ using internal::CheckRange;
 using internal::CheckReserved;
 using internal::Error;
 using internal::PutString16;
+using internal::ReadLabels16;
 using internal::ReadString16;
 
 void Encode(const ListLive& m, std::vector<uint8_t>& out) {
@@ -80,13 +81,7 @@ Status Decode(std::span<const uint8_t> body, ListLiveReply* m) {
     PROTO_TRY(CheckRange("pid", e.pid, 1, INT32_MAX));
     PROTO_TRY(ReadString16(in, "comm", &e.comm));
     if (!e.comm.empty()) PROTO_TRY(CheckName("comm", e.comm, ATR_MAX_PROGRAM_NAME));
-    PROTO_TRY(ReadString16(in, "job", &e.labels.job));
-    PROTO_TRY(ReadString16(in, "rank", &e.labels.rank));
-    PROTO_TRY(ReadString16(in, "world_size", &e.labels.world_size));
-    for (auto [kind, value] : {std::pair{LabelKind::kJob, &e.labels.job}, std::pair{LabelKind::kRank, &e.labels.rank},
-                               std::pair{LabelKind::kWorldSize, &e.labels.world_size}}) {
-      if (std::string why = CheckLabel(kind, *value); !why.empty()) return Status::Error(EBADMSG, why);
-    }
+    PROTO_TRY(ReadLabels16(in, &e.labels));
   }
   return Status::Ok();
 }

@@ -202,7 +202,7 @@ TEST_CASE("hung job: dump --job and export --job on three hosts, hang names rank
   const std::string json = HangJson(tmp, 6, &text);
   INFO(text);
   CHECK(Has(json, "\"ranks_expected\":\"0-5\",\"world_size\":6,\"world_size_claims\":{\"6\":6},"));
-  CHECK(Has(json, "\"ranks_seen\":[0,1,2,3,4,5],\"missing\":\"\",\"missing_count\":0,\"conflicts\":[],"));
+  CHECK(Has(json, "\"ranks_seen\":[0,1,2,3,4,5],\"missing\":\"\",\"missing_count\":0,\"aged\":[],\"conflicts\":[],"));
   CHECK(Has(json, "\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":["));
   CHECK(Has(json, "{\"ranks\":[0,1,2,3,4],\"ranges\":\"0-4\",\"count\":5,\"stack\":["));
   CHECK(Has(json, "\"outliers\":[5],"));

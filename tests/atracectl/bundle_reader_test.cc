@@ -154,3 +154,41 @@ TEST_CASE("bundle.jsonl: a dir line's fields are checked, a bad one dropped, the
   CHECK_FALSE(DirFromPath("trace_7_7_x/other_dir", &d));
   CHECK_FALSE(DirFromPath(kDir + "/deeper", &d));
 }
+
+TEST_CASE("bundle.jsonl: an aged line round-trips from the daemon's entry, and one with a field that fails its check is "
+          "no line",
+          "[atracectl][bundle][aged]") {
+  atrace::Client::AgedEntry e{1765079400000000, 1000, ATRACE_AGED_KEEP_FREE, ATRACE_AGED_HANG, kDir, "J1", "3", "8"};
+  const std::string line = BundleAgedLine(e);
+  CHECK(line == "{\"record\":\"aged\",\"dir\":\"" + kDir + "\",\"job\":\"J1\",\"rank\":3,\"world_size\":8,\"uid\":1000,"
+                "\"reason\":\"keep-free\",\"at\":1765079400000000,\"exported\":false,\"by\":\"hang\"}\n");
+  const BundleMetaLine read = ParseBundleMetaLine(line.substr(0, line.size() - 1));
+  REQUIRE(read.record == "aged");
+  CHECK(read.aged.dir == kDir);
+  CHECK(read.aged.job == "J1");
+  CHECK(read.aged.rank == 3);
+  CHECK(read.aged.world_size == 8);
+  CHECK(read.aged.uid == 1000u);
+  CHECK(read.aged.reason == "keep-free");
+  CHECK(read.aged.at_us == 1765079400000000);
+  CHECK_FALSE(read.aged.exported);
+  CHECK(read.aged.hang);
+  // No rank to name, or a reason the daemon does not have: nothing is written.
+  e.rank = "";
+  CHECK(BundleAgedLine(e).empty());
+  e.rank = "3";
+  e.reason = 9;
+  CHECK(BundleAgedLine(e).empty());
+  // Edited lines: each failing field makes it no line.
+  for (const std::string bad : {
+           "{\"record\":\"aged\",\"job\":\"J1\",\"rank\":3,\"reason\":\"bytes\"}",                       // no time
+           "{\"record\":\"aged\",\"job\":\"J1\",\"rank\":3,\"reason\":\"disk\",\"at\":1}",               // no reason of ours
+           "{\"record\":\"aged\",\"job\":\"J 1\",\"rank\":3,\"reason\":\"bytes\",\"at\":1}",             // not a job label
+           "{\"record\":\"aged\",\"rank\":3,\"reason\":\"bytes\",\"at\":1}",                           // no job
+           "{\"record\":\"aged\",\"job\":\"J1\",\"rank\":\"3\",\"reason\":\"bytes\",\"at\":1}",          // a string rank
+           "{\"record\":\"aged\",\"job\":\"J1\",\"rank\":-3,\"reason\":\"bytes\",\"at\":1}",             // not a rank
+           "{\"record\":\"aged\",\"job\":\"J1\",\"rank\":3,\"reason\":\"bytes\",\"at\":-1}"}) {          // before the epoch
+    CAPTURE(bad);
+    CHECK(ParseBundleMetaLine(bad).record.empty());
+  }
+}

@@ -113,3 +113,46 @@ TEST_CASE("fleet report: missing ranks as ranges from a world size, never rank b
   CHECK(count == 0);
   CHECK(RankRanges({0, 1, 2, 4, 6, 7}) == "0-2,4,6-7");
 }
+
+TEST_CASE("fleet report: a rank with no claim and an aged dump is aged, not missing, the latest of each kept",
+          "[atracectl][fleet][aged]") {
+  std::vector<RankClaim> claims;
+  for (int64_t r : {0, 2}) claims.push_back(Claim(r, 1000, "allreduce"));
+  FleetReport report(100);
+  Classify(claims, 0, &report);
+  CHECK(report.missing == "1,3");
+  const std::vector<AgedRank> aged{
+      {.rank = 1, .host = "n0", .reason = "count", .at_us = 10, .uid = 1000u},
+      {.rank = 1, .host = "n0", .reason = "bytes", .at_us = 20, .uid = 1000u},  // later: kept
+      {.rank = 0, .host = "n0", .reason = "bytes", .at_us = 30, .uid = 1000u},  // claimed: stays seen
+      {.rank = 3, .host = "n1", .reason = "bytes", .at_us = 40, .uid = 2000u},  // another uid's word: ignored
+      {.rank = 7, .host = "n1", .reason = "bytes", .at_us = 50, .uid = 1000u},  // past the world size
+      {.rank = -1, .host = "n1", .reason = "bytes", .at_us = 60}};
+  MarkAged(aged, &report);
+  REQUIRE(report.aged.size() == 1);
+  CHECK(report.aged[0].rank == 1);
+  CHECK(report.aged[0].reason == "bytes");
+  CHECK(report.aged[0].at_us == 20);
+  CHECK(report.missing == "3");
+  CHECK(report.missing_count == 1);
+  CHECK(report.seen == std::vector<int64_t>{0, 2});
+
+  // No world size labelled: every aged rank no process claims is named, none is missing.
+  FleetReport unsized(100);
+  RankClaim alone = Claim(0, std::nullopt, "allreduce");
+  alone.world_size.reset();
+  Classify({alone}, 0, &unsized);
+  MarkAged({{.rank = 5, .host = "n9", .reason = "keep-free", .at_us = 1}}, &unsized);
+  REQUIRE(unsized.aged.size() == 1);
+  CHECK(unsized.missing_count == 0);
+
+  // Bounded: at most kMaxAgedRanks ranks are held, whatever the input names.
+  FleetReport huge(100);
+  RankClaim big = Claim(0, 1000, "allreduce", 16777216);
+  Classify({big}, 0, &huge);
+  std::vector<AgedRank> flood;
+  for (int64_t r = 1; r <= static_cast<int64_t>(kMaxAgedRanks) + 100; ++r) flood.push_back({.rank = r, .reason = "bytes"});
+  MarkAged(flood, &huge);
+  CHECK(huge.aged.size() == kMaxAgedRanks);
+  CHECK(huge.missing_count == 16777216 - 1 - static_cast<int64_t>(kMaxAgedRanks));
+}

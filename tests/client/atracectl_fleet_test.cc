@@ -91,7 +91,7 @@ TEST_CASE("hang: ranks 0-4 in one function and 5 in another make classes {5} and
   auto json = Ctl({"hang", "--json", b[0], b[1], b[2]});
   REQUIRE(json.exit_code == 0);
   CHECK(Has(json.out, "{\"ranks_expected\":\"0-5\",\"world_size\":6,\"world_size_claims\":{\"6\":6},\"job_uid\":null,"
-                      "\"ranks_seen\":[0,1,2,3,4,5],\"missing\":\"\",\"missing_count\":0,\"conflicts\":[],\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":[\"__futex_abstimed_wait\","
+                      "\"ranks_seen\":[0,1,2,3,4,5],\"missing\":\"\",\"missing_count\":0,\"aged\":[],\"conflicts\":[],\"classes\":[{\"ranks\":[5],\"ranges\":\"5\",\"count\":1,\"stack\":[\"__futex_abstimed_wait\","
                       "\"load_next_batch\",\"main\"]},{\"ranks\":[0,1,2,3,4],\"ranges\":\"0-4\",\"count\":5,"));
   CHECK(Has(json.out, "\"outliers\":[5],"));
   CHECK(Has(json.out, "\"culprits\":[{\"job\":\"J1\",\"rank\":5,\"host\":\"n2\",\"pid\":1005,\"function\":"
@@ -116,6 +116,96 @@ TEST_CASE("hang: a rank the world size expects and no bundle holds is named miss
   auto two = Ctl({"hang", "--json", b[0], b[1]});
   CHECK(Has(two.out, "\"missing\":\"4-6\",\"missing_count\":3,"));
   CHECK(Has(two.out, "\"outliers\":[],"));
+}
+
+namespace {
+
+// Bundle n0 of a job of world size 4: ranks 0 and 2 dumped; bundle.jsonl's lines `aged`.
+std::string AgedJobBundle(const TempDir& tmp, const std::string& aged) {
+  BundleSpec spec{"n0", {}, true, aged};
+  spec.ranks.push_back({0, 1000, "wait_allreduce_done", 4});
+  spec.ranks.push_back({2, 1002, "load_next_batch", 4});
+  return MakeBundle(tmp / "n0", spec);
+}
+
+std::string AgedLine(const std::string& job, const std::string& rank, const std::string& reason,
+                     const std::string& more = "") {
+  return "{\"record\":\"aged\",\"dir\":\"trace_1_1_20261207035000000000/schedule_event_1_20261207035000000001\","
+         "\"job\":\"" + job + "\",\"rank\":" + rank + ",\"world_size\":4,\"uid\":1000,\"reason\":\"" + reason +
+         "\",\"at\":1765079400000000,\"exported\":false,\"by\":\"hang\"" + more + "}\n";
+}
+
+}  // namespace
+
+TEST_CASE("hang: a rank whose dump the daemon aged before the export is named aged with why and when, not missing",
+          "[atracectl][hang][aged]") {
+  TempDir tmp;
+  const std::string b = AgedJobBundle(tmp, AgedLine("J1", "1", "bytes") + AgedLine("J2", "3", "count"));
+  auto text = Ctl({"hang", b});
+  INFO(text.out << text.err);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "Ranks seen: 0,2 of 4 (world size)\n"
+                      "Aged ranks: 1 on n0: their dumps were removed by the byte budget (max-use) at "
+                      "2025-12-07 03:50:00.000000 UTC, before export. Raise max-use in atraced.conf, or export sooner "
+                      "after a dump.\n"
+                      "Missing ranks: 3: expected by the world size, in no bundle."));  // J2's aged rank 3 is not J1's
+  auto json = Ctl({"hang", "--json", b});
+  REQUIRE(json.exit_code == 0);
+  CHECK(Has(json.out, "\"missing\":\"3\",\"missing_count\":1,\"aged\":[{\"rank\":1,\"host\":\"n0\",\"reason\":"
+                      "\"bytes\",\"at_us\":1765079400000000,\"at\":\"2025-12-07 03:50:00.000000 UTC\",\"exported\":false,"
+                      "\"uid\":1000,\"dir\":\"trace_1_1_20261207035000000000/schedule_event_1_20261207035000000001\"}],"));
+  // Each reason says what to change.
+  for (const auto& [reason, words] : std::vector<std::pair<std::string, std::string>>{
+           {"keep-free", "by the keep-free guard (its file system was nearly full) at"},
+           {"count", "by record-num after dump-keep ran out at"},
+           {"age", "by max-age at"},
+           {"vacuum", "by a vacuum at"}}) {
+    TempDir each;
+    auto r = Ctl({"hang", AgedJobBundle(each, AgedLine("J1", "1", reason))});
+    INFO(reason << ": " << r.out);
+    CHECK(Has(r.out, "Aged ranks: 1 on n0: their dumps were removed " + words));
+  }
+}
+
+TEST_CASE("hang: an edited aged line is checked: hostile text escaped, a bad field or a rank that is seen never "
+          "hides a missing one",
+          "[atracectl][hang][aged][security]") {
+  TempDir tmp;
+  std::string lines;
+  lines += AgedLine("J1", "0", "bytes");                 // rank 0 is in the bundle: it stays seen
+  lines += AgedLine("J1", "3", "disk full");             // no reason of the daemon's: not a line
+  lines += AgedLine("J1\\u001b]52;c;cm0K\\u0007", "3", "bytes");  // not a job label
+  lines += AgedLine("J1", "-3", "bytes");                // not a rank
+  lines += AgedLine("J1", "\"3\"", "bytes");             // a string, not a number
+  lines += AgedLine("J1", "9", "bytes");                 // past the world size
+  lines += "{\"record\":\"aged\",\"job\":\"J1\",\"rank\":3,\"reason\":\"bytes\"}\n";  // no time
+  // Its directory is shown only in --json, escaped there; a terminal escape in it never
+  // reaches the text.
+  lines += "{\"record\":\"aged\",\"dir\":\"\\u001b[2J\\u001b]0;pwn\\u0007\",\"job\":\"J1\",\"rank\":1,\"reason\":\"keep-free\","
+           "\"at\":1765079400000000}\n";
+  const std::string b = AgedJobBundle(tmp, lines);
+  auto text = Ctl({"hang", b});
+  INFO(text.out << text.err);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "Aged ranks: 1 on n0: their dumps were removed by the keep-free guard"));
+  CHECK(Has(text.out, "Missing ranks: 3: expected by the world size"));
+  CHECK(Count(text.out, "Aged ranks") == 1);
+  CHECK_FALSE(Has(text.out, "\x1b"));
+  CHECK_FALSE(Has(text.out, "pwn"));
+  auto json = Ctl({"hang", "--json", b});
+  REQUIRE(json.exit_code == 0);
+  CHECK(Has(json.out, "\"dir\":\"\\u001b[2J\\u001b]0;pwn\\u0007\""));
+  CHECK_FALSE(Has(json.out, "\x1b"));
+
+  // Bounded: more aged lines than one bundle may hold are counted, not read.
+  TempDir many;
+  std::string flood;
+  for (int i = 0; i < 4100; ++i) flood += AgedLine("J1", "1", "bytes");
+  auto bounded = Ctl({"hang", AgedJobBundle(many, flood)});
+  INFO(bounded.err);
+  REQUIRE(bounded.exit_code == 0);
+  CHECK(Has(bounded.err, ": 4 aged dump line(s) past the bound of 4096 were not read\n"));
+  CHECK(Count(bounded.out, "Aged ranks") == 1);
 }
 
 TEST_CASE("hang: bundles with no labelled process, or no rank with stacks, are an error with a hint, never an "

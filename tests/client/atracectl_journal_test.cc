@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -54,6 +55,15 @@ std::vector<j::JournalField> View(const Fields& f) {
   std::vector<j::JournalField> out;
   for (const auto& [name, value] : f) out.push_back({name, value});
   return out;
+}
+
+// `entry` parsed with `field`'s value replaced.
+j::ParsedEntry ParsedWith(const Fields& entry, const std::string& field, const std::string& value) {
+  Fields f = entry;
+  for (auto& [name, v] : f) {
+    if (name == field) v = value;
+  }
+  return j::ParseHangEntry(View(f), 5);
 }
 
 }  // namespace
@@ -111,7 +121,7 @@ TEST_CASE("hang --journal: entries not written by atraced are ignored, counted a
   const auto text = Ctl({"hang", "--journal", tmp.path()});
   INFO(text.out << text.err);
   REQUIRE(text.exit_code == 0);
-  CHECK(Has(text.out, "2 entries claiming ATRACE_EVENT=hang or start were not written by atraced"));
+  CHECK(Has(text.out, "2 entries claiming ATRACE_EVENT=hang, start or aged were not written by atraced"));
   CHECK(Has(text.out, "Culprit: job J1, rank 5, host n2, pid 1005"));
   CHECK_FALSE(Has(text.out, "Rank 2 is claimed"));
   CHECK_FALSE(Has(text.out, "4242"));
@@ -280,6 +290,81 @@ TEST_CASE("hang --journal --exec's substitution: hostile values reach CMD as one
   CHECK_FALSE(atracectl::SafeHostName(std::string(254, 'a')));
 }
 
+TEST_CASE("hang --journal: a rank whose dump atraced aged is named aged with its reason, host and time, not missing",
+          "[atracectl][hang][journal][aged]") {
+  REQUIRE_JOURNAL_REMOTE();
+  TempDir tmp;
+  // Ranks 3 and 7 hang-dumped, then the byte budget removed their dumps on n0 and n1; rank 6
+  // never got a hang entry and nothing of it aged: missing.
+  std::vector<Fields> entries = HungJob();
+  entries.erase(entries.begin() + 7);
+  entries.erase(entries.begin() + 6);
+  entries.erase(entries.begin() + 3);
+  entries.push_back(AtracedAgedDump("n0", "J1", 3, 8, 1003, "bytes"));
+  entries.push_back(AtracedAgedDump("n1", "J1", 7, 8, 1007, "bytes"));
+  // An aged directory of another job, and one of no dump (no ATRACE_DUMP): neither says
+  // anything of J1's ranks.
+  entries.push_back(AtracedAgedDump("n0", "J2", 6, 8, 2006, "count"));
+  Fields plain = AtracedAgedDump("n2", "J1", 6, 8, 1006, "count");
+  plain.erase(std::remove_if(plain.begin(), plain.end(), [](const auto& f) { return f.first == "ATRACE_DUMP"; }),
+              plain.end());
+  entries.push_back(plain);
+  // Forged: a user's process says rank 6's dump aged, with an escape sequence in its host's
+  // reason; journald's trusted fields say it is not atraced.
+  Fields forged = AtracedAgedDump("n2", "J1", 6, 8, 4242, "bytes\x1b]0;pwn\x07");
+  for (auto& [name, value] : forged) {
+    if (name == "_UID") value = "1000";
+  }
+  entries.push_back(forged);
+  std::string why;
+  REQUIRE(WriteJournal(tmp.path(), "remote-hosts", entries, &why));
+  INFO(why);
+  const auto text = Ctl({"hang", "--journal", tmp.path(), "--job", "J1"});
+  INFO(text.out << text.err);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Has(text.out, "Ranks seen: 0-2,4-5 of 8 (world size)\n"));
+  CHECK(Has(text.out, "Aged ranks: 3 on n0: their dumps were removed by the byte budget (max-use) at "));
+  CHECK(Has(text.out, "Aged ranks: 7 on n1: their dumps were removed by the byte budget (max-use) at "));
+  CHECK(Has(text.out, ", before export. Raise max-use in atraced.conf, or export sooner after a dump.\n"));
+  CHECK(Has(text.out, "Missing ranks: 6: expected by the world size"));
+  CHECK_FALSE(Has(text.out, "Missing ranks: 3"));
+  CHECK_FALSE(Has(text.out, "pwn"));
+  CHECK_FALSE(Has(text.out, "\x1b"));
+  CHECK(Has(text.out, "1 entries claiming ATRACE_EVENT=hang, start or aged were not written by atraced"));
+
+  const auto json = Ctl({"hang", "--journal", tmp.path(), "--job", "J1", "--json"});
+  INFO(json.out);
+  REQUIRE(json.exit_code == 0);
+  CHECK(Has(json.out, "\"missing\":\"6\",\"missing_count\":1,\"aged\":[{\"rank\":3,\"host\":\"n0\",\"reason\":\"bytes\","));
+  CHECK(Has(json.out, "{\"rank\":7,\"host\":\"n1\",\"reason\":\"bytes\","));
+  CHECK(Has(json.out, "\"exported\":false,\"uid\":1000,\"dir\":\"/var/log/ascend/atrace/trace_1003_1003_"));
+  CHECK(Has(json.out, "\"forged_entries\":1"));
+}
+
+TEST_CASE("an aged entry counts only when atraced wrote it about a dump, with a reason it ages for",
+          "[atracectl][hang][journal][aged]") {
+  const Fields good = AtracedAgedDump("n0", "J1", 3, 8, 77, "keep-free");
+  auto parsed = j::ParseHangEntry(View(good), 5);
+  REQUIRE(parsed.kind == j::EntryKind::kAged);
+  CHECK(parsed.entry.aged);
+  CHECK_FALSE(parsed.entry.hang);
+  CHECK(parsed.entry.reason == "keep-free");
+  CHECK(parsed.entry.rank == 3);
+  CHECK(parsed.entry.host == "n0");
+  CHECK_FALSE(parsed.entry.exported);
+  const auto with = [&good](const std::string& field, const std::string& value) { return ParsedWith(good, field, value); };
+  CHECK(with("_UID", "1000").kind == j::EntryKind::kForged);
+  CHECK(with("ATRACE_REASON", "disk full").kind == j::EntryKind::kMalformed);
+  CHECK(with("ATRACE_DUMP", "crash").kind == j::EntryKind::kMalformed);
+  CHECK(with("ATRACE_RANK", "x").kind == j::EntryKind::kMalformed);
+  CHECK(with("ATRACE_EXPORTED", "1").entry.exported);
+  Fields no_dump = good, no_rank = good;
+  std::erase_if(no_dump, [](const auto& f) { return f.first == "ATRACE_DUMP"; });
+  std::erase_if(no_rank, [](const auto& f) { return f.first == "ATRACE_RANK"; });
+  CHECK(j::ParseHangEntry(View(no_dump), 5).kind == j::EntryKind::kOther);  // an ordinary directory
+  CHECK(j::ParseHangEntry(View(no_rank), 5).kind == j::EntryKind::kOther);  // no rank's evidence
+}
+
 TEST_CASE("a hang entry is atraced's only by its trusted fields, and each field is checked", "[atracectl][hang][journal]") {
   const Fields good = AtracedHang("n0", "J1", 3, 8, 77, JobFrames(true));
   auto parsed = j::ParseHangEntry(View(good), 5);
@@ -293,13 +378,7 @@ TEST_CASE("a hang entry is atraced's only by its trusted fields, and each field 
   REQUIRE(parsed.entry.last_records.size() == 1);
   CHECK(parsed.entry.last_records[0].first == "schedule");
 
-  const auto with = [&good](const std::string& field, const std::string& value) {
-    Fields f = good;
-    for (auto& [name, v] : f) {
-      if (name == field) v = value;
-    }
-    return j::ParseHangEntry(View(f), 5);
-  };
+  const auto with = [&good](const std::string& field, const std::string& value) { return ParsedWith(good, field, value); };
   CHECK(with("_UID", "1000").kind == j::EntryKind::kForged);
   CHECK(with("_UID", "00").kind == j::EntryKind::kForged);
   CHECK(with("_COMM", "python3").kind == j::EntryKind::kHang);  // atraced.service says it

@@ -60,6 +60,26 @@ Fields AtracedStart(const std::string& host, const std::string& job, int rank, i
   return f;
 }
 
+Fields AtracedAgedDump(const std::string& host, const std::string& job, int rank, int world, int pid,
+                       const std::string& reason) {
+  Fields f = Trusted(host);
+  const std::string path = "/var/log/ascend/atrace/trace_" + std::to_string(pid) + "_" + std::to_string(pid) +
+                           "_20261207035000000000/schedule_event_" + std::to_string(pid) + "_20261207035000000001";
+  f.insert(f.end(), {{"MESSAGE", "aged event dir " + path},
+                     {"ATRACE_EVENT", "aged"},
+                     {"ATRACE_PATH", path},
+                     {"ATRACE_PID", std::to_string(pid)},
+                     {"ATRACE_UID", "1000"},
+                     {"ATRACE_CLASS", "host"},
+                     {"ATRACE_JOB", job},
+                     {"ATRACE_RANK", std::to_string(rank)},
+                     {"ATRACE_WORLD_SIZE", std::to_string(world)},
+                     {"ATRACE_REASON", reason},
+                     {"ATRACE_DUMP", "hang"},
+                     {"ATRACE_EXPORTED", "0"}});
+  return f;
+}
+
 std::vector<std::string> JobFrames(bool odd) {
   return {"#0 0x7f0000001010 0x7f0000000000 /lib/x86_64-linux-gnu/libc.so.6 __futex_abstimed_wait+0x10",
           odd ? "#1 0x401022 0x400000 /opt/job/train load_next_batch+0x22 at loader.c:88"

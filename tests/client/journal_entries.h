@@ -22,6 +22,10 @@ std::string MissingJournalRemote();
 Fields AtracedHang(const std::string& host, const std::string& job, int rank, int world, int pid,
                    const std::vector<std::string>& frames, const std::string& state = "blocked", int stall_s = 30);
 Fields AtracedStart(const std::string& host, const std::string& job, int rank, int world, int pid);
+// The aged entry atraced writes when aging removes a dump's directory (JournalFields of a
+// StoreEvent): `reason` as AgingReasonName says it.
+Fields AtracedAgedDump(const std::string& host, const std::string& job, int rank, int world, int pid,
+                       const std::string& reason);
 
 // The stacks of the tests' hung job: every rank waits in wait_allreduce_done (collective.c:41)
 // but `odd`, which waits in load_next_batch (loader.c:88).

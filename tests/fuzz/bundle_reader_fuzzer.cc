@@ -22,6 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (bytes.size() > atracectl::kMaxBundleMember) std::abort();
     for (const auto& t : atracectl::FrameNamesOf(bytes)) tree.Add(dir.rank.value_or(0), t.frames);
   };
+  v.aged = [](const atracectl::BundleAged& a) {
+    if (a.rank < 0 || a.job.empty() || a.dir.size() > 4097) std::abort();  // checked, bounded
+  };
   const atracectl::BundleRead r = atracectl::ReadTarStream(
       [&](char* buf, size_t n) -> long {
         const size_t k = std::min(n, size - at);
@@ -30,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return static_cast<long>(k);
       },
       v);
-  (void)r;
+  if (r.aged > atracectl::kMaxBundleAged) std::abort();
   (void)tree.Text();
   (void)tree.Json();
   // The same bytes as bundle.jsonl lines.

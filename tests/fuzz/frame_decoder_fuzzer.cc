@@ -107,6 +107,7 @@ void DecodeEverything(std::span<const uint8_t> payload) {
     CheckReplyBody<ProcessDumpReply>(head.body);
     CheckReplyBody<ListLiveReply>(head.body);
     CheckReplyBody<DumpsExportedReply>(head.body);
+    CheckReplyBody<AgedDumpsReply>(head.body);
   }
 }
 

@@ -24,10 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fields.clear();
     if (p.kind == j::EntryKind::kForged) ++book.forged;
     if (p.kind == j::EntryKind::kMalformed) ++book.malformed;
-    if (p.kind != j::EntryKind::kHang && p.kind != j::EntryKind::kStart) return;
+    if (p.kind != j::EntryKind::kHang && p.kind != j::EntryKind::kStart && p.kind != j::EntryKind::kAged) return;
     for (const std::string& f : p.entry.frames) (void)j::PlaceOfFrame(f);
     j::JobEntries& job = book.jobs[p.entry.job];
-    auto& by = p.entry.hang ? job.hangs : job.starts;
+    auto& by = p.entry.aged ? job.aged : p.entry.hang ? job.hangs : job.starts;
     by[{p.entry.host, p.entry.pid}] = std::move(p.entry);
   };
   while (!in.empty()) {

@@ -97,7 +97,7 @@ expect text "$text" "Job J1: hang entries of 8 process(es) on 1 host(s), from th
 expect text "$text" "Behind: rank 5 in comm hccl_world_group (last entered #3, where ranks 0-4,6-7 entered #4)"
 expect text "$text" "    rank 5 (1): last entered #3 AllReduce (3 Ki fp16, sum)"
 expect text "$text" "    ranks 0-4,6-7 (7): last entered #4 AllReduce (4 Ki fp16, sum)"
-expect text "$text" "1 entries claiming ATRACE_EVENT=hang or start were not written by atraced"
+expect text "$text" "1 entries claiming ATRACE_EVENT=hang, start or aged were not written by atraced"
 reject text "$text" "#99"
 reject text "$text" "Without a ledger"
 reject text "$text" "mismatch at"

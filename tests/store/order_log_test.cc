@@ -351,3 +351,52 @@ TEST_CASE("a directory made for a save is logged so, survives a replay, and a ba
     CHECK_FALSE(planted.live[1].saved);
   }
 }
+
+TEST_CASE("an aged dump's record keeps its labels and reason, survives a replay, and a bad one is rejected",
+          "[order_log][aged]") {
+  std::string text(kOrderLogHeader);
+  AgedDump bytes{.aged_us = 1779460215000000, .reason = AgingReason::kMaxUse, .uid = 1000, .dump = DumpKind::kHang,
+                 .exported = false, .process_dir = kProc, .event_dir = kEvent,
+                 .labels = {.job = "job-7", .rank = "3", .world_size = "8"}};
+  AgedDump count = bytes;
+  count.reason = AgingReason::kCount;
+  count.dump = DumpKind::kOperator;
+  count.exported = true;
+  count.labels = {};
+  AppendAged(bytes, text);
+  AppendAged(count, text);
+  CHECK(text.find("a 1779460215000000 bytes 1000 hang 0 " + kProc + "/" + kEvent + " job=job-7 rank=3 world=8\n") !=
+        std::string::npos);
+  auto r = ReplayOrderLog(text);
+  CHECK(r.rejected == 0);
+  CHECK(r.live.empty());  // evidence only: no directory of the tree
+  REQUIRE(r.aged.size() == 2);
+  CHECK(r.aged[0] == bytes);
+  CHECK(r.aged[1] == count);
+  // Planted: an unknown reason or kind, a path that is no event directory, a label with a
+  // space's worth of fields or an unknown key, a negative time, a name outside the tree.
+  for (const std::string& bad :
+       {"a 1 disk 0 hang 0 " + kProc + "/" + kEvent + "\n", "a 1 bytes 0 crash 0 " + kProc + "/" + kEvent + "\n",
+        "a 1 bytes 0 hang 2 " + kProc + "/" + kEvent + "\n", std::string("a 1 bytes 0 hang 0 ../etc/passwd\n"),
+        "a 1 bytes 0 hang 0 " + kProc + "/" + kEvent + " user=root\n",
+        "a 1 bytes 0 hang 0 " + kProc + "/" + kEvent + " rank=3 rank=4\n",
+        "a -1 bytes 0 hang 0 " + kProc + "/" + kEvent + "\n", std::string("a 1 bytes 0 hang 0\n"),
+        "a 1 bytes 0 hang 0 " + kProc + "/" + kEvent + " job=a job=b rank=1 world=2\n",
+        std::string("a 1 bytes 0 hang 0 trace_1_2_x/none\n")}) {
+    CAPTURE(bad);
+    auto planted = ReplayOrderLog(text + bad);
+    CHECK(planted.rejected == 1);
+    CHECK(planted.aged.size() == 2);
+  }
+  // Bounded: the newest kMaxAgedDumps are kept, oldest first.
+  std::string many(kOrderLogHeader);
+  for (size_t i = 0; i < kMaxAgedDumps + 5; ++i) {
+    AgedDump a = bytes;
+    a.aged_us = static_cast<int64_t>(i);
+    AppendAged(a, many);
+  }
+  auto bounded = ReplayOrderLog(many);
+  REQUIRE(bounded.aged.size() == kMaxAgedDumps);
+  CHECK(bounded.aged.front().aged_us == 5);
+  CHECK(bounded.aged.back().aged_us == static_cast<int64_t>(kMaxAgedDumps + 4));
+}

@@ -53,6 +53,7 @@ class StoreFixture {
     clock_.Advance(1ms);
     EventSpec spec{{pid, pid, kProcTime}, kind, pid, std::move(time), side, side == Side::kDevice ? 1u : 0u, 1000, ""};
     spec.dump = next_dump;
+    spec.labels = next_labels;
     auto r = store_->BeginEvent(spec);
     REQUIRE(r.ok());
     paths_[r->seq] = r->rel_path;
@@ -103,6 +104,7 @@ class StoreFixture {
   std::unique_ptr<TraceStore> store_;
   std::map<uint64_t, std::string> paths_;
   DumpKind next_dump = DumpKind::kNone;  // what Begin's directories are
+  proto::Labels next_labels{};           // and their process's labels
 };
 
 }  // namespace
@@ -266,6 +268,71 @@ TEST_CASE("dump-keep 0 spares nothing, and the byte budget may age a kept dump, 
     CHECK(f.store_->counters().kept_dumps_aged == 1);
     CHECK(f.log_.Has(LogLevel::kWarning, "aged dump dir " + f.AbsOf(dump) + " before dump-keep ran out (reason="));
   }
+}
+
+TEST_CASE("an aged dump leaves its evidence (labels, reason, time), across a restart, and a plain directory none",
+          "[store][dump_keep][aged]") {
+  StoreFixture f(10);
+  f.store_->SetDumpKeep(std::chrono::hours(24));
+  f.next_labels = {.job = "job-7", .rank = "3", .world_size = "8"};
+  f.next_dump = DumpKind::kHang;
+  const uint64_t dump = f.Begin(EventKind::kSchedule, Side::kHost, 100, false);
+  f.Write(dump, "x", std::string(64 * 1024, 'x'));
+  f.store_->AddBytes(dump, 64 * 1024);
+  f.store_->EndEvent(dump);
+  f.next_dump = DumpKind::kNone;
+  f.next_labels = {.job = "job-7", .rank = "4", .world_size = "8"};
+  const uint64_t plain = f.Begin(EventKind::kSchedule, Side::kHost, 101, false);
+  f.Write(plain, "x", std::string(64 * 1024, 'x'));
+  f.store_->AddBytes(plain, 64 * 1024);
+  f.store_->EndEvent(plain);
+  const std::string dump_path = f.paths_[dump];
+  CHECK(f.store_->aged_dumps().empty());
+  const int64_t before_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(f.clock_.Now().time_since_epoch()).count();
+  RetentionSettings r;
+  r.max_use = SizeSpec{16 * 1024, false};
+  REQUIRE(f.store_->SetRetention(r).ok());
+  f.store_->Tick();
+  REQUIRE_FALSE(f.store_->Find(dump));
+  REQUIRE_FALSE(f.store_->Find(plain));
+  // One record: the dump's. The plain directory was no one's evidence of a hang.
+  REQUIRE(f.store_->aged_dumps().size() == 1);
+  const AgedDump aged = f.store_->aged_dumps().front();
+  CHECK(aged.process_dir + "/" + aged.event_dir == dump_path);
+  CHECK(aged.reason == AgingReason::kMaxUse);
+  CHECK(aged.dump == DumpKind::kHang);
+  CHECK_FALSE(aged.exported);
+  CHECK(aged.uid == 1000);
+  CHECK(aged.labels.job == "job-7");
+  CHECK(aged.labels.rank == "3");
+  CHECK(aged.labels.world_size == "8");
+  CHECK(aged.aged_us >= before_us);
+  // The order log holds it: a restart (and its rewrite) keeps it, and a second restart too.
+  f.Restart(10);
+  REQUIRE(f.store_->aged_dumps().size() == 1);
+  CHECK(f.store_->aged_dumps().front() == aged);
+  f.Restart(10);
+  REQUIRE(f.store_->aged_dumps().size() == 1);
+  CHECK(f.store_->aged_dumps().front() == aged);
+  CHECK(ReadFile(f.order_log()).find("a " + std::to_string(aged.aged_us) + " bytes 1000 hang 0 " + dump_path +
+                                     " job=job-7 rank=3 world=8\n") != std::string::npos);
+}
+
+TEST_CASE("an exported dump that the count ages says so in its evidence", "[store][dump_keep][aged]") {
+  StoreFixture f(1);
+  f.store_->SetDumpKeep(std::chrono::hours(24));
+  f.next_labels = {.job = "j", .rank = "0", .world_size = "2"};
+  f.next_dump = DumpKind::kOperator;
+  const uint64_t first = f.Begin(EventKind::kSchedule, Side::kHost, 200);
+  f.Begin(EventKind::kSchedule, Side::kHost, 201);
+  CHECK(f.store_->aged_dumps().empty());  // kept by dump-keep, over record-num 1
+  const std::vector<std::string> exported = {f.paths_[first]};
+  REQUIRE(*f.store_->MarkExported(exported, [](uint32_t) { return true; }) == 1);
+  REQUIRE(f.store_->aged_dumps().size() == 1);
+  CHECK(f.store_->aged_dumps().front().reason == AgingReason::kCount);
+  CHECK(f.store_->aged_dumps().front().exported);
+  CHECK(f.store_->aged_dumps().front().labels.rank == "0");
 }
 
 TEST_CASE("host and device are counted separately", "[store]") {

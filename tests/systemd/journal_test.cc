@@ -76,8 +76,9 @@ TEST_CASE("journal fields carry the job, rank and world size the process sent, o
 TEST_CASE("journal fields of an aged event directory", "[systemd][journal]") {
   StoreEvent e{StoreEvent::Kind::kAged, "/r/atrace/trace_1_2_3/stackcore_event_2_3", 2, 0, "device",
                18446744073709551615ull, 123456789012ull};
+  e.reason = "count";
   auto f = JournalFields(e);
-  REQUIRE(f.size() == 11);
+  REQUIRE(f.size() == 12);
   CHECK(f[0] == "MESSAGE_ID=d8234ea857a84a909bf52db6751fe3c8");
   CHECK(f[1] == "MESSAGE=aged event dir /r/atrace/trace_1_2_3/stackcore_event_2_3 (class=device, "
                 "seq=18446744073709551615, 123456789012 bytes freed)");
@@ -87,6 +88,24 @@ TEST_CASE("journal fields of an aged event directory", "[systemd][journal]") {
   CHECK(f[8] == "ATRACE_CLASS=device");
   CHECK(f[9] == "ATRACE_SEQ=18446744073709551615");
   CHECK(f[10] == "ATRACE_BYTES=123456789012");
+  CHECK(f[11] == "ATRACE_REASON=count");  // no ATRACE_DUMP: no dump, so no rank's evidence
+  // A dump's directory says whose dump it was and whether a bundle held it, beside its labels:
+  // what `hang --journal` names an aged rank by.
+  e.labels = {"J1", "5", "8"};
+  e.reason = "bytes";
+  e.dump = DumpKind::kHang;
+  f = JournalFields(e);
+  REQUIRE(f.size() == 17);
+  CHECK(f[11] == "ATRACE_JOB=J1");
+  CHECK(f[12] == "ATRACE_RANK=5");
+  CHECK(f[14] == "ATRACE_REASON=bytes");
+  CHECK(f[15] == "ATRACE_DUMP=hang");
+  CHECK(f[16] == "ATRACE_EXPORTED=0");
+  e.dump = DumpKind::kOperator;
+  e.exported = true;
+  f = JournalFields(e);
+  CHECK(f[15] == "ATRACE_DUMP=dump");
+  CHECK(f[16] == "ATRACE_EXPORTED=1");
   // The two MESSAGE_IDs are distinct 128-bit ids in journald's 32 hex digit form.
   for (auto id : {kJournalMessageIdCreated, kJournalMessageIdAged}) {
     CHECK(id.size() == 32);

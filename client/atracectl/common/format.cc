@@ -1,6 +1,7 @@
 #include "common/format.h"
 
 #include <cstdio>
+#include <ctime>
 
 #include "atraced/atrace_client.h"
 
@@ -39,6 +40,16 @@ std::string HumanAge(uint64_t seconds) {
   if (seconds < 2 * 3600) return std::to_string(seconds / 60) + "m";
   if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + "h";
   return std::to_string(seconds / 86400) + "d";
+}
+
+std::string UtcTime(int64_t us) {
+  const time_t s = static_cast<time_t>(us / 1000000);
+  struct tm tm {};
+  ::gmtime_r(&s, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld UTC", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
+  return buf;
 }
 
 }  // namespace atracectl

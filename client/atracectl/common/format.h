@@ -21,5 +21,7 @@ std::string_view ClassName(int kind, int side);
 std::string HumanBytes(uint64_t bytes);
 // Seconds as "42s", "5m", "3h", "2d".
 std::string HumanAge(uint64_t seconds);
+// Microseconds since the epoch as "2026-12-07 03:50:00.000000 UTC".
+std::string UtcTime(int64_t us);
 
 }  // namespace atracectl

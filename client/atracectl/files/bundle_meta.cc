@@ -3,7 +3,9 @@
 #include <sys/timex.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -172,6 +174,21 @@ std::string BundleDirLine(const atrace::ListEntry& e) {
          "}\n";
 }
 
+namespace {
+
+constexpr const char* kAgedReasons[] = {"count", "bytes", "keep-free", "age", "vacuum"};  // by ATRACE_AGED_*
+
+}  // namespace
+
+std::string BundleAgedLine(const atrace::Client::AgedEntry& e) {
+  if (e.job.empty() || e.rank.empty() || e.reason >= std::size(kAgedReasons)) return "";
+  return "{\"record\":\"aged\",\"dir\":" + JsonString(e.path) + ",\"job\":" + JsonString(e.job) + ",\"rank\":" + e.rank +
+         ",\"world_size\":" + (e.world_size.empty() ? "null" : e.world_size) + ",\"uid\":" + std::to_string(e.uid) +
+         ",\"reason\":\"" + kAgedReasons[e.reason] + "\",\"at\":" + std::to_string(e.aged_unix_us) +
+         ",\"exported\":" + ((e.flags & ATRACE_AGED_EXPORTED) ? "true" : "false") + ",\"by\":\"" +
+         ((e.flags & ATRACE_AGED_HANG) ? "hang" : "dump") + "\"}\n";
+}
+
 BundleMetaLine ParseBundleMetaLine(std::string_view line) {
   BundleMetaLine out;
   std::map<std::string, std::string> f;
@@ -215,6 +232,31 @@ BundleMetaLine ParseBundleMetaLine(std::string_view line) {
         number("world_size", &v)) {
       d.world_size = v;
     }
+    out.record = record;
+  } else if (record == "aged") {
+    // The daemon's word as export wrote it, or anything an editor put there: each field checked,
+    // a line with one that fails is not one (hang then calls its rank missing, the safe side).
+    BundleAged& a = out.aged;
+    namespace p = atraced::proto;
+    a.dir = text("dir");
+    a.job = text("job");
+    a.reason = text("reason");
+    int64_t v = 0;
+    if (a.job.empty() || !p::CheckLabel(p::LabelKind::kJob, a.job).empty()) return out;
+    if (!f.count("rank") || str["rank"] || !p::CheckLabel(p::LabelKind::kRank, f["rank"]).empty() || !number("rank", &v)) {
+      return out;
+    }
+    a.rank = v;
+    if (std::find(std::begin(kAgedReasons), std::end(kAgedReasons), a.reason) == std::end(kAgedReasons)) return out;
+    if (!number("at", &v) || v < 0) return out;
+    a.at_us = v;
+    if (f.count("world_size") && !str["world_size"] && p::CheckLabel(p::LabelKind::kWorldSize, f["world_size"]).empty() &&
+        number("world_size", &v)) {
+      a.world_size = v;
+    }
+    if (number("uid", &v) && v >= 0 && v <= 0xffffffffll) a.uid = static_cast<uint32_t>(v);
+    a.exported = f["exported"] == "true" && !str["exported"];
+    a.hang = text("by") == "hang";
     out.record = record;
   }
   return out;

@@ -9,6 +9,14 @@
 //    "kind":"schedule","side":"host","device_id":0,"created_unix_us":...,
 //    "job":"J1","rank":3,"world_size":8,"uid":1000,"seq":42,"made_by":"daemon"}
 //                                       (labels: null where the process sent none)
+//   {"record":"aged","dir":"trace_.../schedule_event_...","job":"J1","rank":3,"world_size":8,
+//    "uid":1000,"reason":"bytes","at":...,"exported":false,"by":"hang"}
+//
+// "aged" is a dump of the exported job(s) that the daemon's aging removed before the export
+// (AGED_DUMPS: the daemon's word, kept in its order log), one line each: "reason" is why
+// (count, bytes, keep-free, age, vacuum), "at" when (the daemon's clock, microseconds since
+// the epoch), "by" whose dump it was (dump: an operator's, hang: the hang watch's). `hang`
+// names its rank aged, not missing.
 //
 // "made_by" is LIST's ATRACE_LIST_CLIENT: "client" for a directory a client made (its files,
 // a stack report among them, are the process's word), "daemon" for one the daemon made for
@@ -62,17 +70,33 @@ struct BundleDir {
   bool client = false;
 };
 
+// A dump the daemon aged before the export ("aged" line).
+struct BundleAged {
+  std::string dir;     // relative to atrace/; not in the bundle
+  std::string job;     // a job label
+  int64_t rank = 0;
+  std::optional<int64_t> world_size;
+  std::optional<uint32_t> uid;
+  std::string reason;  // count, bytes, keep-free, age or vacuum
+  int64_t at_us = 0;
+  bool exported = false;
+  bool hang = false;   // the hang watch's dump ("by":"hang")
+};
+
 // The host line of this machine, now.
 BundleHost ThisHost();
 // The lines of bundle.jsonl.
 std::string BundleHostLine(const BundleHost& host);
 std::string BundleDirLine(const atrace::ListEntry& entry);
+// The "aged" line of an AGED_DUMPS entry; "" for one with no job or rank (no rank to name).
+std::string BundleAgedLine(const atrace::Client::AgedEntry& entry);
 
-// One line of bundle.jsonl: which record it is ("host", "dir", or "" when it is not one).
+// One line of bundle.jsonl: which record it is ("host", "dir", "aged", or "" when it is not one).
 struct BundleMetaLine {
   std::string record;
   BundleHost host;
   BundleDir dir;
+  BundleAged aged;
 };
 BundleMetaLine ParseBundleMetaLine(std::string_view line);
 

@@ -204,6 +204,13 @@ BundleRead ReadTarStream(const std::function<long(char*, size_t)>& read, const B
             if (visitor.dir) visitor.dir(line.dir);
             dirs[line.dir.path] = std::move(line.dir);
           }
+        } else if (line.record == "aged") {
+          if (r.aged >= kMaxBundleAged) {
+            ++r.aged_past_bound;
+          } else {
+            ++r.aged;
+            if (visitor.aged) visitor.aged(line.aged);
+          }
         }
         start = end + 1;
       }

@@ -11,7 +11,8 @@
 //     GNU sparse members ('S') are skipped whole (their holes are never expanded);
 //   - a truncated or corrupt gzip or tar stream ends the bundle with an error; what was read
 //     before it is kept;
-//   - bundle.jsonl's lines are checked (bundle_meta.h); a directory it does not describe is
+//   - bundle.jsonl's lines are checked (bundle_meta.h), its "aged" lines bounded in number; a
+//     directory it does not describe is
 //     described from its name (the pid, the kind) with no labels, as a client's (BundleDir::client).
 #pragma once
 
@@ -28,6 +29,7 @@
 namespace atracectl {
 
 inline constexpr uint64_t kMaxBundleMember = 64ull << 20;
+inline constexpr size_t kMaxBundleAged = 4096;  // "aged" lines taken from one bundle.jsonl
 
 struct BundleRead {
   atraced::Status status;             // not ok: why the bundle ended early (what was read is kept)
@@ -35,6 +37,8 @@ struct BundleRead {
   size_t files = 0;                   // trace files handed to `file`
   BundleHost host;
   bool has_host = false;  // bundle.jsonl had a host line
+  size_t aged = 0;             // "aged" lines handed to the visitor
+  size_t aged_past_bound = 0;  // past kMaxBundleAged: counted, not handed
 };
 
 struct BundleVisitor {
@@ -42,6 +46,9 @@ struct BundleVisitor {
   std::function<void(const BundleHost&)> host;
   // Each directory bundle.jsonl describes (checked), as it is read.
   std::function<void(const BundleDir&)> dir;
+  // Each dump bundle.jsonl says the daemon aged before the export (checked), at most
+  // kMaxBundleAged of them per bundle (the rest counted in BundleRead::aged_past_bound).
+  std::function<void(const BundleAged&)> aged;
   // Stop after bundle.jsonl (the first member of a bundle): its metadata only.
   bool meta_only = false;
   // One file of an event directory: its directory (from bundle.jsonl, or from its name),

@@ -62,9 +62,11 @@ struct Scratch {
 
 // The host's facts in `meta`; the names of those that are there, bundle.jsonl first.
 std::vector<std::string> WriteHostFacts(const Globals& g, const std::string& meta,
-                                        const std::vector<atrace::ListEntry>& entries) {
+                                        const std::vector<atrace::ListEntry>& entries,
+                                        const std::vector<atrace::Client::AgedEntry>& aged) {
   std::string lines = BundleHostLine(ThisHost());
   for (const auto& e : entries) lines += BundleDirLine(e);
+  for (const auto& a : aged) lines += BundleAgedLine(a);
   Write(meta + "/" + kBundleMetaName, lines);
   std::vector<std::string> status_cmd{"/proc/self/exe"};
   if (!g.socket.empty()) status_cmd.insert(status_cmd.end(), {"--socket", g.socket});
@@ -112,7 +114,7 @@ Copied CopyBounded(int from, int to, uint64_t bound, uint64_t* total) {
 }  // namespace
 
 int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vector<atrace::ListEntry>& entries,
-                uint64_t max_size, NewOutputFile& out) {
+                const std::vector<atrace::Client::AgedEntry>& aged, uint64_t max_size, NewOutputFile& out) {
   std::vector<std::string> rel_dirs;
   for (const auto& e : entries) rel_dirs.push_back(e.path);
   Scratch scratch;
@@ -122,7 +124,7 @@ int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vecto
   }
   const std::string meta = scratch.path + "/meta";
   ::mkdir(meta.c_str(), 0700);
-  const std::vector<std::string> facts = WriteHostFacts(g, meta, entries);
+  const std::vector<std::string> facts = WriteHostFacts(g, meta, entries, aged);
   // The directories' names, NUL-separated, relative to the trace dir (tar runs there).
   std::string list;
   for (const auto& d : rel_dirs) list += d + '\0';

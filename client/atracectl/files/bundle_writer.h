@@ -2,7 +2,8 @@
 // directories, with what whoever reads it needs to know of the host and the daemon:
 //   bundle.jsonl     first: the host (name, boot id, its clocks and whether NTP keeps them
 //                    synchronized) and each directory with its process's job, rank and world
-//                    size (bundle_meta.h), for merge and hang
+//                    size, and each dump of their jobs the daemon aged before (bundle_meta.h),
+//                    for merge and hang
 //   status.json      atracectl status --json at export time (limits, counts, counters)
 //   version.txt      atracectl's version and protocol, and the daemon's socket
 //   atraced.conf     the daemon's configuration file, where this user may read it
@@ -29,7 +30,8 @@ inline constexpr uint64_t kDefaultBundleMaxSize = 1ull << 30;
 
 // Writes the bundle to `out`, at most `max_size` bytes of tar stream; keeps `out` on success.
 // Returns an exit code, after saying why on stderr.
+// `aged`: the dumps of the entries' jobs the daemon aged before (bundle.jsonl's "aged" lines).
 int WriteBundle(const Globals& g, const std::string& trace_dir, const std::vector<atrace::ListEntry>& entries,
-                uint64_t max_size, NewOutputFile& out);
+                const std::vector<atrace::Client::AgedEntry>& aged, uint64_t max_size, NewOutputFile& out);
 
 }  // namespace atracectl

@@ -98,4 +98,27 @@ void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport
   }
 }
 
+void MarkAged(const std::vector<AgedRank>& aged, FleetReport* r) {
+  std::map<int64_t, const AgedRank*> latest;
+  for (const AgedRank& a : aged) {
+    if (a.rank < 0 || r->ranks.count(a.rank) || (r->world_size && a.rank >= *r->world_size)) continue;
+    if (r->job_uid && a.uid && *a.uid != *r->job_uid) continue;  // another user's word of the job's rank
+    auto [it, added] = latest.try_emplace(a.rank, &a);
+    if (added && latest.size() > kMaxAgedRanks) {
+      latest.erase(it);
+      continue;
+    }
+    if (!added && a.at_us >= it->second->at_us) it->second = &a;
+  }
+  if (latest.empty()) return;
+  r->aged.clear();
+  for (const auto& [rank, a] : latest) r->aged.push_back(*a);
+  if (!r->world_size) return;
+  std::vector<int64_t> accounted = r->seen;
+  for (const auto& [rank, a] : latest) accounted.push_back(rank);
+  std::sort(accounted.begin(), accounted.end());
+  r->missing_count = 0;
+  r->missing = MissingRanges(accounted, *r->world_size, kMissingShown, &r->missing_count);
+}
+
 }  // namespace atracectl

@@ -51,6 +51,22 @@ struct RankClaim {
   std::string job;                          // its job label; "" when the input does not say
 };
 
+// A rank's dump that the daemon removed before it reached the input: the daemon's word (its
+// order log's 'a' record, which export writes into bundle.jsonl, or its ATRACE_EVENT=aged
+// journal entry). The strings are the input's, unescaped: printers escape them.
+struct AgedRank {
+  int64_t rank = 0;
+  std::string host;             // "" when the input does not say
+  std::string reason;           // count, bytes, keep-free, age or vacuum (the daemon's AgingReasonName)
+  int64_t at_us = 0;            // when, by that host's clock
+  bool exported = false;        // a bundle held it before it went
+  std::optional<uint32_t> uid;  // whose dump it was; nullopt when the input does not say
+  std::string dir;              // its directory, relative to the trace directory
+};
+
+// The aged dumps a report takes, at most (one per rank is kept).
+inline constexpr size_t kMaxAgedRanks = 4096;
+
 // The claim's main thread: the one whose tid is the pid, else the first. `c` has stacks.
 const ThreadFrames& MainThread(const RankClaim& c);
 
@@ -72,8 +88,10 @@ struct FleetReport {
   std::map<int64_t, const RankClaim*> ranks;      // the claim used for each rank
   std::vector<RankConflict> conflicts;
   std::vector<int64_t> seen;                      // sorted
-  std::string missing;                            // ranges
+  std::string missing;                            // ranges: expected, no claim and no aged dump
   int64_t missing_count = 0;
+  // By rank: the ranks expected with no claim whose dump the daemon aged (the latest of each).
+  std::vector<AgedRank> aged;
   std::vector<int64_t> no_stacks, culprits;
   // Per host, the ranks whose newest record (over every tracer) is the oldest there: each
   // host's own clock, so hosts are never compared with each other.
@@ -87,6 +105,12 @@ struct FleetReport {
 
 // Builds the report of `claims` (which must outlive it).
 void Classify(const std::vector<RankClaim>& claims, size_t unranked, FleetReport* report);
+
+// Moves from the missing ranks to r->aged those with an aged dump in `aged` (Classify first):
+// a rank no process claims, within the world size (any rank when none is labelled), whose
+// dump's uid is the job's where both are known. The latest of each rank is kept, at most
+// kMaxAgedRanks ranks.
+void MarkAged(const std::vector<AgedRank>& aged, FleetReport* r);
 
 // "uid 1000, n1, pid 42" ("uid ?" when the input does not say).
 std::string ClaimantText(const RankClaim& c);

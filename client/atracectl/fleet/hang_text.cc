@@ -1,6 +1,10 @@
 #include "fleet/hang_text.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "common/escape.h"
+#include "common/format.h"
 #include "fleet/fleet_groups.h"
 
 namespace atracectl {
@@ -21,6 +25,54 @@ std::string UnverifiedUse(const FleetReport& r, const RankClaim& c) {
   if (used == r.ranks.end() || used->second != &c) return "not the process used for rank " + std::to_string(c.rank);
   return c.stacks.empty() ? "the daemon took no dump of it: rank " + std::to_string(c.rank) + " has no stacks"
                           : "the daemon's own dump of it is used";
+}
+
+constexpr size_t kAgedHostShown = 253;  // bytes of a host name in an aged line (a DNS name's most)
+
+// What removed a dump, and what the operator does about it, by the daemon's reason.
+struct AgedWhy {
+  std::string what, advice;
+};
+AgedWhy WhyAged(const std::string& reason, bool exported) {
+  if (reason == "bytes") {
+    return {"by the byte budget (max-use)", "Raise max-use in atraced.conf, or export sooner after a dump"};
+  }
+  if (reason == "keep-free") {
+    return {"by the keep-free guard (its file system was nearly full)",
+            "Free space on the trace root's file system or lower keep-free, or export sooner after a dump"};
+  }
+  if (reason == "count") {
+    return exported ? AgedWhy{"by record-num after they were exported", "Read the bundle they were exported into"}
+                    : AgedWhy{"by record-num after dump-keep ran out", "Raise dump-keep, or export sooner after a dump"};
+  }
+  if (reason == "age") return {"by max-age", "Raise max-age, or export sooner after a dump"};
+  if (reason == "vacuum") return {"by a vacuum", "Vacuum after the export, not before"};
+  return {"(reason " + TerminalLine(reason.substr(0, 16)) + ")", "Export sooner after a dump"};
+}
+
+// "Aged ranks" lines: one per (host, reason, exported), its ranks as ranges and its times.
+std::string AgedText(const FleetReport& r) {
+  struct Group {
+    std::vector<int64_t> ranks;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+  };
+  std::map<std::tuple<std::string, std::string, bool>, Group> groups;
+  for (const AgedRank& a : r.aged) {
+    Group& g = groups[{a.host.substr(0, kAgedHostShown), a.reason.substr(0, 16), a.exported}];
+    g.ranks.push_back(a.rank);  // r.aged is by rank: each group's ranks stay sorted
+    g.first = std::min(g.first, a.at_us);
+    g.last = std::max(g.last, a.at_us);
+  }
+  std::string o;
+  for (const auto& [key, g] : groups) {
+    const auto& [host, reason, exported] = key;
+    const AgedWhy why = WhyAged(reason, exported);
+    o += "Aged ranks: " + RankRanges(g.ranks, kRanksShown) + (host.empty() ? "" : " on " + TerminalLine(host)) +
+         ": their dumps were removed " + why.what + " at " + UtcTime(g.first) +
+         (g.last != g.first ? " to " + UtcTime(g.last) : "") + (exported ? "" : ", before export") + ". " +
+         why.advice + ".\n";
+  }
+  return o;
 }
 
 }  // namespace
@@ -45,6 +97,7 @@ std::string SeenText(const FleetReport& r, const std::string& where_missing) {
       o += ". None is used (no one claimant has the job's uid): the rank is left out of the classes. Look there.\n";
     }
   }
+  o += AgedText(r);
   if (r.missing_count) o += "Missing ranks: " + r.missing + ": expected by the world size, " + where_missing + "\n";
   return o;
 }
@@ -96,7 +149,15 @@ std::string SharedJson(const FleetReport& r) {
   }
   o += "},\"job_uid\":" + (r.job_uid ? std::to_string(*r.job_uid) : std::string("null"));
   o += ",\"ranks_seen\":" + JsonInts(r.seen) + ",\"missing\":" + JsonString(r.missing) +
-       ",\"missing_count\":" + std::to_string(r.missing_count) + ",\"conflicts\":[";
+       ",\"missing_count\":" + std::to_string(r.missing_count) + ",\"aged\":[";
+  for (size_t i = 0; i < r.aged.size(); ++i) {
+    const AgedRank& a = r.aged[i];
+    o += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(a.rank) + ",\"host\":" + JsonString(a.host) +
+         ",\"reason\":" + JsonString(a.reason) + ",\"at_us\":" + std::to_string(a.at_us) +
+         ",\"at\":" + JsonString(UtcTime(a.at_us)) + ",\"exported\":" + (a.exported ? "true" : "false") +
+         ",\"uid\":" + (a.uid ? std::to_string(*a.uid) : std::string("null")) + ",\"dir\":" + JsonString(a.dir) + "}";
+  }
+  o += "],\"conflicts\":[";
   for (size_t i = 0; i < r.conflicts.size(); ++i) {
     const RankConflict& c = r.conflicts[i];
     o += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(c.rank) + ",\"claimants\":[";

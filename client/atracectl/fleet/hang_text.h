@@ -16,14 +16,16 @@ namespace atracectl {
 
 inline constexpr size_t kRanksShown = 4096;  // characters of a rank list in text
 
-// "Ranks seen", the world sizes labelled, the conflicts and the missing ranks;
+// "Ranks seen", the world sizes labelled, the conflicts, the aged ranks (a line per host and
+// reason: when the daemon removed their dumps, why, and what to change) and the missing ranks;
 // `where_missing` ends the missing line with what "missing" means for the input.
 std::string SeenText(const FleetReport& r, const std::string& where_missing);
 // "Classes by the main thread's stack, smallest first", the likely culprits, and the stack
 // reports ignored as unverified (a process's own, fleet_report.h), with what was used instead.
 std::string ClassesText(const FleetReport& r);
 // The shared keys, without braces: ranks_expected, world_size, world_size_claims, job_uid,
-// ranks_seen, missing, missing_count, conflicts, classes, outliers, no_stacks, unverified_stacks.
+// ranks_seen, missing, missing_count, aged ([{rank, host, reason, at_us, at, exported, uid,
+// dir}]), conflicts, classes, outliers, no_stacks, unverified_stacks.
 std::string SharedJson(const FleetReport& r);
 std::string JsonInts(const std::vector<int64_t>& v);
 

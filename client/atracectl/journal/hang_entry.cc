@@ -54,13 +54,17 @@ bool WrittenByAtraced(const std::vector<JournalField>& fields) {
 ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t realtime_us) {
   ParsedEntry out;
   const auto event = Once(fields, kEvent);
-  if (!event || (*event != kEventHang && *event != kEventStart)) return out;
+  if (!event || (*event != kEventHang && *event != kEventStart && *event != kEventAged)) return out;
+  const bool aged = *event == kEventAged;
+  // An ordinary directory aged, or a dump of no job's rank: nothing said of a rank.
+  if (aged && (!Once(fields, kDump) || !Once(fields, kJob) || !Once(fields, kRank))) return out;
   if (!WrittenByAtraced(fields)) {
     out.kind = EntryKind::kForged;
     return out;
   }
   HangEntry& e = out.entry;
   e.hang = *event == kEventHang;
+  e.aged = aged;
   e.realtime_us = realtime_us;
   const auto fail = [&out](std::string_view field, std::string_view why) {
     out.kind = EntryKind::kMalformed;
@@ -110,6 +114,18 @@ ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t rea
   if (const auto uid = Once(fields, kUid)) e.uid = Decimal<uint32_t>(*uid, 0, UINT32_MAX);
   if (const auto host = Once(fields, kTrustedHostname)) e.host = Cut(*host);
   if (const auto comm = Once(fields, kComm)) e.comm = Cut(*comm);
+  if (aged) {
+    const auto reason = Once(fields, kReason);
+    if (!reason || (*reason != "count" && *reason != "bytes" && *reason != "keep-free" && *reason != "age" &&
+                    *reason != "vacuum")) {
+      return fail(kReason, "absent or not a reason atraced ages for");
+    }
+    const auto dump = Once(fields, kDump);
+    if (!dump || (*dump != "dump" && *dump != "hang")) return fail(kDump, "not a kind of dump");
+    e.reason = std::string(*reason);
+    e.exported = Once(fields, kExported) == std::optional<std::string_view>("1");
+    if (const auto path = Once(fields, kPath)) e.path = Cut(*path);
+  }
   if (e.hang) {
     if (const auto s = Once(fields, kStallSeconds)) e.stall_s = Decimal<int64_t>(*s, 0, INT64_MAX / 2);
     if (const auto state = Once(fields, kState)) e.state = Cut(*state);
@@ -121,7 +137,7 @@ ParsedEntry ParseHangEntry(const std::vector<JournalField>& fields, uint64_t rea
     e.last_records.clear();
     e.comms.clear();
   }
-  out.kind = e.hang ? EntryKind::kHang : EntryKind::kStart;
+  out.kind = aged ? EntryKind::kAged : e.hang ? EntryKind::kHang : EntryKind::kStart;
   return out;
 }
 

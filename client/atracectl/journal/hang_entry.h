@@ -6,7 +6,8 @@
 // Trust: journald lets any local process write any field not starting with '_', so an entry
 // counts as atraced's only when its trusted fields say so: _UID=0 and _SYSTEMD_UNIT=
 // atraced.service or _COMM=atraced, each given once. An ATRACE_EVENT=hang or start without
-// that is kForged: counted by the caller, nothing of it kept or shown.
+// that is kForged: counted by the caller, nothing of it kept or shown. So is an
+// ATRACE_EVENT=aged that claims a dump (ATRACE_DUMP): only the daemon's word makes a rank aged.
 // Every value is checked (labels by the daemon's own rule, proto::CheckLabel; numbers in
 // range) and cut at kMaxValue; numbered fields past kMaxFrames / kMaxLastRecords /
 // kMaxJournalCommunicators are ignored. A communicator (ATRACE_COLL_<n>) not in the form
@@ -30,7 +31,10 @@ struct JournalField {
 };
 
 struct HangEntry {
-  bool hang = true;  // false: a start entry (the process connected)
+  bool hang = true;  // false: a start entry (the process connected), or an aged one
+  bool aged = false;  // an aged entry: atraced removed this process's dump `path` for `reason`
+  std::string reason;  // aged: count, bytes, keep-free, age or vacuum
+  bool exported = false;  // aged: a bundle held the dump first
   std::string job, host, comm, state, path, refused;
   std::optional<int64_t> rank, world_size, stall_s;
   std::optional<uint32_t> uid;
@@ -44,8 +48,10 @@ struct HangEntry {
 enum class EntryKind {
   kHang,       // atraced's hang entry: `entry` is set
   kStart,      // atraced's start entry: `entry` is set (no frames, records or state)
-  kOther,      // no ATRACE_EVENT of ours (another event of atraced's, or another program's)
-  kForged,     // ATRACE_EVENT=hang|start without atraced's trusted fields
+  kAged,       // atraced's aged entry of a dump's directory: `entry` is set (aged, reason, path)
+  kOther,      // no ATRACE_EVENT of ours (another event of atraced's, an aged one of no dump, or
+               // another program's)
+  kForged,     // ATRACE_EVENT=hang|start|aged without atraced's trusted fields
   kMalformed,  // atraced's, but a field fails its check (`problem` says which)
 };
 

@@ -10,9 +10,15 @@
 namespace atracectl::journal {
 
 // Written by atraced (any local process can write them too: see the trusted fields below).
-inline constexpr std::string_view kEvent = "ATRACE_EVENT";          // "hang" | "start" | ...
+inline constexpr std::string_view kEvent = "ATRACE_EVENT";          // "hang" | "start" | "aged" | ...
 inline constexpr std::string_view kEventHang = "hang";
 inline constexpr std::string_view kEventStart = "start";
+// An event directory aging removed (daemon/app/src/journal_events.cc, JournalFields of a
+// StoreEvent): a dump's carries ATRACE_DUMP, and its rank's dump is then aged, not missing.
+inline constexpr std::string_view kEventAged = "aged";
+inline constexpr std::string_view kReason = "ATRACE_REASON";        // count, bytes, keep-free, age, vacuum
+inline constexpr std::string_view kDump = "ATRACE_DUMP";            // "dump" | "hang": a dump's directory
+inline constexpr std::string_view kExported = "ATRACE_EXPORTED";    // "1": a bundle held it first
 inline constexpr std::string_view kJob = "ATRACE_JOB";
 inline constexpr std::string_view kRank = "ATRACE_RANK";
 inline constexpr std::string_view kWorldSize = "ATRACE_WORLD_SIZE";
@@ -22,7 +28,7 @@ inline constexpr std::string_view kComm = "ATRACE_COMM";            // its progr
 inline constexpr std::string_view kStallSeconds = "ATRACE_STALL_S"; // since its rings last moved
 inline constexpr std::string_view kState = "ATRACE_STATE";          // "busy" | "blocked" | "running"
 inline constexpr std::string_view kStalledPid = "ATRACE_STALLED_PID";  // whose stall set the dump off
-inline constexpr std::string_view kPath = "ATRACE_PATH";            // its dump's directory
+inline constexpr std::string_view kPath = "ATRACE_PATH";            // its dump's directory (aged: the one removed)
 inline constexpr std::string_view kRefused = "ATRACE_REFUSED";      // why it was not dumped
 // ATRACE_FRAME_0.. : the main thread's frames, innermost first, each a backtrace line
 // "#k 0xPC 0xBASE MODULE[ SYMBOL+0xOFF][ at FILE:LINE]" (the [stack] section's form).

@@ -26,7 +26,7 @@ std::optional<std::string> Get(sd_journal* j, std::string_view name) {
 
 void Keep(JournalBook* book, HangEntry&& e) {
   JobEntries& job = book->jobs[e.job];
-  auto& by_process = e.hang ? job.hangs : job.starts;
+  auto& by_process = e.aged ? job.aged : e.hang ? job.hangs : job.starts;
   const std::pair<std::string, int32_t> key(e.host, e.pid);
   auto it = by_process.find(key);
   if (it == by_process.end()) {
@@ -64,7 +64,9 @@ std::optional<HangJournal> HangJournal::Open(const std::string& dir, const std::
   const std::string hang = std::string(kEvent) + "=" + std::string(kEventHang);
   const std::string start = std::string(kEvent) + "=" + std::string(kEventStart);
   // Matches of one field are ORed; a second field's are ANDed with them.
-  if ((r = sd_journal_add_match(j, hang.c_str(), 0)) < 0 || (r = sd_journal_add_match(j, start.c_str(), 0)) < 0) {
+  const std::string aged = std::string(kEvent) + "=" + std::string(kEventAged);
+  if ((r = sd_journal_add_match(j, hang.c_str(), 0)) < 0 || (r = sd_journal_add_match(j, start.c_str(), 0)) < 0 ||
+      (r = sd_journal_add_match(j, aged.c_str(), 0)) < 0) {
     *error = Errno("sd_journal_add_match", r);
     return std::nullopt;
   }
@@ -107,7 +109,10 @@ size_t HangJournal::ReadNew(JournalBook* book, std::string* error) {
     }
     for (size_t i = 0; i < fields.size(); ++i) fields[i].value = values[i];
     if (!WrittenByAtraced(fields)) {
-      ++book->forged;  // matched ATRACE_EVENT=hang|start, so it claims to be one
+      // Matched ATRACE_EVENT=hang|start|aged: forged when it claims a rank's evidence (an aged
+      // entry of no dump claims nothing).
+      if (!Get(j_, kDump) && Get(j_, kEvent) == std::optional<std::string>(kEventAged)) continue;
+      ++book->forged;
       continue;
     }
     // Every field of a trusted entry, bounded: names and values are views into `values`.
@@ -128,6 +133,7 @@ size_t HangJournal::ReadNew(JournalBook* book, std::string* error) {
     switch (parsed.kind) {
       case EntryKind::kHang:
       case EntryKind::kStart:
+      case EntryKind::kAged:
         Keep(book, std::move(parsed.entry));
         break;
       case EntryKind::kForged:  // the trusted fields were given twice, among the rest

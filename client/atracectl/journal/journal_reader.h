@@ -1,8 +1,8 @@
-// Reading atraced's hang and start entries from a journal directory (what
+// Reading atraced's hang, start and aged (of a dump) entries from a journal directory (what
 // systemd-journal-remote writes on a collector) with sd-journal, into a book of jobs.
 //
-// The directory is opened with sd_journal_open_directory and matched on ATRACE_EVENT=hang
-// and =start (and ATRACE_JOB=J with a job). For each entry the trusted fields are read first
+// The directory is opened with sd_journal_open_directory and matched on ATRACE_EVENT=hang,
+// =start and =aged (and ATRACE_JOB=J with a job). For each entry the trusted fields are read first
 // (hang_entry.h): an entry that atraced did not write is counted as forged and nothing else of
 // it is read. The rest of a trusted entry is read with sd_journal_set_data_threshold at
 // kMaxValue, at most kMaxFieldsPerEntry fields. The book keeps the latest entry of each
@@ -25,17 +25,18 @@ typedef struct sd_journal sd_journal;
 
 namespace atracectl::journal {
 
-// A job's entries: the latest hang entry and the latest start entry of each process.
+// A job's entries: the latest hang, start and aged entry of each process.
 struct JobEntries {
   std::map<std::pair<std::string, int32_t>, HangEntry> hangs;   // by (host, pid)
   std::map<std::pair<std::string, int32_t>, HangEntry> starts;  // by (host, pid)
+  std::map<std::pair<std::string, int32_t>, HangEntry> aged;    // by (host, pid): its dump atraced aged
   std::chrono::steady_clock::time_point last_hang{};            // when a hang entry was last added
 };
 
 struct JournalBook {
   std::map<std::string, JobEntries> jobs;
   size_t entries_kept = 0;     // processes held (hang and start), at most kMaxEntries
-  size_t forged = 0;           // ATRACE_EVENT=hang|start not written by atraced: ignored
+  size_t forged = 0;           // ATRACE_EVENT=hang|start|aged (of a dump) not written by atraced: ignored
   size_t malformed = 0;        // atraced's, with a field that fails its check: ignored
   std::string first_problem;   // of the first malformed entry (a field's name and why)
   size_t past_bound = 0;       // processes past kMaxEntries: counted, not kept

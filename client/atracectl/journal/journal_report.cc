@@ -68,6 +68,14 @@ void Build(const JobEntries& entries, JobView* v) {
     v->entry_of.push_back(&e);
   }
   Classify(v->claims, v->unranked.size(), &v->report);
+  // The ranks whose dump atraced aged (its own entries only: hang_entry.h) are not missing.
+  std::vector<AgedRank> aged;
+  for (const auto& [key, e] : entries.aged) {
+    if (!e.rank) continue;
+    aged.push_back({.rank = *e.rank, .host = e.host, .reason = e.reason, .at_us = static_cast<int64_t>(e.realtime_us),
+                    .exported = e.exported, .uid = e.uid, .dir = e.path});
+  }
+  MarkAged(aged, &v->report);
   v->collectives = AnalyzeCollectives(v->ledgers, v->report.world_size);
 }
 
@@ -122,7 +130,7 @@ std::string Ignored(const JournalBook& book) {
   std::string o;
   if (book.forged) {
     o += std::to_string(book.forged) +
-         " entries claiming ATRACE_EVENT=hang or start were not written by atraced (_UID=0 and atraced.service or "
+         " entries claiming ATRACE_EVENT=hang, start or aged were not written by atraced (_UID=0 and atraced.service or "
          "_COMM=atraced): ignored, not shown.\n";
   }
   if (book.malformed) {

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,34 @@ void ReleaseDumps(const Globals& g, const std::vector<atrace::ListEntry>& export
   }
   std::cerr << "atracectl: export: " << released << " dump director" << (released == 1 ? "y" : "ies")
             << " released from dump-keep: record-num may age them now\n";
+}
+
+// The dumps of the chosen directories' jobs that the daemon aged before this export
+// (AGED_DUMPS), for bundle.jsonl's "aged" lines: `hang` then names their ranks aged, not
+// missing. A daemon that cannot say is said, not failed: the bundle is whole without them.
+std::vector<atrace::Client::AgedEntry> AgedOfJobs(const Globals& g, const std::vector<atrace::ListEntry>& chosen) {
+  std::set<std::string> jobs;
+  for (const auto& e : chosen) {
+    if (!e.job.empty()) jobs.insert(e.job);
+  }
+  std::vector<atrace::Client::AgedEntry> all, kept;
+  if (jobs.empty()) return kept;
+  atrace::Client client = Connect(g);
+  uint32_t omitted = 0;
+  if (!client) return kept;
+  if (auto ec = client.AgedDumps(jobs.size() == 1 ? *jobs.begin() : std::string(), &all, &omitted)) {
+    std::cerr << "atracectl: export: the daemon cannot say which dumps it aged (" << TerminalLine(ec.message())
+              << "): hang will call the ranks of such dumps missing\n";
+    return kept;
+  }
+  for (auto& a : all) {
+    if (jobs.count(a.job)) kept.push_back(std::move(a));
+  }
+  if (!kept.empty()) {
+    std::cerr << "atracectl: export: " << kept.size() << " dump(s) of the job(s) were aged by the daemon before this "
+              << "export (" << omitted << " more past its bound): recorded in bundle.jsonl for hang\n";
+  }
+  return kept;
 }
 
 // An export of nothing is an error, not an empty bundle that reads as "nothing happened".
@@ -238,7 +267,7 @@ int RunExport(const Globals& g, const Args& args) {
   if (int selected = Select(g, o->filter, &trace_dir, &chosen); selected != kExitOk) return selected;
   if (chosen.empty()) return NothingSelected();
   if (o->format == "tar") {
-    const int written = WriteBundle(g, trace_dir, chosen, o->max_size, *out);
+    const int written = WriteBundle(g, trace_dir, chosen, AgedOfJobs(g, chosen), o->max_size, *out);
     if (written == kExitOk) ReleaseDumps(g, chosen);  // a failed bundle releases nothing
     return written;
   }

@@ -7,7 +7,9 @@
 //   - missing ranks: expected by the world size the processes were labelled with, in no
 //     bundle (the first place to look: a host whose bundle was not gathered, a rank that
 //     died before it traced); the report cannot tell a rank that is gone from one whose
-//     dump or bundle is missing;
+//     bundle is missing;
+//   - aged ranks: expected, in no bundle, and the daemon says (bundle.jsonl's "aged" lines) it
+//     removed their dump before the export: when, why and what to change, never "missing";
 //   - conflicts: a rank two processes claim, each named (fleet_report.h);
 //   - classes: the ranks grouped by their main thread's stack (from the latest report with
 //     stacks of each process that the daemon wrote: a dump, a stack dump or a crash),
@@ -31,6 +33,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,20 +89,11 @@ struct ProcessRead {
 struct Gathered {
   std::vector<RankClaim> claims;
   std::vector<RankLedger> ledgers;  // every process with a rank, its ledger if it has one
+  std::vector<AgedRank> aged;       // dumps the daemons aged before the export (bundle.jsonl's "aged")
   size_t unranked = 0;
   bool failed = false;          // a bundle could not be read whole
   bool stacks_cut = false;      // a report's stacks were cut at the budget
 };
-
-std::string UtcTime(int64_t us) {
-  const time_t s = static_cast<time_t>(us / 1000000);
-  struct tm tm {};
-  ::gmtime_r(&s, &tm);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld UTC", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
-  return buf;
-}
 
 std::optional<HangOptions> ParseOptions(const Args& args, int* exit_code) {
   po::options_description options("options");
@@ -236,6 +230,7 @@ void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes
 Gathered Gather(HangOptions& o, FleetGroups& groups) {
   Gathered out;
   std::map<int64_t, ProcessRead> state;  // by group id
+  std::vector<std::string> aged_jobs;    // parallel to out.aged
   for (size_t b = 0; b < o.paths.size(); ++b) {
     const FleetBundle& fb = groups.bundles()[b];
     const std::optional<int32_t> offset = fb.has_host ? std::optional<int32_t>(fb.host.utc_offset_s) : std::nullopt;
@@ -243,7 +238,16 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
     v.file = [&](const BundleDir& dir, const std::string& name, std::string&& bytes) {
       ReadFile(dir, name, std::move(bytes), offset, o.paths[b], state[groups.Of(b, dir).id], o.budget, &out.stacks_cut);
     };
+    v.aged = [&](const BundleAged& a) {
+      out.aged.push_back({.rank = a.rank, .host = fb.has_host ? fb.host.host : std::string(), .reason = a.reason,
+                          .at_us = a.at_us, .exported = a.exported, .uid = a.uid, .dir = a.dir});
+      aged_jobs.push_back(a.job);
+    };
     BundleRead r = ReadBundle(o.paths[b], v);
+    if (r.aged_past_bound) {
+      std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << r.aged_past_bound
+                << " aged dump line(s) past the bound of " << kMaxBundleAged << " were not read\n";
+    }
     for (const auto& p : r.problems) std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << p << "\n";
     if (!r.status.ok()) {
       std::cerr << "atracectl: hang: " << TerminalLine(o.paths[b]) << ": " << TerminalLine(r.status.message()) << "\n";
@@ -277,6 +281,16 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
     claim.unverified = ps.unverified;
     claim.unverified_main = std::move(ps.unverified_main);
   }
+  // Only the aged dumps of the jobs the bundles' ranks are of (every job's when none is labelled).
+  std::set<std::string> jobs;
+  for (const RankClaim& c : out.claims) {
+    if (!c.job.empty()) jobs.insert(c.job);
+  }
+  std::vector<AgedRank> kept;
+  for (size_t i = 0; i < out.aged.size(); ++i) {
+    if (jobs.empty() || jobs.count(aged_jobs[i])) kept.push_back(std::move(out.aged[i]));
+  }
+  out.aged = std::move(kept);
   return out;
 }
 
@@ -338,6 +352,10 @@ std::string Text(const FleetReport& r, const CollectivesReport& collectives) {
 
 // Why the bundles make no report, with what to do; "" when they make one.
 std::string NothingToReport(const FleetReport& r, const Gathered& g) {
+  if (r.ranks.empty() && !r.aged.empty()) {
+    return SeenText(r, "in no bundle") + "no rank of the job is left in these bundles: the daemon aged the dumps of " +
+           std::to_string(r.aged.size()) + " rank(s) before the export";
+  }
   if (r.ranks.empty()) {
     return "no process in these bundles has a rank label (" + std::to_string(g.unranked) +
            " without one): label the job's processes (RANK_ID or RANK, and ATRACE_JOB; docs/FLEET.md) and export "
@@ -366,6 +384,7 @@ int RunHang(const Globals& globals, const Args& args) {
   const Gathered gathered = Gather(*o, groups);
   FleetReport report(o->max_tree_nodes);
   Classify(gathered.claims, gathered.unranked, &report);
+  MarkAged(gathered.aged, &report);
   if (const std::string why = NothingToReport(report, gathered); !why.empty()) {
     std::cerr << "atracectl: hang: " << why << "\n";
     return kExitFailed;

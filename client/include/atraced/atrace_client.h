@@ -282,6 +282,29 @@ typedef struct atrace_live_entry {
 #define ATRACE_LIVE_BUSY 0x4u       /* with STALLED: it used CPU time meanwhile; without: blocked */
 #define ATRACE_LIVE_CAPTURED 0x8u   /* dumped with its job when another process of it stalled */
 #define ATRACE_LIVE_NEVER_WROTE 0x10u /* no record yet: not judged */
+
+/* A dump directory aging removed (atrace_client_aged_dumps): the daemon's evidence that a
+ * rank's dump existed, for `atracectl export` to tell `hang` the rank is aged, not missing. */
+typedef struct atrace_aged_entry {
+  uint64_t aged_unix_us; /* the daemon's clock when aging removed it */
+  uint32_t uid;          /* whose dump it was */
+  uint32_t reason;       /* ATRACE_AGED_COUNT .. ATRACE_AGED_VACUUM */
+  uint32_t flags;        /* ATRACE_AGED_EXPORTED, ATRACE_AGED_HANG */
+  /* Its directory relative to <root>/atrace, and its process's labels ("" not sent). Valid
+   * during the callback only. */
+  const char *path;
+  const char *job;
+  const char *rank;
+  const char *world_size;
+} atrace_aged_entry;
+#define ATRACE_AGED_COUNT 0u     /* record-num: after dump-keep ran out, or after an export */
+#define ATRACE_AGED_BYTES 1u     /* the byte budget (max-use) */
+#define ATRACE_AGED_KEEP_FREE 2u /* keep-free: the file system was nearly full */
+#define ATRACE_AGED_AGE 3u       /* max-age */
+#define ATRACE_AGED_VACUUM 4u    /* a vacuum */
+#define ATRACE_AGED_EXPORTED 0x1u /* a bundle held it before it went */
+#define ATRACE_AGED_HANG 0x2u     /* the hang watch's dump; without: an operator's */
+typedef int (*atrace_aged_fn)(const atrace_aged_entry *entry, void *user);
 typedef int (*atrace_live_fn)(const atrace_live_entry *entry, void *user);
 
 /* Return non-zero to stop the iteration; that value is then returned by the call. */
@@ -395,6 +418,13 @@ ATRACE_EXPORT int atrace_client_list_live(atrace_client *client, const char *job
  * -ENOTSUP from a daemon that does not know it (the dumps stay kept for dump-keep). */
 ATRACE_EXPORT int atrace_client_dumps_exported(atrace_client *client, const char *const *paths, size_t count,
                                                uint32_t *released, uint32_t *skipped);
+
+/* The dump directories aging removed, oldest first (the newest 1024 the daemon keeps, across
+ * restarts): all (job NULL or "") or one job's, those this user may see as atrace_client_list
+ * decides. omitted (may be NULL): how many more matched past the daemon's bound. -ENOTSUP
+ * from a daemon that does not know it. Non-zero from fn stops and is returned. */
+ATRACE_EXPORT int atrace_client_aged_dumps(atrace_client *client, const char *job, atrace_aged_fn fn, void *user,
+                                           uint32_t *omitted);
 
 #ifdef __cplusplus
 }

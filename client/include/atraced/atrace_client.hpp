@@ -285,6 +285,23 @@ class Client {
         },
         entries, omitted));
   }
+  // The dump directories aging removed (atrace_client_aged_dumps).
+  struct AgedEntry {
+    uint64_t aged_unix_us = 0;
+    uint32_t uid = 0, reason = 0, flags = 0;
+    std::string path, job, rank, world_size;
+  };
+  std::error_code AgedDumps(const std::string& job, std::vector<AgedEntry>* entries, uint32_t* omitted) {
+    entries->clear();
+    return MakeError(atrace_client_aged_dumps(
+        c_.get(), job.c_str(),
+        [](const atrace_aged_entry* e, void* user) {
+          static_cast<std::vector<AgedEntry>*>(user)->push_back(
+              {e->aged_unix_us, e->uid, e->reason, e->flags, e->path, e->job, e->rank, e->world_size});
+          return 0;
+        },
+        entries, omitted));
+  }
   // A bundle holds these dump directories (atrace_client_dumps_exported).
   std::error_code DumpsExported(const std::vector<std::string>& paths, uint32_t* released, uint32_t* skipped) {
     std::vector<const char*> c_paths;

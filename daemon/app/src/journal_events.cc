@@ -115,6 +115,14 @@ std::vector<std::string> JournalFields(const StoreEvent& event) {
   if (!event.labels.job.empty()) fields.push_back("ATRACE_JOB=" + event.labels.job);
   if (!event.labels.rank.empty()) fields.push_back("ATRACE_RANK=" + event.labels.rank);
   if (!event.labels.world_size.empty()) fields.push_back("ATRACE_WORLD_SIZE=" + event.labels.world_size);
+  if (created) return fields;
+  // Why it went; and of a dump, whose and whether a bundle held it: `hang --journal` names a
+  // rank whose dump this was as aged, not missing (docs/FLEET.md).
+  fields.push_back("ATRACE_REASON=" + event.reason);
+  if (event.dump != DumpKind::kNone) {
+    fields.push_back(std::string("ATRACE_DUMP=") + (event.dump == DumpKind::kHang ? "hang" : "dump"));
+    fields.push_back(std::string("ATRACE_EXPORTED=") + (event.exported ? "1" : "0"));
+  }
   return fields;
 }
 

@@ -31,6 +31,7 @@ inline constexpr FeatureRule kFeatureRules[] = {
     {ATR_FEATURE_LEDGER, "ATR_FEATURE_LEDGER", ATR_FEATURE_MEMFD},
     {ATR_FEATURE_LIST_LIVE, "ATR_FEATURE_LIST_LIVE", 0},
     {ATR_FEATURE_DUMPS_EXPORTED, "ATR_FEATURE_DUMPS_EXPORTED", 0},
+    {ATR_FEATURE_AGED_DUMPS, "ATR_FEATURE_AGED_DUMPS", 0},
 };
 
 inline constexpr uint64_t kSupportedFeatures = [] {
@@ -80,6 +81,7 @@ inline constexpr OpcodeRule kOpcodeRules[] = {
     {ATR_OP_LABELS, ATR_FEATURE_LABELS, false},
     {ATR_OP_LIST_LIVE, ATR_FEATURE_LIST_LIVE, false},
     {ATR_OP_DUMPS_EXPORTED, ATR_FEATURE_DUMPS_EXPORTED, false},
+    {ATR_OP_AGED_DUMPS, ATR_FEATURE_AGED_DUMPS, false},
 };
 
 // The rule of `opcode`; nullptr for an opcode of no operation (the dispatcher's ENOSYS).

@@ -140,6 +140,28 @@ Status Queries::OnDumpsExported(const Client& c, std::span<const uint8_t> payloa
   return Status::Ok();
 }
 
+Status Queries::OnAgedDumps(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body) {
+  proto::ListLive m;  // AGED_DUMPS' request is LIST_LIVE's: a job, or every one
+  if (Status st = proto::Decode(payload, &m); !st.ok()) return st;
+  proto::AgedDumpsReply r;
+  for (const AgedDump& a : store_.aged_dumps()) {
+    if (!c.Reads(a.uid) || (!m.job.empty() && a.labels.job != m.job)) continue;
+    if (r.entries.size() >= ATR_MAX_AGED_ENTRIES) {
+      ++r.omitted;
+      continue;
+    }
+    r.entries.push_back({.aged_unix_us = a.aged_us < 0 ? 0 : static_cast<uint64_t>(a.aged_us),
+                         .uid = a.uid,
+                         .reason = static_cast<uint8_t>(a.reason),  // AgingReason's values are ATR_AGED_*'s
+                         .flags = static_cast<uint8_t>((a.exported ? ATR_AGED_EXPORTED : 0u) |
+                                                       (a.dump == DumpKind::kHang ? ATR_AGED_HANG : 0u)),
+                         .path = a.process_dir + "/" + a.event_dir,
+                         .labels = a.labels});
+  }
+  proto::Encode(r, body);
+  return Status::Ok();
+}
+
 namespace {
 
 // At most ATR_MAX_VACUUM_PATHS listed, the rest counted: a reply must fit in one frame.

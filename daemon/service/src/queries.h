@@ -1,4 +1,4 @@
-// STATUS, LIST, VACUUM, VACUUM_BY and DUMPS_EXPORTED: what the store holds and what it aged,
+// STATUS, LIST, VACUUM, VACUUM_BY, DUMPS_EXPORTED and AGED_DUMPS: what the store holds and what it aged,
 // for atracectl and monitoring. Read-only but for VACUUM, which applies the limits now,
 // VACUUM_BY, which applies journalctl's verbs once (root and the daemon's uid only, but a dry
 // run), and DUMPS_EXPORTED, which releases exported dumps from dump-keep.
@@ -49,6 +49,10 @@ class Queries {
   // decides (its own uid's, or every one's for a client that reads all); the others, and
   // paths of no dump, are skipped alike, so the reply tells nothing of another user's.
   Status OnDumpsExported(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
+  // AGED_DUMPS: the dumps aging removed (TraceStore::aged_dumps), of the job asked for, that the
+  // client may see as LIST decides; the others are left out uncounted, so the reply tells
+  // nothing of another user's.
+  Status OnAgedDumps(const Client& c, std::span<const uint8_t> payload, std::vector<uint8_t>& body);
 
  private:
   TraceStore& store_;

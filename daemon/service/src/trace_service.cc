@@ -304,6 +304,7 @@ std::optional<Status> TraceService::Rooms::Dispatch(ClientId id, Client& c, cons
     case ATR_OP_VACUUM: return queries.OnVacuum(payload, body);
     case ATR_OP_VACUUM_BY: return queries.OnVacuumBy(c, payload, body);
     case ATR_OP_DUMPS_EXPORTED: return queries.OnDumpsExported(c, payload, body);
+    case ATR_OP_AGED_DUMPS: return queries.OnAgedDumps(c, payload, body);
     case ATR_OP_RING_REGISTER: return rings.OnRingRegister(c, payload, std::move(attached));
     case ATR_OP_RING_RELEASE: return rings.OnRingRelease(c, payload);
     case ATR_OP_RING_REPORT:

@@ -1,6 +1,7 @@
 #include "atraced/store/order_log.h"
 
 #include <charconv>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -86,6 +87,45 @@ bool ParseLabels(const std::vector<std::string_view>& fields, proto::Labels* out
   return true;
 }
 
+std::optional<AgingReason> ParseReason(std::string_view s) {
+  for (AgingReason r : kAllAgingReasons) {
+    if (s == AgingReasonName(r)) return r;
+  }
+  return std::nullopt;
+}
+
+// "a aged_us reason uid dump|hang 0|1 proc/event [labels]" -> aged, or false.
+bool ParseAged(const std::vector<std::string_view>& f, AgedDump* a, std::string* why) {
+  if (f.size() < 7 || f.size() > 10) return *why = "bad aged-dump record", false;
+  const auto reason = ParseReason(f[2]);
+  if (!ParseNumber(f[1], &a->aged_us) || !reason || !ParseNumber(f[3], &a->uid) ||
+      (f[4] != "dump" && f[4] != "hang") || (f[5] != "0" && f[5] != "1")) {
+    return *why = "bad aged-dump record", false;
+  }
+  a->reason = *reason;
+  a->dump = f[4] == "hang" ? DumpKind::kHang : DumpKind::kOperator;
+  a->exported = f[5] == "1";
+  const std::string_view path = f[6];
+  const size_t slash = path.find('/');
+  if (slash == std::string_view::npos || !ParseProcessDirName(path.substr(0, slash)) ||
+      !ParseEventDirName(path.substr(slash + 1))) {
+    return *why = "aged-dump path is not <process dir>/<event dir>", false;
+  }
+  a->process_dir = std::string(path.substr(0, slash));
+  a->event_dir = std::string(path.substr(slash + 1));
+  if (!ParseLabels({f.begin() + 7, f.end()}, &a->labels)) return *why = "bad aged-dump labels", false;
+  return true;
+}
+
+void AppendLabels(const proto::Labels& labels, std::string& out) {
+  for (auto [key, value] : {std::pair{" job=", &labels.job}, std::pair{" rank=", &labels.rank},
+                            std::pair{" world=", &labels.world_size}}) {
+    if (value->empty()) continue;
+    out += key;
+    out += *value;
+  }
+}
+
 constexpr size_t kMaxGrantStamp = 64;
 
 // A grant stamp's characters (FileSystem::GrantStamp): no space, nothing to escape.
@@ -131,12 +171,7 @@ void AppendCreated(const OrderEntry& e, std::string& out) {
   if (!e.labels.empty()) {
     out += "l ";
     out += std::to_string(e.seq);
-    for (auto [key, value] : {std::pair{" job=", &e.labels.job}, std::pair{" rank=", &e.labels.rank},
-                              std::pair{" world=", &e.labels.world_size}}) {
-      if (value->empty()) continue;
-      out += key;
-      out += *value;
-    }
+    AppendLabels(e.labels, out);
     out += '\n';
   }
   if (e.dump != DumpKind::kNone) {
@@ -154,6 +189,22 @@ void AppendSaved(uint64_t seq, std::string& out) { AppendSeqRecord('d', seq, out
 void AppendExported(uint64_t seq, std::string& out) { AppendSeqRecord('x', seq, out); }
 
 void AppendRemoved(uint64_t seq, std::string& out) { AppendSeqRecord('-', seq, out); }
+
+void AppendAged(const AgedDump& a, std::string& out) {
+  out += "a ";
+  out += std::to_string(a.aged_us < 0 ? 0 : a.aged_us);
+  out += ' ';
+  out += AgingReasonName(a.reason);
+  out += ' ';
+  out += std::to_string(a.uid);
+  out += a.dump == DumpKind::kHang ? " hang " : " dump ";
+  out += a.exported ? "1 " : "0 ";
+  out += a.process_dir;
+  out += '/';
+  out += a.event_dir;
+  AppendLabels(a.labels, out);
+  out += '\n';
+}
 
 void AppendGrantStamp(const std::string& stamp, std::string& out) {
   out += "g ";
@@ -300,6 +351,14 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
       }
       r.grant_stamp = fields[1] == "-" ? "" : std::string(fields[1]);
       ++r.records;
+    } else if (fields[0] == "a") {
+      AgedDump aged;
+      if (!ParseAged(fields, &aged, &why)) {
+        problem(line_no, why);
+        continue;
+      }
+      r.aged.push_back(std::move(aged));
+      ++r.records;
     } else if (fields[0] == "-") {
       uint64_t seq = 0;
       if (fields.size() != 2 || !ParseNumber(fields[1], &seq)) {
@@ -319,6 +378,7 @@ OrderLogReplay ReplayOrderLog(std::string_view text) {
       problem(line_no, "unknown record");
     }
   }
+  if (r.aged.size() > kMaxAgedDumps) r.aged.erase(r.aged.begin(), r.aged.end() - kMaxAgedDumps);  // the newest
   for (size_t i = 0; i < entries.size(); ++i) {
     (state[i] == 0 ? r.live : r.removing).push_back(std::move(entries[i]));
   }

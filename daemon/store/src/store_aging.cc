@@ -128,6 +128,9 @@ bool TraceStore::LogRemovals(const std::vector<Victim>& victims, const char* wha
 
 void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, AgingReport* report) {
   const bool few = victims.size() <= kRemoveNowMaxDirs;
+  const int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch()).count();
+  std::string aged_records;  // the dumps' 'a' records: the evidence `hang` names a lost rank by
   for (const Victim& v : victims) {
     const AgeClass c = v.cls;
     ClassMap& map = classes_[static_cast<size_t>(c)];
@@ -152,13 +155,24 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     // The path goes to the logger in pieces: nothing is built unless debug is on.
     log_.Debug("aged event dir ", fs_.trace_dir(), "/", e.rel_path, " (class=", AgeClassName(c), ", seq=", seq,
                ", reason=", AgingReasonName(reason), ")");
-    if (reason != AgingReason::kCount && reason != AgingReason::kVacuum &&
-        Kept(e, std::chrono::duration_cast<std::chrono::microseconds>(clock_.Now().time_since_epoch()).count())) {
+    if (e.meta.dump != DumpKind::kNone) {
+      AgedDump aged{.aged_us = now_us, .reason = reason, .uid = e.meta.uid, .dump = e.meta.dump,
+                    .exported = e.meta.exported, .process_dir = e.meta.process_dir, .event_dir = e.meta.event_dir,
+                    .labels = e.meta.labels};
+      AppendAged(aged, aged_records);
+      if (aged_dumps_.size() == kMaxAgedDumps) aged_dumps_.pop_front();
+      aged_dumps_.push_back(std::move(aged));
+    }
+    if (reason != AgingReason::kCount && reason != AgingReason::kVacuum && Kept(e, now_us)) {
       ++counters_.kept_dumps_aged;
       log_.Warning("aged dump dir ", fs_.trace_dir(), "/", e.rel_path, " before dump-keep ran out (reason=",
                    AgingReasonName(reason), "): the root is at its byte limits; export dumps sooner or raise max-use");
     }
-    if (sink_) sink_->OnStoreEvent({StoreEvent::Kind::kAged, Abs(e.rel_path), e.pid, e.meta.uid, AgeClassName(c), seq, job.bytes, e.meta.labels});
+    if (sink_) {
+      sink_->OnStoreEvent({.kind = StoreEvent::Kind::kAged, .path = Abs(e.rel_path), .pid = e.pid, .uid = e.meta.uid,
+                           .cls = AgeClassName(c), .seq = seq, .bytes = job.bytes, .labels = e.meta.labels,
+                           .reason = AgingReasonName(reason), .dump = e.meta.dump, .exported = e.meta.exported});
+    }
     if (report) report->removed.push_back(e.rel_path);
     // The directory leaves the visible tree now, so what `ls` counts when the caller replies
     // is what the store counts: deleted on the spot if small (RemoveNow), else moved aside for
@@ -174,6 +188,12 @@ void TraceStore::Retire(const std::vector<Victim>& victims, AgingReason reason, 
     pending_.emplace(seq, Pending{std::move(e.meta), bytes, false});
     map.erase(it);
     remover_.Submit(std::move(job));
+  }
+  // After the '-' records: a crash between them loses the evidence, never a directory's fate.
+  if (!aged_records.empty()) {
+    if (Status st = AppendLog(aged_records); !st.ok()) {
+      log_.Warning("cannot keep the evidence of aged dumps in the order log (kept until a restart): ", st.message());
+    }
   }
 }
 

@@ -55,6 +55,7 @@ Status TraceStore::Recover() {
   by_path_.clear();
   pending_.clear();
   failed_.clear();
+  aged_dumps_.clear();
   log_file_.reset();
 
   // The order log, if there is one; a tree from atraced 0.1 has markers instead.
@@ -62,6 +63,7 @@ Status TraceStore::Recover() {
   auto text = fs_.ReadFile(std::string(kOrderLogName), kMaxOrderLogBytes);
   if (text.ok()) {
     replay = ReplayOrderLog(*text);
+    aged_dumps_.assign(replay->aged.begin(), replay->aged.end());
     if (replay->rejected > 0) {
       log_.Warning("order log ", Abs(std::string(kOrderLogName)), ": ", replay->rejected, " line(s) rejected, first: ",
                    replay->problems.empty() ? "" : replay->problems.front());
@@ -258,13 +260,14 @@ Status TraceStore::RewriteLog() {
   for (const auto& [seq, p] : pending_) all.emplace(seq, std::make_pair(&p.meta, true));
   std::string text(kOrderLogHeader);
   if (!grant_stamp_.empty()) AppendGrantStamp(grant_stamp_, text);
+  for (const AgedDump& aged : aged_dumps_) AppendAged(aged, text);
   for (const auto& [seq, rec] : all) {
     AppendCreated(*rec.first, text);
     if (rec.second) AppendRemoved(seq, text);
   }
   log_file_.reset();
   if (Status st = fs_.ReplaceFile(std::string(kOrderLogName), Bytes(text)); !st.ok()) return st;
-  log_records_ = all.size() + pending_.size();
+  log_records_ = all.size() + pending_.size() + aged_dumps_.size();
   return OpenLog();
 }
 

@@ -196,8 +196,9 @@ Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const T
     // Announced with its first file: an event that gets none is taken back (EndEvent).
     e->has_files = true;
     if (sink_) {
-      sink_->OnStoreEvent({StoreEvent::Kind::kCreated, Abs(e->rel_path), e->pid, e->meta.uid, AgeClassName(e->meta.cls),
-                           seq, 0, e->meta.labels});
+      sink_->OnStoreEvent({.kind = StoreEvent::Kind::kCreated, .path = Abs(e->rel_path), .pid = e->pid,
+                           .uid = e->meta.uid, .cls = AgeClassName(e->meta.cls), .seq = seq, .bytes = 0,
+                           .labels = e->meta.labels});
     }
   }
   return file;

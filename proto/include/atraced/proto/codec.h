@@ -355,6 +355,22 @@ struct ListLiveReply {
   uint32_t omitted = 0;            // matched past the bound
 };
 
+// AGED_DUMPS (ATR_FEATURE_AGED_DUMPS): the dump directories aging removed; see wire.h
+// atr_aged_entry. Its request is LIST_LIVE's (a ListLive: the job, or "" for every one).
+struct AgedEntry {
+  uint64_t aged_unix_us = 0;
+  uint32_t uid = 0;
+  uint8_t reason = ATR_AGED_COUNT;  // ATR_AGED_*
+  uint8_t flags = 0;                // ATR_AGED_EXPORTED, ATR_AGED_HANG
+  std::string path;                 // relative to <root>/atrace
+  Labels labels;
+  bool operator==(const AgedEntry&) const = default;
+};
+struct AgedDumpsReply {
+  std::vector<AgedEntry> entries;  // at most ATR_MAX_AGED_ENTRIES, oldest first
+  uint32_t omitted = 0;            // matched past the bound
+};
+
 // DUMPS_EXPORTED (ATR_FEATURE_DUMPS_EXPORTED): the dump directories a bundle now holds; see
 // wire.h atr_dumps_exported. 1..ATR_MAX_LIST_ENTRIES relative paths.
 struct DumpsExported {
@@ -410,6 +426,7 @@ void Encode(const CrashReply& m, std::vector<uint8_t>& out);
 void Encode(const ProcessDumpReply& m, std::vector<uint8_t>& out);
 void Encode(const ListLive& m, std::vector<uint8_t>& out);
 void Encode(const ListLiveReply& m, std::vector<uint8_t>& out);
+void Encode(const AgedDumpsReply& m, std::vector<uint8_t>& out);
 void Encode(const DumpsExportedReply& m, std::vector<uint8_t>& out);
 
 // ---- Decoding: `payload` is the bytes after the frame header ----------------------------
@@ -458,6 +475,7 @@ Status Decode(std::span<const uint8_t> body, CrashReply* m);
 Status Decode(std::span<const uint8_t> body, ProcessDumpReply* m);
 Status Decode(std::span<const uint8_t> payload, ListLive* m);
 Status Decode(std::span<const uint8_t> body, ListLiveReply* m);
+Status Decode(std::span<const uint8_t> body, AgedDumpsReply* m);
 Status Decode(std::span<const uint8_t> body, DumpsExportedReply* m);
 
 // ---- Names for logs ----------------------------------------------------------------------

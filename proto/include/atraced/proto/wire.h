@@ -39,6 +39,9 @@
  *        Behind ATR_FEATURE_DUMPS_EXPORTED (any connection): DUMPS_EXPORTED, `atracectl export`
  *        saying which dump directories a bundle now holds, so that dump-keep spares them no
  *        more. STATUS's body ends with dumps_kept and dumps_aged_early after incomplete_dirs.
+ *        Behind ATR_FEATURE_AGED_DUMPS (any connection): AGED_DUMPS, the dump directories
+ *        aging removed (when, why, whose, their labels), so that `atracectl export` can tell
+ *        `hang` a rank's dump aged rather than never taken.
  *
  * Rules that keep this header compatible:
  *   - All integers are little-endian on the wire, whatever the host's byte order.
@@ -104,6 +107,7 @@
 #define ATR_FEATURE_LEDGER (1ull << 10) /* 1.1: RING_REGISTER's ATR_RING_LEDGER, the collective ledger; with MEMFD only */
 #define ATR_FEATURE_LIST_LIVE (1ull << 11) /* 1.1: LIST_LIVE, the live processes and their stall state */
 #define ATR_FEATURE_DUMPS_EXPORTED (1ull << 12) /* 1.1: DUMPS_EXPORTED, a bundle holds these dumps: dump-keep releases them */
+#define ATR_FEATURE_AGED_DUMPS (1ull << 13) /* 1.1: AGED_DUMPS, the dumps aging removed and why */
 
 enum atr_opcode {
   ATR_OP_HELLO = 1,
@@ -138,7 +142,9 @@ enum atr_opcode {
   /* 1.1, only after ATR_FEATURE_DUMPS_EXPORTED was granted: */
   ATR_OP_DUMPS_EXPORTED = 23,
   /* 1.1, only after ATR_FEATURE_LIST_LIVE was granted: */
-  ATR_OP_LIST_LIVE = 24
+  ATR_OP_LIST_LIVE = 24,
+  /* 1.1, only after ATR_FEATURE_AGED_DUMPS was granted: */
+  ATR_OP_AGED_DUMPS = 25
 };
 
 enum atr_event_kind { ATR_EVENT_SCHEDULE = 1, ATR_EVENT_STACKCORE = 2, ATR_EVENT_EXIT = 3 };
@@ -676,5 +682,31 @@ struct atr_live_entry {
   uint64_t timeout_ms; /* ATR_LIVE_WATCHED: the hang timeout it is judged by; else 0 */
 };
 ATR_STATIC_ASSERT(sizeof(struct atr_live_entry) == 40, "atr_live_entry is 40 bytes");
+
+/* AGED_DUMPS request (ATR_FEATURE_AGED_DUMPS, 8 bytes + job): an atr_list_live, as LIST_LIVE's
+ * (job_len 0: every job's; else only the job's). The dump directories (PROCESS_DUMP's, an
+ * operator's or the hang watch's) that aging removed, the newest ATR_MAX_AGED_ENTRIES the
+ * daemon keeps (across restarts), those the sender may see as LIST decides (root, the
+ * daemon's uid and the reader group: every one; anyone else: their own uid's). Reply body:
+ * u32 count (<= ATR_MAX_AGED_ENTRIES), u32 omitted (matched past the bound), then count times
+ * an atr_aged_entry followed by four strings (u16 length + bytes): path (relative to
+ * <root>/atrace, as LIST's), job, rank, world_size ("" not sent). Oldest first. */
+#define ATR_MAX_AGED_ENTRIES 1024u
+#define ATR_AGED_COUNT 0u     /* record_num (after dump-keep ran out, or after an export) */
+#define ATR_AGED_BYTES 1u     /* the byte budget, max-use */
+#define ATR_AGED_KEEP_FREE 2u /* keep-free: the file system was nearly full */
+#define ATR_AGED_AGE 3u       /* max-age */
+#define ATR_AGED_VACUUM 4u    /* a VACUUM or VACUUM_BY */
+#define ATR_AGED_EXPORTED (1u << 0) /* flags: a bundle held it before it went (DUMPS_EXPORTED) */
+#define ATR_AGED_HANG (1u << 1)     /* flags: the hang watch's dump (ATR_LIST_HANG); without: an operator's */
+#define ATR_AGED_KNOWN_FLAGS 0x3u
+struct atr_aged_entry {
+  uint64_t aged_unix_us; /* the daemon's clock at the removal */
+  uint32_t uid;          /* whose dump it was */
+  uint8_t reason;        /* ATR_AGED_COUNT..ATR_AGED_VACUUM */
+  uint8_t flags;         /* ATR_AGED_* */
+  uint8_t reserved[2];   /* 0 */
+};
+ATR_STATIC_ASSERT(sizeof(struct atr_aged_entry) == 16, "atr_aged_entry is 16 bytes");
 
 #endif /* ATRACED_PROTO_WIRE_H_ */

@@ -26,7 +26,10 @@ inline constexpr size_t kJournalValueMax = 256;
 
 // The fields of the journal entry for `event`, each "NAME=value", in this order:
 // MESSAGE_ID, MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, ATRACE_EVENT, ATRACE_PATH, ATRACE_PID,
-// ATRACE_UID, ATRACE_CLASS, ATRACE_SEQ, ATRACE_BYTES.
+// ATRACE_UID, ATRACE_CLASS, ATRACE_SEQ, ATRACE_BYTES, then the labels its process sent
+// (ATRACE_JOB, ATRACE_RANK, ATRACE_WORLD_SIZE); an aged one adds ATRACE_REASON (count, bytes,
+// keep-free, age or vacuum) and, for a dump's directory, ATRACE_DUMP (dump or hang) and
+// ATRACE_EXPORTED (1 when a bundle held it first).
 std::vector<std::string> JournalFields(const StoreEvent& event);
 
 // The fields of the journal entry for a live process's `event` (docs/FLEET.md): MESSAGE_ID,

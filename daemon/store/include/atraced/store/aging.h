@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "atraced/proto/wire.h"
 #include "atraced/store/names.h"
 
 namespace atraced {
@@ -70,6 +71,12 @@ inline constexpr size_t kAgingReasonCount = 5;
 inline constexpr AgingReason kAllAgingReasons[kAgingReasonCount] = {
     AgingReason::kCount, AgingReason::kMaxUse, AgingReason::kKeepFree, AgingReason::kAge, AgingReason::kVacuum};
 const char* AgingReasonName(AgingReason reason);  // "count", "bytes", "keep-free", "age", "vacuum"
+// AGED_DUMPS sends the reason as its value (wire.h's ATR_AGED_*): they may not move.
+static_assert(static_cast<unsigned>(AgingReason::kCount) == ATR_AGED_COUNT &&
+              static_cast<unsigned>(AgingReason::kMaxUse) == ATR_AGED_BYTES &&
+              static_cast<unsigned>(AgingReason::kKeepFree) == ATR_AGED_KEEP_FREE &&
+              static_cast<unsigned>(AgingReason::kAge) == ATR_AGED_AGE &&
+              static_cast<unsigned>(AgingReason::kVacuum) == ATR_AGED_VACUUM);
 
 // One directory of a pool, oldest first, as the policy planner sees it.
 struct AgingCandidate {

@@ -15,6 +15,7 @@
 //   d <seq>
 //   - <seq>
 //   g <grant stamp>
+//   a <aged_us> <reason> <uid> <dump|hang> <0|1> <process dir>/<event dir> [job=J] [rank=R] [world=W]
 //
 // 'c' (after its '+', in the same write) names the program of the process the directory was
 // made for (its kernel name, made safe: [A-Za-z0-9_.-], at most 63 bytes), for `atracectl
@@ -61,6 +62,15 @@
 // 'g -', which withdraws it; the last 'g' counts. A log without it (written before) has
 // every grant checked; an older daemon skips the record as unknown and rewrites the log
 // without it.
+//
+// 'a' (appended by an aging pass right after its '-' records) is the evidence of a dump
+// ('o') that aging removed: when (daemon wall clock, microseconds), why (AgingReasonName:
+// count, bytes, keep-free, age, vacuum), whose (uid), which kind of dump, whether it had been
+// exported (1) or not (0), which directory, and its labels ('l'). It names no sequence: it
+// outlives the directory. Every rewrite keeps the newest kMaxAgedDumps of them, oldest
+// first, before the '+' records; TraceStore::AgedDumps gives them to AGED_DUMPS, the journal
+// entry of the same aging says the same (docs/FLEET.md). A log without it knows of no aged
+// dump; an older daemon skips the record as unknown and its rewrite drops it.
 //
 // '+' is written *before* the directory is made, so a crash leaves either a record whose
 // directory never appeared (dropped at recovery) or a directory that is in the log; a
@@ -111,6 +121,22 @@ struct OrderEntry {
   bool operator==(const OrderEntry&) const = default;
 };
 
+// The newest aged dumps kept ('a'): what `hang` needs of a job's lost ranks, bounded.
+inline constexpr size_t kMaxAgedDumps = 1024;
+
+// A dump's directory that aging removed ('a' record).
+struct AgedDump {
+  int64_t aged_us = 0;  // daemon wall clock at the removal
+  AgingReason reason = AgingReason::kCount;
+  uint32_t uid = 0;
+  DumpKind dump = DumpKind::kOperator;
+  bool exported = false;    // a bundle held it before it went
+  std::string process_dir;  // trace_{pgid}_{pid}_{time}
+  std::string event_dir;    // {event}_event_{pid}_{time}
+  proto::Labels labels{};
+  bool operator==(const AgedDump&) const = default;
+};
+
 // Appends one record (with its newline; a '+', its 'c' when comm is set, its 'l', 'o' and 'x'
 // when set and its 'p' when incomplete) to `out`.
 void AppendCreated(const OrderEntry& entry, std::string& out);
@@ -118,6 +144,7 @@ void AppendSaving(uint64_t seq, std::string& out);  // 'p'
 void AppendSaved(uint64_t seq, std::string& out);   // 'd'
 void AppendExported(uint64_t seq, std::string& out);  // 'x'
 void AppendRemoved(uint64_t seq, std::string& out);
+void AppendAged(const AgedDump& aged, std::string& out);  // 'a'
 // 'g': `stamp` (a FileSystem::GrantStamp), or "" for 'g -' (the grants are vouched for no more).
 void AppendGrantStamp(const std::string& stamp, std::string& out);
 
@@ -125,6 +152,7 @@ struct OrderLogReplay {
   std::vector<OrderEntry> live;      // created and not removed, oldest first
   std::vector<OrderEntry> removing;  // a removal had begun: finish it
   std::string grant_stamp;           // the last 'g' record's stamp; "" for none or 'g -'
+  std::vector<AgedDump> aged;        // the 'a' records, oldest first, the newest kMaxAgedDumps
   size_t records = 0;                // well-formed records read
   size_t rejected = 0;               // malformed or inconsistent lines skipped
   std::vector<std::string> problems; // the first few, for the log

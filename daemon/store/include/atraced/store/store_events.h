@@ -7,6 +7,7 @@
 #include <string>
 
 #include "atraced/proto/codec.h"
+#include "atraced/store/order_log.h"
 
 namespace atraced {
 
@@ -19,6 +20,11 @@ struct StoreEvent {
   uint64_t seq = 0;
   uint64_t bytes = 0; // for kAged: bytes freed, when known
   proto::Labels labels{};  // its process's job, rank and world size, each "" when not sent
+  // kAged: why (AgingReasonName: count, bytes, keep-free, age, vacuum); and of a dump's
+  // directory, whose dump it was and whether a bundle held it (order_log.h's 'a').
+  std::string reason;
+  DumpKind dump = DumpKind::kNone;
+  bool exported = false;
 };
 
 class StoreEventSink {

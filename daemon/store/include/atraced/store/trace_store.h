@@ -30,6 +30,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -275,6 +276,9 @@ class TraceStore {
   std::optional<EventInfo> Find(uint64_t seq);
   // Find(seq)->bytes, or 0 for an unknown event, without building an EventInfo.
   uint64_t AllocatedBytesOf(uint64_t seq);
+  // The dumps aging removed, oldest first: the newest kMaxAgedDumps, kept across restarts by
+  // the order log's 'a' records (order_log.h).
+  const std::deque<AgedDump>& aged_dumps() const { return aged_dumps_; }
   // Event directories with seq > after_seq, oldest first, at most `max`.
   std::vector<EventInfo> List(uint64_t after_seq, size_t max);
 
@@ -398,6 +402,7 @@ class TraceStore {
   // The order log's 'g' record: every process directory's grant is as this stamp says
   // (FileSystem::GrantStamp); "" while one is not known to be.
   std::string grant_stamp_;
+  std::deque<AgedDump> aged_dumps_;  // the order log's 'a' records, oldest first, at most kMaxAgedDumps
   size_t sweeps_outstanding_ = 0;  // recovery's deletes of what no log names, not yet done
   std::unique_ptr<WritableFile> log_file_;
   size_t log_records_ = 0;
