@@ -100,6 +100,7 @@ CommReport AnalyzeComm(const std::string& name, const std::vector<Member>& membe
   for (const Member& m : members) {
     c.name_cut = c.name_cut || m.comm->name_cut;
     c.completion_tracked = c.completion_tracked && m.comm->completion_tracked;
+    if (m.comm->rank_only) by_comm_rank[m.comm->rank].push_back(m.rank);
     if (!m.comm->rank_known) continue;
     ++size_votes[m.comm->size];
     by_comm_rank[m.comm->rank].push_back(m.rank);

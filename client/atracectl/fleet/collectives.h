@@ -50,6 +50,7 @@ struct CommLedger {
   // From HCCL's own atrace records (hccl_records.h), not a ledger: comm_seq is HCCL's record
   // index, compared only with other ranks' HCCL records.
   bool from_hccl_records = false;
+  bool rank_only = false;  // HCCL's records told `rank` (localRank), not the size
 };
 
 // One process that says it is a rank, with what its ledger says.

@@ -159,6 +159,7 @@ HcclRecordRead ReadHcclRecord(std::string_view record) {
     return out;
   }
   proto::LedgerRecord& c = out.call;
+  bool local_rank = false;
   c.tid = prefix->first;
   c.comm_seq = prefix->second;
   c.index = prefix->second;
@@ -191,6 +192,10 @@ HcclRecordRead ReadHcclRecord(std::string_view record) {
     if (!items) return out;
     c.count = *items;
   }
+  if (const auto rank = FieldNumber(rest, "localRank", 10); rank && *rank <= UINT32_MAX) {
+    c.rank = static_cast<uint32_t>(*rank);  // rank_known stays false: HCCL's records carry no size
+    local_rank = true;
+  }
   if (proto::LedgerOpHasReduce(c.op)) {
     const auto reduce = Field(rest, "op");
     if (!reduce || !ReduceOf(*reduce)) return out;
@@ -202,6 +207,7 @@ HcclRecordRead ReadHcclRecord(std::string_view record) {
     c.peer = static_cast<uint32_t>(*root);
   }
   out.kind = HcclRecordKind::kEntry;
+  out.local_rank = local_rank;
   return out;
 }
 
@@ -260,6 +266,7 @@ void HcclRecords::Finish() {
     it = by_comm_.emplace(r.call.comm, std::map<uint64_t, proto::LedgerRecord>{}).first;
   }
   ++entries_;
+  if (r.local_rank) local_ranks_[r.call.comm] = r.call.rank;
   auto& calls = it->second;
   calls[r.call.comm_seq] = std::move(r.call);  // a ring saved twice gives the same entry twice
   if (calls.size() > kRecentCalls) calls.erase(calls.begin());
@@ -274,6 +281,8 @@ std::vector<CommLedger> HcclRecords::Comms() const {
     c.from_hccl_records = true;
     c.last_entered = calls.rbegin()->second;
     c.name_cut = c.last_entered.comm_cut;
+    c.rank_only = local_ranks_.count(name) != 0;
+    c.rank = c.rank_only ? local_ranks_.at(name) : 0;
     for (const auto& [index, call] : calls) c.recent.push_back(call);
     out.push_back(std::move(c));
   }

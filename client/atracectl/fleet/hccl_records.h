@@ -43,6 +43,7 @@ enum class HcclRecordKind { kEntry, kOther, kMalformed };
 struct HcclRecordRead {
   HcclRecordKind kind = HcclRecordKind::kMalformed;
   atraced::proto::LedgerRecord call;  // for an entry: comm_seq is HCCL's index, rank_known false
+  bool local_rank = false;            // call.rank is the entry's localRank
 };
 HcclRecordRead ReadHcclRecord(std::string_view record);
 
@@ -70,6 +71,7 @@ class HcclRecords {
   uint64_t skipped_ = 0;
   std::vector<std::string> names_;
   std::map<std::string, std::map<uint64_t, atraced::proto::LedgerRecord>> by_comm_;  // index -> entry
+  std::map<std::string, uint32_t> local_ranks_;  // the latest entry's localRank, per communicator
 };
 
 }  // namespace atracectl
