@@ -172,7 +172,8 @@ TEST_CASE("hang over the bundles of two daemons: rank 3 made AllReduce #3 with a
 
   INFO(hang.json);
   CHECK(Has(hang.json, "\"mismatches\":[{\"seq\":3,\"field\":\"count\",\"ranks\":[3],\"values\":["
-                       "{\"value\":\"3072\",\"ranks\":[0,1,2,4,5,6,7]},{\"value\":\"5000\",\"ranks\":[3]}]}],"
+                       "{\"value\":\"3072\",\"ranks\":[0,1,2,4,5,6,7]},{\"value\":\"5000\",\"ranks\":[3]}],"
+                       "\"source\":\"ledger\"}],"
                        "\"mismatches_more\":0"));
   CHECK(Has(hang.json, "\"collective_culprits\":[],"));
 }
@@ -264,6 +265,7 @@ TEST_CASE("hang over the bundles of two daemons: ranks 6 and 7 without a ledger 
                        "entry and a success record per call: compared among these ranks only); 5 record(s) that did "
                        "not read were skipped\n"));
   CHECK_FALSE(Has(hang.text, "Without a ledger"));
+  CHECK_FALSE(Has(hang.text, "missing: its rank"));  // HCCL's entries say each rank's localRank
   CHECK_FALSE(Has(hang.text, "mismatch at"));
   CHECK_FALSE(Has(hang.text, "\x1b"));  // a hostile record's escape is neither read as a name nor shown raw
 

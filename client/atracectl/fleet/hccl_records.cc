@@ -138,7 +138,11 @@ HcclRecordRead ReadHcclRecord(std::string_view record) {
   HcclRecordRead out;
   if (record.size() > kMaxHcclRecordBytes) return out;
   const auto prefix = Prefix(&record);
-  if (!prefix) return out;
+  if (!prefix) {
+    // "<tid>_<text>": HCCL's records without an index (an algorithm's choice, AtraceOption::Algtype).
+    if (Decimal(&record, 10) && !record.empty() && record.front() == '_') out.kind = HcclRecordKind::kOther;
+    return out;
+  }
   constexpr std::string_view kEntry = "Entry-Hccl";
   if (record.substr(0, kEntry.size()) != kEntry) {
     out.kind = HcclRecordKind::kOther;
