@@ -100,7 +100,7 @@ run_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" -DCMAKE_CXX_FLAGS_RE
 # One fuzzer is one process on one core, so they run $jobs at a time: each still gets its
 # full time on a core of its own, and the stage takes half the wall time on two cores.
 fuzz_targets=(frame_decoder ring_reader hdc_trace stack_report names order_log config session viewer_escape
-              bundle_reader ledger_reader hang_entry process_device)
+              bundle_reader ledger_reader hccl_records hang_entry process_device)
 fuzz_one() {
   local tree="$1" target="$2" seconds="$3" scratch="$4"
   mkdir -p "$scratch/$target"
