@@ -27,6 +27,16 @@ RankClaim Claim(int64_t rank, std::optional<uint32_t> uid, const char* where, in
   return c;
 }
 
+AgedRank Aged(int64_t rank, const char* host, const char* reason, int64_t at_us, std::optional<uint32_t> uid = std::nullopt) {
+  AgedRank a;
+  a.rank = rank;
+  a.host = host;
+  a.reason = reason;
+  a.at_us = at_us;
+  a.uid = uid;
+  return a;
+}
+
 }  // namespace
 
 TEST_CASE("fleet report: classes smallest first, the smallest named culprits, first to stop per host", "[atracectl][fleet]") {
@@ -122,12 +132,12 @@ TEST_CASE("fleet report: a rank with no claim and an aged dump is aged, not miss
   Classify(claims, 0, &report);
   CHECK(report.missing == "1,3");
   const std::vector<AgedRank> aged{
-      {.rank = 1, .host = "n0", .reason = "count", .at_us = 10, .uid = 1000u},
-      {.rank = 1, .host = "n0", .reason = "bytes", .at_us = 20, .uid = 1000u},  // later: kept
-      {.rank = 0, .host = "n0", .reason = "bytes", .at_us = 30, .uid = 1000u},  // claimed: stays seen
-      {.rank = 3, .host = "n1", .reason = "bytes", .at_us = 40, .uid = 2000u},  // another uid's word: ignored
-      {.rank = 7, .host = "n1", .reason = "bytes", .at_us = 50, .uid = 1000u},  // past the world size
-      {.rank = -1, .host = "n1", .reason = "bytes", .at_us = 60}};
+      Aged(1, "n0", "count", 10, 1000u),
+      Aged(1, "n0", "bytes", 20, 1000u),  // later: kept
+      Aged(0, "n0", "bytes", 30, 1000u),  // claimed: stays seen
+      Aged(3, "n1", "bytes", 40, 2000u),  // another uid's word: ignored
+      Aged(7, "n1", "bytes", 50, 1000u),  // past the world size
+      Aged(-1, "n1", "bytes", 60)};
   MarkAged(aged, &report);
   REQUIRE(report.aged.size() == 1);
   CHECK(report.aged[0].rank == 1);
@@ -142,7 +152,7 @@ TEST_CASE("fleet report: a rank with no claim and an aged dump is aged, not miss
   RankClaim alone = Claim(0, std::nullopt, "allreduce");
   alone.world_size.reset();
   Classify({alone}, 0, &unsized);
-  MarkAged({{.rank = 5, .host = "n9", .reason = "keep-free", .at_us = 1}}, &unsized);
+  MarkAged({Aged(5, "n9", "keep-free", 1)}, &unsized);
   REQUIRE(unsized.aged.size() == 1);
   CHECK(unsized.missing_count == 0);
 
@@ -151,7 +161,7 @@ TEST_CASE("fleet report: a rank with no claim and an aged dump is aged, not miss
   RankClaim big = Claim(0, 1000, "allreduce", 16777216);
   Classify({big}, 0, &huge);
   std::vector<AgedRank> flood;
-  for (int64_t r = 1; r <= static_cast<int64_t>(kMaxAgedRanks) + 100; ++r) flood.push_back({.rank = r, .reason = "bytes"});
+  for (int64_t r = 1; r <= static_cast<int64_t>(kMaxAgedRanks) + 100; ++r) flood.push_back(Aged(r, "", "bytes", 0));
   MarkAged(flood, &huge);
   CHECK(huge.aged.size() == kMaxAgedRanks);
   CHECK(huge.missing_count == 16777216 - 1 - static_cast<int64_t>(kMaxAgedRanks));

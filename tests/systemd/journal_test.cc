@@ -42,7 +42,7 @@ std::string Parent(const std::string& path) { return path.substr(0, path.rfind('
 
 TEST_CASE("journal fields of a created event directory", "[systemd][journal]") {
   StoreEvent e{StoreEvent::Kind::kCreated, "/var/log/ascend/atrace/trace_7_8_1/schedule_event_8_1", 8, 1000, "host",
-               42, 0};
+               42, 0, {}, "", DumpKind::kNone, false};
   CHECK(JournalFields(e) == std::vector<std::string>{
                                 "MESSAGE_ID=c815a1e2915e4675836e4aa7612355ce",
                                 "MESSAGE=created event dir /var/log/ascend/atrace/trace_7_8_1/schedule_event_8_1 "
@@ -61,7 +61,7 @@ TEST_CASE("journal fields of a created event directory", "[systemd][journal]") {
 
 TEST_CASE("journal fields carry the job, rank and world size the process sent, only those", "[systemd][journal]") {
   StoreEvent e{StoreEvent::Kind::kCreated, "/r/atrace/trace_1_2_3/schedule_event_2_3", 2, 1000, "host", 7, 0,
-               {"J1", "5", "6"}};
+               {"J1", "5", "6"}, "", DumpKind::kNone, false};
   auto f = JournalFields(e);
   REQUIRE(f.size() == 14);
   CHECK(f[11] == "ATRACE_JOB=J1");
@@ -75,7 +75,7 @@ TEST_CASE("journal fields carry the job, rank and world size the process sent, o
 
 TEST_CASE("journal fields of an aged event directory", "[systemd][journal]") {
   StoreEvent e{StoreEvent::Kind::kAged, "/r/atrace/trace_1_2_3/stackcore_event_2_3", 2, 0, "device",
-               18446744073709551615ull, 123456789012ull};
+               18446744073709551615ull, 123456789012ull, {}, "", DumpKind::kNone, false};
   e.reason = "count";
   auto f = JournalFields(e);
   REQUIRE(f.size() == 12);

@@ -198,7 +198,7 @@ Result<std::unique_ptr<WritableFile>> TraceStore::OpenFile(uint64_t seq, const T
     if (sink_) {
       sink_->OnStoreEvent({.kind = StoreEvent::Kind::kCreated, .path = Abs(e->rel_path), .pid = e->pid,
                            .uid = e->meta.uid, .cls = AgeClassName(e->meta.cls), .seq = seq, .bytes = 0,
-                           .labels = e->meta.labels});
+                           .labels = e->meta.labels, .reason = "", .dump = DumpKind::kNone, .exported = false});
     }
   }
   return file;
