@@ -94,7 +94,7 @@ ctl status | sed 's/^/   status: /'
 ctl hang "$work/bundle.tar.gz" >"$work/hang.txt" 2>&1 || fail "hang: $(cat "$work/hang.txt")"
 step "hang over the bundle:"
 sed 's/^/   /' "$work/hang.txt" | head -n 40
-grep -qE '^Missing ranks|^Ranks without stacks' "$work/hang.txt" && fail "hang calls ranks missing or without stacks"
+grep -qE '^Missing ranks|^Aged ranks|^Ranks without stacks' "$work/hang.txt" && fail "hang calls ranks missing, aged or without stacks"
 grep -q "^Ranks seen: 0-$((ranks - 1)) of $ranks (world size)" "$work/hang.txt" || fail "hang does not see every rank"
 grep -qE "^Culprit: .*rank $odd\b" "$work/hang.txt" || fail "hang does not name rank $odd as the culprit"
 # 4. One timeline: every dump drawn with the stack-dump mark, the watch's and the operator's apart.

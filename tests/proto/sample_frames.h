@@ -246,6 +246,24 @@ inline std::vector<uint8_t> SampleListLive() {
   return stream;
 }
 
+// AGED_DUMPS: one job's, and a reply with a hang dump the byte budget took.
+inline std::vector<uint8_t> SampleAgedDumps() {
+  std::vector<uint8_t> stream, payload;
+  auto add = [&](uint16_t opcode, uint16_t flags, uint32_t id) {
+    AppendFrame(stream, opcode, flags, id, payload);
+    payload.clear();
+  };
+  Encode(ListLive{"J1"}, payload);
+  add(ATR_OP_AGED_DUMPS, 0, 1);
+  EncodeReplyOk(payload);
+  AgedDumpsReply reply;
+  reply.entries = {{1765000000000000, 1000, ATR_AGED_BYTES, ATR_AGED_HANG,
+                    "trace_5_5_20261207035000000000/schedule_event_5_20261207035000000001", {"J1", "3", "8"}}};
+  Encode(reply, payload);
+  add(ATR_OP_AGED_DUMPS, ATR_FLAG_REPLY, 1);
+  return stream;
+}
+
 inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   std::vector<uint8_t> hello_and_event = SampleHelloFrame();
   const auto event = SamplePipelinedEvent();
@@ -260,6 +278,7 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
       {"status_reply_pools.bin", SampleStatusWithPools()},
       {"process_dump.bin", SampleProcessDump()},
       {"list_live.bin", SampleListLive()},
+      {"aged_dumps.bin", SampleAgedDumps()},
   };
 }
 

@@ -76,14 +76,15 @@ TEST_CASE("the sample frames decode", "[samples]") {
       case ATR_OP_GOODBYE: { Goodbye m; r = Decode(p, &m); break; }
       case ATR_OP_CRASH: { Crash m; r = Decode(p, &m); break; }
       case ATR_OP_PROCESS_DUMP: { ProcessDump m; r = Decode(p, &m); break; }
-      case ATR_OP_LIST_LIVE: { ListLive m; r = Decode(p, &m); break; }
+      case ATR_OP_LIST_LIVE:
+      case ATR_OP_AGED_DUMPS: { ListLive m; r = Decode(p, &m); break; }
       default: { IdRequest m; r = Decode(p, &m); break; }
     }
     CHECK(r.ok());
   }
   CHECK(d.error().empty());
   CHECK(d.buffered() == 0);
-  CHECK(frames == 1 + 1 + 5 + 4 + 4 + 8 + 8 + 1 + 3 + 3);
+  CHECK(frames == 1 + 1 + 5 + 4 + 4 + 8 + 8 + 1 + 3 + 3 + 2);
 }
 
 #ifdef ATRACED_SOURCE_DIR
