@@ -63,16 +63,25 @@ std::optional<HangJournal> HangJournal::Open(const std::string& dir, const std::
   HangJournal journal(j);
   const std::string hang = std::string(kEvent) + "=" + std::string(kEventHang);
   const std::string start = std::string(kEvent) + "=" + std::string(kEventStart);
-  // Matches of one field are ORed; a second field's are ANDed with them.
   const std::string aged = std::string(kEvent) + "=" + std::string(kEventAged);
-  if ((r = sd_journal_add_match(j, hang.c_str(), 0)) < 0 || (r = sd_journal_add_match(j, start.c_str(), 0)) < 0 ||
-      (r = sd_journal_add_match(j, aged.c_str(), 0)) < 0) {
-    *error = Errno("sd_journal_add_match", r);
-    return std::nullopt;
-  }
-  if (!job.empty()) {
-    const std::string match = std::string(kJob) + "=" + job;
-    if ((r = sd_journal_add_match(j, match.c_str(), 0)) < 0) {
+  const std::string of_dump = std::string(kDump) + "=dump", of_hang = std::string(kDump) + "=hang";
+  const std::string of_job = std::string(kJob) + "=" + job;
+  // Matches of one field are ORed, of two fields ANDed; a disjunction ORs the two terms:
+  // (hang or start) [and the job], or (aged and of a dump) [and the job]. An aged entry of a
+  // directory that was no dump (most of them) is never read.
+  for (const std::vector<const std::string*>& term :
+       {std::vector<const std::string*>{&hang, &start}, std::vector<const std::string*>{&aged, &of_dump, &of_hang}}) {
+    if (term.front() == &aged && (r = sd_journal_add_disjunction(j)) < 0) {
+      *error = Errno("sd_journal_add_disjunction", r);
+      return std::nullopt;
+    }
+    for (const std::string* match : term) {
+      if ((r = sd_journal_add_match(j, match->c_str(), 0)) < 0) {
+        *error = Errno("sd_journal_add_match", r);
+        return std::nullopt;
+      }
+    }
+    if (!job.empty() && (r = sd_journal_add_match(j, of_job.c_str(), 0)) < 0) {
       *error = Errno("sd_journal_add_match", r);
       return std::nullopt;
     }
@@ -109,10 +118,7 @@ size_t HangJournal::ReadNew(JournalBook* book, std::string* error) {
     }
     for (size_t i = 0; i < fields.size(); ++i) fields[i].value = values[i];
     if (!WrittenByAtraced(fields)) {
-      // Matched ATRACE_EVENT=hang|start|aged: forged when it claims a rank's evidence (an aged
-      // entry of no dump claims nothing).
-      if (!Get(j_, kDump) && Get(j_, kEvent) == std::optional<std::string>(kEventAged)) continue;
-      ++book->forged;
+      ++book->forged;  // matched ATRACE_EVENT=hang|start, or aged of a dump: it claims to be one
       continue;
     }
     // Every field of a trusted entry, bounded: names and values are views into `values`.

@@ -1,9 +1,10 @@
 // Reading atraced's hang, start and aged (of a dump) entries from a journal directory (what
 // systemd-journal-remote writes on a collector) with sd-journal, into a book of jobs.
 //
-// The directory is opened with sd_journal_open_directory and matched on ATRACE_EVENT=hang,
-// =start and =aged (and ATRACE_JOB=J with a job). For each entry the trusted fields are read first
-// (hang_entry.h): an entry that atraced did not write is counted as forged and nothing else of
+// The directory is opened with sd_journal_open_directory and matched on ATRACE_EVENT=hang
+// or =start, or =aged with ATRACE_DUMP (a dump's directory; the aged entries of other
+// directories, most of them, are never read), each and ATRACE_JOB=J with a job. For each
+// entry the trusted fields are read first (hang_entry.h): an entry that atraced did not write is counted as forged and nothing else of
 // it is read. The rest of a trusted entry is read with sd_journal_set_data_threshold at
 // kMaxValue, at most kMaxFieldsPerEntry fields. The book keeps the latest entry of each
 // process (job, host, pid), at most kMaxEntries of them (hang_journal_fields.h): what is held
