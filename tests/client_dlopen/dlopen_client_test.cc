@@ -155,7 +155,7 @@ TEST_CASE("dlopen, then 8 threads' first calls at once: on own handles and a sha
 }
 
 TEST_CASE("Python ctypes: emit, a passed descriptor, racing threads, multiprocessing's fork while a "
-          "thread emits",
+          "thread calls it",
           "[client][dlopen][python]") {
   if (ATRACE_CLIENT_INSTRUMENTED) {
     WARN("skipped: an instrumented library does not load into the uninstrumented python3");
