@@ -238,10 +238,10 @@ case "${1:-}" in
     t=$(date +%s)
     fuzz_all build/asan
     stage_done "$t"
-    echo "== ThreadSanitizer (clang): the concurrent parts (sessions, the I/O workers, the ring unmapper, the daemon binary and its saves, the drop-in's lock-free ring, its device receivers, a live process's dump, the collective ledger's completion thread)"
+    echo "== ThreadSanitizer (clang): the concurrent parts (sessions, the I/O workers, the ring unmapper, the daemon binary and its saves, the drop-in's lock-free ring, its device receivers, a live process's dump, the collective ledger's completion thread, libatrace_client's first calls from threads after dlopen and its fork)"
     t=$(date +%s)
     CC=clang CXX=clang++ build build/tsan -DATRACED_TSAN=ON -DATRACED_WERROR=ON "${sanitizer_flags[@]}" \
-      --target io_tests rings_tests ipc_tests integration_tests atraced ascend_trace_tests hccl_ledger_tests
+      --target io_tests rings_tests ipc_tests integration_tests atraced ascend_trace_tests hccl_ledger_tests client_dlopen_tests
     # Not the forked-child device case: TSan does not support a thread started in the child of
     # a multi-threaded fork (die_after_fork); that case runs in the ASan tree and the packages'.
     # The ledger's cases: ranks whose completion thread polls the acl double's events while
@@ -249,7 +249,7 @@ case "${1:-}" in
     # writers lap each other on one slot on purpose (the reader's torn check), plain stores
     # by design that TSan names as a race; it runs in the ASan tree and the packages'.
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_tests build/tsan \
-      -R '^(io_tests|rings_tests|ipc_tests|integration_tests)[.]|^ascend_trace_tests[.](ring: 4 writers|e2e: |crash: |link: |device traces: |dump: )|^hccl_ledger_tests[.](hccl ledger: |ledger: )' \
+      -R '^(io_tests|rings_tests|ipc_tests|integration_tests)[.]|^ascend_trace_tests[.](ring: 4 writers|e2e: |crash: |link: |device traces: |dump: )|^hccl_ledger_tests[.](hccl ledger: |ledger: )|^client_dlopen_tests[.]' \
       -E 'device traces: a forked child|ledger: concurrent writers'
     stage_done "$t"
     echo "== Debian packages with the whole suite in their build tree (g++ -O2 with Debian's flags, as shipped; warnings as errors), built from a copy under a 0700 directory; lintian, install, purge"
