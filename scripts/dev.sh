@@ -88,15 +88,11 @@ run_tests() {
 
 # The sanitizer trees are built with clang at -O1 and line tables only: the sanitizers see
 # the same code, and a tree builds in about a third of g++'s -O2 -g time (measured per file
-# on this project: 9.6-13.7 s against 28-48 s). The release tree stays g++ -O2 -g, as shipped.
+# on this project: 9.6-13.7 s against 28-48 s). The packages' build tree is g++ -O2 -g, as shipped.
 sanitizer_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
                  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only")
-# The release tree: g++ -O2 as shipped. `run` keeps debug info for the developer's debugger;
-# the test stage leaves it out (a third less compile time; the shipped binaries are the
-# packages', built by debhelper with -g for their dbgsym, and the crash fixtures that the
-# unwinder reads are built with -g whatever the tree).
+# `run`'s tree: g++ -O2 as shipped, with debug info for the developer's debugger.
 run_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG")
-check_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
 
 # Every libFuzzer target for a bounded time from its seed corpus; any crash, leak or
 # sanitizer report fails the stage. New inputs go to a scratch dir, not the checkout.
@@ -104,7 +100,7 @@ check_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_REL
 # One fuzzer is one process on one core, so they run $jobs at a time: each still gets its
 # full time on a core of its own, and the stage takes half the wall time on two cores.
 fuzz_targets=(frame_decoder ring_reader hdc_trace stack_report names order_log config session viewer_escape
-              bundle_reader ledger_reader hang_entry process_device)
+              bundle_reader ledger_reader hccl_records hang_entry process_device)
 fuzz_one() {
   local tree="$1" target="$2" seconds="$3" scratch="$4"
   mkdir -p "$scratch/$target"
@@ -167,43 +163,16 @@ print_env() {
   printf 'export ATRACED_SOCKET=%q\n' "$socket"
 }
 
-# The release tree, built and tested from a copy of the checkout (what git tracks and the
-# untracked files it does not ignore) under a directory only root may enter, as `mktemp -d`
-# and many home directories are: the tests that act as other users must stage what those
-# users run, not assume they can reach the build tree. The tree is left in build/release
-# (a link into the copy), which is removed when the stage passes.
-release_from_private_copy() {
-  local private copy
-  private="$(mktemp -d "${TMPDIR:-/tmp}/atraced-0700.XXXXXX")"
-  chmod 0700 "$private"
-  copy="$private/atraced"
-  mkdir "$copy"
-  if git rev-parse --git-dir >/dev/null 2>&1; then
-    git ls-files -z --cached --others --exclude-standard |
-      while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done |
-      tar --null -T - -cf - | tar -xf - -C "$copy"
-  else
-    tar --exclude='./build*' -cf - . | tar -xf - -C "$copy"
-  fi
-  rm -rf build/release
-  mkdir -p build
-  ln -s "$copy/build/release" build/release
-  (cd "$copy" && build build/release -DATRACED_WERROR=ON "${check_flags[@]}" && run_tests build/release)
-  rm -f build/release
-  rm -rf "$private"
-}
-
 # Prints how long the stage that started at $1 took.
 stage_done() {
   echo "== stage done in $(( $(date +%s) - $1 )) s"
 }
 
-# CI's first stage: the ASan + UBSan tree with the fuzzers, warnings as errors, and the whole
-# suite in it. The benchmarks are left out of it: no test runs them, and the release tree
-# builds them (g++, warnings as errors).
+# CI's first stage: the ASan + UBSan tree with the fuzzers and the benchmarks (no test runs
+# them; they are built here so that they compile, warnings as errors), and the whole suite.
 build_asan() {
   CC=clang CXX=clang++ build build/asan -DATRACED_SANITIZE=ON -DATRACED_FUZZ=ON -DATRACED_WERROR=ON \
-    -DATRACED_BUILD_BENCH=OFF "${sanitizer_flags[@]}"
+    "${sanitizer_flags[@]}"
 }
 test_asan() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -269,25 +238,21 @@ case "${1:-}" in
     t=$(date +%s)
     fuzz_all build/asan
     stage_done "$t"
-    echo "== ThreadSanitizer (clang): the concurrent parts (sessions, the I/O workers, the ring unmapper, the daemon binary and its saves, the drop-in's lock-free ring, its device receivers, a live process's dump, the collective ledger's completion thread)"
+    echo "== ThreadSanitizer (clang): the concurrent parts (sessions, the I/O workers, the ring unmapper, the daemon binary and its saves, the drop-in's lock-free ring, its device receivers, a live process's dump, the collective ledger's completion thread, libatrace_client's first calls from threads after dlopen and its fork)"
     t=$(date +%s)
     CC=clang CXX=clang++ build build/tsan -DATRACED_TSAN=ON -DATRACED_WERROR=ON "${sanitizer_flags[@]}" \
-      --target io_tests rings_tests ipc_tests integration_tests atraced ascend_trace_tests hccl_ledger_tests
+      --target io_tests rings_tests ipc_tests integration_tests atraced ascend_trace_tests hccl_ledger_tests client_dlopen_tests
     # Not the forked-child device case: TSan does not support a thread started in the child of
-    # a multi-threaded fork (die_after_fork); that case runs in the ASan and release trees.
+    # a multi-threaded fork (die_after_fork); that case runs in the ASan tree and the packages'.
     # The ledger's cases: ranks whose completion thread polls the acl double's events while
     # the calling thread appends, saved by the daemon. Not "ledger: concurrent writers": its
     # writers lap each other on one slot on purpose (the reader's torn check), plain stores
-    # by design that TSan names as a race; it runs in the ASan and release trees.
+    # by design that TSan names as a race; it runs in the ASan tree and the packages'.
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_tests build/tsan \
-      -R '^(io_tests|rings_tests|ipc_tests|integration_tests)[.]|^ascend_trace_tests[.](ring: 4 writers|e2e: |crash: |link: |device traces: |dump: )|^hccl_ledger_tests[.](hccl ledger: |ledger: )' \
+      -R '^(io_tests|rings_tests|ipc_tests|integration_tests)[.]|^ascend_trace_tests[.](ring: 4 writers|e2e: |crash: |link: |device traces: |dump: )|^hccl_ledger_tests[.](hccl ledger: |ledger: )|^client_dlopen_tests[.]' \
       -E 'device traces: a forked child|ledger: concurrent writers'
     stage_done "$t"
-    echo "== release build (g++), warnings as errors, from a copy of the checkout under a 0700 directory"
-    t=$(date +%s)
-    release_from_private_copy
-    stage_done "$t"
-    echo "== Debian packages: build in a clean copy, lintian, install, check, purge"
+    echo "== Debian packages with the whole suite in their build tree (g++ -O2 with Debian's flags, as shipped; warnings as errors), built from a copy under a 0700 directory; lintian, install, purge"
     t=$(date +%s)
     # It installs and purges the packages: root (or sudo), like install_deps.
     if [[ "$(id -u)" == 0 ]]; then

@@ -110,6 +110,7 @@ TEST_CASE("hang watch: a blocked rank is dumped with its job, nobody asking, and
   CHECK(Has(report, "dumped by: atraced's hang watch, no signal sent"));
   CHECK(Has(report, "hang: pid " + std::to_string(blocked.pid) + " stalled: no record for "));
   CHECK(Has(report, ", blocked\n"));
+  CHECK(Has(report, "\ndevices: not recorded (atraced runs no host tool: 'atracectl dump --devices --job J'"));
   CHECK(Has(report, "take_b_after_a"));  // the stacks of that moment
   CHECK(Records(dumps[0] + "/schedule_tracer_hang_a.txt").back() == "a record 4");
   // Its job's other rank, in the same pass, says it was dumped with its job.

@@ -101,7 +101,8 @@ TEST_CASE("collectives: rank 5 skipped an AllReduce: it is named behind at #N-1,
   CHECK(text.find("rank 5 (1)") < text.find("ranks 0-4,6-7 (7)"));
   const std::string json = CommunicatorsJson(r, {});
   CHECK(Contains(json, "{\"ranks\":[5],\"ranges\":\"5\",\"last_enqueued\":41,\"last_completed\":41,\"op\":\"AllReduce\","
-                       "\"count\":4194304,\"dtype\":\"fp16\",\"reduce\":\"sum\",\"root\":null,\"stack_classes\":[]}"));
+                       "\"count\":4194304,\"dtype\":\"fp16\",\"reduce\":\"sum\",\"root\":null,\"stack_classes\":[],"
+                       "\"source\":\"ledger\"}"));
   CHECK(json.find("\"ranks\":[5]") < json.find("\"ranks\":[0,1,2,3,4,6,7]"));
   CHECK(Contains(json, "\"missing\":[],"));
   CHECK(Contains(CollectivesJsonMembers(r), "\"collective_culprits\":[5]"));
@@ -143,7 +144,7 @@ TEST_CASE("collectives: rank 3 called AllReduce with another count at the same s
   CHECK(Contains(CollectivesText(r, {}), "    mismatch at #42, count: ranks 0-2,4-7 called 4194304; rank 3 called 1024\n"));
   CHECK(Contains(CommunicatorsJson(r, {}),
                  "{\"seq\":42,\"field\":\"count\",\"ranks\":[3],\"values\":[{\"value\":\"4194304\",\"ranks\":[0,1,2,4,5,6,7]},"
-                 "{\"value\":\"1024\",\"ranks\":[3]}]}"));
+                 "{\"value\":\"1024\",\"ranks\":[3]}],\"source\":\"ledger\"}"));
 }
 
 TEST_CASE("collectives: a Send meeting a Recv at one sequence number is no mismatch") {

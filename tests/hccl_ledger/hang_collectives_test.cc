@@ -41,9 +41,11 @@ class EightRanks {
   }
 
   // Starts rank `rank` making `calls` AllReduces, with `env` added to the job's environment.
-  RankProcess& Start(int rank, int calls, const std::vector<std::string>& env = {}) {
+  // Without `ledger`, the rank runs without libatrace_hccl, its double writing HCCL's own
+  // atrace records through libascend_trace instead (hccl_entry_trace.h).
+  RankProcess& Start(int rank, int calls, const std::vector<std::string>& env = {}, bool ledger = true) {
     const std::vector<std::string> argv{ATRACE_HCCL_RANK, std::to_string(rank), "8", std::to_string(calls), "hold"};
-    std::vector<std::string> all{"LD_PRELOAD=" ATRACE_HCCL_LIBRARY,
+    std::vector<std::string> all{ledger ? "LD_PRELOAD=" ATRACE_HCCL_LIBRARY : "ATRACE_HCCL_DOUBLE_TRACE_LIB=" ATRACE_DROPIN_LIBRARY,
                                  "ATRACED_SOCKET=" + hosts_[static_cast<size_t>(rank / 4)]->socket(),
                                  "ATRACE_HCCL_DOUBLE_DIR=" + meeting_.path(), "ATRACE_QUIET=1", "ATRACE_JOB=J1",
                                  "RANK_ID=" + std::to_string(rank), "RANK_SIZE=8"};
@@ -170,7 +172,8 @@ TEST_CASE("hang over the bundles of two daemons: rank 3 made AllReduce #3 with a
 
   INFO(hang.json);
   CHECK(Has(hang.json, "\"mismatches\":[{\"seq\":3,\"field\":\"count\",\"ranks\":[3],\"values\":["
-                       "{\"value\":\"3072\",\"ranks\":[0,1,2,4,5,6,7]},{\"value\":\"5000\",\"ranks\":[3]}]}],"
+                       "{\"value\":\"3072\",\"ranks\":[0,1,2,4,5,6,7]},{\"value\":\"5000\",\"ranks\":[3]}],"
+                       "\"source\":\"ledger\"}],"
                        "\"mismatches_more\":0"));
   CHECK(Has(hang.json, "\"collective_culprits\":[],"));
 }
@@ -226,4 +229,51 @@ TEST_CASE("hang over the bundles of two daemons: rank 5 skipped an AllReduce of 
                        "\"size_bounded\":false,\"stuck\":false,\"waits_on\":\"tp_4_5\","));
   CHECK(Has(hang.json, "\"classes\":[{\"ranks\":[4],\"ranges\":\"4\",\"last_enqueued\":2,"));
   CHECK(Has(hang.json, "\"collective_culprits\":[5],"));
+}
+
+TEST_CASE("hang over the bundles of two daemons: ranks 6 and 7 without a ledger are read from HCCL's own atrace records, "
+          "rank 7 named behind by HCCL's record index, its hostile records skipped and counted",
+          "[hang][hccl]") {
+  EightRanks job;
+  std::vector<RankProcess*> ranks;
+  // Ranks 0-5 under libatrace_hccl make four AllReduces. Ranks 6 and 7 run without it: their
+  // libhccl writes HCCL's records (an entry and a success record per call, indices 0, 1, 2,
+  // ...). Rank 7 makes three and first writes five records that do not read.
+  for (int r = 0; r < 8; ++r) {
+    const bool ledger = r < 6;
+    std::vector<std::string> env;
+    if (r == 7) env.push_back("ATRACE_HCCL_DOUBLE_TRACE_GARBAGE=1");
+    ranks.push_back(&job.Start(r, r == 7 ? 3 : 4, env, ledger));
+  }
+  REQUIRE(ranks[7]->WaitForLine("finished"));
+  for (int r = 0; r < 7; ++r) {
+    REQUIRE(ranks[static_cast<size_t>(r)]->WaitForLine("enter 4"));
+    REQUIRE(Eventually([&] { return job.Entered("hccl_world_group", r) == 4; }));
+  }
+  const auto hang = EightRanks::Hang(job.Bundles());
+  INFO(hang.text);
+  // Rank 7's last entry is its third call's (index 4), rank 6's its fourth (index 6). The
+  // ledger ranks at #4 are not compared with HCCL's index.
+  CHECK(hang.text.rfind("Collectives (each rank's ledger of HCCL calls):\n"
+                        "Behind: rank 7 in comm hccl_world_group (last entered #4, where rank 6 entered #6; from "
+                        "HCCL's own records, # is HCCL's record index)\n",
+                        0) == 0);
+  CHECK(Has(hang.text, "    ranks 0-5 (6): last entered #4 AllReduce (4 Ki fp16, sum)"));
+  CHECK(Has(hang.text, "    rank 7 (1): last entered #4 AllReduce (3 Ki fp16, sum), from HCCL's own records"));
+  CHECK(Has(hang.text, "    rank 6 (1): last entered #6 AllReduce (4 Ki fp16, sum), from HCCL's own records"));
+  CHECK(Has(hang.text, "  From HCCL's own atrace records, without a ledger: ranks 6-7 (# is HCCL's record index, an "
+                       "entry and a success record per call: compared among these ranks only); 5 record(s) that did "
+                       "not read were skipped\n"));
+  CHECK_FALSE(Has(hang.text, "Without a ledger"));
+  CHECK_FALSE(Has(hang.text, "missing: its rank"));  // HCCL's entries say each rank's localRank
+  CHECK_FALSE(Has(hang.text, "mismatch at"));
+  CHECK_FALSE(Has(hang.text, "\x1b"));  // a hostile record's escape is neither read as a name nor shown raw
+
+  INFO(hang.json);
+  CHECK(Has(hang.json, "{\"ranks\":[7],\"ranges\":\"7\",\"last_enqueued\":4,\"last_completed\":null,"
+                       "\"op\":\"AllReduce\",\"count\":3072,"));
+  CHECK(Has(hang.json, "\"source\":\"hccl_records\"}"));
+  CHECK(Has(hang.json, "\"source\":\"ledger\"}"));
+  CHECK(Has(hang.json, "\"collective_culprits\":[7],\"ranks_without_ledger\":[]"));
+  CHECK(Has(hang.json, "\"ranks_from_hccl_records\":[6,7],\"hccl_records_skipped\":5,"));
 }

@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "atraced/proto/ledger_reader.h"
 #include "rank_process.h"
@@ -301,4 +304,42 @@ TEST_CASE("hccl ledger: under LD_PRELOAD, calls looked up on libhccl's own handl
   REQUIRE(snap.records[1].peer.has_value());
   CHECK(*snap.records[1].peer == 0);
   for (const auto& r : snap.records) CHECK(r.comm == "hccl_world_group");
+}
+
+TEST_CASE("hccl ledger: Python loads the interposer with ctypes beside a framework linked with libhccl, and the "
+          "order decides what is recorded") {
+  if (!PythonRuns()) return;
+  // The framework's three AllReduces (101..103) are bound when ctypes loads it (RTLD_NOW): to
+  // the interposer only if it is in the global scope by then. The call through the
+  // interposer's own handle (900) is recorded in every order (docs/HCCL_LEDGER.md).
+  const std::pair<std::string, std::vector<uint64_t>> orders[] = {
+      {"interposer-global-first", {101, 102, 103, 900}},
+      {"framework-first", {900}},
+      {"interposer-local-first", {900}},
+  };
+  for (const auto& [order, recorded] : orders) {
+    INFO(order);
+    Job job;
+    RankProcess py({"/usr/bin/python3", ATRACE_HCCL_PY_ORDER_RANK, order, ATRACE_HCCL_LIBRARY, ATRACE_HCCL_FRAMEWORK},
+                   {"ATRACED_SOCKET=" + job.daemon.socket(), "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path()});
+    REQUIRE(py.WaitForLine("interposer 0"));
+    const int status = py.Wait();
+    INFO(py.output());
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    CHECK(py.output() == "framework 0 0 0\ninterposer 0\n");  // every call reached the double
+    const auto saved = SavedLedgers(job.daemon.trace_dir(), "exit", py.pid());
+    REQUIRE(saved.size() == 1);
+    const LedgerSnapshot snap = job.Ledger(saved[0]);
+    std::vector<uint64_t> counts, seqs, expected_seqs;
+    for (const auto& r : snap.records) {
+      counts.push_back(r.count);
+      seqs.push_back(r.comm_seq);
+      CHECK(r.op == ATR_LEDGER_OP_ALL_REDUCE);
+      CHECK(r.comm == "hccl_world_group");
+    }
+    for (uint64_t i = 1; i <= recorded.size(); ++i) expected_seqs.push_back(i);
+    CHECK(counts == recorded);
+    CHECK(seqs == expected_seqs);  // unrecorded calls are not counted either
+  }
 }

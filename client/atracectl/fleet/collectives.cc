@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "fleet/job_uid.h"
@@ -31,11 +32,13 @@ struct Member {
 };
 
 void FindMismatches(const std::vector<Member>& members, CommReport* out) {
-  // seq -> (job rank, its call), each rank once per seq.
-  std::map<uint64_t, std::map<int64_t, const proto::LedgerRecord*>> by_seq;
+  // (source, seq) -> (job rank, its call), each rank once per seq: a ledger's numbers and
+  // HCCL's record index are not compared.
+  std::map<std::pair<bool, uint64_t>, std::map<int64_t, const proto::LedgerRecord*>> by_seq;
   for (const Member& m : members) {
-    for (const proto::LedgerRecord& r : m.comm->recent) by_seq[r.comm_seq].emplace(m.rank, &r);
-    by_seq[m.comm->last_entered.comm_seq].emplace(m.rank, &m.comm->last_entered);
+    const bool hccl = m.comm->from_hccl_records;
+    for (const proto::LedgerRecord& r : m.comm->recent) by_seq[{hccl, r.comm_seq}].emplace(m.rank, &r);
+    by_seq[{hccl, m.comm->last_entered.comm_seq}].emplace(m.rank, &m.comm->last_entered);
   }
   using Field = std::pair<const char*, std::string (*)(const proto::LedgerRecord&)>;
   static const Field kFields[] = {
@@ -52,7 +55,7 @@ void FindMismatches(const std::vector<Member>& members, CommReport* out) {
        }},
       {"root", [](const proto::LedgerRecord& r) { return r.peer ? std::to_string(*r.peer) : std::string("none"); }},
   };
-  for (const auto& [seq, calls] : by_seq) {
+  for (const auto& [key, calls] : by_seq) {
     if (calls.size() < 2) continue;
     bool p2p = false, all_p2p = true, per_rank_count = false;
     for (const auto& [rank, r] : calls) {
@@ -73,7 +76,8 @@ void FindMismatches(const std::vector<Member>& members, CommReport* out) {
         continue;
       }
       CommMismatch m;
-      m.seq = seq;
+      m.seq = key.second;
+      m.from_hccl_records = key.first;
       m.field = field;
       for (auto& [value, ranks] : values) m.values.push_back({value, std::move(ranks)});
       // The most common value first (ties: the one its lowest rank holds).
@@ -96,6 +100,7 @@ CommReport AnalyzeComm(const std::string& name, const std::vector<Member>& membe
   for (const Member& m : members) {
     c.name_cut = c.name_cut || m.comm->name_cut;
     c.completion_tracked = c.completion_tracked && m.comm->completion_tracked;
+    if (m.comm->rank_only) by_comm_rank[m.comm->rank].push_back(m.rank);
     if (!m.comm->rank_known) continue;
     ++size_votes[m.comm->size];
     by_comm_rank[m.comm->rank].push_back(m.rank);
@@ -125,30 +130,34 @@ CommReport AnalyzeComm(const std::string& name, const std::vector<Member>& membe
   }
   if (next < c.size) c.missing.emplace_back(next, c.size - 1), c.missing_count += c.size - next;
 
-  std::map<std::pair<uint64_t, std::optional<uint64_t>>, CommClass> classes;
+  std::map<std::tuple<bool, uint64_t, std::optional<uint64_t>>, CommClass> classes;
   for (const Member& m : members) {
-    CommClass& k = classes[{m.comm->last_entered.comm_seq, m.comm->last_completed}];
+    CommClass& k = classes[{m.comm->from_hccl_records, m.comm->last_entered.comm_seq, m.comm->last_completed}];
     if (k.ranks.empty()) {
       k.last_enqueued = m.comm->last_entered.comm_seq;
       k.last_completed = m.comm->last_completed;
       k.call = m.comm->last_entered;
+      k.from_hccl_records = m.comm->from_hccl_records;
     }
     k.ranks.push_back(m.rank);
   }
-  std::set<uint64_t> entered;
+  std::set<uint64_t> entered[2];  // by source: ledger, HCCL's records
   for (auto& [key, k] : classes) {
-    entered.insert(k.last_enqueued);
+    entered[k.from_hccl_records].insert(k.last_enqueued);
     c.classes.push_back(std::move(k));
   }
   std::stable_sort(c.classes.begin(), c.classes.end(), [](const CommClass& a, const CommClass& b) {
     return a.ranks.size() != b.ranks.size() ? a.ranks.size() < b.ranks.size() : a.last_enqueued < b.last_enqueued;
   });
-  c.behind = entered.size() > 1;
+  c.behind = entered[0].size() > 1 || entered[1].size() > 1;
+  c.behind_from_hccl_records = entered[0].size() <= 1 && entered[1].size() > 1;
   FindMismatches(members, &c);
   return c;
 }
 
 }  // namespace
+
+bool OfBehindSource(const CommReport& c, const CommClass& k) { return k.from_hccl_records == c.behind_from_hccl_records; }
 
 CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::optional<int64_t> world_size) {
   CollectivesReport out;
@@ -179,6 +188,8 @@ CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::
       }
       if (used == nullptr) continue;
     }
+    if (used->from_hccl_records) out.from_hccl_records.push_back(rank);
+    out.hccl_records_skipped += used->hccl_records_skipped;
     if (used->ledger == RankLedger::Ledger::kNone) {
       out.no_ledger.push_back(rank);
       continue;
@@ -234,11 +245,11 @@ CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::
     uint64_t low = UINT64_MAX;
     std::set<int64_t> in_stuck;
     for (const CommClass& k : s.classes) {
-      low = std::min(low, k.last_enqueued);
+      if (OfBehindSource(s, k)) low = std::min(low, k.last_enqueued);
       in_stuck.insert(k.ranks.begin(), k.ranks.end());
     }
     for (const CommClass& k : s.classes) {
-      if (k.last_enqueued == low) out.culprits.insert(out.culprits.end(), k.ranks.begin(), k.ranks.end());
+      if (OfBehindSource(s, k) && k.last_enqueued == low) out.culprits.insert(out.culprits.end(), k.ranks.begin(), k.ranks.end());
     }
     std::sort(out.culprits.begin(), out.culprits.end());
     order.push_back(*stuck);
@@ -246,10 +257,12 @@ CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::
     for (size_t i = 0; i < comms.size(); ++i) {
       if (i == *stuck || !comms[i].behind) continue;
       uint64_t top = 0;
-      for (const CommClass& k : comms[i].classes) top = std::max(top, k.last_enqueued);
+      for (const CommClass& k : comms[i].classes) {
+        if (OfBehindSource(comms[i], k)) top = std::max(top, k.last_enqueued);
+      }
       bool all_in = true;
       for (const CommClass& k : comms[i].classes) {
-        if (k.last_enqueued == top) continue;
+        if (!OfBehindSource(comms[i], k) || k.last_enqueued == top) continue;
         for (int64_t r : k.ranks) all_in = all_in && in_stuck.count(r) != 0;
       }
       if (all_in) waiting.push_back(i);

@@ -12,6 +12,10 @@
 // and over the job: the stuck communicator (the smallest communicator whose ranks are not all
 // at the same call), the ranks behind in it, and the communicators whose ranks wait on it.
 //
+// A rank without a ledger whose saved rings hold HCCL's own records (hccl_records.h) is read
+// from them: its numbers are HCCL's record index, so classes, "behind" and mismatches compare
+// ranks of one source only (ledger with ledger, HCCL's records with HCCL's records).
+//
 // A ledger is its process's word. So:
 //   - a job rank claimed by two or more processes is a conflict, never merged: the claimant
 //     whose uid is the job's (the uid most ranks claimed by one process alone share) is
@@ -43,6 +47,10 @@ struct CommLedger {
   std::optional<uint64_t> last_completed;     // nullopt: none known to have completed
   bool completion_tracked = false;            // false: the ledger records enqueues only
   std::vector<atraced::proto::LedgerRecord> recent;  // its newest calls, by comm_seq
+  // From HCCL's own atrace records (hccl_records.h), not a ledger: comm_seq is HCCL's record
+  // index, compared only with other ranks' HCCL records.
+  bool from_hccl_records = false;
+  bool rank_only = false;  // HCCL's records told `rank` (localRank), not the size
 };
 
 // One process that says it is a rank, with what its ledger says.
@@ -55,6 +63,8 @@ struct RankLedger {
   enum class Ledger { kNone, kUnreadable, kRead } ledger = Ledger::kNone;
   std::string problem;  // why unreadable (raw)
   std::vector<CommLedger> comms;
+  bool from_hccl_records = false;  // no ledger: `comms` come from HCCL's own records (hccl_records.h)
+  uint64_t hccl_records_skipped = 0;  // of those, records that did not read
 };
 
 struct CommClass {
@@ -62,10 +72,12 @@ struct CommClass {
   uint64_t last_enqueued = 0;
   std::optional<uint64_t> last_completed;
   atraced::proto::LedgerRecord call;  // the call entered last (of the class's first rank)
+  bool from_hccl_records = false;     // its numbers are HCCL's record index (CommLedger)
 };
 
 struct CommMismatch {
   uint64_t seq = 0;
+  bool from_hccl_records = false;      // seq is HCCL's record index
   std::string field;                   // "op", "count", "dtype", "reduce", "root"
   std::vector<int64_t> ranks;          // the ranks not holding the most common value
   struct Value {
@@ -88,7 +100,8 @@ struct CommReport {
   std::vector<uint32_t> rank_conflicts;  // its rank numbers claimed by two job ranks
   std::vector<CommMismatch> mismatches;  // by seq, at most kMaxMismatches
   size_t mismatches_more = 0;
-  bool behind = false;  // its ranks are not all at the same call
+  bool behind = false;  // its ranks are not all at the same call (among those of one source)
+  bool behind_from_hccl_records = false;  // the ranks behind are told by HCCL's records, not ledgers
   bool completion_tracked = false;  // every rank's ledger tracks completion
 };
 
@@ -107,6 +120,8 @@ struct CollectivesReport {
   std::vector<int64_t> culprits;   // the ranks behind in the stuck communicator
   std::vector<int64_t> no_ledger;  // ranks used with no ledger
   std::vector<int64_t> unreadable;
+  std::vector<int64_t> from_hccl_records;  // ranks without a ledger read from HCCL's own records
+  uint64_t hccl_records_skipped = 0;       // their records that did not read, in all
   std::vector<RankNote> notes;     // conflicts where a claimant has a ledger, refused ledgers
   size_t refused = 0;              // ledgers not used (another uid than the rank's stacks)
   std::optional<uint32_t> job_uid;
@@ -116,6 +131,10 @@ struct CollectivesReport {
 inline constexpr size_t kMaxReportedComms = 256;
 inline constexpr size_t kMaxMismatches = 16;
 inline constexpr uint64_t kMaxCommSize = 1u << 20;  // past it a size is bounded by the ledgers
+
+// Whether class `k` of `c` is of the source whose ranks are behind (ledger or HCCL's records):
+// the classes its "behind" compares.
+bool OfBehindSource(const CommReport& c, const CommClass& k);
 
 // `world_size`: the job's, when labelled (a communicator claiming more is bounded).
 CollectivesReport AnalyzeCollectives(const std::vector<RankLedger>& ranks, std::optional<int64_t> world_size);

@@ -59,6 +59,8 @@ std::string ReduceName(const proto::LedgerRecord& r) {
   return proto::LedgerOpHasReduce(r.op) && r.reduce_op != 255 ? proto::HcclReduceOpName(r.reduce_op) : "";
 }
 std::string JsonOrNull(const std::string& s) { return s.empty() ? "null" : JsonString(s); }
+// Where a class's or mismatch's numbers come from.
+std::string Source(bool from_hccl_records) { return from_hccl_records ? "\"hccl_records\"" : "\"ledger\""; }
 
 }  // namespace
 
@@ -108,16 +110,20 @@ std::string CollectivesText(const CollectivesReport& r, const StackClassOf& stac
   if (r.stuck) {
     const CommReport& s = r.comms[*r.stuck];
     uint64_t top = 0;
-    for (const CommClass& k : s.classes) top = std::max(top, k.last_enqueued);
+    for (const CommClass& k : s.classes) {
+      if (OfBehindSource(s, k)) top = std::max(top, k.last_enqueued);
+    }
     std::vector<int64_t> ahead;
     uint64_t low = UINT64_MAX;
     for (const CommClass& k : s.classes) {
+      if (!OfBehindSource(s, k)) continue;
       low = std::min(low, k.last_enqueued);
       if (k.last_enqueued == top) ahead.insert(ahead.end(), k.ranks.begin(), k.ranks.end());
     }
     std::sort(ahead.begin(), ahead.end());
     o += "Behind: " + Ranks(r.culprits) + " in comm " + CommName(s) + " (last entered #" + std::to_string(low) +
-         ", where " + Ranks(ahead) + " entered #" + std::to_string(top) + ")";
+         ", where " + Ranks(ahead) + " entered #" + std::to_string(top) +
+         (s.behind_from_hccl_records ? "; from HCCL's own records, # is HCCL's record index" : "") + ")";
     for (size_t w : r.waiting) o += (w == r.waiting.front() ? "; waiting on it: comm " : ", comm ") + CommName(r.comms[w]);
     o += "\n";
   } else if (r.any_ledger) {
@@ -136,7 +142,8 @@ std::string CollectivesText(const CollectivesReport& r, const StackClassOf& stac
     o += "\n";
     for (const CommClass& k : c.classes) {
       o += "    " + Ranks(k.ranks) + " (" + std::to_string(k.ranks.size()) + "): last entered " + CallText(k.call) +
-           Completed(k, c.completion_tracked) + StackNote(k.ranks, stack_class) + "\n";
+           Completed(k, c.completion_tracked) + (k.from_hccl_records ? ", from HCCL's own records" : "") +
+           StackNote(k.ranks, stack_class) + "\n";
     }
     if (c.missing_count != 0) {
       o += "    missing: its rank" + std::string(c.missing_count == 1 ? " " : "s ") + Ranges(c.missing) +
@@ -146,7 +153,8 @@ std::string CollectivesText(const CollectivesReport& r, const StackClassOf& stac
       o += "    conflict: its rank " + std::to_string(cr) + " is claimed by more than one job rank\n";
     }
     for (const CommMismatch& m : c.mismatches) {
-      o += "    mismatch at #" + std::to_string(m.seq) + ", " + m.field + ":";
+      o += "    mismatch at #" + std::to_string(m.seq) + (m.from_hccl_records ? " (HCCL's record index)" : "") + ", " +
+           m.field + ":";
       for (size_t v = 0; v < m.values.size(); ++v) {
         o += (v ? "; " : " ") + Ranks(m.values[v].ranks) + " called " + TerminalLine(m.values[v].value);
       }
@@ -158,6 +166,14 @@ std::string CollectivesText(const CollectivesReport& r, const StackClassOf& stac
   if (!r.no_ledger.empty()) {
     o += "  Without a ledger: " + Ranks(r.no_ledger) + " (not under LD_PRELOAD=libatrace_hccl.so, or no save of theirs in "
          "the bundles)\n";
+  }
+  if (!r.from_hccl_records.empty()) {
+    o += "  From HCCL's own atrace records, without a ledger: " + Ranks(r.from_hccl_records) +
+         " (# is HCCL's record index, an entry and a success record per call: compared among these ranks only)";
+    if (r.hccl_records_skipped != 0) {
+      o += "; " + std::to_string(r.hccl_records_skipped) + " record(s) that did not read were skipped";
+    }
+    o += "\n";
   }
   if (!r.unreadable.empty()) o += "  Unreadable ledger: " + Ranks(r.unreadable) + "\n";
   for (const RankNote& n : r.notes) {
@@ -187,7 +203,7 @@ std::string CommunicatorsJson(const CollectivesReport& r, const StackClassOf& st
            ",\"op\":" + JsonString(proto::LedgerOpName(cl.call.op)) + ",\"count\":" + std::to_string(cl.call.count) +
            ",\"dtype\":" + JsonOrNull(DtypeName(cl.call.data_type)) + ",\"reduce\":" + JsonOrNull(ReduceName(cl.call)) +
            ",\"root\":" + (cl.call.peer ? std::to_string(*cl.call.peer) : std::string("null")) +
-           ",\"stack_classes\":" + Ints(stacks) + "}";
+           ",\"stack_classes\":" + Ints(stacks) + ",\"source\":" + Source(cl.from_hccl_records) + "}";
     }
     o += "],\"missing\":[";
     uint64_t listed = 0;
@@ -205,7 +221,7 @@ std::string CommunicatorsJson(const CollectivesReport& r, const StackClassOf& st
       for (size_t v = 0; v < m.values.size(); ++v) {
         o += std::string(v ? "," : "") + "{\"value\":" + JsonString(m.values[v].value) + ",\"ranks\":" + Ints(m.values[v].ranks) + "}";
       }
-      o += "]}";
+      o += "],\"source\":" + Source(m.from_hccl_records) + "}";
     }
     o += "],\"mismatches_more\":" + std::to_string(c.mismatches_more) + "}";
   }
@@ -215,6 +231,8 @@ std::string CommunicatorsJson(const CollectivesReport& r, const StackClassOf& st
 std::string CollectivesJsonMembers(const CollectivesReport& r) {
   std::string o = "\"collective_culprits\":" + Ints(r.culprits) + ",\"ranks_without_ledger\":" + Ints(r.no_ledger) +
                   ",\"ranks_with_unreadable_ledger\":" + Ints(r.unreadable) +
+                  ",\"ranks_from_hccl_records\":" + Ints(r.from_hccl_records) +
+                  ",\"hccl_records_skipped\":" + std::to_string(r.hccl_records_skipped) +
                   ",\"communicators_more\":" + std::to_string(r.comms_more) + ",\"ledger_notes\":[";
   for (size_t i = 0; i < r.notes.size(); ++i) {
     o += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(r.notes[i].rank) + ",\"host\":" + JsonString(r.notes[i].host) +

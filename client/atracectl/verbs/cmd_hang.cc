@@ -2,7 +2,8 @@
 // its hosts (`dump --job J`, then `export --format tar --job J`, on every host):
 //   - collectives first: per HCCL communicator, the ranks grouped by the last call they
 //     entered in it (from each process's collective ledger, hccl_tracer_ledger.bin, of its
-//     latest save), the ranks behind in the smallest communicator that is behind, missing
+//     latest save; without one, from HCCL's own records in its saved rings, hccl_records.h),
+//     the ranks behind in the smallest communicator that is behind, missing
 //     ranks, mismatched calls (fleet/collectives.h);
 //   - missing ranks: expected by the world size the processes were labelled with, in no
 //     bundle (the first place to look: a host whose bundle was not gathered, a rank that
@@ -45,6 +46,7 @@
 #include "fleet/culprit.h"
 #include "fleet/fleet_groups.h"
 #include "fleet/fleet_report.h"
+#include "fleet/hccl_records.h"
 #include "fleet/hang_text.h"
 #include "common/format.h"
 #include "common/text_budget.h"
@@ -81,6 +83,9 @@ struct ProcessRead {
   RankLedger::Ledger ledger = RankLedger::Ledger::kNone;
   std::string ledger_problem;
   std::vector<CommLedger> comms;
+  HcclRecords hccl;                     // HCCL's own records in its rings: used without a ledger
+  std::optional<uint32_t> hccl_uid;     // of the latest directory they were read from
+  int64_t hccl_at = INT64_MIN;
 };
 
 struct Gathered {
@@ -217,6 +222,18 @@ void ReadFile(const BundleDir& dir, const std::string& name, std::string&& bytes
     text = std::move(bytes);
   }
   const std::string object = ObjectOfFile(name);
+  if (IsHcclObject(object)) {
+    ps.hccl.BeginRing();
+    ForEachRecordLine(
+        text,
+        [&ps](int64_t, std::string_view record) {
+          ps.hccl.Piece(record);
+          return true;
+        },
+        offset);
+    ps.hccl.EndRing();
+    if (dir.created_unix_us >= ps.hccl_at) ps.hccl_at = dir.created_unix_us, ps.hccl_uid = dir.uid;
+  }
   auto found = ps.last.find(object);
   if (found == ps.last.end()) {
     if (!budget.Take(object.size() + kRecordKept + sizeof(LastRecord))) return;
@@ -265,6 +282,16 @@ Gathered Gather(HangOptions& o, FleetGroups& groups) {
     l.ledger = ps.ledger;
     l.problem = std::move(ps.ledger_problem);
     l.comms = std::move(ps.comms);
+    if (l.ledger == RankLedger::Ledger::kNone) {
+      // No ledger: HCCL's own records, where its rings hold any.
+      l.hccl_records_skipped = ps.hccl.skipped();
+      if (ps.hccl.any()) {
+        l.ledger = RankLedger::Ledger::kRead;
+        l.from_hccl_records = true;
+        l.comms = ps.hccl.Comms();
+        l.uid = ps.hccl_uid ? ps.hccl_uid : g.uid;
+      }
+    }
     RankClaim& claim = out.claims.emplace_back();
     claim.rank = *g.rank;
     claim.world_size = g.world_size;

@@ -16,6 +16,10 @@
  * the child (-ECONNRESET). The parent's connection is never disturbed. Do not fork while
  * another thread is inside a call on the same handle.
  *
+ * dlopen(): the library may be loaded with dlopen (RTLD_LOCAL too) and first called from several
+ * threads at once; its descriptors are close-on-exec. Close every handle before dlclose: one
+ * left open keeps its memory and its connection until the process exits.
+ *
  * Daemon restarts: when the connection is found dead at the start of a call, the call
  * reconnects (HELLO again) and proceeds. Events and files opened on the old connection are
  * lost: calls on them return -ECONNRESET (atrace_event_end and atrace_file_close still free

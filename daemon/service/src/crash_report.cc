@@ -108,13 +108,20 @@ std::string StackDumpReportText(int32_t pid, const Client& holder, const proto::
          RingsLine(rings, ring_names) + CannSections(pid, m.signo, m.tid, facts);
 }
 
+// The daemon runs no host tool (npu-smi, hccn_tool: they would run as root on a process's
+// word), so its own dumps hold no NPU health: said, with where to get it.
+constexpr const char* kHangDumpNoDevices =
+    "devices: not recorded (atraced runs no host tool: 'atracectl dump --devices --job J' as the operator "
+    "adds npu-smi and hccn_tool link state)\n";
+
 std::string ProcessDumpReportText(const Client& holder, const PeerCredentials& asker, const CrashFacts& facts,
                                   std::chrono::system_clock::time_point written, size_t rings,
                                   const std::string& ring_names, const std::string& hang) {
   const int32_t pid = holder.peer.pid;
   const std::string by = hang.empty() ? "dumped by: uid " + std::to_string(asker.uid) + " (pid " +
                                             std::to_string(asker.pid) + "), no signal sent\n"
-                                      : "dumped by: atraced's hang watch, no signal sent\nhang: " + hang + "\n";
+                                      : "dumped by: atraced's hang watch, no signal sent\nhang: " + hang + "\n" +
+                                            kHangDumpNoDevices;
   return "atraced: process " + std::to_string(pid) + " (" + holder.program + ") dumped from outside; it runs on\n" + by +
          "stacks: " + std::to_string(facts.stacks_read) + " of " + std::to_string(facts.thread_count) +
          " threads read, one at a time, " + std::to_string(facts.stacks_written) +

@@ -42,8 +42,8 @@ std::string StackDumpReportText(int32_t pid, const Client& holder, const proto::
 // The report of a PROCESS_DUMP (atracectl dump): a process that asked for nothing, looked at
 // from outside while it runs on, at the request of `asker` (pid and uid). The same sections,
 // named as STACK_DUMP's (signal 35, no signal sent), so that asys reads it alike. A dump the
-// hang watch took by itself has its `hang` line ("pid 7 stalled 12 s, blocked ...") and no
-// asker.
+// hang watch took by itself has its `hang` line ("pid 7 stalled 12 s, blocked ..."), a
+// `devices` line saying the NPUs' health is not recorded, and no asker.
 std::string ProcessDumpReportText(const Client& holder, const PeerCredentials& asker, const CrashFacts& facts,
                                   std::chrono::system_clock::time_point written, size_t rings,
                                   const std::string& ring_names, const std::string& hang = "");

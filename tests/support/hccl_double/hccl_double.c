@@ -8,7 +8,9 @@
  * is HcclRootInfo's bytes up to their first NUL (HcclGetRootInfo writes
  * $ATRACE_HCCL_DOUBLE_COMM, default "hccl_world_group"); HcclCommInitClusterInfo names it
  * "hccl_world_group" with $RANK_SIZE ranks. Send, Recv and BatchSendRecv return at once
- * (point-to-point has no whole-communicator rendezvous). */
+ * (point-to-point has no whole-communicator rendezvous). With $ATRACE_HCCL_DOUBLE_TRACE_LIB,
+ * each communicator also writes HCCL's own atrace records of its AllReduces
+ * (hccl_entry_trace.h). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hccl_entry_trace.h"
 #include "hccl_types.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -30,6 +33,7 @@ struct double_comm {
   uint32_t size;
   uint64_t seq;
   uint64_t* entered; /* shared: size words */
+  struct entry_trace trace; /* HCCL's own records, when asked (hccl_entry_trace.h) */
 };
 
 static HcclResult Open(const char* name, uint32_t size, uint32_t rank, HcclComm* out) {
@@ -58,6 +62,7 @@ static HcclResult Open(const char* name, uint32_t size, uint32_t rank, HcclComm*
     return E_INTERNAL;
   }
   c->entered = map;
+  EntryTraceOpen(&c->trace);
   *out = c;
   return ATRACE_HCCL_SUCCESS;
 }
@@ -140,8 +145,13 @@ EXPORT HcclResult HcclGetRankSize(HcclComm comm, uint32_t* size) {
 
 EXPORT HcclResult HcclAllReduce(void* s, void* r, uint64_t n, HcclDataType t, HcclReduceOp o, HcclComm c,
                                 aclrtStream st) {
-  (void)s, (void)r, (void)n, (void)t, (void)o, (void)st;
-  return Rendezvous(c);
+  (void)s, (void)r, (void)t, (void)o, (void)st;
+  struct double_comm* dc = c;
+  if (dc == NULL) return E_PARA;
+  EntryTraceAllReduce(&dc->trace, dc->name, dc->rank, n);
+  const HcclResult ret = Rendezvous(c);
+  if (ret == ATRACE_HCCL_SUCCESS) EntryTraceDone(&dc->trace, dc->name);
+  return ret;
 }
 EXPORT HcclResult HcclBroadcast(void* b, uint64_t n, HcclDataType t, uint32_t root, HcclComm c, aclrtStream st) {
   (void)b, (void)n, (void)t, (void)root, (void)st;
