@@ -5,6 +5,8 @@
 // start-up and connection calls.
 //   atraced_emit_loop daemon <socket> <n>
 //   atraced_emit_loop direct <root> <n> [record_num]
+//   atraced_emit_loop daemon-fd <socket> <n>   the same through a passed descriptor
+//                                              (ATRACE_EMIT_VIA_FD: two round trips)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +18,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s daemon <socket> <n> | direct <root> <n> [record_num]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s daemon|daemon-fd <socket> <n> | direct <root> <n> [record_num]\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -33,7 +35,8 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (mode != "daemon") return 2;
+  if (mode != "daemon" && mode != "daemon-fd") return 2;
+  const unsigned flags = mode == "daemon-fd" ? ATRACE_EMIT_VIA_FD : 0;
   atrace_client_options options;
   std::memset(&options, 0, sizeof options);
   options.socket_path = argv[2];
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
   file.form = ATRACE_FILE_OBJECT;
   file.name = "hccl";
   for (long i = 0; i < n; ++i) {
-    if (int rc = atrace_emit(client, &event, &file, data.data(), data.size(), 0, nullptr, 0); rc != 0) {
+    if (int rc = atrace_emit(client, &event, &file, data.data(), data.size(), flags, nullptr, 0); rc != 0) {
       std::fprintf(stderr, "emit: %s\n", atrace_client_strerror(rc));
       return 1;
     }

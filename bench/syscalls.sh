@@ -5,11 +5,13 @@
 # run of N events and over a run of 0 events; (calls(N) - calls(0)) / N is the per-event
 # cost, free of start-up and connection calls. The client library's own calls are not
 # counted on the daemon side: they are the round trip (one sendmsg, one recvmsg).
-#   bash bench/syscalls.sh [BUILD_DIR] [N]     (defaults: build/bench, 2000)
+#   bash bench/syscalls.sh [BUILD_DIR] [N] [MODE]   (defaults: build/bench, 2000, daemon)
+# MODE daemon-fd sends each event through a passed descriptor (ATRACE_EMIT_VIA_FD).
 # Prints one line per side, the ratio, and the daemon's calls per event by name.
 set -euo pipefail
 build="${1:-build/bench}"
 n="${2:-2000}"
+mode="${3:-daemon}"
 command -v strace >/dev/null || { echo "syscalls.sh: strace is not installed" >&2; exit 77; }
 atraced="$build/daemon/atraced"
 loop="$build/bench/atraced_emit_loop"
@@ -28,7 +30,7 @@ daemon_side() {
   strace -f -c -o "$out" "$atraced" --root "$dir/root" --socket "$dir/s.sock" --record-num 10 \
     --log-level warning 2>"$dir/log" &
   local tracer=$!
-  drive_events "$loop" "$dir" "$count"
+  drive_events "$loop" "$dir" "$count" "$mode"
   pkill -TERM -P "$tracer" atraced || true
   wait "$tracer" || true
 }
@@ -50,7 +52,7 @@ direct_side "$n" "$scratch/directN"
 d=$(awk -v a="$(total "$scratch/daemonN")" -v b="$(total "$scratch/daemon0")" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / n }')
 x=$(awk -v a="$(total "$scratch/directN")" -v b="$(total "$scratch/direct0")" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / n }')
 r=$(awk -v d="$d" -v x="$x" 'BEGIN { printf "%.2f", d / x }')
-printf '%-38s %8s calls/event  (daemon threads, strace -f -c, N=%s)\n' syscalls.daemon "$d" "$n"
+printf '%-38s %8s calls/event  (daemon threads, strace -f -c, N=%s, %s)\n' syscalls.daemon "$d" "$n" "$mode"
 printf '%-38s %8s calls/event  (the application, CANN-style)\n' syscalls.direct "$x"
 printf '%-38s %8s x\n' syscalls.daemon_vs_direct "$r"
 echo "# daemon calls per event by name:"
