@@ -1,7 +1,9 @@
 /* A framework's library as torch_npu's libtorch_npu.so is one for HCCL: linked with -lhccl
  * (DT_NEEDED) and calling HCCL's functions by name, bound when the library is loaded (ctypes and
  * Python's import load with RTLD_NOW). tests/hccl_ledger/ctypes_order_rank.py loads it with
- * ctypes beside libatrace_hccl, in one order or the other. */
+ * ctypes beside libatrace_hccl, in one order or the other. It is also a framework's HCCL plugin
+ * as MindSpore's libhccl_plugin.so is one: ctypes_plugin_rank.py opens it with RTLD_DEEPBIND and
+ * looks HcclAllReduce up on its handle. */
 #include <stddef.h>
 
 #include "hccl_types.h"
