@@ -106,7 +106,7 @@ triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for f in /usr/sbin/atraced /usr/bin/atracectl /etc/atraced/atraced.conf /lib/systemd/system/atraced.socket \
          /lib/systemd/system/atraced.service /usr/lib/$triplet/libatrace_client.so.0 \
          /usr/lib/$triplet/pkgconfig/atrace_client.pc /usr/include/atraced/atrace_client.h \
-         /usr/lib/$triplet/ascend-trace/libatrace_hccl.so; do
+         /usr/lib/$triplet/ascend-trace/libatrace_hccl.so /usr/lib/$triplet/ascend-trace/libatrace_hccl_audit.so; do
   [[ -e $f ]] || fail "$f is not installed"
 done
 atraced --version | grep -qF "atraced $version " || fail "atraced --version: $(atraced --version)"
