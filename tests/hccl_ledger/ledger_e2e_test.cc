@@ -240,16 +240,28 @@ TEST_CASE("hccl ledger: Python loads the interposer with ctypes beside a framewo
   // The framework's three AllReduces (101..103) are bound when ctypes loads it (RTLD_NOW): to
   // the interposer only if it is in the global scope by then. The call through the
   // interposer's own handle (900) is recorded in every order (docs/HCCL_LEDGER.md).
-  const std::pair<std::string, std::vector<uint64_t>> orders[] = {
-      {"interposer-global-first", {101, 102, 103, 900}},
-      {"framework-first", {900}},
-      {"interposer-local-first", {900}},
+  // With LD_AUDIT=libatrace_hccl_audit.so as well, a binding to libhccl made once the
+  // interposer is loaded, in either scope, goes to the interposer.
+  struct Case {
+    std::string order;
+    bool audit;
+    std::vector<uint64_t> recorded;
   };
-  for (const auto& [order, recorded] : orders) {
-    INFO(order);
+  const Case cases[] = {
+      {"interposer-global-first", false, {101, 102, 103, 900}},
+      {"framework-first", false, {900}},
+      {"interposer-local-first", false, {900}},
+      {"interposer-global-first", true, {101, 102, 103, 900}},
+      {"framework-first", true, {900}},
+      {"interposer-local-first", true, {101, 102, 103, 900}},
+  };
+  for (const auto& [order, audit, recorded] : cases) {
+    INFO(order << (audit ? " with LD_AUDIT" : ""));
     Job job;
+    std::vector<std::string> env{"ATRACED_SOCKET=" + job.daemon.socket(), "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path()};
+    if (audit) env.push_back("LD_AUDIT=" ATRACE_HCCL_AUDIT);
     RankProcess py({"/usr/bin/python3", ATRACE_HCCL_PY_ORDER_RANK, order, ATRACE_HCCL_LIBRARY, ATRACE_HCCL_FRAMEWORK},
-                   {"ATRACED_SOCKET=" + job.daemon.socket(), "ATRACE_HCCL_DOUBLE_DIR=" + job.meeting.path()});
+                   env);
     REQUIRE(py.WaitForLine("interposer 0"));
     const int status = py.Wait();
     INFO(py.output());
