@@ -3,25 +3,19 @@
 // saved at a clean exit, with completions where an acl runtime is loaded and without.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <sys/wait.h>
 
-#include <cstring>
+#include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "atraced/proto/ledger_reader.h"
 #include "ledger_job.h"
 #include "rank_process.h"
-#include "support/daemon_process.h"
-#include "support/temp_dir.h"
 
 using atraced::proto::LedgerSnapshot;
-using atraced::testing::DaemonProcess;
 using hccl_ledger_test::CheckCalls;
 using hccl_ledger_test::Eventually;
 using hccl_ledger_test::Job;
