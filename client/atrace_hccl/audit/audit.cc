@@ -45,8 +45,9 @@ Kind KindOf(const struct link_map* map, Lmid_t lmid) {
 
 }  // namespace
 
+// The interface this module was built for, or glibc's own if that is older.
 ATRACE_AUDIT_EXPORT unsigned int la_version(unsigned int version) {
-  return version < LAV_CURRENT ? version : LAV_CURRENT;  // 0 (not ours to run) only if glibc says so
+  return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
 ATRACE_AUDIT_EXPORT unsigned int la_objopen(struct link_map* map, Lmid_t lmid, uintptr_t* cookie) {
@@ -61,7 +62,14 @@ ATRACE_AUDIT_EXPORT unsigned int la_objclose(uintptr_t* cookie) {
   return 0;
 }
 
-ATRACE_AUDIT_EXPORT uintptr_t la_symbind64(ElfW(Sym) * sym, unsigned int /*ndx*/, uintptr_t* refcook,
+// glibc looks up the hook of the process's ELF class.
+#if __ELF_NATIVE_CLASS == 32
+#define ATRACE_LA_SYMBIND la_symbind32
+#else
+#define ATRACE_LA_SYMBIND la_symbind64
+#endif
+
+ATRACE_AUDIT_EXPORT uintptr_t ATRACE_LA_SYMBIND(ElfW(Sym) * sym, unsigned int /*ndx*/, uintptr_t* refcook,
                                            uintptr_t* defcook, unsigned int* /*flags*/, const char* name) {
   const uintptr_t original = sym->st_value;
   if (*defcook != kHccl || *refcook == kInterposer || name == nullptr || !StartsWith(name, "Hccl")) return original;
