@@ -10,6 +10,7 @@
 namespace atraced::proto {
 
 using internal::CheckPath;
+using internal::CheckCountFits;
 using internal::CheckRange;
 using internal::CheckReserved;
 using internal::Error;
@@ -38,11 +39,7 @@ Status Decode(std::span<const uint8_t> body, AgedDumpsReply* m) {
   uint32_t count = 0;
   PROTO_READ(in.ReadU32(&count) && in.ReadU32(&m->omitted), "AGED_DUMPS reply");
   PROTO_TRY(CheckRange("count", count, 0, ATR_MAX_AGED_ENTRIES));
-  // Refuse a count the body cannot hold before allocating entries for it.
-  constexpr size_t kMinEntry = sizeof(atr_aged_entry) + 4 * 2;
-  if (count > in.remaining() / kMinEntry) {
-    return Error(EBADMSG, "count", std::to_string(count) + " entries cannot fit in " + std::to_string(in.remaining()) + " bytes");
-  }
+  PROTO_TRY(CheckCountFits(in, count, sizeof(atr_aged_entry) + 4 * 2, "entries"));
   m->entries.clear();
   m->entries.resize(count);
   for (AgedEntry& e : m->entries) {

@@ -97,6 +97,12 @@ Status CheckPath(std::string_view field, std::string_view path, bool absolute) {
   return Status::Ok();
 }
 
+Status CheckCountFits(const ByteReader& in, uint32_t count, size_t min_item, std::string_view items) {
+  if (count <= in.remaining() / min_item) return Status::Ok();
+  return Error(EBADMSG, "count",
+               std::to_string(count) + " " + std::string(items) + " cannot fit in " + std::to_string(in.remaining()) + " bytes");
+}
+
 Status ReadLabels16(ByteReader& in, Labels* labels) {
   PROTO_TRY(ReadString16(in, "job", &labels->job));
   PROTO_TRY(ReadString16(in, "rank", &labels->rank));

@@ -44,6 +44,10 @@ Status CheckNonZero(std::string_view field, uint64_t value);
 // EINVAL unless lo <= value <= hi.
 Status CheckRange(std::string_view field, int64_t value, int64_t lo, int64_t hi);
 
+// EBADMSG when `count` items of at least `min_item` bytes each cannot fit in what `in` has
+// left: checked before a decoder allocates them, so a hostile count reserves nothing.
+Status CheckCountFits(const ByteReader& in, uint32_t count, size_t min_item, std::string_view items);
+
 // Reads the 20-byte time field: all NUL -> "", 20 ASCII digits -> the digits, else
 // EINVAL. The reader must hold at least ATR_TIME_LEN bytes.
 Status ReadTime(ByteReader& in, std::string* time);

@@ -9,6 +9,7 @@
 namespace atraced::proto {
 
 using internal::CheckName;
+using internal::CheckCountFits;
 using internal::CheckRange;
 using internal::CheckReserved;
 using internal::Error;
@@ -67,11 +68,7 @@ Status Decode(std::span<const uint8_t> body, ListLiveReply* m) {
   uint32_t count = 0;
   PROTO_READ(in.ReadU32(&count) && in.ReadU32(&m->omitted), "LIST_LIVE reply");
   PROTO_TRY(CheckRange("count", count, 0, ATR_MAX_LIVE_ENTRIES));
-  // Refuse a count the body cannot hold before allocating entries for it.
-  constexpr size_t kMinEntry = sizeof(atr_live_entry) + 4 * 2;
-  if (count > in.remaining() / kMinEntry) {
-    return Error(EBADMSG, "count", std::to_string(count) + " entries cannot fit in " + std::to_string(in.remaining()) + " bytes");
-  }
+  PROTO_TRY(CheckCountFits(in, count, sizeof(atr_live_entry) + 4 * 2, "entries"));
   m->entries.clear();
   m->entries.resize(count);
   for (LiveEntry& e : m->entries) {

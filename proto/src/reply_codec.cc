@@ -23,6 +23,7 @@ static_assert(EPERM == -ATR_EPERM && ENOENT == -ATR_ENOENT && ESRCH == -ATR_ESRC
               ENOTSUP == -ATR_ENOTSUP);
 
 using internal::CheckMinSize;
+using internal::CheckCountFits;
 using internal::CheckName;
 using internal::CheckPath;
 using internal::CheckRange;
@@ -352,13 +353,7 @@ Status Decode(std::span<const uint8_t> body, ListReply* m) {
   uint32_t count = 0;
   PROTO_TRY(ReadCount(in, "LIST reply", &count));
   PROTO_TRY(CheckRange("count", count, 0, kMaxListEntries));
-  // Refuse a count the body cannot hold before allocating entries for it.
-  constexpr size_t kMinEntry = sizeof(atr_list_entry) + 2;
-  if (count > in.remaining() / kMinEntry) {
-    return Error(EBADMSG, "count",
-                 std::to_string(count) + " entries cannot fit in " +
-                     std::to_string(in.remaining()) + " bytes");
-  }
+  PROTO_TRY(CheckCountFits(in, count, sizeof(atr_list_entry) + 2, "entries"));
   m->entries.clear();
   m->entries.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -414,13 +409,7 @@ namespace {
 // `count` relative paths (u16 length + bytes each), for VACUUM and VACUUM_BY replies.
 Status ReadPaths(ByteReader& in, uint32_t count, std::vector<std::string>* paths) {
   PROTO_TRY(CheckRange("count", count, 0, ATR_MAX_VACUUM_PATHS));
-  // Each path takes at least its 2-byte length; refusing a count the body cannot hold
-  // keeps a hostile count from reserving gigabytes.
-  if (count > in.remaining() / 2) {
-    return Error(EBADMSG, "count",
-                 std::to_string(count) + " paths cannot fit in " +
-                     std::to_string(in.remaining()) + " bytes");
-  }
+  PROTO_TRY(CheckCountFits(in, count, 2, "paths"));  // each path is at least its length
   paths->clear();
   paths->resize(count);
   for (uint32_t i = 0; i < count; ++i) {
