@@ -121,12 +121,16 @@ TRACE_EXPORT TraHandle AtraceGetHandle(TracerType tracerType, const char* objNam
 
 namespace {
 
+[[gnu::noinline]] TraStatus SubmitOnNewThread(TraHandle handle, uint8_t buffer_type, const void* buffer, uint32_t size);
+
 // The hot path, inlined into both exported calls (a call from one exported function to
 // another goes through the PLT). No lock, no system call: docs/TIMESTAMPS.md and
 // ring_writer.h say what it costs against CANN's ring.
 [[gnu::always_inline]] inline TraStatus Submit(TraHandle handle, uint8_t buffer_type, const void* buffer,
                                                uint32_t size) {
-  EnsureThreadAltStack();  // as every API call: a stack overflow on this thread is reported
+  // As every API call: a stack overflow on this thread is reported. Its first pass on a
+  // thread goes out of line and back, so that the record's path calls nothing.
+  if (__builtin_expect(!alt_stack_internal::t_checked, 0)) return SubmitOnNewThread(handle, buffer_type, buffer, size);
   uint32_t index, generation;
   if (!SplitHandle(handle, HandleKind::kObject, &index, &generation) || index >= kMaxObjects) return TRACE_FAILURE;
   State* s = PublishedState();
@@ -138,6 +142,11 @@ namespace {
   // If a destroy runs from here on, the range holds scratch memory: the write is lost, safely.
   return WriteRecord(o.base, ObjectWord::Mask(w), ObjectWord::MsgSize(w), ObjectWord::NoLock(w),
                      ObjectWord::Counter(w), buffer_type, buffer, size);
+}
+
+TraStatus SubmitOnNewThread(TraHandle handle, uint8_t buffer_type, const void* buffer, uint32_t size) {
+  EnsureThreadAltStack();  // sets t_checked: Submit does not come back here
+  return Submit(handle, buffer_type, buffer, size);
 }
 
 }  // namespace

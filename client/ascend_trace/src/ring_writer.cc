@@ -64,4 +64,9 @@ int CreateRing(const RingShape& shape, const char* name, void* at, atraced::Uniq
   return 0;
 }
 
+TraStatus WriteRecordMonotonic(uint8_t* base, uint64_t mask, uint32_t msg_size, bool no_lock, uint8_t buffer_type,
+                               const void* buffer, uint32_t length) {
+  return WriteRecordAt(MonotonicNs(), base, mask, msg_size, no_lock, buffer_type, buffer, length);
+}
+
 }  // namespace ascend_trace
