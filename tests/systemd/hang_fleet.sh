@@ -29,6 +29,9 @@ fleet_require
 [[ -x /lib/systemd/systemd-journald ]] && command -v systemd-cat >/dev/null && command -v journalctl >/dev/null ||
   skip "needs systemd-journald, systemd-cat and journalctl (apt-get install systemd)"
 command -v nsenter >/dev/null || skip "needs nsenter (util-linux)"
+# systemd-journald stops at start without a cgroup hierarchy (a chroot that mounted no /sys).
+awk '$5 ~ "^/sys/fs/cgroup" { found = 1 } END { exit !found }' /proc/self/mountinfo ||
+  skip "needs a cgroup hierarchy mounted at /sys/fs/cgroup (systemd-journald stops without one)"
 unshare --uts -m true 2>/dev/null || skip "cannot make UTS namespaces here"
 
 hang_timeout_s=5

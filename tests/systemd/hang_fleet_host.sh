@@ -30,7 +30,9 @@ trap finish EXIT
 trap 'exit 1' TERM INT
 
 hostname "$host"
-mount -t tmpfs tmpfs /run/systemd
+# A machine where systemd does not run (a container) may have no /run/systemd: /run then.
+if [[ -d /run/systemd ]]; then mount -t tmpfs tmpfs /run/systemd; else mount -t tmpfs tmpfs /run; mkdir -p /run/systemd; fi
+mkdir -p /run/log
 mount -t tmpfs tmpfs /run/log
 mkdir -p /run/systemd/journal /run/systemd/journald.conf.d
 # Volatile (/run/log/journal), no rate limit (one entry per rank comes in one burst), nothing

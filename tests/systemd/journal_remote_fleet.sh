@@ -31,7 +31,7 @@ run_host() {
   ip netns exec "${tag}h$h" unshare -m --propagation private bash -c '
     set -euo pipefail
     d="$1"; h="$2"; atraced="$3"; atracectl="$4"; here="$5"
-    mount -t tmpfs tmpfs /run/systemd
+    if [[ -d /run/systemd ]]; then mount -t tmpfs tmpfs /run/systemd; else mount -t tmpfs tmpfs /run; mkdir -p /run/systemd; fi
     mkdir -p /run/systemd/journal
     python3 "$here/fake_journald.py" /run/systemd/journal/socket "$d/entries.export" "host$h" "$d/stop" "$d/ready" &
     journald=$!
