@@ -222,7 +222,7 @@ TEST_CASE("e2e: a ring whose slots are rewritten with garbage gives what is vali
   REQUIRE(ascend_trace::CreateRing(shape, "hostile", at, &fd, &mapped) == 0);
   auto* base = static_cast<uint8_t*>(at);
   for (const char* text : {"good one", "good two", "good three"}) {
-    REQUIRE(ascend_trace::WriteRecord(base, shape.msg_num - 1, shape.msg_size, false, false, 0, text,
+    REQUIRE(ascend_trace::WriteRecord(base, shape.msg_num - 1, shape.msg_size, false, false, /*claim_key=*/0, 0, text,
                                       static_cast<uint32_t>(std::strlen(text))) == TRACE_SUCCESS);
   }
   REQUIRE(Register(c, 1, fd.get(), static_cast<uint32_t>(mapped)).status == 0);

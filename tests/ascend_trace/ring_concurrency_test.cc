@@ -1,6 +1,6 @@
 // Several threads submit into one locked ring while another thread keeps copying and reading
 // it, as the daemon does: no snapshot may contain a torn record, and the counters must add
-// up. Run under TSan too (all shared accesses are atomic, so it must stay silent).
+// up. Run under TSan too (there every store into the ring is atomic, so it must stay silent).
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -80,9 +80,11 @@ TEST_CASE("ring: 4 writers and a concurrent reader: no torn record, honest count
   CHECK(snapshots > 0);
   const auto final_copy = ring.Copy();
   const auto snap = atraced::proto::ReadRingSnapshot(final_copy);
-  // Every claim either landed or was counted as dropped, by the writer and in the header.
-  CHECK(snap.write_index == uint64_t{kWriters} * kPerWriter);
-  CHECK(ok + failed == snap.write_index);
+  // Every record either landed or was counted as dropped, by the writer and in the header.
+  // write_index counts slots claimed: writers that contend claim them in batches, and a
+  // batch given up (lapped, or unused past its lifetime) leaves slots claimed and unwritten.
+  CHECK(ok + failed == uint64_t{kWriters} * kPerWriter);
+  CHECK(snap.write_index >= ok + failed);
   CHECK(snap.dropped == failed);
   // Quiescent: every slot holds a complete record, and each is intact.
   CHECK(snap.torn == 0);

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -28,9 +29,13 @@ class TestRing {
   }
   ~TestRing() { ::munmap(base_, ATR_RING_MAX_BYTES); }
 
+  // As AtraceSubmit writes: with this ring's own claim key (ring_writer.h, ThreadClaim).
   TraStatus Write(const void* data, uint32_t length, uint8_t type = 0) {
-    return ascend_trace::WriteRecord(base_, shape_.msg_num - 1, shape_.msg_size, shape_.no_lock, shape_.counter, type,
-                                     data, length);
+    return ascend_trace::WriteRecord(base_, shape_.msg_num - 1, shape_.msg_size, shape_.no_lock, shape_.counter,
+                                     claim_key_, type, data, length);
+  }
+  uint64_t write_index() const {
+    return __atomic_load_n(reinterpret_cast<const uint64_t*>(base_ + ATR_RING_OFF_WRITE_INDEX), __ATOMIC_ACQUIRE);
   }
   std::vector<uint8_t> Copy() const {
     std::vector<uint8_t> out;
@@ -47,6 +52,9 @@ class TestRing {
   uint8_t* base_ = nullptr;
   atraced::UniqueFd fd_;
   uint64_t bytes_ = 0;
+  // Unique over the test process's life, as an object's handle is over a process's.
+  inline static std::atomic<uint64_t> next_key_{1};
+  uint64_t claim_key_ = next_key_.fetch_add(1);
 };
 
 inline std::string Text(std::span<const uint8_t> data) { return std::string(data.begin(), data.end()); }

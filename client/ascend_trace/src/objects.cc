@@ -141,7 +141,7 @@ namespace {
   if (buffer == nullptr || size == 0) return TRACE_INVALID_PARAM;
   // If a destroy runs from here on, the range holds scratch memory: the write is lost, safely.
   return WriteRecord(o.base, ObjectWord::Mask(w), ObjectWord::MsgSize(w), ObjectWord::NoLock(w),
-                     ObjectWord::Counter(w), buffer_type, buffer, size);
+                     ObjectWord::Counter(w), static_cast<uint64_t>(handle), buffer_type, buffer, size);
 }
 
 TraStatus SubmitOnNewThread(TraHandle handle, uint8_t buffer_type, const void* buffer, uint32_t size) {

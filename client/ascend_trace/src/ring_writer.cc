@@ -64,9 +64,49 @@ int CreateRing(const RingShape& shape, const char* name, void* at, atraced::Uniq
   return 0;
 }
 
-TraStatus WriteRecordMonotonic(uint8_t* base, uint64_t mask, uint32_t msg_size, bool no_lock, uint8_t buffer_type,
-                               const void* buffer, uint32_t length) {
-  return WriteRecordAt(MonotonicNs(), base, mask, msg_size, no_lock, buffer_type, buffer, length);
+thread_local constinit ThreadClaim t_claim __attribute__((tls_model("initial-exec")));
+std::atomic<uint64_t> g_claim_lifetime{kClaimLifetime};
+
+TraStatus WriteRecordShared(uint64_t now, uint8_t* base, uint64_t mask, uint32_t slot_size, uint8_t buffer_type,
+                            const void* buffer, uint32_t length) {
+  auto* write_index = reinterpret_cast<uint64_t*>(base + ATR_RING_OFF_WRITE_INDEX);
+  ThreadClaim& c = t_claim;
+  uint64_t k;
+  bool from_batch = false;
+  if (c.left != 0 && now - c.since < g_claim_lifetime.load(std::memory_order_relaxed)) {
+    k = c.next - c.left--;
+    from_batch = true;
+  } else if (c.calm) {
+    // A whole batch went by with no other writer claiming: one slot a record again.
+    c.shared = false;
+    c.calm = false;
+    k = __atomic_fetch_add(write_index, 1, __ATOMIC_RELAXED);
+    c.next = k + 1;
+    c.left = 0;
+  } else {
+    k = __atomic_fetch_add(write_index, kClaimBatch, __ATOMIC_RELAXED);
+    c.calm = k == c.next;
+    c.next = k + kClaimBatch;
+    c.left = kClaimBatch - 1;
+    c.since = now;
+  }
+  uint8_t* slot = SlotAt(base, mask, slot_size, k);
+  Take take = TakeSlot(slot, slot_size, k);
+  if (take == Take::kLapped && from_batch) {
+    // Other writers lapped what is left of the batch: give it up and claim one slot afresh.
+    c.left = 0;
+    k = __atomic_fetch_add(write_index, 1, __ATOMIC_RELAXED);
+    c.next = k + 1;
+    slot = SlotAt(base, mask, slot_size, k);
+    take = TakeSlot(slot, slot_size, k);
+  }
+  if (take != Take::kTaken) return Dropped(base);
+  return FillSlot(slot, k, now, buffer_type, buffer, length);
+}
+
+TraStatus WriteRecordMonotonic(uint8_t* base, uint64_t mask, uint32_t msg_size, bool no_lock, uint64_t claim_key,
+                               uint8_t buffer_type, const void* buffer, uint32_t length) {
+  return WriteRecordAt(MonotonicNs(), base, mask, msg_size, no_lock, claim_key, buffer_type, buffer, length);
 }
 
 }  // namespace ascend_trace

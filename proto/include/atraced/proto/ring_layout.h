@@ -14,8 +14,10 @@
  * A slot is   [u64 seq_done][u64 timestamp_ns][u32 length][u8 buffer_type][u8 reserved[3]]
  *             [payload: ATR_RING_PAYLOAD(msg_size) bytes][u64 seq_start]
  *
- * Record k (the k-th claimed write, k = 0, 1, ...) goes to slot k & (msg_num - 1) with
- * sequence k + 1 (0 means "never written"). A writer stores seq_start = k + 1, then the
+ * Record k (written into the k-th claimed slot, k = 0, 1, ...) goes to slot k & (msg_num - 1)
+ * with sequence k + 1 (0 means "never written"). Writers that share a ring may claim several
+ * slots at once (the library's ThreadClaim), so a slot below write_index may be unwritten,
+ * or still hold a record of the lap before; records are ordered by timestamp, not slot. A writer stores seq_start = k + 1, then the
  * head and payload, then seq_done = k + 1 (release). A reader copies the slot in ascending
  * address order (seq_done first, seq_start last, see AtrRingCopy in ring_reader.h) and
  * accepts it only if seq_done == seq_start != 0: a writer that started while the copy was
@@ -78,7 +80,7 @@ struct atr_ring_header {
   uint64_t counter_anchor; /* the cycle counter at monotonic_ns; 0 without ATR_RING_FLAG_COUNTER */
   uint8_t reserved0[16];
   /* Written by submitters; on their own cache line, away from the read-only fields. */
-  uint64_t write_index; /* records claimed so far (the next record's k) */
+  uint64_t write_index; /* slots claimed so far (the next claim's k) */
   uint64_t dropped;     /* records refused because their slot was still being written */
   uint8_t reserved1[48];
 };
