@@ -15,6 +15,7 @@
  *   nolock1   1 thread, a noLock object
  *   locked4   4 threads on one locked object
  *   locked16  16 threads on one locked object (on 2 cores: writers preempted mid-record)
+ * --only CASE runs that case alone (for an instruction count under callgrind).
  * Each prints ns per record by thread CPU time (CLOCK_THREAD_CPUTIME_ID, summed over the
  * threads) and by wall time (CLOCK_MONOTONIC from the start signal to the last join, divided
  * by all the records), and how many records the library refused (a locked slot still busy).
@@ -198,6 +199,10 @@ static const struct {
 enum { kCaseCount = sizeof kCases / sizeof kCases[0] };
 
 /* --pair: `libs[0]` is CANN's, `libs[1]` ours; `rounds` rounds of `records` per case. */
+static const char* g_only = NULL;  /* --only CASE, else every case */
+
+static int Selected(int c) { return g_only == NULL || strcmp(g_only, kCases[c].name) == 0; }
+
 static void Pairs(const struct Lib libs[2], int rounds, long records) {
   static struct Result res[2][kMaxRounds];
   static double a[kMaxRounds], b[kMaxRounds], ratio[kMaxRounds];
@@ -205,6 +210,7 @@ static void Pairs(const struct Lib libs[2], int rounds, long records) {
   printf("%-9s %-4s %9s %9s %8s %15s %13s %9s %9s\n", "case", "", "CANN ns", "ours ns", "ours/C", "(p25-p75)",
          "(min-max)", "refusedC", "refusedO");
   for (int c = 0; c < kCaseCount; ++c) {
+    if (!Selected(c)) continue;
     TraHandle h[2];
     long failed[2] = {0, 0};
     for (int l = 0; l < 2; ++l) {
@@ -249,14 +255,24 @@ int main(int argc, char** argv) {
       warmup = atol(argv[++i]);
     } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       rounds = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      g_only = argv[++i];
     } else if (strcmp(argv[i], "--pair") == 0 && i + 2 < argc) {
       pair[0] = argv[++i];
       pair[1] = argv[++i];
     } else {
-      fprintf(stderr, "usage: %s [--records N] [--warmup N] | --pair CANN_LIB OURS_LIB [--rounds N] [--records N]\n",
+      fprintf(stderr,
+              "usage: %s [--records N] [--warmup N] [--only CASE] | --pair CANN_LIB OURS_LIB [--rounds N] [--records N] "
+              "[--only CASE]\n",
               argv[0]);
       return 2;
     }
+  }
+  int known = g_only == NULL;
+  for (int c = 0; c < kCaseCount; ++c) known |= Selected(c);
+  if (!known) {
+    fprintf(stderr, "--only: no case %s (locked1, nolock1, locked4, locked16)\n", g_only);
+    return 2;
   }
   if (pair[0] != NULL) {
     if (rounds < 1 || rounds > kMaxRounds || records < kMaxThreads) {
@@ -277,6 +293,7 @@ int main(int argc, char** argv) {
   Dl_info info;
   printf("library %s\n", dladdr((void*)AtraceSubmit, &info) != 0 ? info.dli_fname : "?");
   for (int c = 0; c < kCaseCount; ++c) {
+    if (!Selected(c)) continue;
     char object[32];
     snprintf(object, sizeof object, "bench_%s", kCases[c].name);
     const TraHandle h = Create(&linked, object, kCases[c].no_lock);

@@ -22,7 +22,10 @@
 #   6. prints, per clocksource, the median and min-max ns/record of each case and side by
 #      thread CPU time and by wall time, the median and min-max of the per-round ratios to
 #      CANN, the clock each ring is stamped with (its header), the load (uptime) before and
-#      after, and atraced_tick_bench: what the daemon's tick costs for the counter's upkeep.
+#      after, and atraced_tick_bench: what the daemon's tick costs for the counter's upkeep;
+#   7. where valgrind is installed, counts the instructions of one AtraceSubmit (callgrind,
+#      collecting only inside AtraceSubmit, 1 thread, locked and noLock) for each library:
+#      a figure no other load on the machine moves.
 # Environment: BUILD_DIR, JOBS, BENCH_DIR (scratch parent, default $TMPDIR or /tmp), CC,
 # PAIR_ROUNDS, PAIR_RECORDS (default 200000).
 set -euo pipefail
@@ -231,8 +234,35 @@ run_pass() {
   echo "   load before: $pair_before"
   echo "   load after:  $pair_after"
   sed 's/^/   /' "$out/pairs"
+  count_instructions
   echo "-- the daemon's tick under $cs (atraced_tick_bench)"
   "$build/bench/atraced_tick_bench" | sed 's/^/   /' || echo "   (the counter lost its grant during the tick bench)"
+}
+
+# Instructions executed inside AtraceSubmit per record, 1 thread, by callgrind (inclusive of
+# what it calls: the stamp, the copy): load-independent, unlike every timing above.
+count_instructions() {
+  if ! command -v valgrind >/dev/null; then
+    echo "-- instructions per AtraceSubmit: skipped (no valgrind; apt-get install valgrind)"
+    return 0
+  fi
+  local n=200000 warm=1000
+  echo "-- instructions per AtraceSubmit (callgrind, inside AtraceSubmit only; $n records after $warm, 1 thread)"
+  for c in locked1 nolock1; do
+    local row
+    row="$(printf '   %-17s' "${label[$c]}")"
+    for side in cann ours; do
+      local dir="$ours_lib" cg="$scratch/callgrind.$side.$c"
+      [[ "$side" == cann ]] && dir="$cann_lib"
+      LD_LIBRARY_PATH="$dir" valgrind --tool=callgrind --callgrind-out-file="$cg" --collect-atstart=no \
+        --toggle-collect=AtraceSubmit "$bench" --only "$c" --records "$n" --warmup "$warm" >/dev/null 2>"$cg.err" ||
+        { echo "callgrind of $side $c failed:" >&2; cat "$cg.err" >&2; exit 1; }
+      local ir
+      ir="$(awk '/^(summary|totals):/ { print $2; exit }' "$cg")"
+      row+="$(printf ' | %s %6.1f instr/record' "${side_name[$side]}" "$(awk -v i="$ir" -v n=$((n + warm)) 'BEGIN { print i / n }')")"
+    done
+    echo "$row"
+  done
 }
 
 can_switch=0
