@@ -198,11 +198,11 @@ static const struct {
 };
 enum { kCaseCount = sizeof kCases / sizeof kCases[0] };
 
-/* --pair: `libs[0]` is CANN's, `libs[1]` ours; `rounds` rounds of `records` per case. */
 static const char* g_only = NULL;  /* --only CASE, else every case */
 
 static int Selected(int c) { return g_only == NULL || strcmp(g_only, kCases[c].name) == 0; }
 
+/* --pair: `libs[0]` is CANN's, `libs[1]` ours; `rounds` rounds of `records` per case. */
 static void Pairs(const struct Lib libs[2], int rounds, long records) {
   static struct Result res[2][kMaxRounds];
   static double a[kMaxRounds], b[kMaxRounds], ratio[kMaxRounds];

@@ -15,7 +15,7 @@
 # --first-command (give it a DIR of its own: the test command's tree already holds the test
 # packages): runs `bash scripts/dev.sh run` in an exported copy under /root/p700, waits for
 # its daemon's socket, asks `atracectl status`, runs the README's "Your first trace" blocks as
-# written, and stops the daemon; in a PID namespace, so nothing it started outlives it. The
+# written (tests/readme/run_first_trace.sh, with its checks), and stops the daemon; in a PID namespace, so nothing it started outlives it. The
 # log is DIR/root/root/p700/first.log.
 # The host's packages never reach the tree, so a tool that no declared package installs fails.
 set -euo pipefail
@@ -102,11 +102,9 @@ done
 echo "dev.sh run: socket after $(($(date +%s) - start)) s"
 eval "$(bash scripts/dev.sh env)"
 atracectl status || { echo "atracectl status failed"; exit 1; }
-# "Your first trace": its sh blocks in order, in one shell, as a reader pastes them.
-awk '/^## Your first trace/ { on = 1; next } on && /^## / { exit } on' README.md |
-  awk '/^```sh$/ { b = 1; next } /^```$/ { b = 0; next } b' > /root/p700/first_trace.sh
+# "Your first trace" as written, and what a reader is told to look for (the suite's own check).
 rc=0
-bash -e /root/p700/first_trace.sh || rc=$?
+bash tests/readme/run_first_trace.sh /root/p700/atraced /root/p700/atraced/build/run || rc=$?
 echo "README walkthrough: rc $rc"
 kill "$runner"
 wait "$runner"
